@@ -1,0 +1,170 @@
+"""The public functions and the ``LazyArray`` operators, generated from the registry."""
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import _build
+from ._array import LazyArray
+from ._node import Node
+from ._registry import ELEMENTWISE, OPS, REDUCTIONS, OpDef
+
+_wrap = LazyArray._from_node
+_ARG_NAMES = {1: ("x",), 2: ("x1", "x2"), 3: ("condition", "x1", "x2")}
+
+
+def _docstring(opdef: OpDef, params: str) -> str:
+    np_name = getattr(opdef.numpy, "__name__", opdef.name)
+    return (f"{opdef.doc}\n\nSemantics (dtypes, broadcasting, edge values) are those of "
+            f"``numpy.{np_name}``. {params}\n")
+
+
+def _elementwise_function(opdef: OpDef) -> Callable[..., LazyArray]:
+    def fn(*args: Any) -> LazyArray:
+        return _wrap(_build.elementwise(opdef, *args))
+
+    names = _ARG_NAMES[opdef.nin]
+    fn.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names])
+    fn.__doc__ = _docstring(opdef, "In lazy mode the result is pending until materialized.")
+    return fn
+
+
+def _reduction_function(opdef: OpDef) -> Callable[..., LazyArray]:
+    allowed = {name for name, ok in (("dtype", opdef.takes_dtype), ("ddof", opdef.takes_ddof)) if ok}
+
+    def fn(x: Any, axis: Any = None, *, keepdims: bool = False, **kw: Any) -> LazyArray:
+        unknown = set(kw) - allowed
+        if unknown:
+            raise TypeError(f"{opdef.name}() got an unexpected keyword argument {unknown.pop()!r}")
+        return _wrap(_build.reduce(opdef, x, axis=axis, keepdims=keepdims, **kw))
+
+    P = inspect.Parameter
+    params = [P("x", P.POSITIONAL_OR_KEYWORD), P("axis", P.POSITIONAL_OR_KEYWORD, default=None),
+              P("keepdims", P.KEYWORD_ONLY, default=False)]
+    if opdef.takes_dtype:
+        params.append(P("dtype", P.KEYWORD_ONLY, default=None))
+    if opdef.takes_ddof:
+        params.append(P("ddof", P.KEYWORD_ONLY, default=0))
+    fn.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    axis_doc = "an int or a tuple of ints" if opdef.takes_axis_tuple else "an int"
+    fn.__doc__ = _docstring(opdef, f"``axis`` is None (all axes) or {axis_doc}, negative allowed. "
+                            "A reduction materializes: it runs the pending expression feeding "
+                            "it and returns a materialized array (0-d for a full reduction).")
+    return fn
+
+
+def where(condition: Any, x1: Any, x2: Any) -> LazyArray:
+    """Choose ``x1`` where ``condition`` is true, else ``x2`` (``numpy.where`` with 3 arguments)."""
+    return _wrap(_build.elementwise(OPS["where"], condition, x1, x2))
+
+
+def clip(x: Any, min: Any = None, max: Any = None) -> LazyArray:
+    """Limit values to ``[min, max]``; either bound may be None. Same as ``numpy.clip``:
+    ``minimum(maximum(x, min), max)``, NaN propagating."""
+    return _wrap(_build.clip(x, min, max))
+
+
+def astype(x: Any, dtype: Any) -> LazyArray:
+    """Cast to ``dtype`` (unsafe casting, as ``ndarray.astype``)."""
+    return _wrap(_build.astype(x, dtype))
+
+
+def explain(x: Any) -> Any:
+    """The :class:`~lazyarr.Plan` of materializing ``x``: its kernels, inputs and memory
+    traffic. Nothing runs (on ``cuda`` not even a GPU is needed: code generation only).
+
+    >>> import lazyarr as la
+    >>> x = la.ones(1000, dtype=la.float32)
+    >>> plan = la.explain(abs(x) * 2)
+    >>> plan.bytes_read >= 4000
+    True
+    """
+    from ._config import get_config
+    from ._plan import Plan
+    from ._program import Program, lower
+    from .backends import select
+
+    node: Node = _build.operands_of((x,))[0]  # type: ignore[assignment]
+    if node.data is not None:
+        return Plan("none", node.device or "cpu", Program(()), [], [], 0, 0,
+                    ["already materialized: nothing to run"])
+    return select(node.device or "cpu", get_config().mode).plan(lower(node))
+
+
+# ------------------------------------------------------------------------------ generation
+FUNCTIONS: dict[str, Callable[..., Any]] = {}
+for _op in ELEMENTWISE:
+    if _op.name != "where":
+        FUNCTIONS[_op.name] = _elementwise_function(_op)
+for _op in REDUCTIONS:
+    FUNCTIONS[_op.name] = _reduction_function(_op)
+FUNCTIONS.update(where=where, clip=clip, astype=astype)
+for _name, _fn in FUNCTIONS.items():
+    _fn.__name__ = _fn.__qualname__ = _name
+    _fn.__module__ = "lazyarr"
+
+ALIASES = {"absolute": "abs", "true_divide": "divide", "mod": "remainder", "bitwise_not": "invert",
+           "amin": "min", "amax": "max"}
+
+#: NumPy function -> lazyarr function, for ``__array_function__``.
+NUMPY_FUNCTIONS: dict[Any, Callable[..., Any]] = {
+    op.numpy: FUNCTIONS[op.name] for op in OPS.values() if op.kind in ("reduction", "composite")
+}
+NUMPY_FUNCTIONS.update({np.where: where, np.amin: FUNCTIONS["min"], np.amax: FUNCTIONS["max"]})
+
+
+def _install_operators() -> None:
+    for opdef in ELEMENTWISE:
+        stem = opdef.operator
+        if stem is None:
+            continue
+        if opdef.nin == 1:
+            setattr(LazyArray, f"__{stem}__", _unary_operator(opdef))
+            continue
+        setattr(LazyArray, f"__{stem}__", _binary_operator(opdef, reflected=False))
+        if opdef.reflected:
+            setattr(LazyArray, f"__r{stem}__", _binary_operator(opdef, reflected=True))
+            setattr(LazyArray, f"__i{stem}__", _inplace_operator(opdef))
+    for opdef in REDUCTIONS:
+        setattr(LazyArray, opdef.name, FUNCTIONS[opdef.name])
+    LazyArray.astype = astype  # type: ignore[attr-defined]
+    LazyArray.clip = clip  # type: ignore[attr-defined]
+
+
+def _unary_operator(opdef: OpDef) -> Callable[[LazyArray], LazyArray]:
+    def method(self: LazyArray) -> LazyArray:
+        return _wrap(_build.elementwise(opdef, self))
+    return method
+
+
+def _binary_operator(opdef: OpDef, reflected: bool) -> Callable[[LazyArray, Any], Any]:
+    def method(self: LazyArray, other: Any) -> Any:
+        if opdef.name in ("equal", "not_equal") and (other is None or isinstance(other, str)):
+            return NotImplemented   # let Python compare identities, as for any object
+        args = (other, self) if reflected else (self, other)
+        return _wrap(_build.elementwise(opdef, *args))
+    return method
+
+
+def _inplace_operator(opdef: OpDef) -> Callable[[LazyArray, Any], LazyArray]:
+    def method(self: LazyArray, other: Any) -> LazyArray:
+        """``x op= y``: rebinds ``x`` to the result cast back to ``x.dtype``, with NumPy's
+        checks (same_kind casting, no broadcasting of ``x``). Buffers are never written:
+        other arrays sharing the old buffer keep their values."""
+        result = _build.elementwise(opdef, self, other)
+        operand = _build.operands_of((other,))[0]
+        other_dt = operand.dtype if isinstance(operand, Node) else type(operand)
+        opdef.numpy.resolve_dtypes((self.dtype, other_dt, self.dtype), casting="same_kind")
+        if result.shape != self.shape:
+            raise ValueError(f"non-broadcastable output operand with shape {self.shape} doesn't "
+                             f"match the broadcast shape {result.shape}")
+        self._node = _build.astype(_wrap(result), self.dtype)
+        return self
+    return method
+
+
+_install_operators()

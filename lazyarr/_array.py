@@ -1,0 +1,312 @@
+"""``LazyArray``: the user-facing array, and the functions that create one."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _build, _devices, _node
+from ._dtypes import check_dtype
+from ._node import Node
+from ._registry import BY_NUMPY
+
+_MAX_REPR_OPS = 8
+_IMPLICIT_REPR_DTYPES = (np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_))  # as NumPy
+
+
+class LazyArray:
+    """An n-dimensional array whose elementwise operations are recorded, not run.
+
+    A ``LazyArray`` is either *materialized* (it holds a NumPy or CuPy buffer) or
+    *pending* (it holds an expression over materialized arrays). Reductions,
+    :meth:`compute`, and every conversion (``np.asarray``, ``float()``, printing the
+    values) materialize it: the whole pending expression runs as one fused kernel.
+
+    >>> import lazyarr as la
+    >>> x = la.asarray([1.0, -2.0, 3.0])
+    >>> y = abs(x) * 2 + 1          # pending: nothing has run yet
+    >>> y.sum().item()
+    15.0
+    """
+
+    __slots__ = ("_node", "__weakref__")
+    __array_priority__ = 100        # NumPy defers binary operators to us
+    __hash__ = None                 # type: ignore[assignment]  # == is elementwise
+
+    _node: Node
+
+    @classmethod
+    def _from_node(cls, node: Node) -> LazyArray:
+        self = object.__new__(cls)
+        self._node = node
+        return self
+
+    # ----------------------------------------------------------------- attributes
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._node.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._node.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self._node.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self._node.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def device(self) -> str:
+        return self._node.device or "cpu"
+
+    @property
+    def is_materialized(self) -> bool:
+        return self._node.data is not None
+
+    def __len__(self) -> int:
+        if not self._node.shape:
+            raise TypeError("len() of unsized object")
+        return self._node.shape[0]
+
+    # ----------------------------------------------------------------- materialization
+    def compute(self) -> LazyArray:
+        """Materialize (run the pending expression as one kernel); returns ``self``."""
+        node = self._node
+        if node.op != "leaf":
+            data = _build.materialize(node)
+            self._node = _node.leaf(data, self.device)  # drop our hold on the expression
+        return self
+
+    @property
+    def data(self) -> Any:
+        """The materialized buffer (a NumPy or CuPy array), computing it if needed."""
+        return self.compute()._node.data
+
+    def to_numpy(self) -> np.ndarray:
+        """The values as a NumPy array (copied from the GPU for cuda arrays)."""
+        data = self.data
+        if isinstance(data, np.ndarray):
+            return data
+        return data.get()  # type: ignore[no-any-return]
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        arr = self.to_numpy()
+        if dtype is not None and arr.dtype != dtype:
+            return arr.astype(dtype)
+        return arr.copy() if copy else arr
+
+    def item(self) -> Any:
+        return self.to_numpy().item()
+
+    def tolist(self) -> Any:
+        return self.to_numpy().tolist()
+
+    def __float__(self) -> float:
+        return float(self.to_numpy())
+
+    def __int__(self) -> int:
+        return int(self.to_numpy())
+
+    def __index__(self) -> int:
+        return self.to_numpy().__index__()  # type: ignore[no-any-return]
+
+    def __bool__(self) -> bool:
+        return bool(self.to_numpy())
+
+    def __getitem__(self, key: Any) -> LazyArray:
+        """Basic and advanced indexing, on the materialized buffer (a view where NumPy gives one)."""
+        if isinstance(key, LazyArray):
+            key = key.data
+        return LazyArray._from_node(_node.leaf(self.data[key], self.device))
+
+    def __iter__(self) -> Any:
+        for i in range(len(self)):
+            yield self[i]
+
+    def copy(self) -> LazyArray:
+        return LazyArray._from_node(_node.leaf(self.data.copy(), self.device))
+
+    # ----------------------------------------------------------------- interop
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        data = self.data
+        if isinstance(data, np.ndarray):
+            raise AttributeError("__cuda_array_interface__ is only defined for cuda arrays")
+        return data.__cuda_array_interface__  # type: ignore[no-any-return]
+
+    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.data.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self) -> Any:
+        return self.data.__dlpack_device__()
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        """``np.exp(lazy)`` stays lazy: a NumPy ufunc call becomes the lazyarr op."""
+        opdef = BY_NUMPY.get(ufunc)
+        if method != "__call__" or opdef is None or kwargs:
+            return NotImplemented
+        return LazyArray._from_node(_build.elementwise(opdef, *inputs))
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        """``np.sum(lazy)`` and friends go to the lazyarr function of the same name."""
+        from . import _api
+
+        impl = _api.NUMPY_FUNCTIONS.get(func)
+        if impl is None:
+            return NotImplemented
+        return impl(*args, **kwargs)
+
+    # ----------------------------------------------------------------- printing
+    def __repr__(self) -> str:
+        if self._node.data is not None:
+            arr = self.to_numpy()
+            body = np.array2string(arr, separator=", ", prefix="LazyArray(")
+            if arr.size == 0 and arr.shape != (0,):
+                body += f", shape={arr.shape}"
+            if arr.dtype not in _IMPLICIT_REPR_DTYPES or arr.size == 0:
+                body += f", dtype={arr.dtype}"
+            if self.device != "cpu":
+                body += f", device='{self.device}'"
+            return f"LazyArray({body})"
+        ops = _pending_ops(self._node)
+        shown = " -> ".join(ops[-_MAX_REPR_OPS:])
+        if len(ops) > _MAX_REPR_OPS:
+            shown = f"... {len(ops) - _MAX_REPR_OPS} more -> " + shown
+        return (f"LazyArray<pending, shape={self.shape}, dtype={self.dtype}, device={self.device}, "
+                f"{len(ops)} op(s): {shown}>")
+
+    def __str__(self) -> str:
+        """The values, as NumPy prints them (printing materializes; ``repr`` does not)."""
+        return str(self.to_numpy())
+
+    def __format__(self, spec: str) -> str:
+        if not spec:
+            return str(self)
+        return format(self.to_numpy().item() if self.ndim == 0 else self.to_numpy(), spec)
+
+
+def _pending_ops(root: Node) -> list[str]:
+    """The op names of the not-yet-computed part of the DAG, in execution order."""
+    from ._program import lower
+
+    return lower(root).program.ops()
+
+
+# --------------------------------------------------------------------------- creation
+def asarray(obj: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
+    """Convert ``obj`` to a materialized :class:`LazyArray` (no copy where possible).
+
+    NumPy arrays are referenced, not copied (as ``np.asarray``): a lazy expression
+    reads its input buffers when it is materialized. CuPy arrays and anything with
+    ``__cuda_array_interface__`` or a CUDA ``__dlpack__`` (PyTorch, JAX) are taken
+    without a copy and live on ``"cuda"``; host data asked to live on ``"cuda"`` is
+    copied to the GPU once.
+
+    >>> import lazyarr as la
+    >>> la.asarray([1, 2, 3], dtype=la.float32)
+    LazyArray([1., 2., 3.], dtype=float32)
+    """
+    if isinstance(obj, LazyArray):
+        target = _devices.resolve(device) if device is not None else obj.device
+        if target == obj.device and (dtype is None or np.dtype(dtype) == obj.dtype):
+            return obj
+        if target == obj.device:
+            return obj.astype(dtype)
+        obj = obj.data
+    src_device = _devices.device_of(obj)
+    target = _devices.resolve(device) if device is not None else (src_device or _devices.resolve(None))
+    if target == "cuda":
+        xp = _devices.xp("cuda")
+        data = xp.asarray(obj, dtype=dtype)  # zero-copy for CAI / DLPack objects
+    elif src_device == "cuda":
+        data = _devices.xp("cuda").asnumpy(obj)
+        data = data if dtype is None else data.astype(dtype)
+    else:
+        data = np.asarray(obj, dtype=dtype)
+    check_dtype(data.dtype)
+    return LazyArray._from_node(_node.leaf(data, target))
+
+
+def _create(fill: str, shape: Any, dtype: Any, device: str | None, *args: Any) -> LazyArray:
+    dev = _devices.resolve(device)
+    dt = check_dtype(dtype if dtype is not None else np.float64)
+    data = getattr(_devices.xp(dev), fill)(shape, *args, dtype=dt)
+    return LazyArray._from_node(_node.leaf(data, dev))
+
+
+def zeros(shape: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
+    """A new array of zeros (float64 unless ``dtype`` is given)."""
+    return _create("zeros", shape, dtype, device)
+
+
+def ones(shape: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
+    """A new array of ones (float64 unless ``dtype`` is given)."""
+    return _create("ones", shape, dtype, device)
+
+
+def empty(shape: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
+    """A new uninitialized array (float64 unless ``dtype`` is given)."""
+    return _create("empty", shape, dtype, device)
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
+    """A new array filled with ``fill_value`` (dtype inferred from it as NumPy does)."""
+    dev = _devices.resolve(device)
+    data = _devices.xp(dev).full(shape, fill_value, dtype=dtype)
+    check_dtype(data.dtype)
+    return LazyArray._from_node(_node.leaf(data, dev))
+
+
+def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None,
+           device: str | None = None) -> LazyArray:
+    """Evenly spaced values in ``[start, stop)``, as ``np.arange``."""
+    dev = _devices.resolve(device)
+    args = [a for a in (start, stop, step) if a is not None] if step is None else [start, stop, step]
+    data = _devices.xp(dev).arange(*args, dtype=dtype)
+    check_dtype(data.dtype)
+    return LazyArray._from_node(_node.leaf(data, dev))
+
+
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None,
+             device: str | None = None) -> LazyArray:
+    """``num`` evenly spaced values over ``[start, stop]``, as ``np.linspace``."""
+    dev = _devices.resolve(device)
+    data = _devices.xp(dev).linspace(start, stop, num, endpoint=endpoint, dtype=dtype)
+    check_dtype(data.dtype)
+    return LazyArray._from_node(_node.leaf(data, dev))
+
+
+def _like(fill: str, x: Any, dtype: Any, device: str | None, *args: Any) -> LazyArray:
+    x = asarray(x)
+    dtype = x.dtype if dtype is None else dtype
+    dev = x.device if device is None else device
+    if fill == "full":
+        return full(x.shape, args[0], dtype=dtype, device=dev)
+    return _create(fill, x.shape, dtype, dev)
+
+
+def zeros_like(x: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
+    """Zeros with the shape (and by default dtype and device) of ``x``."""
+    return _like("zeros", x, dtype, device)
+
+
+def ones_like(x: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
+    """Ones with the shape (and by default dtype and device) of ``x``."""
+    return _like("ones", x, dtype, device)
+
+
+def empty_like(x: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
+    """Uninitialized, with the shape (and by default dtype and device) of ``x``."""
+    return _like("empty", x, dtype, device)
+
+
+def full_like(x: Any, fill_value: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
+    """Filled with ``fill_value``, with the shape (and by default dtype and device) of ``x``."""
+    return _like("full", x, dtype, device, fill_value)

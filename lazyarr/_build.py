@@ -1,0 +1,281 @@
+"""NumPy semantics, applied when a node is built.
+
+Every public operation goes through here: operands are checked (device, dtype),
+the result dtype comes from NumPy's own type resolution, the shape from NumPy's
+broadcasting, Python scalars are converted under NEP 50. So a bad expression
+raises NumPy's exception at the line that wrote it, in lazy mode as in eager.
+
+In lazy mode the result is a new interned node whose operands already have the
+dtypes of the chosen loop (explicit ``astype`` nodes are inserted where NumPy
+would cast), so backends never resolve types. In eager mode the op runs at once
+on the device's array library and the result is a leaf.
+"""
+from __future__ import annotations
+
+import functools
+import operator
+from typing import Any
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_tuple
+
+from . import _node
+from ._config import get_config
+from ._devices import xp as xp_for
+from ._dtypes import WEAK_SCALAR_TYPES, check_dtype, scalar_fits, scalar_to_dtype
+from ._node import Node
+from ._registry import COMPARE, OPS, STRICT, OpDef
+from .backends import reference, select
+
+Operand = Node | int | float  # a node, or a weak Python scalar
+
+
+# ----------------------------------------------------------------------------- dtypes and shapes
+@functools.lru_cache(maxsize=4096)
+def _ufunc_dtypes(ufunc: np.ufunc, signature: tuple[Any, ...]) -> tuple[np.dtype, ...]:
+    """(loop input dtypes..., output dtype) for input dtypes / weak Python scalar types."""
+    return tuple(ufunc.resolve_dtypes(signature + (None,) * ufunc.nout))
+
+
+@functools.lru_cache(maxsize=4096)
+def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(np.broadcast_shapes(*shapes))
+
+
+def _signature_entry(x: Operand) -> Any:
+    return x.dtype if isinstance(x, Node) else type(x)
+
+
+def _check_scalar(opdef: OpDef, value: Any, dtype: np.dtype) -> None:
+    if opdef.scalar_rule == STRICT and type(value) is int and dtype.kind in "iu" \
+            and not scalar_fits(value, dtype):
+        raise OverflowError(f"Python integer {value} out of bounds for {dtype}")
+
+
+def _widen_for_comparison(value: int) -> np.dtype:
+    """NumPy 2 compares out-of-range Python ints exactly; widening the array operand to
+    the smallest dtype that holds the value gives the same answer."""
+    dt = np.min_scalar_type(value)
+    return np.dtype(np.float64) if dt.kind == "O" else dt
+
+
+def resolve_ufunc(opdef: OpDef, operands: list[Operand]) -> tuple[list[Operand], tuple[np.dtype, ...]]:
+    """Loop dtypes for a ufunc op; may replace out-of-range comparison scalars by strong dtypes."""
+    signature = tuple(_signature_entry(x) for x in operands)
+    dtypes = _ufunc_dtypes(opdef.numpy, signature)
+    if opdef.scalar_rule == COMPARE:
+        widened = [x for x, dt in zip(operands, dtypes)
+                   if type(x) is int and dt.kind in "iub" and not scalar_fits(x, dt)]
+        if widened:
+            signature = tuple(_widen_for_comparison(x) if any(x is w for w in widened)
+                              else _signature_entry(x) for x in operands)
+            dtypes = _ufunc_dtypes(opdef.numpy, signature)
+    for x, dt in zip(operands, dtypes):
+        if not isinstance(x, Node):
+            _check_scalar(opdef, x, dt)
+    if opdef.name == "power" and dtypes[0].kind in "iu" and type(operands[1]) is int \
+            and operands[1] < 0:
+        raise ValueError("Integers to negative integer powers are not allowed.")
+    check_dtype(dtypes[-1], f"the result of {opdef.name}")
+    return operands, dtypes
+
+
+# ----------------------------------------------------------------------------- operands
+def common_device(operands: list[Operand]) -> str:
+    devices = {x.device for x in operands if isinstance(x, Node) and x.device is not None}
+    if len(devices) > 1:
+        raise ValueError(f"operands are on different devices ({' and '.join(sorted(devices))}); "
+                         "move one explicitly with la.asarray(x, device=...)")
+    return devices.pop() if devices else "cpu"
+
+
+def to_operand(x: Any, device: str | None = None) -> Operand:
+    """A LazyArray's node, a weak Python scalar, or anything array-like as a new leaf."""
+    from ._array import LazyArray, asarray
+
+    if isinstance(x, LazyArray):
+        return x._node
+    if type(x) in WEAK_SCALAR_TYPES:
+        return x
+    if isinstance(x, (bool, np.generic)):
+        return _node.scalar(np.asarray(x)[()] if not isinstance(x, np.generic)
+                            else np.asarray(x, dtype=check_dtype(x.dtype, "a scalar operand"))[()])
+    if isinstance(x, complex):
+        raise TypeError("lazyarr does not support complex numbers")
+    if isinstance(x, (np.ndarray, list, tuple)) and device == "cuda":
+        raise ValueError("cannot mix a host (NumPy) array with a cuda array; move it explicitly "
+                         "with la.asarray(x, device='cuda')")
+    return asarray(x, device=device)._node
+
+
+def operands_of(args: tuple[Any, ...]) -> list[Operand]:
+    """Convert the arguments of an op, placing array-likes on the device of the LazyArrays."""
+    from ._array import LazyArray
+
+    device = next((a._node.device for a in args if isinstance(a, LazyArray)), None)
+    ops = [to_operand(a, device) for a in args]
+    if not any(isinstance(x, Node) for x in ops):   # all Python scalars: NumPy makes them arrays
+        ops = [to_operand(np.asarray(x)) for x in ops]
+    return ops
+
+
+def cast(x: Node, dtype: np.dtype) -> Node:
+    """``x.astype(dtype)`` as a node (or the node itself when the dtype already matches)."""
+    if x.dtype == dtype:
+        return x
+    if x.op == "scalar":
+        return _node.scalar(x.arg.astype(dtype))
+    return _node.op_node("astype", dtype, x.shape, x.device, (x,), dtype)
+
+
+def _scalar_node(value: Any, dtype: np.dtype) -> Node:
+    return _node.scalar(scalar_to_dtype(value, dtype))
+
+
+# ----------------------------------------------------------------------------- building
+def _eager(opdef: OpDef, device: str, operands: list[Any], arg: Any = None) -> Node:
+    """Run one op now with the device's array library (eager mode).
+
+    Array operands are passed as they are (the library casts inside its loop, as a
+    NumPy user's code would); Python scalars arrive already converted to their loop dtype.
+    """
+    values = [materialize(x) if isinstance(x, Node) else x for x in operands]
+    data = reference.apply(xp_for(device), opdef.name, arg, values)
+    return _node.leaf(xp_for(device).asarray(data), device)
+
+
+def _eager_mode() -> bool:
+    return get_config().mode == "eager"
+
+
+def elementwise(opdef: OpDef, *args: Any) -> Node:
+    if len(args) != opdef.nin:
+        raise TypeError(f"{opdef.name}() takes {opdef.nin} array argument(s), got {len(args)}")
+    operands = operands_of(args)
+    device = common_device(operands)
+    shape = broadcast_shapes(*(x.shape for x in operands if isinstance(x, Node)))
+    if opdef.name == "where":
+        return _where(opdef, operands, shape, device)
+    operands, dtypes = resolve_ufunc(opdef, operands)
+    if _eager_mode():
+        return _eager(opdef, device, [x if isinstance(x, Node) else scalar_to_dtype(x, dt)
+                                      for x, dt in zip(operands, dtypes)])
+    src = tuple(cast(x, dt) if isinstance(x, Node) else _scalar_node(x, dt)
+                for x, dt in zip(operands, dtypes))
+    return _node.op_node(opdef.name, dtypes[-1], shape, device, src)
+
+
+def _where(opdef: OpDef, operands: list[Operand], shape: tuple[int, ...], device: str) -> Node:
+    cond, x, y = operands
+    values = [v.dtype if isinstance(v, Node) else v for v in (x, y)]
+    dtype = check_dtype(np.result_type(*values), "the result of where")
+    # A Python scalar is cast with wrap-around, as np.where does (np.where(c, int8, 300) -> 44).
+    values = [v if isinstance(v, Node) else np.asarray(v).astype(dtype)[()] for v in (x, y)]
+    if _eager_mode():
+        return _eager(opdef, device, [cond, *values])
+    cond_node = cast(cond, np.dtype(bool)) if isinstance(cond, Node) else \
+        _scalar_node(bool(cond), np.dtype(bool))
+    src = (cond_node, *(cast(v, dtype) if isinstance(v, Node) else _node.scalar(v)
+                        for v in values))
+    return _node.op_node(opdef.name, dtype, shape, device, src)
+
+
+def clip(x: Any, min: Any = None, max: Any = None) -> Node:
+    """``minimum(maximum(x, min), max)``, which is NumPy's definition of clip.
+
+    Python int bounds outside an integer dtype's range are clamped to it first:
+    NumPy's clip accepts them (``np.clip(int8_array, 0, 300)`` is int8).
+    """
+    if min is None and max is None:
+        raise ValueError("One of max or min must be given")
+    node = operands_of((x,))[0]
+    assert isinstance(node, Node)
+    if node.dtype.kind in "iu":
+        info = np.iinfo(node.dtype)
+        min, max = ((builtins_min(builtins_max(b, info.min), info.max) if type(b) is int else b)
+                    for b in (min, max))
+    if min is not None:
+        node = elementwise(OPS["maximum"], _wrap(node), min)
+    if max is not None:
+        node = elementwise(OPS["minimum"], _wrap(node), max)
+    return node
+
+
+builtins_min, builtins_max = min, max
+
+
+def astype(x: Any, dtype: Any) -> Node:
+    node = operands_of((x,))[0]
+    assert isinstance(node, Node)
+    dt = check_dtype(dtype, "astype")
+    if _eager_mode():
+        return _eager(OPS["astype"], node.device or "cpu", [node], dt)
+    return cast(node, dt)
+
+
+# ----------------------------------------------------------------------------- reductions
+@functools.lru_cache(maxsize=1024)
+def _reduction_dtype(op: str, dtype: np.dtype, dtype_arg: np.dtype | None) -> np.dtype:
+    """NumPy's result dtype, asked of NumPy itself on a one-element array."""
+    kw = {"dtype": dtype_arg} if dtype_arg is not None else {}
+    return check_dtype(np.asarray(OPS[op].numpy(np.ones(1, dtype), **kw)).dtype,
+                       f"the result of {op}")
+
+
+def _normalize_axes(opdef: OpDef, axis: Any, ndim: int) -> tuple[int, ...] | None:
+    if axis is None:
+        return None
+    if not opdef.takes_axis_tuple:
+        return (normalize_axis_tuple(operator.index(axis), ndim)[0],)
+    return tuple(sorted(normalize_axis_tuple(axis, ndim)))
+
+
+def reduce(opdef: OpDef, x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None,
+           ddof: int | float = 0) -> Node:
+    """Build a reduction node and materialize it (a reduction is a materialization point)."""
+    node = operands_of((x,))[0]
+    assert isinstance(node, Node)
+    axes = _normalize_axes(opdef, axis, len(node.shape))
+    dtype_arg = check_dtype(dtype, f"{opdef.name}(dtype=...)") if dtype is not None else None
+    if dtype is not None and not opdef.takes_dtype:
+        raise TypeError(f"{opdef.name}() got an unexpected keyword argument 'dtype'")
+    result_dtype = _reduction_dtype(opdef.name, node.dtype, dtype_arg)
+    reduced = range(len(node.shape)) if axes is None else axes
+    if opdef.identity is None and any(node.shape[a] == 0 for a in reduced) or \
+            opdef.identity is None and axes is None and 0 in node.shape:
+        name = {"min": "minimum", "max": "maximum"}.get(opdef.name)
+        if name:
+            raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
+        raise ValueError(f"attempt to get {opdef.name} of an empty sequence")
+    if not opdef.takes_axis_tuple and axes is None:
+        shape: tuple[int, ...] = (1,) * len(node.shape) if keepdims else ()
+    else:
+        kept = set(reduced)
+        shape = tuple((1 if keepdims else None) if i in kept else n
+                      for i, n in enumerate(node.shape))  # type: ignore[misc]
+        shape = tuple(n for n in shape if n is not None)
+    arg = (axes, bool(keepdims), dtype_arg, ddof if opdef.takes_ddof else 0)
+    device = node.device or "cpu"
+    if _eager_mode():
+        return _eager(opdef, device, [node], arg)
+    result = _node.op_node(opdef.name, result_dtype, shape, device, (node,), arg)
+    materialize(result)
+    return result
+
+
+# ----------------------------------------------------------------------------- materialization
+def materialize(node: Node) -> Any:
+    """The node's buffer, computing it (and memoizing it on the node) if needed."""
+    if node.data is None:
+        if node.op == "scalar":
+            return node.arg
+        from ._program import lower
+
+        data = select(node.device or "cpu", get_config().mode).run(lower(node))
+        node.data = data
+    return node.data
+
+
+def _wrap(node: Node) -> Any:
+    from ._array import LazyArray
+    return LazyArray._from_node(node)

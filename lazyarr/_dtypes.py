@@ -1,0 +1,54 @@
+"""The dtypes lazyarr supports, and the checks that keep everything else out.
+
+NumPy's own promotion rules are used everywhere (``ufunc.resolve_dtypes``,
+``np.result_type``); this module only decides which dtypes are admitted and how
+Python scalars are converted to an operand dtype.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+bool_ = np.dtype(np.bool_)
+int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
+uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
+float16, float32, float64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
+
+SUPPORTED_DTYPES: tuple[np.dtype, ...] = (
+    bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64,
+)
+_SUPPORTED = frozenset(SUPPORTED_DTYPES)
+
+#: Python scalar types that NumPy 2 treats as "weak" (NEP 50): they take the array's dtype.
+WEAK_SCALAR_TYPES = (int, float)
+
+
+def check_dtype(dtype: object, what: str = "array") -> np.dtype:
+    """Return ``np.dtype(dtype)`` if lazyarr supports it, else raise ``TypeError``."""
+    try:
+        dt = np.dtype(dtype)  # type: ignore[call-overload]
+    except TypeError as exc:
+        raise TypeError(f"{dtype!r} is not a dtype") from exc
+    dt = dt.newbyteorder("=") if dt.byteorder == ">" else dt
+    if dt not in _SUPPORTED:
+        names = ", ".join(d.name for d in SUPPORTED_DTYPES)
+        raise TypeError(f"lazyarr does not support dtype {dt} for {what}; supported dtypes: {names}")
+    return dt
+
+
+def scalar_to_dtype(value: int | float | bool, dtype: np.dtype) -> np.generic:
+    """Convert a Python scalar operand to ``dtype`` exactly as a NumPy ufunc does.
+
+    An out-of-range Python int raises ``OverflowError`` (NumPy's own message);
+    a float that overflows a smaller float type becomes inf, silently, as in NumPy.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.asarray(value, dtype=dtype)[()]
+
+
+def scalar_fits(value: int, dtype: np.dtype) -> bool:
+    """True if the Python int ``value`` is representable in the integer dtype."""
+    info = np.iinfo(dtype)
+    return info.min <= value <= info.max

@@ -1,0 +1,57 @@
+"""What a materialization will do, described without running it (``la.explain``)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._program import Program
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One kernel launch (or, for op-by-op backends, one library call)."""
+
+    name: str
+    source: str
+    launch: str = ""
+
+
+@dataclass(frozen=True)
+class InputInfo:
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The plan of one materialization: returned by :func:`lazyarr.explain`.
+
+    ``kernels`` has one entry per kernel launch; ``bytes_read`` and ``bytes_written``
+    count the device-memory traffic those launches need (each buffer each time it
+    is read or written).
+    """
+
+    backend: str
+    device: str
+    program: Program
+    kernels: list[Kernel]
+    inputs: list[InputInfo]
+    bytes_read: int
+    bytes_written: int
+    notes: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        mib = 1 << 20
+        head = (f"Plan: {len(self.kernels)} kernel launch(es) on {self.device} "
+                f"[{self.backend}], reads {self.bytes_read / mib:.3f} MiB, "
+                f"writes {self.bytes_written / mib:.3f} MiB")
+        lines = [head, "inputs:"]
+        lines += [f"  {i}: shape={x.shape} dtype={x.dtype}" for i, x in enumerate(self.inputs)]
+        lines += ["program:"] + ["  " + ln for ln in str(self.program).splitlines()]
+        for k in self.kernels:
+            lines.append(f"kernel {k.name}" + (f" <<<{k.launch}>>>" if k.launch else "") + ":")
+            lines += ["  " + ln for ln in k.source.splitlines()]
+        lines += [f"note: {n}" for n in self.notes]
+        return "\n".join(lines)

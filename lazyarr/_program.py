@@ -1,0 +1,94 @@
+"""Lowering: an expression DAG becomes a linear program that every backend runs.
+
+A :class:`Program` is pure structure: a tuple of instructions in topological
+order, each computed once (common subexpressions are shared nodes, so they are
+one instruction). Materialized nodes become ``input`` instructions and scalar
+nodes ``scalar`` instructions, numbered by first use; the buffers and values
+themselves travel beside the program. Two expressions with the same structure
+over different data therefore lower to equal programs, and ``program.key`` is
+the compile-cache key.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ._node import Node
+
+
+class Instr(NamedTuple):
+    op: str                  # registry op name, or "input" / "scalar"
+    dtype: np.dtype          # result dtype
+    args: tuple[int, ...]    # indices of earlier instructions
+    arg: Any                 # static operand; input: (position, ndim); scalar: position
+
+
+@dataclass(frozen=True)
+class Program:
+    instrs: tuple[Instr, ...]
+
+    @property
+    def key(self) -> tuple[Instr, ...]:
+        return self.instrs
+
+    @property
+    def root(self) -> Instr:
+        return self.instrs[-1]
+
+    @property
+    def n_inputs(self) -> int:
+        return sum(1 for i in self.instrs if i.op == "input")
+
+    def ops(self) -> list[str]:
+        """The op names of the computed instructions, in order."""
+        return [i.op for i in self.instrs if i.op not in ("input", "scalar")]
+
+    def __str__(self) -> str:
+        lines = []
+        for n, ins in enumerate(self.instrs):
+            operands = ", ".join(f"%{a}" for a in ins.args)
+            extra = "" if ins.arg is None or ins.op == "input" else f" [{ins.arg}]"
+            if ins.op == "input":
+                operands = f"input {ins.arg[0]}, ndim {ins.arg[1]}"
+            elif ins.op == "scalar":
+                operands, extra = f"scalar {ins.arg}", ""
+            lines.append(f"%{n} = {ins.op}({operands}){extra} : {ins.dtype}")
+        return "\n".join(lines)
+
+
+class Lowered(NamedTuple):
+    program: Program
+    inputs: list[Any]        # buffers, in input-position order
+    scalars: list[np.generic]
+    shape: tuple[int, ...]   # the root's shape
+    device: str
+
+
+def lower(root: Node) -> Lowered:
+    """Flatten the DAG under ``root`` into a program (iteratively: chains 10,000+ deep work)."""
+    instrs: list[Instr] = []
+    inputs: list[Any] = []
+    scalars: list[np.generic] = []
+    index: dict[int, int] = {}
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if id(node) in index:
+            continue
+        if node.data is not None and node is not root or node.op == "leaf":
+            index[id(node)] = len(instrs)
+            instrs.append(Instr("input", node.dtype, (), (len(inputs), len(node.shape))))
+            inputs.append(node.data)
+        elif node.op == "scalar":
+            index[id(node)] = len(instrs)
+            instrs.append(Instr("scalar", node.dtype, (), len(scalars)))
+            scalars.append(node.arg)
+        elif children_done:
+            index[id(node)] = len(instrs)
+            instrs.append(Instr(node.op, node.dtype, tuple(index[id(s)] for s in node.src), node.arg))
+        else:
+            stack.append((node, True))
+            stack.extend((s, False) for s in reversed(node.src) if id(s) not in index)
+    return Lowered(Program(tuple(instrs)), inputs, scalars, root.shape, root.device or "cpu")

@@ -1,0 +1,178 @@
+"""The op registry: the single source of truth for every operation lazyarr knows.
+
+Everything else is generated from :data:`OPS`: the module functions and
+``LazyArray`` operators (``_api``), the eager and reference backends (they call
+``OpDef.numpy``), the fused backends (they look ops up here by name), the docs'
+op table and the test parameters.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+#: How a Python int operand that does not fit the operand dtype is treated.
+STRICT = "strict"    # OverflowError, as NumPy ufuncs (``int8_array + 300``)
+COMPARE = "compare"  # comparisons: NumPy 2 compares the exact values, so widen the array operand
+WRAP = "wrap"        # ``np.where`` casts the scalar with wrap-around, as NumPy does
+
+
+@dataclass(frozen=True)
+class OpDef:
+    """One operation.
+
+    name:      public name (``la.<name>``), also the node/program opcode.
+    kind:      ``"elementwise"``, ``"cast"`` or ``"reduction"``.
+    nin:       number of array operands.
+    numpy:     the NumPy function with the semantics we copy; its ufunc type
+               resolution is the dtype rule of every ufunc op.
+    doc:       one-line summary for docstrings and the docs table.
+    category:  docs grouping.
+    operator:  Python operator dunder stem (``"add"`` -> ``__add__``/``__radd__``/``__iadd__``).
+    reflected: whether the operator has a reflected form (comparisons do not: Python swaps them).
+    scalar_rule: see STRICT / COMPARE / WRAP.
+    identity:  reductions: the value of an empty reduction (None: empty input is an error).
+    takes_dtype / takes_ddof / takes_axis_tuple: reductions: which NumPy keywords apply.
+    """
+
+    name: str
+    kind: str
+    nin: int
+    numpy: Callable[..., Any]
+    doc: str
+    category: str = "math"
+    operator: str | None = None
+    reflected: bool = True
+    scalar_rule: str = STRICT
+    identity: object = None
+    takes_dtype: bool = False
+    takes_ddof: bool = False
+    takes_axis_tuple: bool = True
+
+    @property
+    def is_ufunc(self) -> bool:
+        return isinstance(self.numpy, np.ufunc)
+
+
+def _ew(name: str, nin: int, numpy: Callable[..., Any], doc: str, category: str,
+        operator: str | None = None, **kw: Any) -> OpDef:
+    return OpDef(name, "elementwise", nin, numpy, doc, category, operator, **kw)
+
+
+def _red(name: str, numpy: Callable[..., Any], doc: str, identity: object = None, **kw: Any) -> OpDef:
+    return OpDef(name, "reduction", 1, numpy, doc, "reduction", identity=identity, **kw)
+
+
+_ARITH, _CMP, _BIT, _LOGIC, _EXP, _TRIG, _ROUND, _CLASS = (
+    "arithmetic", "comparison", "bitwise", "logical", "exponential and logarithmic",
+    "trigonometric and hyperbolic", "rounding", "classification",
+)
+
+_OP_LIST: list[OpDef] = [
+    # arithmetic
+    _ew("add", 2, np.add, "Add arguments element-wise.", _ARITH, "add"),
+    _ew("subtract", 2, np.subtract, "Subtract arguments element-wise.", _ARITH, "sub"),
+    _ew("multiply", 2, np.multiply, "Multiply arguments element-wise.", _ARITH, "mul"),
+    _ew("divide", 2, np.divide, "True division element-wise (integers give float64).", _ARITH, "truediv"),
+    _ew("floor_divide", 2, np.floor_divide, "Floor division element-wise, with NumPy's signs.", _ARITH, "floordiv"),
+    _ew("remainder", 2, np.remainder, "Remainder with the sign of the divisor.", _ARITH, "mod"),
+    _ew("power", 2, np.power, "First argument raised to the power of the second.", _ARITH, "pow"),
+    _ew("negative", 1, np.negative, "Numerical negative.", _ARITH, "neg"),
+    _ew("positive", 1, np.positive, "Numerical positive (a copy).", _ARITH, "pos"),
+    _ew("abs", 1, np.absolute, "Absolute value.", _ARITH, "abs"),
+    _ew("square", 1, np.square, "Square.", _ARITH),
+    _ew("reciprocal", 1, np.reciprocal, "Reciprocal, 1/x.", _ARITH),
+    _ew("sign", 1, np.sign, "Sign: -1, 0 or 1 (NaN for NaN).", _ARITH),
+    _ew("maximum", 2, np.maximum, "Element-wise maximum; propagates NaN.", _ARITH),
+    _ew("minimum", 2, np.minimum, "Element-wise minimum; propagates NaN.", _ARITH),
+    _ew("fmax", 2, np.fmax, "Element-wise maximum; ignores NaN.", _ARITH),
+    _ew("fmin", 2, np.fmin, "Element-wise minimum; ignores NaN.", _ARITH),
+    # exponential, logarithmic, roots
+    _ew("exp", 1, np.exp, "Exponential, e**x.", _EXP),
+    _ew("exp2", 1, np.exp2, "Base-2 exponential, 2**x.", _EXP),
+    _ew("expm1", 1, np.expm1, "exp(x) - 1, accurate near 0.", _EXP),
+    _ew("log", 1, np.log, "Natural logarithm.", _EXP),
+    _ew("log2", 1, np.log2, "Base-2 logarithm.", _EXP),
+    _ew("log10", 1, np.log10, "Base-10 logarithm.", _EXP),
+    _ew("log1p", 1, np.log1p, "log(1 + x), accurate near 0.", _EXP),
+    _ew("sqrt", 1, np.sqrt, "Square root.", _EXP),
+    _ew("cbrt", 1, np.cbrt, "Cube root.", _EXP),
+    _ew("hypot", 2, np.hypot, "sqrt(x1**2 + x2**2) without overflow.", _EXP),
+    # trigonometric and hyperbolic
+    _ew("sin", 1, np.sin, "Sine.", _TRIG),
+    _ew("cos", 1, np.cos, "Cosine.", _TRIG),
+    _ew("tan", 1, np.tan, "Tangent.", _TRIG),
+    _ew("arcsin", 1, np.arcsin, "Inverse sine.", _TRIG),
+    _ew("arccos", 1, np.arccos, "Inverse cosine.", _TRIG),
+    _ew("arctan", 1, np.arctan, "Inverse tangent.", _TRIG),
+    _ew("arctan2", 2, np.arctan2, "Arc tangent of x1/x2 choosing the quadrant.", _TRIG),
+    _ew("sinh", 1, np.sinh, "Hyperbolic sine.", _TRIG),
+    _ew("cosh", 1, np.cosh, "Hyperbolic cosine.", _TRIG),
+    _ew("tanh", 1, np.tanh, "Hyperbolic tangent.", _TRIG),
+    _ew("arcsinh", 1, np.arcsinh, "Inverse hyperbolic sine.", _TRIG),
+    _ew("arccosh", 1, np.arccosh, "Inverse hyperbolic cosine.", _TRIG),
+    _ew("arctanh", 1, np.arctanh, "Inverse hyperbolic tangent.", _TRIG),
+    # rounding
+    _ew("floor", 1, np.floor, "Floor.", _ROUND),
+    _ew("ceil", 1, np.ceil, "Ceiling.", _ROUND),
+    _ew("trunc", 1, np.trunc, "Truncate toward zero.", _ROUND),
+    _ew("rint", 1, np.rint, "Round to nearest integer, ties to even.", _ROUND),
+    # comparison
+    _ew("equal", 2, np.equal, "x1 == x2.", _CMP, "eq", reflected=False, scalar_rule=COMPARE),
+    _ew("not_equal", 2, np.not_equal, "x1 != x2.", _CMP, "ne", reflected=False, scalar_rule=COMPARE),
+    _ew("less", 2, np.less, "x1 < x2.", _CMP, "lt", reflected=False, scalar_rule=COMPARE),
+    _ew("less_equal", 2, np.less_equal, "x1 <= x2.", _CMP, "le", reflected=False, scalar_rule=COMPARE),
+    _ew("greater", 2, np.greater, "x1 > x2.", _CMP, "gt", reflected=False, scalar_rule=COMPARE),
+    _ew("greater_equal", 2, np.greater_equal, "x1 >= x2.", _CMP, "ge", reflected=False,
+        scalar_rule=COMPARE),
+    # classification
+    _ew("isnan", 1, np.isnan, "True where NaN.", _CLASS),
+    _ew("isinf", 1, np.isinf, "True where +inf or -inf.", _CLASS),
+    _ew("isfinite", 1, np.isfinite, "True where neither inf nor NaN.", _CLASS),
+    # logical
+    _ew("logical_and", 2, np.logical_and, "Logical AND.", _LOGIC),
+    _ew("logical_or", 2, np.logical_or, "Logical OR.", _LOGIC),
+    _ew("logical_xor", 2, np.logical_xor, "Logical XOR.", _LOGIC),
+    _ew("logical_not", 1, np.logical_not, "Logical NOT.", _LOGIC),
+    # bitwise
+    _ew("bitwise_and", 2, np.bitwise_and, "Bitwise AND.", _BIT, "and"),
+    _ew("bitwise_or", 2, np.bitwise_or, "Bitwise OR.", _BIT, "or"),
+    _ew("bitwise_xor", 2, np.bitwise_xor, "Bitwise XOR.", _BIT, "xor"),
+    _ew("invert", 1, np.invert, "Bitwise NOT (logical NOT for bool).", _BIT, "invert"),
+    _ew("left_shift", 2, np.left_shift, "Shift bits left.", _BIT, "lshift"),
+    _ew("right_shift", 2, np.right_shift, "Shift bits right (arithmetic for signed).", _BIT, "rshift"),
+    # selection and conversion (not ufuncs: their dtype rules live in _build)
+    _ew("where", 3, np.where, "Choose x1 where condition is true, else x2.", "selection",
+        scalar_rule=WRAP),
+    OpDef("clip", "composite", 3, np.clip, "Limit values to [min, max]: minimum(maximum(x, min), max).",
+          "selection"),
+    OpDef("astype", "cast", 1, lambda x, dtype: x.astype(dtype), "Cast to a dtype (unsafe casting, "
+          "as ndarray.astype).", "selection"),
+    # reductions
+    _red("sum", np.sum, "Sum of elements.", identity=0, takes_dtype=True),
+    _red("prod", np.prod, "Product of elements.", identity=1, takes_dtype=True),
+    _red("min", np.min, "Minimum; propagates NaN; empty input is an error."),
+    _red("max", np.max, "Maximum; propagates NaN; empty input is an error."),
+    _red("mean", np.mean, "Arithmetic mean (integers give float64).", identity=float("nan"),
+         takes_dtype=True),
+    _red("var", np.var, "Variance.", identity=float("nan"), takes_dtype=True, takes_ddof=True),
+    _red("std", np.std, "Standard deviation.", identity=float("nan"), takes_dtype=True,
+         takes_ddof=True),
+    _red("any", np.any, "True if any element is true.", identity=False),
+    _red("all", np.all, "True if all elements are true.", identity=True),
+    _red("argmin", np.argmin, "Index of the minimum (first occurrence; NaN wins).",
+         takes_axis_tuple=False),
+    _red("argmax", np.argmax, "Index of the maximum (first occurrence; NaN wins).",
+         takes_axis_tuple=False),
+]
+
+#: name -> OpDef, in registry order (the order is stable: backends may number ops by it).
+OPS: dict[str, OpDef] = {op.name: op for op in _OP_LIST}
+ELEMENTWISE = [op for op in _OP_LIST if op.kind == "elementwise"]
+REDUCTIONS = [op for op in _OP_LIST if op.kind == "reduction"]
+#: NumPy function -> OpDef, for ``__array_ufunc__`` / ``__array_function__`` dispatch.
+BY_NUMPY: dict[Any, OpDef] = {op.numpy: op for op in _OP_LIST if op.kind != "cast"}
+BY_NUMPY[np.amin] = OPS["min"]
+BY_NUMPY[np.amax] = OPS["max"]

@@ -1,0 +1,85 @@
+"""Backends: what runs a lowered program on a device.
+
+A backend is an object with
+
+* ``name`` — shown by ``la.explain``;
+* ``run(lowered) -> buffer`` — materialize the program's root (a NumPy/CuPy array
+  of the root's dtype and shape);
+* ``plan(lowered) -> Plan`` — describe the launches ``run`` would make, without running.
+
+``select(device, mode)`` picks one. Eager mode materializes every op as it is
+built, so a program reaching a backend in eager mode only happens when a pending
+array (built in lazy mode) is materialized inside an eager block: the op-by-op
+reference backend runs it. Lazy mode uses the fused backend of the device.
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Iterator
+from typing import Any, Protocol
+
+from .._plan import Plan
+from .._program import Lowered
+
+
+class Backend(Protocol):
+    name: str
+
+    def run(self, lowered: Lowered) -> Any: ...
+
+    def plan(self, lowered: Lowered) -> Plan: ...
+
+
+# Tests (and curious users) can pin the backend: ``with use_backend("reference"): ...``
+_forced: contextvars.ContextVar[str | None] = contextvars.ContextVar("lazyarr_backend", default=None)
+
+
+@contextlib.contextmanager
+def use_backend(name: str | None) -> Iterator[None]:
+    """Force the lazy-mode backend by name (``"reference"``, ``"cpu-fused"``, ``"cuda"``)."""
+    if name not in (None, *available()):
+        raise ValueError(f"unknown or unavailable backend {name!r}; available: {available()}")
+    token = _forced.set(name)
+    try:
+        yield
+    finally:
+        _forced.reset(token)
+
+
+def _reference(device: str) -> Backend:
+    from .reference import for_device
+    return for_device(device)
+
+
+def _fused(device: str) -> Backend | None:
+    """The device's fused backend, or None where it is not built/installed."""
+    try:
+        if device == "cuda":
+            from .cuda import BACKEND as cuda_backend  # type: ignore[attr-defined]
+            return cuda_backend  # type: ignore[no-any-return]
+        from .cpu_fused import BACKEND as cpu_backend  # type: ignore[attr-defined]
+        return cpu_backend  # type: ignore[no-any-return]
+    except ImportError:
+        return None
+
+
+def available() -> list[str]:
+    names = ["reference"]
+    for device in ("cpu", "cuda"):
+        fused = _fused(device)
+        if fused is not None:
+            names.append(fused.name)
+    return names
+
+
+def select(device: str, mode: str) -> Backend:
+    forced = _forced.get()
+    if mode == "eager" or forced == "reference":
+        return _reference(device)
+    fused = _fused(device)
+    if fused is not None and forced in (None, fused.name):
+        return fused
+    if forced is not None and (fused is None or forced != fused.name):
+        raise ValueError(f"backend {forced!r} cannot run on device {device!r}")
+    return _reference(device)

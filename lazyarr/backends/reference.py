@@ -1,0 +1,118 @@
+"""The reference backend: runs a program op by op with NumPy (or CuPy).
+
+It is the test oracle for the fused backends and what eager mode is: every
+instruction is one call of the library function the registry names, so its
+results are NumPy's (CuPy's) by construction.
+"""
+from __future__ import annotations
+
+import functools
+from types import ModuleType
+from typing import Any
+
+from .._devices import xp as xp_for
+from .._plan import InputInfo, Kernel, Plan
+from .._program import Instr, Lowered
+from .._registry import OPS
+
+
+@functools.cache
+def _functions(xp: ModuleType) -> dict[str, Any]:
+    """op name -> the library function (``np.add`` or ``cupy.add``)."""
+    table = {}
+    for op in OPS.values():
+        if op.kind in ("elementwise", "reduction", "composite"):
+            table[op.name] = op.numpy if xp.__name__ == "numpy" else getattr(xp, op.numpy.__name__)
+    return table
+
+
+def apply(xp: ModuleType, op: str, arg: Any, operands: list[Any]) -> Any:
+    """Apply one op to materialized operands (arrays or NumPy scalars)."""
+    opdef = OPS[op]
+    fn = _functions(xp).get(op)
+    if opdef.kind == "cast":
+        return xp.asarray(operands[0]).astype(arg)
+    if opdef.kind == "reduction":
+        return fn(operands[0], **reduction_kwargs(opdef.name, arg))
+    return fn(*operands)
+
+
+def reduction_kwargs(op: str, arg: Any) -> dict[str, Any]:
+    """The NumPy keyword arguments of a reduction node's static ``arg``."""
+    axes, keepdims, dtype, ddof = arg
+    opdef = OPS[op]
+    if opdef.takes_axis_tuple:
+        kw: dict[str, Any] = {"axis": axes, "keepdims": keepdims}
+    else:
+        kw = {"axis": None if axes is None else axes[0], "keepdims": keepdims}
+    if opdef.takes_dtype and dtype is not None:
+        kw["dtype"] = dtype
+    if opdef.takes_ddof:
+        kw["ddof"] = ddof
+    return kw
+
+
+def _last_uses(instrs: tuple[Instr, ...]) -> list[int]:
+    last = list(range(len(instrs)))
+    for n, ins in enumerate(instrs):
+        for a in ins.args:
+            last[a] = n
+    return last
+
+
+class ReferenceBackend:
+    def __init__(self, xp: ModuleType) -> None:
+        self.xp = xp
+        self.name = "reference" if xp.__name__ == "numpy" else f"reference-{xp.__name__}"
+
+    def run(self, lowered: Lowered) -> Any:
+        instrs = lowered.program.instrs
+        last = _last_uses(instrs)
+        values: list[Any] = [None] * len(instrs)
+        for n, ins in enumerate(instrs):
+            if ins.op == "input":
+                values[n] = lowered.inputs[ins.arg[0]]
+            elif ins.op == "scalar":
+                values[n] = lowered.scalars[ins.arg]
+            else:
+                values[n] = apply(self.xp, ins.op, ins.arg, [values[a] for a in ins.args])
+                for a in set(ins.args):       # drop intermediates after their last use
+                    if last[a] == n:
+                        values[a] = None
+        return self.xp.asarray(values[-1])
+
+    def plan(self, lowered: Lowered) -> Plan:
+        """One library call per op; each reads its array operands and writes its result."""
+        import numpy as np
+
+        instrs = lowered.program.instrs
+        nbytes: list[int] = []
+        for ins in instrs:  # sizes: broadcast of operands (reductions shrink; good enough)
+            if ins.op == "input":
+                nbytes.append(lowered.inputs[ins.arg[0]].nbytes)
+            elif ins.op == "scalar":
+                nbytes.append(0)
+            else:
+                size = max((nbytes[a] // max(instrs[a].dtype.itemsize, 1) for a in ins.args), default=0)
+                nbytes.append(size * ins.dtype.itemsize)
+        root_bytes = int(np.prod(lowered.shape)) * instrs[-1].dtype.itemsize
+        nbytes[-1] = root_bytes
+        kernels, read, written = [], 0, 0
+        xpname = self.xp.__name__
+        for n, ins in enumerate(instrs):
+            if ins.op in ("input", "scalar"):
+                continue
+            read += sum(nbytes[a] for a in ins.args)
+            written += nbytes[n]
+            args = ", ".join(f"%{a}" for a in ins.args)
+            call = f"%{n} = {xpname}.{_functions(self.xp)[ins.op].__name__}({args})" \
+                if ins.op in _functions(self.xp) else f"%{n} = %{ins.args[0]}.astype({ins.arg})"
+            kernels.append(Kernel(f"{xpname}.{ins.op}", call))
+        inputs = [InputInfo(tuple(b.shape), b.dtype, b.nbytes) for b in lowered.inputs]
+        return Plan(self.name, lowered.device, lowered.program, kernels, inputs, read, written,
+                    ["op by op: every intermediate is written to and read back from memory"])
+
+
+@functools.cache
+def for_device(device: str) -> ReferenceBackend:
+    return ReferenceBackend(xp_for(device))
