@@ -1,0 +1,33 @@
+"""Shared fixtures: every lazy backend available here, and the modes."""
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+import pytest
+
+import lazyarr as la
+from lazyarr import backends
+
+# Every backend that can run here: the reference interpreter, plus each fused backend that
+# imports (the Cython CPU backend once built; "cuda" only on a GPU machine).
+CPU_BACKENDS = [name for name in backends.available() if name != "cuda"]
+
+
+@pytest.fixture(params=["eager", *[f"lazy-{b}" for b in CPU_BACKENDS]])
+def mode(request):
+    """Run the test body in eager mode and in lazy mode on each CPU backend."""
+    name = request.param
+    if name == "eager":
+        ctx = la.config(mode="eager", device="cpu")
+    else:
+        ctx = contextlib.ExitStack()
+        ctx.enter_context(la.config(mode="lazy", device="cpu"))
+        ctx.enter_context(backends.use_backend(name.removeprefix("lazy-")))
+    with ctx:
+        yield name
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(12345)
