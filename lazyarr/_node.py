@@ -62,13 +62,18 @@ def op_node(op: str, dtype: np.dtype, shape: tuple[int, ...], device: str | None
             src: tuple[Node, ...], arg: Any = None) -> Node:
     """An interior node, interned on (op, dtype, arg, children's identities).
 
+    A node that was already materialized is not reused: it memoizes the buffers' values at
+    that time, while a newly built expression must read them when it is materialized.
+
     Keys use the children's ids: a child cannot die (and its id be reused) while
     a parent referencing it is alive, and the parent's entry dies with the parent.
     """
     key = (op, dtype, arg, *map(id, src))
     with _intern_lock:
         node = _interned.get(key)
-        if node is None:
+        # A materialized node holds the value its inputs had when it ran; a new expression
+        # reads the buffers as they are now, so it gets a fresh node (the old one keeps its memo).
+        if node is None or node.data is not None:
             node = Node(op, dtype, shape, device, src, arg)
             _interned[key] = node
     return node
