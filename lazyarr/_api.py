@@ -63,8 +63,8 @@ def where(condition: Any, x1: Any, x2: Any) -> LazyArray:
 
 
 def clip(x: Any, min: Any = None, max: Any = None) -> LazyArray:
-    """Limit values to ``[min, max]``; either bound may be None. Same as ``numpy.clip``:
-    ``minimum(maximum(x, min), max)``, NaN propagating."""
+    """Limit values to ``[min, max]``; either bound may be None, as ``numpy.clip``
+    (NaN propagates; the sign of -0.0 is kept)."""
     return _wrap(_build.clip(x, min, max))
 
 
@@ -98,7 +98,7 @@ def explain(x: Any) -> Any:
 # ------------------------------------------------------------------------------ generation
 FUNCTIONS: dict[str, Callable[..., Any]] = {}
 for _op in ELEMENTWISE:
-    if _op.name != "where":
+    if _op.name not in ("where", "clip"):
         FUNCTIONS[_op.name] = _elementwise_function(_op)
 for _op in REDUCTIONS:
     FUNCTIONS[_op.name] = _reduction_function(_op)
@@ -112,9 +112,10 @@ ALIASES = {"absolute": "abs", "true_divide": "divide", "mod": "remainder", "bitw
 
 #: NumPy function -> lazyarr function, for ``__array_function__``.
 NUMPY_FUNCTIONS: dict[Any, Callable[..., Any]] = {
-    op.numpy: FUNCTIONS[op.name] for op in OPS.values() if op.kind in ("reduction", "composite")
+    op.numpy: FUNCTIONS[op.name] for op in OPS.values() if op.kind == "reduction"
 }
-NUMPY_FUNCTIONS.update({np.where: where, np.amin: FUNCTIONS["min"], np.amax: FUNCTIONS["max"]})
+NUMPY_FUNCTIONS.update({np.where: where, np.clip: clip, np.amin: FUNCTIONS["min"],
+                        np.amax: FUNCTIONS["max"]})
 
 
 def _install_operators() -> None:

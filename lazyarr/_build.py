@@ -24,7 +24,7 @@ from ._config import get_config
 from ._devices import xp as xp_for
 from ._dtypes import WEAK_SCALAR_TYPES, check_dtype, scalar_fits, scalar_to_dtype
 from ._node import Node
-from ._registry import COMPARE, OPS, STRICT, OpDef
+from ._registry import COMPARE, OPS, OpDef
 from .backends import reference, select
 
 Operand = Node | int | float  # a node, or a weak Python scalar
@@ -46,33 +46,42 @@ def _signature_entry(x: Operand) -> Any:
     return x.dtype if isinstance(x, Node) else type(x)
 
 
-def _check_scalar(opdef: OpDef, value: Any, dtype: np.dtype) -> None:
-    if opdef.scalar_rule == STRICT and type(value) is int and dtype.kind in "iu" \
-            and not scalar_fits(value, dtype):
+def _check_scalar(value: Any, dtype: np.dtype) -> None:
+    if type(value) is not int:
+        return
+    if dtype.kind in "iu" and not scalar_fits(value, dtype):
         raise OverflowError(f"Python integer {value} out of bounds for {dtype}")
+    if dtype.kind == "b" and not scalar_fits(value, np.dtype(np.int64)):
+        raise OverflowError("Python int too large to convert to C long")  # NumPy's path and text
 
 
-def _widen_for_comparison(value: int) -> np.dtype:
-    """NumPy 2 compares out-of-range Python ints exactly; widening the array operand to
-    the smallest dtype that holds the value gives the same answer."""
-    dt = np.min_scalar_type(value)
-    return np.dtype(np.float64) if dt.kind == "O" else dt
+def _out_of_range_comparison(opdef: OpDef, operands: list[Operand]) -> bool | None:
+    """NumPy 2 compares an integer array with an out-of-range Python int exactly: the
+    answer is the same for every element (``int8_array < 300`` is all True). Returns
+    that constant, or None when the comparison is an ordinary one."""
+    if opdef.scalar_rule != COMPARE:
+        return None
+    x, v = operands
+    flipped = isinstance(x, int) and not isinstance(x, bool)
+    if flipped:
+        x, v = v, x
+    if not (isinstance(x, Node) and type(v) is int and x.dtype.kind in "iu") \
+            or scalar_fits(v, x.dtype):
+        return None
+    x_is_less = v > 0          # out of range above (x < v everywhere) or below (x > v)
+    if flipped:
+        x_is_less = not x_is_less
+    return {"equal": False, "not_equal": True, "less": x_is_less, "less_equal": x_is_less,
+            "greater": not x_is_less, "greater_equal": not x_is_less}[opdef.name]
 
 
 def resolve_ufunc(opdef: OpDef, operands: list[Operand]) -> tuple[list[Operand], tuple[np.dtype, ...]]:
-    """Loop dtypes for a ufunc op; may replace out-of-range comparison scalars by strong dtypes."""
+    """Loop dtypes for a ufunc op, with NumPy's checks of Python scalar operands."""
     signature = tuple(_signature_entry(x) for x in operands)
     dtypes = _ufunc_dtypes(opdef.numpy, signature)
-    if opdef.scalar_rule == COMPARE:
-        widened = [x for x, dt in zip(operands, dtypes)
-                   if type(x) is int and dt.kind in "iub" and not scalar_fits(x, dt)]
-        if widened:
-            signature = tuple(_widen_for_comparison(x) if any(x is w for w in widened)
-                              else _signature_entry(x) for x in operands)
-            dtypes = _ufunc_dtypes(opdef.numpy, signature)
     for x, dt in zip(operands, dtypes):
         if not isinstance(x, Node):
-            _check_scalar(opdef, x, dt)
+            _check_scalar(x, dt)
     if opdef.name == "power" and dtypes[0].kind in "iu" and type(operands[1]) is int \
             and operands[1] < 0:
         raise ValueError("Integers to negative integer powers are not allowed.")
@@ -156,6 +165,10 @@ def elementwise(opdef: OpDef, *args: Any) -> Node:
     shape = broadcast_shapes(*(x.shape for x in operands if isinstance(x, Node)))
     if opdef.name == "where":
         return _where(opdef, operands, shape, device)
+    constant = _out_of_range_comparison(opdef, operands)
+    if constant is not None:   # x == x is all True for integers; x != x all False
+        x = _wrap(next(n for n in operands if isinstance(n, Node)))
+        return elementwise(OPS["equal" if constant else "not_equal"], x, x)
     operands, dtypes = resolve_ufunc(opdef, operands)
     if _eager_mode():
         return _eager(opdef, device, [x if isinstance(x, Node) else scalar_to_dtype(x, dt)
@@ -181,27 +194,27 @@ def _where(opdef: OpDef, operands: list[Operand], shape: tuple[int, ...], device
 
 
 def clip(x: Any, min: Any = None, max: Any = None) -> Node:
-    """``minimum(maximum(x, min), max)``, which is NumPy's definition of clip.
+    """``np.clip``: exactly NumPy's dispatch (``numpy/_core/_methods.py::_clip``).
 
-    Python int bounds outside an integer dtype's range are clamped to it first:
-    NumPy's clip accepts them (``np.clip(int8_array, 0, 300)`` is int8).
+    Python int bounds beyond an integer dtype's range are dropped; with one bound
+    it is ``maximum``/``minimum``, with both the ``clip`` ufunc (which, unlike
+    ``minimum(maximum(..))``, keeps the sign of -0.0).
     """
-    if min is None and max is None:
-        raise ValueError("One of max or min must be given")
     node = operands_of((x,))[0]
     assert isinstance(node, Node)
     if node.dtype.kind in "iu":
         info = np.iinfo(node.dtype)
-        min, max = ((builtins_min(builtins_max(b, info.min), info.max) if type(b) is int else b)
-                    for b in (min, max))
-    if min is not None:
-        node = elementwise(OPS["maximum"], _wrap(node), min)
-    if max is not None:
-        node = elementwise(OPS["minimum"], _wrap(node), max)
-    return node
-
-
-builtins_min, builtins_max = min, max
+        if type(min) is int and min <= info.min:
+            min = None
+        if type(max) is int and max >= info.max:
+            max = None
+    if min is None and max is None:
+        return elementwise(OPS["positive"], _wrap(node))
+    if min is None:
+        return elementwise(OPS["minimum"], _wrap(node), max)
+    if max is None:
+        return elementwise(OPS["maximum"], _wrap(node), min)
+    return elementwise(OPS["clip"], _wrap(node), min, max)
 
 
 def astype(x: Any, dtype: Any) -> Node:

@@ -146,8 +146,10 @@ _OP_LIST: list[OpDef] = [
     # selection and conversion (not ufuncs: their dtype rules live in _build)
     _ew("where", 3, np.where, "Choose x1 where condition is true, else x2.", "selection",
         scalar_rule=WRAP),
-    OpDef("clip", "composite", 3, np.clip, "Limit values to [min, max]: minimum(maximum(x, min), max).",
-          "selection"),
+    # The ufunc behind np.clip when both bounds are given (np.clip itself is a Python function
+    # that picks positive/minimum/maximum/clip: _build.clip does the same). Private but stable
+    # since NumPy 1.17; numpy is pinned <2.5 and tests/test_api.py checks it exists.
+    _ew("clip", 3, np._core.umath.clip, "Limit values to [min, max].", "selection"),
     OpDef("astype", "cast", 1, lambda x, dtype: x.astype(dtype), "Cast to a dtype (unsafe casting, "
           "as ndarray.astype).", "selection"),
     # reductions
@@ -175,4 +177,5 @@ REDUCTIONS = [op for op in _OP_LIST if op.kind == "reduction"]
 #: NumPy function -> OpDef, for ``__array_ufunc__`` / ``__array_function__`` dispatch.
 BY_NUMPY: dict[Any, OpDef] = {op.numpy: op for op in _OP_LIST if op.kind != "cast"}
 BY_NUMPY[np.amin] = OPS["min"]
+BY_NUMPY[np.clip] = OPS["clip"]
 BY_NUMPY[np.amax] = OPS["max"]

@@ -21,7 +21,7 @@ def _functions(xp: ModuleType) -> dict[str, Any]:
     """op name -> the library function (``np.add`` or ``cupy.add``)."""
     table = {}
     for op in OPS.values():
-        if op.kind in ("elementwise", "reduction", "composite"):
+        if op.kind in ("elementwise", "reduction"):
             table[op.name] = op.numpy if xp.__name__ == "numpy" else getattr(xp, op.numpy.__name__)
     return table
 

@@ -1,0 +1,69 @@
+"""Test data and comparison helpers shared by the test modules."""
+from __future__ import annotations
+
+import numpy as np
+
+from lazyarr._dtypes import SUPPORTED_DTYPES
+
+DTYPES = list(SUPPORTED_DTYPES)
+FLOAT_DTYPES = [d for d in DTYPES if d.kind == "f"]
+INT_DTYPES = [d for d in DTYPES if d.kind in "iu"]
+
+
+def edge_values(dtype: np.dtype) -> np.ndarray:
+    """The values where implementations disagree: NaN, ±inf, -0.0, extremes, subnormals."""
+    if dtype.kind == "f":
+        info = np.finfo(dtype)
+        vals = [np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0, -1.0, 0.5, -2.5, info.max, info.min,
+                info.tiny, info.smallest_subnormal, -info.smallest_subnormal, 3.0, 100.0]
+    elif dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        vals = [0, 1, 2, 7, info.max, info.min, info.max - 1, info.min + 1]
+        if dtype.kind == "i":
+            vals += [-1, -2, -7]
+    else:
+        vals = [True, False]
+    return np.array(vals, dtype=dtype)
+
+
+def random_array(rng: np.random.Generator, dtype: np.dtype, shape: tuple[int, ...],
+                 edges: bool = True) -> np.ndarray:
+    """Random data of ``dtype`` with edge values mixed in (when the array is big enough)."""
+    dtype = np.dtype(dtype)
+    size = int(np.prod(shape))
+    if dtype.kind == "f":
+        data = (rng.standard_normal(size) * 4).astype(dtype)
+    elif dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        lo, hi = max(info.min, -100), min(info.max, 100)
+        data = rng.integers(lo, hi, size=size, endpoint=True).astype(dtype)
+    else:
+        data = rng.integers(0, 2, size=size).astype(bool)
+    if edges and size:
+        ev = edge_values(dtype)
+        idx = rng.choice(size, size=min(size, len(ev)), replace=False)
+        data[idx] = ev[: len(idx)]
+    return data.reshape(shape)
+
+
+def assert_same(got, want, exact: bool = True, rtol: float | None = None) -> None:
+    """Same dtype, same shape, and the same values (NaN where NaN, the sign of zeros too).
+
+    ``exact=False`` compares floats within ``rtol`` (default by dtype) — used for
+    reductions of fused backends, whose summation order differs from NumPy's.
+    """
+    got = np.asarray(got)
+    want = np.asarray(want)
+    assert got.dtype == want.dtype, f"dtype {got.dtype} != {want.dtype}"
+    assert got.shape == want.shape, f"shape {got.shape} != {want.shape}"
+    if want.dtype.kind != "f":
+        np.testing.assert_array_equal(got, want)
+        return
+    assert np.array_equal(np.isnan(got), np.isnan(want)), f"NaN positions differ:\n{got}\n{want}"
+    if exact:
+        np.testing.assert_array_equal(got, want)
+        zeros = want == 0
+        assert np.array_equal(np.signbit(got[zeros]), np.signbit(want[zeros])), "sign of zero differs"
+    else:
+        tol = rtol if rtol is not None else {2: 2e-3, 4: 2e-5, 8: 1e-12}[want.dtype.itemsize]
+        np.testing.assert_allclose(got, want, rtol=tol, atol=0, equal_nan=True)
