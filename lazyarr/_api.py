@@ -77,22 +77,28 @@ def explain(x: Any) -> Any:
     """The :class:`~lazyarr.Plan` of materializing ``x``: its kernels, inputs and memory
     traffic. Nothing runs (on ``cuda`` not even a GPU is needed: code generation only).
 
+    ``x`` is a pending array, or a function of no arguments whose first materialization
+    is planned instead of run; that is how to explain a reduction, which would
+    otherwise run as soon as it is written:
+
     >>> import lazyarr as la
     >>> x = la.ones(1000, dtype=la.float32)
     >>> plan = la.explain(abs(x) * 2)
     >>> plan.bytes_read >= 4000
     True
+    >>> len(la.explain(lambda: la.sum(abs(x) * 2)).kernels) >= 1
+    True
     """
-    from ._config import get_config
     from ._plan import Plan
-    from ._program import Program, lower
-    from .backends import select
+    from ._program import Program
 
+    if callable(x) and not isinstance(x, LazyArray):
+        return _build.plan_first_materialization(x)
     node: Node = _build.operands_of((x,))[0]  # type: ignore[assignment]
     if node.data is not None:
         return Plan("none", node.device or "cpu", Program(()), [], [], 0, 0,
                     ["already materialized: nothing to run"])
-    return select(node.device or "cpu", get_config().mode).plan(lower(node))
+    return _build.plan(node)
 
 
 # ------------------------------------------------------------------------------ generation

@@ -12,6 +12,7 @@ on the device's array library and the result is a leaf.
 """
 from __future__ import annotations
 
+import contextvars
 import functools
 import operator
 from typing import Any
@@ -277,11 +278,51 @@ def reduce(opdef: OpDef, x: Any, axis: Any = None, keepdims: bool = False, dtype
 
 
 # ----------------------------------------------------------------------------- materialization
+# While explain() plans a function: the mode whose backend is planned for (else None).
+_planning: contextvars.ContextVar[str | None] = contextvars.ContextVar("lazyarr_planning", default=None)
+
+
+class _Planned(Exception):
+    """Raised out of ``materialize`` while planning, carrying the plan (see ``la.explain``)."""
+
+    def __init__(self, plan: Any) -> None:
+        self.plan = plan
+
+
+def plan(node: Node, mode: str | None = None) -> Any:
+    """The backend's plan for materializing ``node`` (nothing runs)."""
+    from ._program import lower
+
+    return select(node.device or "cpu", mode or get_config().mode).plan(lower(node))
+
+
+def plan_first_materialization(fn: Any) -> Any:
+    """Call ``fn()``, stopping at its first materialization and returning that one's plan.
+
+    The function runs in lazy mode so that its ops are recorded; the plan is that of the
+    mode in effect (in eager mode: the op-by-op backend, one launch per op).
+    """
+    from ._config import config
+
+    token = _planning.set(get_config().mode)
+    try:
+        with config(mode="lazy"):
+            fn()
+    except _Planned as planned:
+        return planned.plan
+    finally:
+        _planning.reset(token)
+    raise ValueError("the function given to explain() materialized nothing")
+
+
 def materialize(node: Node) -> Any:
     """The node's buffer, computing it (and memoizing it on the node) if needed."""
     if node.data is None:
         if node.op == "scalar":
             return node.arg
+        planning_mode = _planning.get()
+        if planning_mode is not None:
+            raise _Planned(plan(node, planning_mode))
         from ._program import lower
 
         data = select(node.device or "cpu", get_config().mode).run(lower(node))

@@ -223,3 +223,13 @@ def test_explain_plan_fields():
     assert plan.bytes_read >= 4000 and plan.bytes_written >= 4000
     assert "kernel" in str(plan) and "input" in str(plan)
     assert la.explain(x).kernels == []                 # materialized: nothing to run
+
+
+def test_explain_a_reduction_without_running_it():
+    x = la.asarray(np.ones(100, np.float32))
+    plan = la.explain(lambda: la.sum(abs(x) * 2))
+    assert plan.program.ops()[-1] == "sum" and plan.kernels
+    with la.config(mode="eager"):
+        assert len(la.explain(lambda: la.sum(abs(x) * 2)).kernels) == 3   # one launch per op
+    with pytest.raises(ValueError, match="materialized nothing"):
+        la.explain(lambda: x + 1)
