@@ -1,0 +1,624 @@
+"""Random expression DAGs for differential testing against NumPy (issue 6).
+
+An :class:`Expr` is pure data: input arrays (described by dtype, shape, memory layout and
+a seed), then steps, each an op of the registry applied to earlier values or Python
+scalars, written in one of the forms a user writes (``la.add(a, b)``, ``a + b``,
+``a += b``, ``np.add(a, b)``, ``a.sum(axis=1)``, ``np.sum(a)``). :func:`run` evaluates it
+with NumPy or with lazyarr, so the same expression is the oracle and the test, and
+``repr(expr)`` is a runnable reproduction (what a shrunk failure is kept as).
+
+The strategy draws ops from :data:`lazyarr.OPS` (not from a hand list), so an op added to
+the registry is fuzzed without touching this file. Each step is type-checked while it is
+drawn by running it through NumPy on placeholder arrays of the right dtype and shape: a
+step NumPy rejects with ``TypeError`` is repaired by casting the operands to a dtype of
+one of the ufunc's loops; a step NumPy rejects otherwise (``int8_array + 300``, the max
+of an empty axis) is kept, rarely, as the last step, and then lazyarr must raise the same
+exception type.
+
+Conventions that keep the comparison meaningful (see docs/testing.rst):
+
+* float -> int casts go through ``where(isnan(x), 0, clip(x, lo, hi))`` first: NumPy itself
+  leaves out-of-range float->int conversion undefined (platform-dependent);
+* integer ``power`` gets a non-negative exponent (``bitwise_and(e, 7)``): a negative one is
+  a data-dependent ``ValueError`` in NumPy, tested in tests/test_errors.py instead.
+"""
+from __future__ import annotations
+
+import contextlib
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from hypothesis import strategies as st
+
+import lazyarr as la
+from lazyarr import backends
+from lazyarr._dtypes import SUPPORTED_DTYPES
+from lazyarr._registry import OPS, OpDef
+
+DTYPES: list[np.dtype] = list(SUPPORTED_DTYPES)
+#: Registry ops the fuzzer draws from, by kind. ``astype`` and ``clip`` are included.
+ELEMENTWISE_OPS = [op for op in OPS.values() if op.kind in ("elementwise", "composite")]
+REDUCTION_OPS = [op for op in OPS.values() if op.kind == "reduction"]
+ALL_OPS = [op for op in OPS.values()]
+LAYOUTS = ("C", "F", "strided", "reversed", "broadcast", "numpy-scalar")
+_INPLACE_OK = {op.name for op in OPS.values() if op.operator and op.reflected and op.nin == 2}
+
+
+# ----------------------------------------------------------------------------- the model
+@dataclass(frozen=True)
+class Scalar:
+    """A Python scalar operand (weak under NEP 50)."""
+
+    value: int | float | bool
+
+    def __repr__(self) -> str:
+        v = self.value
+        if isinstance(v, float) and not np.isfinite(v):
+            return f"float({str(v)!r})"
+        return repr(v)
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """An input array: ``layout`` says how its buffer is laid out (views included)."""
+
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    layout: str
+    seed: int
+
+    def make(self) -> Any:
+        """The input, built fresh each time (NumPy and lazyarr each get their own copy)."""
+        rng = np.random.default_rng(self.seed)
+        if self.layout == "numpy-scalar":
+            return random_values(rng, self.dtype, 1)[0]
+        shape = self.shape
+        if self.layout == "broadcast":       # zero strides on the broadcast axes
+            base_shape = tuple(1 if i % 2 == 0 else n for i, n in enumerate(shape))
+            return np.broadcast_to(random_values(rng, self.dtype, int(np.prod(base_shape)))
+                                   .reshape(base_shape), shape)
+        if self.layout == "strided":         # every other element of a bigger buffer
+            big = random_values(rng, self.dtype, int(np.prod(shape)) * 2 ** len(shape))
+            big = big.reshape(tuple(2 * n for n in shape))
+            return big[tuple(slice(None, None, 2) for _ in shape)]
+        data = random_values(rng, self.dtype, int(np.prod(shape))).reshape(shape)
+        if self.layout == "F":
+            return np.asfortranarray(data)
+        if self.layout == "reversed":        # negative strides
+            return data[tuple(slice(None, None, -1) for _ in shape)]
+        return data
+
+    def __repr__(self) -> str:
+        return f"Leaf(np.dtype({self.dtype.name!r}), {self.shape}, {self.layout!r}, {self.seed})"
+
+
+@dataclass(frozen=True)
+class Step:
+    """``op`` (a registry name) on ``args`` (value indices or :class:`Scalar`), in ``form``:
+
+    * ``"function"``: ``la.<op>(*args, **kw)``; ``"ufunc"``: ``np.<ufunc>(*args)`` on LazyArrays;
+    * ``"operator"``: ``a + b``, ``-a`` …; ``"inplace"``: ``t = a; t += b``;
+    * ``"method"``: ``a.sum(**kw)`` / ``a.astype(dt)``; ``"numpy"``: ``np.sum(a, **kw)``.
+    """
+
+    op: str
+    args: tuple[Any, ...]
+    kw: tuple[tuple[str, Any], ...] = ()
+    form: str = "function"
+
+    def __repr__(self) -> str:
+        return f"Step({self.op!r}, {self.args!r}, {self.kw!r}, {self.form!r})"
+
+
+@dataclass(frozen=True)
+class Expr:
+    leaves: tuple[Leaf, ...]
+    steps: tuple[Step, ...]
+    #: value indices to materialize, in this order (the last value is always among them)
+    outputs: tuple[int, ...]
+
+    @property
+    def n_values(self) -> int:
+        return len(self.leaves) + len(self.steps)
+
+    def __repr__(self) -> str:
+        lines = ["Expr("]
+        lines.append("    leaves=(" + "".join(f"\n        {leaf!r}," for leaf in self.leaves) + "),")
+        lines.append("    steps=(" + "".join(f"\n        {s!r},  # v{len(self.leaves) + i}"
+                                            for i, s in enumerate(self.steps)) + "),")
+        lines.append(f"    outputs={self.outputs!r},")
+        lines.append(")")
+        return "\n".join(lines)
+
+    def source(self) -> str:
+        """The expression as lazyarr code a person would write (for reports)."""
+        names = [f"v{i}" for i in range(self.n_values)]
+        out = [f"v{i} = la.asarray({leaf!r}.make())" for i, leaf in enumerate(self.leaves)]
+        for i, s in enumerate(self.steps):
+            out.append(f"{names[len(self.leaves) + i]} = {_step_source(s, names)}")
+        return "\n".join(out)
+
+
+_OPERATOR_SYMBOLS = {
+    "add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%", "pow": "**",
+    "and": "&", "or": "|", "xor": "^", "lshift": "<<", "rshift": ">>",
+    "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
+    "neg": "-", "pos": "+", "invert": "~",
+}
+
+
+def _step_source(s: Step, names: list[str]) -> str:
+    args = [names[a] if isinstance(a, int) else repr(a) for a in s.args]
+    kw = ", ".join(f"{k}={_kw_repr(v)}" for k, v in s.kw)
+    opdef = OPS[s.op]
+    if s.form in ("operator", "inplace"):
+        sym = _OPERATOR_SYMBOLS[opdef.operator]  # type: ignore[index]
+        if opdef.operator == "abs":
+            return f"abs({args[0]})"
+        if len(args) == 1:
+            return f"{sym}{args[0]}"
+        return f"({args[0]} {sym} {args[1]})" if s.form == "operator" else \
+            f"inplace({args[0]}, '{sym}=', {args[1]})"
+    if s.form == "method":
+        return f"{args[0]}.{s.op}({', '.join(args[1:] + ([kw] if kw else []))})"
+    prefix = "np." + opdef.numpy.__name__ if s.form in ("ufunc", "numpy") else "la." + s.op
+    return f"{prefix}({', '.join(args + ([kw] if kw else []))})"
+
+
+def _kw_repr(v: Any) -> str:
+    return f"np.{v.name}" if isinstance(v, np.dtype) else repr(v)
+
+
+# ----------------------------------------------------------------------------- data
+_FLOAT_SCALARS = (0.5, -1.5, 2.0, 3.0, -0.0, 0.0, 1e10, 1e-300, 1e300, float("nan"), float("inf"),
+                  float("-inf"), 3.141592653589793)
+_INT_SCALARS = (0, 1, 2, 3, -1, -7, 5, 100, 127, 200, 255, 300, -129, 2 ** 31, 2 ** 63 - 1)
+
+
+def random_values(rng: np.random.Generator, dtype: np.dtype, size: int) -> np.ndarray:
+    """``size`` values of ``dtype``: mostly small, with NaN, ±inf, -0.0, extremes, subnormals."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b":
+        return rng.integers(0, 2, size).astype(bool)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        edges = np.array([info.min, info.max, 0, 1, info.max - 1, info.min + 1]
+                         + ([-1] if dtype.kind == "i" else []), dtype=dtype)
+        lo, hi = max(info.min, -20), min(info.max, 20)
+        data = rng.integers(lo, hi, size, endpoint=True).astype(dtype)
+    else:
+        info = np.finfo(dtype)
+        edges = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, info.max, -info.max, info.tiny,
+                          info.smallest_subnormal, 1.0, -1.0, 0.5], dtype=dtype)
+        data = (rng.standard_normal(size) * 3).astype(dtype)
+    if size:
+        k = rng.integers(0, max(1, size // 3) + 1)
+        idx = rng.choice(size, size=min(k, size), replace=False)
+        data[idx] = rng.choice(edges, size=len(idx))
+    return data
+
+
+# ----------------------------------------------------------------------------- evaluation
+class Raised:
+    """The outcome of an evaluation that raised."""
+
+    def __init__(self, exc: BaseException, step: int | None) -> None:
+        self.exc, self.step = exc, step
+
+    @property
+    def kind(self) -> type:
+        """The nearest built-in exception class (NumPy's subclasses compare by it)."""
+        return next(c for c in type(self.exc).__mro__ if c.__module__ == "builtins")
+
+    def __repr__(self) -> str:
+        return f"Raised({type(self.exc).__name__}: {self.exc}, at step {self.step})"
+
+
+def inplace(a: Any, sym: str, b: Any) -> Any:
+    """``a op= b`` on a fresh binding, leaving the caller's ``a`` as it was."""
+    if isinstance(a, la.LazyArray):
+        t = la.LazyArray._from_node(a._node)
+    else:
+        t = np.array(a)  # a copy: NumPy's in-place op writes the buffer
+    ns = {"t": t, "b": b}
+    exec(f"t {sym} b", ns)  # noqa: S102 - the operator symbol comes from the registry table
+    return ns["t"]
+
+
+def apply_step(s: Step, values: list[Any], lib: str) -> Any:
+    """Run one step with ``lib`` ("numpy" or "lazyarr") on materialized/pending values."""
+    opdef = OPS[s.op]
+    args = [values[a] if isinstance(a, int) else a.value for a in s.args]
+    kw = dict(s.kw)
+    if s.form in ("operator", "inplace"):
+        stem = opdef.operator
+        assert stem is not None
+        if stem == "abs":
+            return abs(args[0])
+        sym = _OPERATOR_SYMBOLS[stem]
+        if len(args) == 1:
+            return eval(f"{sym}a", {"a": args[0]})  # noqa: S307
+        if s.form == "inplace":
+            return inplace(args[0], sym + "=", args[1])
+        return eval(f"a {sym} b", {"a": args[0], "b": args[1]})  # noqa: S307
+    if opdef.kind == "cast":
+        if lib == "numpy" or s.form == "method" and isinstance(args[0], np.generic):
+            return np.asarray(args[0]).astype(kw["dtype"])
+        return args[0].astype(kw["dtype"]) if s.form == "method" else la.astype(args[0], kw["dtype"])
+    if lib == "numpy" or s.form in ("ufunc", "numpy"):
+        if s.form == "method" and not isinstance(args[0], np.generic):
+            return getattr(args[0], s.op)(*args[1:], **kw)
+        return opdef.numpy(*args, **kw)
+    if s.form == "method":
+        return getattr(args[0], s.op)(*args[1:], **kw)
+    return getattr(la, s.op)(*args, **kw)
+
+
+def run(expr: Expr, lib: str) -> list[np.ndarray] | Raised:
+    """Evaluate ``expr`` with NumPy or lazyarr (in the mode/backend in effect); the outputs
+    as NumPy arrays, or :class:`Raised`. lazyarr outputs are materialized in ``expr.outputs``
+    order, so earlier ones become memoized inputs of later ones."""
+    values: list[Any] = []
+    for leaf in expr.leaves:
+        data = leaf.make()
+        values.append(data if lib == "numpy" or isinstance(data, np.generic) else la.asarray(data))
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for i, s in enumerate(expr.steps):
+            try:
+                values.append(apply_step(s, values, lib))
+            except Exception as exc:  # noqa: BLE001 - compared with NumPy's exception
+                return Raised(exc, i)
+        try:
+            return [np.asarray(values[i]) for i in expr.outputs]
+        except Exception as exc:  # noqa: BLE001 - data-dependent errors raise at materialization
+            return Raised(exc, None)
+
+
+# ----------------------------------------------------------------------------- comparison
+@dataclass
+class Policy:
+    """How closely a backend must match NumPy (docs/testing.rst, "Tolerance policy").
+
+    ``exact``: same dtype, shape, bits (NaN where NaN, sign of zeros). Otherwise integer and
+    bool results are still exact, and floats agree within ``rtol`` relative to the larger
+    magnitude (or ``atol_ulps`` of the dtype's ``tiny`` near zero).
+    """
+
+    exact: bool = True
+    rtol: dict[int, float] = field(default_factory=lambda: {2: 4e-3, 4: 1e-5, 8: 1e-13})
+
+
+EXACT = Policy()
+
+
+def mismatch(got: np.ndarray, want: np.ndarray, policy: Policy = EXACT) -> str | None:
+    """None when ``got`` matches ``want`` under ``policy``, else a description."""
+    if got.dtype != want.dtype:
+        return f"dtype {got.dtype} != NumPy {want.dtype}"
+    if got.shape != want.shape:
+        return f"shape {got.shape} != NumPy {want.shape}"
+    if want.dtype.kind != "f":
+        if not np.array_equal(got, want):
+            return f"values differ:\n  got  {got!r}\n  want {want!r}"
+        return None
+    nan_g, nan_w = np.isnan(got), np.isnan(want)
+    if not np.array_equal(nan_g, nan_w):
+        return f"NaN positions differ:\n  got  {got!r}\n  want {want!r}"
+    g, w = got[~nan_w], want[~nan_w]
+    if policy.exact:
+        if not np.array_equal(g, w) or not np.array_equal(np.signbit(g), np.signbit(w)):
+            return f"values differ (exact policy):\n  got  {got!r}\n  want {want!r}"
+        return None
+    with np.errstate(all="ignore"):
+        inf = np.isinf(w)
+        if not np.array_equal(g[inf], w[inf]):
+            return f"infinities differ:\n  got  {got!r}\n  want {want!r}"
+        g64, w64 = g[~inf].astype(np.float64), w[~inf].astype(np.float64)
+        scale = np.maximum(np.abs(g64), np.abs(w64))
+        tol = policy.rtol[want.dtype.itemsize] * scale + float(np.finfo(want.dtype).tiny)
+        bad = np.abs(g64 - w64) > tol
+    if bad.any():
+        return f"values differ beyond rtol={policy.rtol[want.dtype.itemsize]}:\n  got  {got!r}\n  want {want!r}"
+    return None
+
+
+def compare(expr: Expr, got: Any, want: Any, policy: Policy = EXACT) -> str | None:
+    """None if lazyarr's outcome ``got`` matches NumPy's ``want``, else a description."""
+    if isinstance(want, Raised):
+        if not isinstance(got, Raised):
+            return f"NumPy raised {want!r}; lazyarr did not"
+        if not issubclass(got.kind, want.kind):
+            return f"NumPy raised {want!r}; lazyarr raised {got!r}"
+        return None
+    if isinstance(got, Raised):
+        return f"lazyarr raised {got!r}; NumPy did not"
+    for i, g, w in zip(expr.outputs, got, want):
+        problem = mismatch(g, w, policy)
+        if problem:
+            return f"output v{i}: {problem}"
+    return None
+
+
+# ----------------------------------------------------------------------------- modes
+def targets() -> list[str]:
+    """Every lazyarr evaluation available here: eager, and lazy on each backend."""
+    return ["eager", *(f"lazy-{b}" for b in backends.available())]
+
+
+@contextlib.contextmanager
+def target(name: str) -> Any:
+    """Enter a target of :func:`targets`."""
+    with contextlib.ExitStack() as stack:
+        if name == "eager":
+            stack.enter_context(la.config(mode="eager", device="cpu"))
+        else:
+            backend = name.removeprefix("lazy-")
+            device = "cuda" if backend.startswith("cuda") else "cpu"
+            stack.enter_context(la.config(mode="lazy", device=device))
+            stack.enter_context(backends.use_backend(backend))
+        yield
+
+
+def check(expr: Expr, targets_: list[str] | None = None,
+          policies: dict[str, Policy] | None = None) -> dict[str, str]:
+    """Run ``expr`` on NumPy and on each target; target name -> problem, for mismatches."""
+    want = run(expr, "numpy")
+    problems = {}
+    for name in targets_ if targets_ is not None else targets():
+        with target(name):
+            try:
+                got = run(expr, "lazyarr")
+            except Exception as exc:  # noqa: BLE001 - run() returns errors; this is a crash of it
+                got = Raised(exc, -1)
+        problem = compare(expr, got, want, (policies or {}).get(name, EXACT))
+        if problem:
+            problems[name] = problem
+    return problems
+
+
+# ----------------------------------------------------------------------------- the strategy
+def _proto(shape: tuple[int, ...], dtype: np.dtype, numpy_scalar: bool = False) -> Any:
+    """A placeholder value with the dtype and shape of a value (ones: no division by zero)."""
+    if numpy_scalar:
+        return np.ones((), dtype)[()]
+    return np.ones(shape, dtype)
+
+
+def _try(step: Step, protos: list[Any]) -> Any:
+    """The step run by NumPy on placeholders: the result, or the exception NumPy raises."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return apply_step(step, protos, "numpy")
+        except Exception as exc:  # noqa: BLE001
+            return exc
+
+
+def _loop_dtypes(opdef: OpDef) -> list[tuple[np.dtype, ...]]:
+    """The input dtypes of the ufunc's loops that lazyarr supports."""
+    loops = []
+    for t in opdef.numpy.types:
+        ins = t.split("->")[0]
+        try:
+            dts = tuple(np.dtype(c) for c in ins)
+        except TypeError:
+            continue
+        if all(d in SUPPORTED_DTYPES for d in dts):
+            loops.append(dts)
+    return loops
+
+
+@st.composite
+def shapes(draw: Any, max_dims: int = 3) -> tuple[int, ...]:
+    ndim = draw(st.integers(0, max_dims))
+    return tuple(draw(st.sampled_from((1, 2, 3, 4, 0, 5))) for _ in range(ndim))
+
+
+def _sub_shape(draw: Any, base: tuple[int, ...]) -> tuple[int, ...]:
+    """A shape that broadcasts to ``base``: a suffix of it, some dimensions set to 1."""
+    k = draw(st.integers(0, len(base)))
+    return tuple(1 if draw(st.booleans()) and draw(st.booleans()) else n for n in base[len(base) - k:])
+
+
+@st.composite
+def leaves(draw: Any, base: tuple[int, ...]) -> Leaf:
+    dtype = draw(st.sampled_from(DTYPES))
+    layout = draw(st.sampled_from(LAYOUTS))
+    shape = () if layout == "numpy-scalar" else _sub_shape(draw, base)
+    return Leaf(np.dtype(dtype), shape, layout, draw(st.integers(0, 2 ** 32 - 1)))
+
+
+def _scalar(draw: Any, dtype: np.dtype) -> Scalar:
+    kind = draw(st.sampled_from(("int", "float", "bool")) if dtype.kind == "f" else
+                st.sampled_from(("int", "int", "float", "bool")))
+    if kind == "bool":
+        return Scalar(draw(st.booleans()))
+    if kind == "int":
+        return Scalar(draw(st.sampled_from(_INT_SCALARS)))
+    return Scalar(draw(st.sampled_from(_FLOAT_SCALARS)))
+
+
+class _Builder:
+    """Draws steps while tracking each value's placeholder (its dtype and shape)."""
+
+    def __init__(self, draw: Any, leaves_: list[Leaf], allow_errors: bool) -> None:
+        self.draw = draw
+        self.leaves = leaves_
+        self.protos: list[Any] = [_proto(lf.shape, lf.dtype, lf.layout == "numpy-scalar")
+                                  for lf in leaves_]
+        self.steps: list[Step] = []
+        self.allow_errors = allow_errors
+        self.failed = False  # an expected error ended the expression
+
+    def n(self) -> int:
+        return len(self.protos)
+
+    def dtype(self, i: int) -> np.dtype:
+        return np.asarray(self.protos[i]).dtype
+
+    def shape(self, i: int) -> tuple[int, ...]:
+        return np.shape(self.protos[i])
+
+    def add(self, step: Step) -> int | None:
+        """Append ``step`` if NumPy accepts it; returns its index, or None."""
+        result = _try(step, self.protos)
+        if isinstance(result, Exception):
+            if isinstance(result, TypeError) or not self.allow_errors:
+                return None
+            self.failed = True       # e.g. OverflowError for int8 + 300: the expected outcome
+        self.steps.append(step)
+        self.protos.append(None if self.failed else result)
+        return self.n() - 1
+
+    def pick(self, broadcast_with: int | None = None) -> int:
+        """An existing value; recent ones are likelier (deep chains), any may be reused."""
+        candidates = list(range(self.n()))
+        if broadcast_with is not None:
+            target_shape = self.shape(broadcast_with)
+            candidates = [i for i in candidates if _broadcasts(self.shape(i), target_shape)]
+        if self.draw(st.booleans()):
+            return candidates[-1]
+        return self.draw(st.sampled_from(candidates))
+
+    # ------------------------------------------------------------------ step kinds
+    def cast(self, i: int, dtype: np.dtype) -> int:
+        """``i.astype(dtype)``; float -> int through a clip into range first (see module doc)."""
+        src = self.dtype(i)
+        dtype = np.dtype(dtype)
+        if src == dtype:
+            return i
+        if src.kind == "f" and dtype.kind in "iu":
+            info, finfo = np.iinfo(dtype), np.finfo(src)
+            hi = float(min(2 ** (info.bits - (2 if info.kind == "i" else 1)) if info.bits > 8
+                           else info.max, float(finfo.max)))
+            lo = -hi if info.kind == "i" else 0.0
+            clipped = self.add(Step("clip", (i, Scalar(lo), Scalar(hi))))
+            isnan = self.add(Step("isnan", (i,)))
+            assert clipped is not None and isnan is not None
+            j = self.add(Step("where", (isnan, Scalar(0.0), clipped)))
+            assert j is not None
+            i = j
+        form = self.draw(st.sampled_from(("function", "method")))
+        k = self.add(Step("astype", (i,), (("dtype", dtype),), form))
+        assert k is not None
+        return k
+
+    def elementwise(self, opdef: OpDef) -> int | None:
+        draw = self.draw
+        first = self.pick()
+        args: list[Any] = [first]
+        for pos in range(1, opdef.nin):
+            if draw(st.integers(0, 3)) == 0:
+                args.append(_scalar(draw, self.dtype(first)))
+            else:
+                args.append(self.pick(broadcast_with=first))
+        if opdef.nin >= 2 and draw(st.booleans()):   # scalar / operand position varies
+            k = draw(st.integers(0, opdef.nin - 1))
+            args[0], args[k] = args[k], args[0]
+        if not any(isinstance(a, int) for a in args):
+            args[0] = first
+        if opdef.name == "power":
+            args = self._power_args(args)
+            if args is None:
+                return None
+        forms = ["function"]
+        if opdef.is_ufunc:
+            forms.append("ufunc")
+        if opdef.operator and (isinstance(args[0], int) or opdef.nin == 2 and opdef.reflected
+                               or opdef.nin == 2 and isinstance(args[1], int)):
+            forms += ["operator", "operator"]
+            if opdef.name in _INPLACE_OK and isinstance(args[0], int):
+                forms.append("inplace")
+        if opdef.name == "clip":
+            forms = ["function", "method"]
+            if draw(st.integers(0, 4)) == 0:      # a bound may be None (not both)
+                args[draw(st.integers(1, 2))] = Scalar(None)  # type: ignore[arg-type]
+        step = Step(opdef.name, tuple(args), (), draw(st.sampled_from(forms)))
+        if opdef.name == "clip" and step.form == "method" and not isinstance(args[0], int):
+            step = Step(opdef.name, step.args, (), "function")
+        result = self.add(step)
+        if result is None and opdef.is_ufunc and not self.failed:
+            result = self._repair(opdef, step)
+        return result
+
+    def _repair(self, opdef: OpDef, step: Step) -> int | None:
+        """NumPy has no loop for these dtypes: cast the array operands to a loop's dtypes."""
+        loops = _loop_dtypes(opdef)
+        if not loops:
+            return None
+        loop = self.draw(st.sampled_from(loops))
+        args = tuple(self.cast(a, dt) if isinstance(a, int) else a for a, dt in zip(step.args, loop))
+        return self.add(Step(step.op, args, step.kw, step.form))
+
+    def _power_args(self, args: list[Any]) -> list[Any] | None:
+        """Integer power: exponent ``bitwise_and(e, 7)`` or a small non-negative scalar."""
+        base, exp = args
+        dts = [self.dtype(a) if isinstance(a, int) else type(a.value) for a in args]
+        if not all(d in (int, bool) or isinstance(d, np.dtype) and d.kind in "iub" for d in dts):
+            return args
+        if isinstance(exp, Scalar):
+            return [base, Scalar(abs(int(exp.value)) % 8)]
+        masked = self.add(Step("bitwise_and", (exp, Scalar(7))))
+        return None if masked is None else [base, masked]
+
+    def reduction(self, opdef: OpDef) -> int | None:
+        draw = self.draw
+        i = self.pick()
+        ndim = len(self.shape(i))
+        kw: list[tuple[str, Any]] = []
+        if ndim and draw(st.integers(0, 3)):
+            if opdef.takes_axis_tuple and draw(st.booleans()):
+                axes = draw(st.lists(st.integers(-ndim, ndim - 1), min_size=1, max_size=ndim,
+                                     unique_by=lambda a: a % ndim))
+                kw.append(("axis", tuple(axes)))
+            else:
+                kw.append(("axis", draw(st.integers(-ndim, ndim - 1))))
+        if draw(st.booleans()):
+            kw.append(("keepdims", True))
+        if opdef.takes_dtype and draw(st.integers(0, 3)) == 0:
+            choices = [d for d in DTYPES if d.kind == "f"] if opdef.name in ("mean", "var", "std") \
+                else [d for d in DTYPES if d.kind != "b"]
+            kw.append(("dtype", np.dtype(draw(st.sampled_from(choices)))))
+        if opdef.takes_ddof and draw(st.booleans()):
+            kw.append(("ddof", draw(st.sampled_from((0, 1, 2)))))
+        form = draw(st.sampled_from(("function", "method", "numpy")))
+        return self.add(Step(opdef.name, (i,), tuple(kw), form))
+
+
+def _broadcasts(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    try:
+        np.broadcast_shapes(a, b)
+    except ValueError:
+        return False
+    return True
+
+
+@st.composite
+def expressions(draw: Any, max_steps: int = 20, max_leaves: int = 4, allow_errors: bool = True,
+                ops: list[OpDef] | None = None) -> Expr:
+    """A random expression: 1..``max_leaves`` inputs broadcasting to one random shape, then up
+    to ``max_steps`` steps, each a registry op (``ops``, default all)."""
+    base = draw(shapes())
+    leaves_ = [draw(leaves(base)) for _ in range(draw(st.integers(1, max_leaves)))]
+    b = _Builder(draw, leaves_, allow_errors and draw(st.integers(0, 9)) == 0)
+    ops = ops if ops is not None else ALL_OPS
+    n_steps = draw(st.integers(1, max_steps))
+    attempts = 0
+    while len(b.steps) < n_steps and not b.failed and attempts < 4 * max_steps:
+        attempts += 1
+        opdef = draw(st.sampled_from(ops))
+        if opdef.kind == "cast":
+            b.cast(b.pick(), draw(st.sampled_from(DTYPES)))
+        elif opdef.kind == "reduction":
+            b.reduction(opdef)
+        else:
+            b.elementwise(opdef)
+    if not b.steps:   # every draw was rejected: a cast always works
+        b.cast(b.pick(), np.dtype(np.float64))
+    last = b.n() - 1
+    earlier = draw(st.lists(st.integers(len(leaves_), last), max_size=2, unique=True)) \
+        if not b.failed else []
+    return Expr(tuple(leaves_), tuple(b.steps), tuple([e for e in earlier if e != last] + [last]))
