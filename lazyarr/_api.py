@@ -163,7 +163,7 @@ def _inplace_operator(opdef: OpDef) -> Callable[[LazyArray, Any], LazyArray]:
         checks (same_kind casting, no broadcasting of ``x``). Buffers are never written:
         other arrays sharing the old buffer keep their values."""
         result = _build.elementwise(opdef, self, other)
-        operand = _build.operands_of((other,))[0]
+        operand = _build.to_operand(other, self.device)  # a Python scalar stays weak
         other_dt = operand.dtype if isinstance(operand, Node) else type(operand)
         opdef.numpy.resolve_dtypes((self.dtype, other_dt, self.dtype), casting="same_kind")
         if result.shape != self.shape:
