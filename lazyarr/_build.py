@@ -318,8 +318,8 @@ def plan_first_materialization(fn: Any) -> Any:
 def materialize(node: Node) -> Any:
     """The node's buffer, computing it (and memoizing it on the node) if needed."""
     if node.data is None:
-        if node.op == "scalar":
-            return node.arg
+        if node.op == "scalar":   # a LazyArray over a constant (``la.astype(np.int8(3), ...)``)
+            return xp_for(node.device or "cpu").asarray(node.arg)
         planning_mode = _planning.get()
         if planning_mode is not None:
             raise _Planned(plan(node, planning_mode))

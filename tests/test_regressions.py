@@ -32,3 +32,24 @@ def test_expression_rebuilt_after_buffer_write_reads_new_values():
     a[:] = 5
     np.testing.assert_array_equal(np.asarray(x + 1), [6, 6, 6])
     np.testing.assert_array_equal(np.asarray(z), [1, 1, 1])
+
+
+def test_inplace_with_python_scalar_keeps_it_weak():
+    # Bug: ``x |= 0`` on a uint32 array turned 0 into an int64 array before the same_kind
+    # check, so it raised UFuncTypeError (int64 -> uint32); NumPy treats 0 as weak.
+    for mode in ("lazy", "eager"):
+        with la.config(mode=mode):
+            x = la.asarray(np.array([1, 2], dtype=np.uint32))
+            x |= 4
+            x **= 2
+            assert x.dtype == np.uint32
+            np.testing.assert_array_equal(np.asarray(x), [25, 36])
+
+
+def test_astype_of_numpy_scalar_materializes():
+    # Bug: ``la.astype(np.int8(3), ...)`` is a LazyArray over a constant node, whose
+    # materialization returned a NumPy scalar: ``np.asarray`` failed with AttributeError 'get'.
+    y = la.astype(np.int8(3), np.uint8)
+    assert np.asarray(y).dtype == np.uint8
+    assert y.item() == 3
+    assert repr(y.compute()) == "LazyArray(3, dtype=uint8)"
