@@ -35,7 +35,9 @@ Operand = Node | int | float  # a node, or a weak Python scalar
 @functools.lru_cache(maxsize=4096)
 def _ufunc_dtypes(ufunc: np.ufunc, signature: tuple[Any, ...]) -> tuple[np.dtype, ...]:
     """(loop input dtypes..., output dtype) for input dtypes / weak Python scalar types."""
-    return tuple(ufunc.resolve_dtypes(signature + (None,) * ufunc.nout))
+    dtypes = tuple(ufunc.resolve_dtypes(signature + (None,) * ufunc.nout))
+    check_dtype(dtypes[-1], f"the result of {ufunc.__name__}")
+    return dtypes
 
 
 @functools.lru_cache(maxsize=4096)
@@ -60,8 +62,6 @@ def _out_of_range_comparison(opdef: OpDef, operands: list[Operand]) -> bool | No
     """NumPy 2 compares an integer array with an out-of-range Python int exactly: the
     answer is the same for every element (``int8_array < 300`` is all True). Returns
     that constant, or None when the comparison is an ordinary one."""
-    if opdef.scalar_rule != COMPARE:
-        return None
     x, v = operands
     flipped = isinstance(x, int) and not isinstance(x, bool)
     if flipped:
@@ -76,34 +76,34 @@ def _out_of_range_comparison(opdef: OpDef, operands: list[Operand]) -> bool | No
             "greater": not x_is_less, "greater_equal": not x_is_less}[opdef.name]
 
 
-def resolve_ufunc(opdef: OpDef, operands: list[Operand]) -> tuple[list[Operand], tuple[np.dtype, ...]]:
+def resolve_ufunc(opdef: OpDef, operands: list[Operand]) -> tuple[np.dtype, ...]:
     """Loop dtypes for a ufunc op, with NumPy's checks of Python scalar operands."""
-    signature = tuple(_signature_entry(x) for x in operands)
-    dtypes = _ufunc_dtypes(opdef.numpy, signature)
+    dtypes = _ufunc_dtypes(opdef.numpy, tuple(x.dtype if type(x) is Node else type(x)
+                                              for x in operands))
     for x, dt in zip(operands, dtypes):
-        if not isinstance(x, Node):
+        if type(x) is int:
             _check_scalar(x, dt)
     if opdef.name == "power" and dtypes[0].kind in "iu" and type(operands[1]) is int \
             and operands[1] < 0:
         raise ValueError("Integers to negative integer powers are not allowed.")
-    check_dtype(dtypes[-1], f"the result of {opdef.name}")
-    return operands, dtypes
+    return dtypes
 
 
 # ----------------------------------------------------------------------------- operands
 def common_device(operands: list[Operand]) -> str:
-    devices = {x.device for x in operands if isinstance(x, Node) and x.device is not None}
-    if len(devices) > 1:
-        raise ValueError(f"operands are on different devices ({' and '.join(sorted(devices))}); "
-                         "move one explicitly with la.asarray(x, device=...)")
-    return devices.pop() if devices else "cpu"
+    device = None
+    for x in operands:
+        if type(x) is Node and x.device is not None and x.device != device:
+            if device is not None:
+                raise ValueError(f"operands are on different devices ({device} and {x.device}); "
+                                 "move one explicitly with la.asarray(x, device=...)")
+            device = x.device
+    return device or "cpu"
 
 
 def to_operand(x: Any, device: str | None = None) -> Operand:
     """A LazyArray's node, a weak Python scalar, or anything array-like as a new leaf."""
-    from ._array import LazyArray, asarray
-
-    if isinstance(x, LazyArray):
+    if isinstance(x, _array.LazyArray):
         return x._node
     if type(x) in WEAK_SCALAR_TYPES:
         return x
@@ -115,15 +115,17 @@ def to_operand(x: Any, device: str | None = None) -> Operand:
     if isinstance(x, (np.ndarray, list, tuple)) and device == "cuda":
         raise ValueError("cannot mix a host (NumPy) array with a cuda array; move it explicitly "
                          "with la.asarray(x, device='cuda')")
-    return asarray(x, device=device)._node
+    return _array.asarray(x, device=device)._node
 
 
 def operands_of(args: tuple[Any, ...]) -> list[Operand]:
     """Convert the arguments of an op, placing array-likes on the device of the LazyArrays."""
-    from ._array import LazyArray
-
-    device = next((a._node.device for a in args if isinstance(a, LazyArray)), None)
-    ops = [to_operand(a, device) for a in args]
+    lazy = _array.LazyArray
+    if all(isinstance(a, lazy) or type(a) in WEAK_SCALAR_TYPES for a in args):   # the hot path
+        ops: list[Operand] = [a._node if isinstance(a, lazy) else a for a in args]
+    else:
+        device = next((a._node.device for a in args if isinstance(a, lazy)), None)
+        ops = [to_operand(a, device) for a in args]
     if not any(isinstance(x, Node) for x in ops):   # all Python scalars: NumPy makes them arrays
         ops = [to_operand(np.asarray(x)) for x in ops]
     return ops
@@ -166,15 +168,16 @@ def elementwise(opdef: OpDef, *args: Any) -> Node:
     shape = broadcast_shapes(*(x.shape for x in operands if isinstance(x, Node)))
     if opdef.name == "where":
         return _where(opdef, operands, shape, device)
-    constant = _out_of_range_comparison(opdef, operands)
-    if constant is not None:   # x == x is all True for integers; x != x all False
-        x = _wrap(next(n for n in operands if isinstance(n, Node)))
-        return elementwise(OPS["equal" if constant else "not_equal"], x, x)
-    operands, dtypes = resolve_ufunc(opdef, operands)
+    if opdef.scalar_rule == COMPARE:
+        constant = _out_of_range_comparison(opdef, operands)
+        if constant is not None:   # x == x is all True for integers; x != x all False
+            x = _wrap(next(n for n in operands if isinstance(n, Node)))
+            return elementwise(OPS["equal" if constant else "not_equal"], x, x)
+    dtypes = resolve_ufunc(opdef, operands)
     if _eager_mode():
         return _eager(opdef, device, [x if isinstance(x, Node) else scalar_to_dtype(x, dt)
                                       for x, dt in zip(operands, dtypes)])
-    src = tuple(cast(x, dt) if isinstance(x, Node) else _scalar_node(x, dt)
+    src = tuple((x if x.dtype == dt else cast(x, dt)) if type(x) is Node else _scalar_node(x, dt)
                 for x, dt in zip(operands, dtypes))
     return _node.op_node(opdef.name, dtypes[-1], shape, device, src)
 
@@ -331,5 +334,8 @@ def materialize(node: Node) -> Any:
 
 
 def _wrap(node: Node) -> Any:
-    from ._array import LazyArray
-    return LazyArray._from_node(node)
+    return _array.LazyArray._from_node(node)
+
+
+# Imported last: _array imports this module, and only its attributes are used, at call time.
+from . import _array  # noqa: E402

@@ -20,6 +20,8 @@ SUPPORTED_DTYPES: tuple[np.dtype, ...] = (
 )
 _SUPPORTED = frozenset(SUPPORTED_DTYPES)
 
+_FLOAT_MAX = {dt: float(np.finfo(dt).max) for dt in (float16, float32, float64)}
+
 #: Python scalar types that NumPy 2 treats as "weak" (NEP 50): they take the array's dtype.
 WEAK_SCALAR_TYPES = (int, float)
 
@@ -43,6 +45,8 @@ def scalar_to_dtype(value: int | float | bool, dtype: np.dtype) -> np.generic:
     An out-of-range Python int raises ``OverflowError`` (NumPy's own message);
     a float that overflows a smaller float type becomes inf, silently, as in NumPy.
     """
+    if dtype.kind != "f" or abs(value) <= _FLOAT_MAX[dtype] or value != value:
+        return dtype.type(value)  # type: ignore[no-any-return]  # fast: no overflow possible
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return np.asarray(value, dtype=dtype)[()]
