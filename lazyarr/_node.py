@@ -11,7 +11,6 @@ on every expression containing it treats it as a leaf (like ``dask.persist``).
 """
 from __future__ import annotations
 
-import threading
 import weakref
 from typing import Any
 
@@ -38,8 +37,29 @@ class Node:
         return f"Node({self.op}, {self.dtype}, {self.shape})"
 
 
-_interned: weakref.WeakValueDictionary[tuple[Any, ...], Node] = weakref.WeakValueDictionary()
-_intern_lock = threading.Lock()
+# The intern table: structural key -> weak reference to the node. (A WeakValueDictionary
+# does the same but costs ~3 us per insertion, on the path of every op a user writes.)
+# No lock: dict operations are atomic under the GIL, and the only race (two threads building
+# the same node at once) costs a missed sharing, never a wrong node.
+_interned: dict[tuple[Any, ...], weakref.ref[Node]] = {}
+
+
+def _forget(key: tuple[Any, ...]) -> Any:
+    def callback(ref: weakref.ref[Node]) -> None:
+        if _interned.get(key) is ref:
+            del _interned[key]
+    return callback
+
+
+def _intern(key: tuple[Any, ...], make: Any) -> Node:
+    ref = _interned.get(key)
+    node = ref() if ref is not None else None
+    # A materialized node holds the value its inputs had when it ran; a new expression reads
+    # the buffers as they are now, so it gets a fresh node (the old one keeps its memo).
+    if node is None or node.data is not None:
+        node = make()
+        _interned[key] = weakref.ref(node, _forget(key))
+    return node  # type: ignore[no-any-return]
 
 
 def leaf(data: Any, device: str) -> Node:
@@ -49,13 +69,8 @@ def leaf(data: Any, device: str) -> Node:
 
 def scalar(value: np.generic) -> Node:
     """A constant operand (already of its final dtype); interned by dtype and bit pattern."""
-    key = ("scalar", value.dtype, value.tobytes())
-    with _intern_lock:
-        node = _interned.get(key)
-        if node is None:
-            node = Node("scalar", value.dtype, (), None, arg=value)
-            _interned[key] = node
-    return node
+    return _intern(("scalar", value.dtype, value.tobytes()),
+                   lambda: Node("scalar", value.dtype, (), None, arg=value))
 
 
 def op_node(op: str, dtype: np.dtype, shape: tuple[int, ...], device: str | None,
@@ -68,12 +83,5 @@ def op_node(op: str, dtype: np.dtype, shape: tuple[int, ...], device: str | None
     Keys use the children's ids: a child cannot die (and its id be reused) while
     a parent referencing it is alive, and the parent's entry dies with the parent.
     """
-    key = (op, dtype, arg, *map(id, src))
-    with _intern_lock:
-        node = _interned.get(key)
-        # A materialized node holds the value its inputs had when it ran; a new expression
-        # reads the buffers as they are now, so it gets a fresh node (the old one keeps its memo).
-        if node is None or node.data is not None:
-            node = Node(op, dtype, shape, device, src, arg)
-            _interned[key] = node
-    return node
+    return _intern((op, dtype, arg, *map(id, src)),
+                   lambda: Node(op, dtype, shape, device, src, arg))
