@@ -4,7 +4,6 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 
-import lazyarr as la
 from lazyarr._registry import OPS
 
 

@@ -15,8 +15,18 @@ from ._api import ALIASES as _ALIASES
 from ._api import FUNCTIONS as _FUNCTIONS
 from ._api import explain
 from ._array import (
-    LazyArray, arange, asarray, empty, empty_like, full, full_like, linspace, ones, ones_like,
-    zeros, zeros_like,
+    LazyArray,
+    arange,
+    asarray,
+    empty,
+    empty_like,
+    full,
+    full_like,
+    linspace,
+    ones,
+    ones_like,
+    zeros,
+    zeros_like,
 )
 from ._config import Config, config, get_config, set_config
 from ._devices import cuda_available

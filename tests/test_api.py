@@ -40,7 +40,8 @@ def test_creation_matches_numpy():
         (la.arange(5), np.arange(5)), (la.arange(1, 10, 2.5), np.arange(1, 10, 2.5)),
         (la.arange(3, dtype=la.uint16), np.arange(3, dtype=np.uint16)),
         (la.linspace(0, 1, 7), np.linspace(0, 1, 7)),
-        (la.linspace(0, 1, 4, endpoint=False, dtype=la.float32), np.linspace(0, 1, 4, endpoint=False, dtype=np.float32)),
+        (la.linspace(0, 1, 4, endpoint=False, dtype=la.float32),
+         np.linspace(0, 1, 4, endpoint=False, dtype=np.float32)),
     ]
     for got, want in pairs:
         assert got.is_materialized and got.dtype == want.dtype

@@ -117,7 +117,7 @@ def test_clip(dtype, mode, rng):
 def test_astype(src, mode, rng):
     a = random_array(rng, src, (4, 4), edges=src.kind != "f")  # float->int of NaN/inf: UB in C
     for dst in DTYPES:
-        _check(lambda x: x.astype(dst), lambda x: x.astype(dst), (a,), (la.asarray(a),))
+        _check(lambda x, dst=dst: x.astype(dst), lambda x, dst=dst: x.astype(dst), (a,), (la.asarray(a),))
 
 
 def _reduction_cases(op):
