@@ -10,7 +10,6 @@ the compile-cache key.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -25,13 +24,32 @@ class Instr(NamedTuple):
     arg: Any                 # static operand; input: (position, ndim); scalar: position
 
 
-@dataclass(frozen=True)
 class Program:
-    instrs: tuple[Instr, ...]
+    """The structure of a materialization: instructions in topological order.
+
+    Equal programs (same ops, dtypes, wiring, static args; any data) are equal and hash
+    alike, so a program is itself the compile-cache key. The hash is computed once.
+    """
+
+    __slots__ = ("instrs", "_hash")
+
+    def __init__(self, instrs: tuple[Instr, ...]) -> None:
+        self.instrs = instrs
+        self._hash = hash(instrs)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (isinstance(other, Program) and self._hash == other._hash
+                                 and self.instrs == other.instrs)
+
+    def __repr__(self) -> str:
+        return f"Program({len(self.instrs)} instructions)"
 
     @property
-    def key(self) -> tuple[Instr, ...]:
-        return self.instrs
+    def key(self) -> Program:
+        return self
 
     @property
     def root(self) -> Instr:
@@ -66,29 +84,36 @@ class Lowered(NamedTuple):
     device: str
 
 
+_new = tuple.__new__   # builds a NamedTuple without its Python-level __new__ (hot path)
+
+
 def lower(root: Node) -> Lowered:
     """Flatten the DAG under ``root`` into a program (iteratively: chains 10,000+ deep work)."""
     instrs: list[Instr] = []
     inputs: list[Any] = []
     scalars: list[np.generic] = []
     index: dict[int, int] = {}
-    stack: list[tuple[Node, bool]] = [(root, False)]
+    stack: list[Any] = [root]       # a node, or (node,) once its children are pushed
     while stack:
-        node, children_done = stack.pop()
-        if id(node) in index:
+        item = stack.pop()
+        expanded = type(item) is tuple
+        node = item[0] if expanded else item
+        key = id(node)
+        if key in index:
             continue
-        if node.data is not None and node is not root or node.op == "leaf":
-            index[id(node)] = len(instrs)
-            instrs.append(Instr("input", node.dtype, (), (len(inputs), len(node.shape))))
+        if node.op == "leaf" or node.data is not None and node is not root:
+            index[key] = len(instrs)
+            instrs.append(_new(Instr, ("input", node.dtype, (), (len(inputs), len(node.shape)))))
             inputs.append(node.data)
         elif node.op == "scalar":
-            index[id(node)] = len(instrs)
-            instrs.append(Instr("scalar", node.dtype, (), len(scalars)))
+            index[key] = len(instrs)
+            instrs.append(_new(Instr, ("scalar", node.dtype, (), len(scalars))))
             scalars.append(node.arg)
-        elif children_done:
-            index[id(node)] = len(instrs)
-            instrs.append(Instr(node.op, node.dtype, tuple(index[id(s)] for s in node.src), node.arg))
+        elif expanded:
+            index[key] = len(instrs)
+            instrs.append(_new(Instr, (node.op, node.dtype, tuple([index[id(s)] for s in node.src]),
+                                       node.arg)))
         else:
-            stack.append((node, True))
-            stack.extend((s, False) for s in reversed(node.src) if id(s) not in index)
-    return Lowered(Program(tuple(instrs)), inputs, scalars, root.shape, root.device or "cpu")
+            stack.append((node,))
+            stack.extend([s for s in reversed(node.src) if id(s) not in index])
+    return _new(Lowered, (Program(tuple(instrs)), inputs, scalars, root.shape, root.device or "cpu"))
