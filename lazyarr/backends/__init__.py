@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
+import importlib
+import warnings
 from collections.abc import Iterator
 from typing import Any, Protocol
 
@@ -52,16 +55,20 @@ def _reference(device: str) -> Backend:
     return for_device(device)
 
 
+@functools.cache
 def _fused(device: str) -> Backend | None:
-    """The device's fused backend, or None where it is not built/installed."""
+    """The device's fused backend, or None where it is not built/installed (imported once)."""
+    module = "cuda" if device == "cuda" else "cpu_fused"
     try:
-        if device == "cuda":
-            from .cuda import BACKEND as cuda_backend  # type: ignore[attr-defined]
-            return cuda_backend  # type: ignore[no-any-return]
-        from .cpu_fused import BACKEND as cpu_backend  # type: ignore[attr-defined]
-        return cpu_backend  # type: ignore[no-any-return]
-    except ImportError:
+        backend = importlib.import_module(f".{module}", __name__).BACKEND
+    except ImportError as exc:
+        missing = isinstance(exc, ModuleNotFoundError) and exc.name == f"{__name__}.{module}"
+        if device == "cpu" and not missing:   # present but not loadable: a broken build
+            warnings.warn(f"lazyarr's fused CPU backend could not be loaded ({exc}); lazy mode on "
+                          "cpu falls back to the op-by-op reference interpreter. Reinstall lazyarr "
+                          "(pip install .) to build it.", RuntimeWarning, stacklevel=3)
         return None
+    return backend  # type: ignore[no-any-return]
 
 
 def available() -> list[str]:
