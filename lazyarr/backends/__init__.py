@@ -60,7 +60,7 @@ def _fused(device: str) -> Backend | None:
     """The device's fused backend, or None where it is not built/installed (imported once)."""
     module = "cuda" if device == "cuda" else "cpu_fused"
     try:
-        backend = importlib.import_module(f".{module}", __name__).BACKEND
+        loaded = importlib.import_module(f".{module}", __name__)
     except ImportError as exc:
         missing = isinstance(exc, ModuleNotFoundError) and exc.name == f"{__name__}.{module}"
         if device == "cpu" and not missing:   # present but not loadable: a broken build
@@ -68,7 +68,7 @@ def _fused(device: str) -> Backend | None:
                           "cpu falls back to the op-by-op reference interpreter. Reinstall lazyarr "
                           "(pip install .) to build it.", RuntimeWarning, stacklevel=3)
         return None
-    return backend  # type: ignore[no-any-return]
+    return getattr(loaded, "BACKEND", None)  # a module may set BACKEND = None: unusable here
 
 
 def available() -> list[str]:
