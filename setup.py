@@ -1,9 +1,45 @@
 """Build the Cython extensions (the fused CPU backend) when the package is built.
 
 Everything else is in pyproject.toml; setuptools reads ext_modules from here.
+The extension is compiled once, at install time: users never need a compiler at run time.
 """
-from setuptools import setup
+import os
+import sys
 
-EXTENSIONS: list = []  # the fused CPU backend adds its Cython modules here
+import numpy as np
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+
+def _openmp_flags() -> tuple[list[str], list[str]]:
+    """OpenMP compile/link flags (LAZYARR_NO_OPENMP=1 builds a single-threaded VM)."""
+    if os.environ.get("LAZYARR_NO_OPENMP"):
+        return [], []
+    if sys.platform == "win32":
+        return ["/openmp"], []
+    if sys.platform == "darwin":  # Apple clang has no -fopenmp; build serial
+        return [], []
+    return ["-fopenmp"], ["-fopenmp"]
+
+
+_omp_cflags, _omp_ldflags = _openmp_flags()
+_np_lib = os.path.join(os.path.dirname(np.get_include()), "lib")
+
+EXTENSIONS: list = cythonize(
+    [
+        Extension(
+            "lazyarr.backends._cpu_vm",
+            ["lazyarr/backends/_cpu_vm.pyx"],
+            include_dirs=[np.get_include(), "lazyarr/backends"],
+            library_dirs=[_np_lib],
+            libraries=["npymath"],  # npy_half conversions, exactly as NumPy's casts round
+            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+            extra_compile_args=["-O3", "-Wno-misleading-indentation", *_omp_cflags] if sys.platform != "win32" else _omp_cflags,
+            extra_link_args=_omp_ldflags,
+            depends=["lazyarr/backends/_cpu_vm.h"],
+        ),
+    ],
+    compiler_directives={"language_level": "3"},
+)
 
 setup(ext_modules=EXTENSIONS)

@@ -1,0 +1,605 @@
+/*
+ * The block virtual machine of lazyarr's fused CPU backend (included by _cpu_vm.pyx).
+ *
+ * A program is a list of VM instructions over *values* (one per program instruction).
+ * It runs over the iteration space block by block (<= B elements); every value of a
+ * block lives in a small per-thread register (L1/L2 resident), inputs are read in
+ * place where their layout allows it (one stride over the block) or gathered.
+ * Elementwise instructions call NumPy's own strided inner loops (fetched once per
+ * program through ufunc._get_strided_loop), so results are bit-identical to NumPy.
+ * Casts and `where` are plain C loops here; reductions are fused into the same pass.
+ *
+ * Iteration space: (outer O, inner I); a block is a run of the inner index for one
+ * outer index. Modes:
+ *   MODE_EW     elementwise root: O = (), I = all dims, the root writes the output.
+ *   MODE_RED_A  reduction, slot-major: O = kept dims (output slot = o), I = reduced
+ *               dims; each block is reduced to a partial, partials combined per slot
+ *               in a fixed (pairwise) order.
+ *   MODE_RED_B  reduction, reduce-major: O = reduced dims, I = kept dims (slot = i);
+ *               blocks accumulate elementwise into per-slot accumulators.
+ * Work is split into items that never share an output slot, and every item's
+ * arithmetic is independent of the thread running it: any thread count gives the
+ * same bits.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fenv.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#include "numpy/halffloat.h"
+
+/* ---------------------------------------------------------------- type codes */
+enum { LZ_B = 0, LZ_I8, LZ_I16, LZ_I32, LZ_I64, LZ_U8, LZ_U16, LZ_U32, LZ_U64, LZ_F16, LZ_F32,
+       LZ_F64, LZ_NTYPES };
+
+typedef void (*lz_cast_t)(const char *s, npy_intp ss, char *d, npy_intp n);
+typedef int (*lz_loop_t)(void *ctx, char *const *data, const npy_intp *dims, const npy_intp *strides,
+                         void *aux);
+
+/* the layout of NumPy's "numpy_1.24_ufunc_call_info" capsule (ufunc._get_strided_loop) */
+typedef struct {
+    void *strided_loop;
+    void *context;
+    void *auxdata;
+    npy_bool requires_pyapi;
+    npy_bool no_floatingpoint_errors;
+} lz_call_info;
+
+/* ---------------------------------------------------------------- casts (as ndarray.astype) */
+#define LZ_TO_HALF(x) _Generic((x), double: npy_double_to_half((double)(x)), \
+                                    default: npy_float_to_half((float)(x)))
+#define LD_N(v) (v)
+#define LD_H(v) npy_half_to_float(v)
+#define ST_N(T, x) ((T)(x))
+#define ST_B(T, x) ((T)((x) != 0))
+#define ST_H(T, x) LZ_TO_HALF(x)
+
+#define LZ_DEF_CAST(NAME, ST, DT, LD, STO)                                                   \
+    static void NAME(const char *s, npy_intp ss, char *d, npy_intp n) {                      \
+        DT *o = (DT *)d;                                                                     \
+        if (ss == (npy_intp)sizeof(ST)) {                                                    \
+            const ST *a = (const ST *)s;                                                     \
+            for (npy_intp i = 0; i < n; i++) o[i] = STO(DT, LD(a[i]));                       \
+        } else {                                                                             \
+            for (npy_intp i = 0; i < n; i++) o[i] = STO(DT, LD(*(const ST *)(s + i * ss)));  \
+        }                                                                                    \
+    }
+
+/* source types: (suffix, C type, loader) */
+#define LZ_SRC(X, DS, DT, STO)                                                               \
+    X(b_##DS, npy_bool, DT, LD_N, STO) X(i8_##DS, npy_int8, DT, LD_N, STO)                   \
+    X(i16_##DS, npy_int16, DT, LD_N, STO) X(i32_##DS, npy_int32, DT, LD_N, STO)              \
+    X(i64_##DS, npy_int64, DT, LD_N, STO) X(u8_##DS, npy_uint8, DT, LD_N, STO)               \
+    X(u16_##DS, npy_uint16, DT, LD_N, STO) X(u32_##DS, npy_uint32, DT, LD_N, STO)            \
+    X(u64_##DS, npy_uint64, DT, LD_N, STO) X(f16_##DS, npy_half, DT, LD_H, STO)              \
+    X(f32_##DS, npy_float, DT, LD_N, STO) X(f64_##DS, npy_double, DT, LD_N, STO)
+#define LZ_CAST_X(SUF, ST, DT, LD, STO) LZ_DEF_CAST(lz_cast_##SUF, ST, DT, LD, STO)
+LZ_SRC(LZ_CAST_X, b, npy_bool, ST_B)
+LZ_SRC(LZ_CAST_X, i8, npy_int8, ST_N)
+LZ_SRC(LZ_CAST_X, i16, npy_int16, ST_N)
+LZ_SRC(LZ_CAST_X, i32, npy_int32, ST_N)
+LZ_SRC(LZ_CAST_X, i64, npy_int64, ST_N)
+LZ_SRC(LZ_CAST_X, u8, npy_uint8, ST_N)
+LZ_SRC(LZ_CAST_X, u16, npy_uint16, ST_N)
+LZ_SRC(LZ_CAST_X, u32, npy_uint32, ST_N)
+LZ_SRC(LZ_CAST_X, u64, npy_uint64, ST_N)
+LZ_SRC(LZ_CAST_X, f16, npy_half, ST_H)
+LZ_SRC(LZ_CAST_X, f32, npy_float, ST_N)
+LZ_SRC(LZ_CAST_X, f64, npy_double, ST_N)
+
+#define LZ_ROW(DS) {lz_cast_b_##DS, lz_cast_i8_##DS, lz_cast_i16_##DS, lz_cast_i32_##DS,          \
+    lz_cast_i64_##DS, lz_cast_u8_##DS, lz_cast_u16_##DS, lz_cast_u32_##DS, lz_cast_u64_##DS,       \
+    lz_cast_f16_##DS, lz_cast_f32_##DS, lz_cast_f64_##DS}
+/* lz_casts[dst][src] */
+static const lz_cast_t lz_casts[LZ_NTYPES][LZ_NTYPES] = {
+    LZ_ROW(b), LZ_ROW(i8), LZ_ROW(i16), LZ_ROW(i32), LZ_ROW(i64), LZ_ROW(u8), LZ_ROW(u16),
+    LZ_ROW(u32), LZ_ROW(u64), LZ_ROW(f16), LZ_ROW(f32), LZ_ROW(f64)};
+
+static lz_cast_t lz_get_cast(int dst, int src) { return lz_casts[dst][src]; }
+
+/* ---------------------------------------------------------------- where, copies */
+#define LZ_WHERE(T)                                                                          \
+    for (npy_intp i = 0; i < n; i++)                                                         \
+        ((T *)o)[i] = c[i * cs] ? *(const T *)(a + i * as) : *(const T *)(b + i * bs);
+
+static void lz_where(const char *c, npy_intp cs, const char *a, npy_intp as, const char *b,
+                     npy_intp bs, char *o, npy_intp isz, npy_intp n) {
+    switch (isz) {
+    case 1: LZ_WHERE(npy_uint8) break;
+    case 2: LZ_WHERE(npy_uint16) break;
+    case 4: LZ_WHERE(npy_uint32) break;
+    default: LZ_WHERE(npy_uint64) break;
+    }
+}
+
+#define LZ_COPY(T)                                                                           \
+    if (ss == (npy_intp)sizeof(T)) memcpy(d, s, n * sizeof(T));                              \
+    else for (npy_intp i = 0; i < n; i++) ((T *)d)[i] = *(const T *)(s + i * ss);
+
+static void lz_copy(char *d, const char *s, npy_intp ss, npy_intp n, npy_intp isz) {
+    switch (isz) {
+    case 1: LZ_COPY(npy_uint8) break;
+    case 2: LZ_COPY(npy_uint16) break;
+    case 4: LZ_COPY(npy_uint32) break;
+    default: LZ_COPY(npy_uint64) break;
+    }
+}
+
+/* Copy elements [start, start+n) (C order over `shape`) of a strided nd view into d. */
+static void lz_gather(char *d, const char *base, npy_intp isz, int nd, const npy_intp *shape,
+                      const npy_intp *str, npy_intp start, npy_intp n) {
+    npy_intp idx[NPY_MAXDIMS];
+    npy_intp rem = start;
+    const char *p = base;
+    for (int k = nd - 1; k >= 0; k--) {
+        idx[k] = rem % shape[k];
+        rem /= shape[k];
+        p += idx[k] * str[k];
+    }
+    const int last = nd - 1;
+    while (n > 0) {
+        npy_intp run = shape[last] - idx[last];
+        if (run > n) run = n;
+        lz_copy(d, p, str[last], run, isz);
+        d += run * isz;
+        n -= run;
+        idx[last] += run;
+        p += run * str[last];
+        int k = last;
+        while (k > 0 && idx[k] == shape[k]) {
+            p -= shape[k] * str[k];
+            idx[k] = 0;
+            k--;
+            idx[k]++;
+            p += str[k];
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- the program */
+enum { VK_UFUNC = 0, VK_CAST, VK_WHERE };
+enum { MODE_EW = 0, MODE_RED_A, MODE_RED_B };
+/* reduction kinds and canonical value types */
+enum { RK_NONE = 0, RK_SUM, RK_PROD, RK_MIN, RK_MAX, RK_ANY, RK_ALL, RK_ARGMIN, RK_ARGMAX, RK_VAR };
+enum { RT_F32 = 0, RT_F64, RT_I64, RT_U64, RT_U8 };
+
+typedef struct {
+    int kind, nin;
+    int in[3];
+    int out;          /* value index written */
+    int reg;          /* register, or -1: the output array */
+    npy_intp osize;   /* itemsize of the result */
+    lz_loop_t loop;   /* VK_UFUNC */
+    void *ctx, *aux;
+    lz_cast_t cast;   /* VK_CAST */
+} lz_instr;
+
+typedef struct {
+    int ninstr;
+    lz_instr *instr;
+    int ninputs, nscalars, nvals, nregs;
+    int *input_val;     /* input position -> value index */
+    npy_intp *input_isz;
+    int *scalar_val;    /* scalar position -> value index */
+    int result_val;     /* the value the sink consumes (elementwise root / reduction operand) */
+    int red_kind, red_type;
+    npy_intp B;         /* block length */
+} lz_prog;
+
+typedef struct {
+    int mode, nO, nI;
+    npy_intp Oshape[NPY_MAXDIMS], Ishape[NPY_MAXDIMS];
+    npy_intp Osz, Isz;
+    char **base;        /* per input */
+    npy_intp *Ostr;     /* [ninputs * nO] */
+    npy_intp *Istr;     /* [ninputs * nI] */
+    npy_intp *dstride;  /* per input: the one stride over the inner index, or LZ_GATHER */
+    char *scalars;      /* 16 bytes per scalar */
+    char *out;          /* MODE_EW output (C order) */
+    npy_intp nb;        /* MODE_RED_A: blocks per slot; MODE_RED_B: slots per item */
+    /* reduction partials (A: nslots*nb) and results (nslots) */
+    double *pd, *pm2;
+    npy_int64 *pi, *pidx;
+    npy_uint64 *pu;
+    double *rd, *rm2;
+    npy_int64 *ri, *ridx;
+    npy_uint64 *ru;
+    int error;
+} lz_run;
+
+#define LZ_GATHER NPY_MIN_INTP
+
+typedef struct {
+    char **vptr;
+    npy_intp *vstr;
+    char *regs, *gbuf;
+    npy_intp *ooff;
+} lz_scratch;
+
+static int lz_scratch_init(const lz_prog *P, lz_scratch *S) {
+    size_t rb = (size_t)P->B * 8 + 64;
+    S->vptr = (char **)malloc(sizeof(char *) * (P->nvals + 1));
+    S->vstr = (npy_intp *)malloc(sizeof(npy_intp) * (P->nvals + 1));
+    S->regs = (char *)malloc(rb * (P->nregs + 1));
+    S->gbuf = (char *)malloc(rb * (P->ninputs + 1));
+    S->ooff = (npy_intp *)malloc(sizeof(npy_intp) * (P->ninputs + 1));
+    return S->vptr && S->vstr && S->regs && S->gbuf && S->ooff ? 0 : -1;
+}
+
+static void lz_scratch_free(lz_scratch *S) {
+    free(S->vptr); free(S->vstr); free(S->regs); free(S->gbuf); free(S->ooff);
+}
+
+/* Run the program over block (o, [start, start+n)); `out` receives the root if it writes
+ * to the output array. Returns 0, or -1 if a NumPy loop reported an error. */
+static int lz_exec_block(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_intp o,
+                         npy_intp start, npy_intp n, char *out) {
+    const npy_intp rb = P->B * 8 + 64;
+    char **vptr = S->vptr;
+    npy_intp *vstr = S->vstr;
+    for (int k = 0; k < P->ninputs; k++) S->ooff[k] = 0;
+    if (R->nO) {
+        npy_intp rem = o;
+        for (int d = R->nO - 1; d >= 0; d--) {
+            npy_intp i = rem % R->Oshape[d];
+            rem /= R->Oshape[d];
+            if (i)
+                for (int k = 0; k < P->ninputs; k++) S->ooff[k] += i * R->Ostr[k * R->nO + d];
+        }
+    }
+    for (int k = 0; k < P->ninputs; k++) {
+        int v = P->input_val[k];
+        if (v < 0) continue;
+        char *b = R->base[k] + S->ooff[k];
+        npy_intp ds = R->dstride[k];
+        if (ds != LZ_GATHER) {
+            vptr[v] = b + start * ds;
+            vstr[v] = ds;
+        } else {
+            char *g = S->gbuf + k * rb;
+            lz_gather(g, b, P->input_isz[k], R->nI, R->Ishape, R->Istr + k * R->nI, start, n);
+            vptr[v] = g;
+            vstr[v] = P->input_isz[k];
+        }
+    }
+    for (int k = 0; k < P->nscalars; k++) {
+        vptr[P->scalar_val[k]] = R->scalars + 16 * k;
+        vstr[P->scalar_val[k]] = 0;
+    }
+    for (int j = 0; j < P->ninstr; j++) {
+        const lz_instr *ins = &P->instr[j];
+        char *op = ins->reg < 0 ? out : S->regs + ins->reg * rb;
+        if (ins->kind == VK_UFUNC) {
+            char *args[4];
+            npy_intp strides[4];
+            for (int a = 0; a < ins->nin; a++) {
+                args[a] = vptr[ins->in[a]];
+                strides[a] = vstr[ins->in[a]];
+            }
+            args[ins->nin] = op;
+            strides[ins->nin] = ins->osize;
+            if (ins->loop(ins->ctx, args, &n, strides, ins->aux) < 0) return -1;
+        } else if (ins->kind == VK_CAST) {
+            ins->cast(vptr[ins->in[0]], vstr[ins->in[0]], op, n);
+        } else {
+            lz_where(vptr[ins->in[0]], vstr[ins->in[0]], vptr[ins->in[1]], vstr[ins->in[1]],
+                     vptr[ins->in[2]], vstr[ins->in[2]], op, ins->osize, n);
+        }
+        vptr[ins->out] = op;
+        vstr[ins->out] = ins->osize;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- reduction kernels */
+#define LZ_AT(T, p, s, i) (*(const T *)((p) + (i) * (s)))
+
+/* NumPy-style pairwise summation (8 accumulators below 128 elements), in double */
+#define LZ_DEF_PW(NAME, T, EXPR)                                                             \
+    static double NAME(const char *p, npy_intp n, npy_intp s, double m) {                    \
+        if (n < 8) {                                                                         \
+            double r = 0.;                                                                   \
+            for (npy_intp i = 0; i < n; i++) { double x = (double)LZ_AT(T, p, s, i); r += EXPR; } \
+            return r;                                                                        \
+        } else if (n <= 128) {                                                               \
+            double r[8];                                                                     \
+            for (int k = 0; k < 8; k++) { double x = (double)LZ_AT(T, p, s, k); r[k] = EXPR; } \
+            npy_intp i;                                                                      \
+            for (i = 8; i < n - (n % 8); i += 8)                                             \
+                for (int k = 0; k < 8; k++) { double x = (double)LZ_AT(T, p, s, i + k); r[k] += EXPR; } \
+            double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7])); \
+            for (; i < n; i++) { double x = (double)LZ_AT(T, p, s, i); res += EXPR; }         \
+            return res;                                                                      \
+        } else {                                                                             \
+            npy_intp n2 = n / 2;                                                             \
+            n2 -= n2 % 8;                                                                    \
+            return NAME(p, n2, s, m) + NAME(p + n2 * s, n - n2, s, m);                       \
+        }                                                                                    \
+    }
+LZ_DEF_PW(lz_pw_f32, npy_float, x)
+LZ_DEF_PW(lz_pw_f64, npy_double, x)
+LZ_DEF_PW(lz_pwsq_f32, npy_float, (x - m) * (x - m))
+LZ_DEF_PW(lz_pwsq_f64, npy_double, (x - m) * (x - m))
+
+static double lz_pw_d(const double *a, npy_intp n, npy_intp s) {
+    return lz_pw_f64((const char *)a, n, s * (npy_intp)sizeof(double), 0.);
+}
+
+/* Reduce one block (n values at p, stride s) into partial t; idx0 = the index of p[0]. */
+#define LZ_RED_BLOCK_FLOAT(T, PW, PWSQ)                                                      \
+    switch (kind) {                                                                          \
+    case RK_SUM: R->pd[t] = PW(p, n, s, 0.); break;                                          \
+    case RK_PROD: { double r = 1.; for (npy_intp i = 0; i < n; i++) r *= LZ_AT(T, p, s, i);  \
+                    R->pd[t] = r; break; }                                                   \
+    case RK_MIN: case RK_MAX: {                                                              \
+        T m = LZ_AT(T, p, s, 0); int nan = 0;                                                \
+        if (kind == RK_MIN) for (npy_intp i = 0; i < n; i++) { T x = LZ_AT(T, p, s, i);      \
+                m = x < m ? x : m; nan |= x != x; }                                          \
+        else for (npy_intp i = 0; i < n; i++) { T x = LZ_AT(T, p, s, i);                     \
+                m = x > m ? x : m; nan |= x != x; }                                          \
+        R->pd[t] = nan ? (double)NAN : (double)m; break; }                                   \
+    case RK_ARGMIN: case RK_ARGMAX: {                                                        \
+        T m = LZ_AT(T, p, s, 0); npy_intp best = 0;                                          \
+        if (m == m) for (npy_intp i = 1; i < n; i++) { T x = LZ_AT(T, p, s, i);              \
+            if (x != x) { m = x; best = i; break; }                                          \
+            if (kind == RK_ARGMIN ? x < m : x > m) { m = x; best = i; } }                    \
+        R->pd[t] = (double)m; R->pidx[t] = idx0 + best; break; }                             \
+    case RK_VAR: { double mean = PW(p, n, s, 0.) / (double)n;                                \
+        R->pd[t] = mean; R->pm2[t] = PWSQ(p, n, s, mean); R->pidx[t] = n; break; }            \
+    default: break;                                                                          \
+    }
+
+#define LZ_RED_BLOCK_INT(T, ACC, FIELD)                                                      \
+    switch (kind) {                                                                          \
+    case RK_SUM: { npy_uint64 r = 0; for (npy_intp i = 0; i < n; i++)                        \
+        r += (npy_uint64)LZ_AT(T, p, s, i); R->pu[t] = r; break; }                           \
+    case RK_PROD: { npy_uint64 r = 1; for (npy_intp i = 0; i < n; i++)                       \
+        r *= (npy_uint64)LZ_AT(T, p, s, i); R->pu[t] = r; break; }                           \
+    case RK_MIN: { T m = LZ_AT(T, p, s, 0); for (npy_intp i = 0; i < n; i++) {               \
+        T x = LZ_AT(T, p, s, i); m = x < m ? x : m; } R->FIELD[t] = (ACC)m; break; }         \
+    case RK_MAX: { T m = LZ_AT(T, p, s, 0); for (npy_intp i = 0; i < n; i++) {               \
+        T x = LZ_AT(T, p, s, i); m = x > m ? x : m; } R->FIELD[t] = (ACC)m; break; }         \
+    case RK_ANY: { npy_uint64 r = 0; for (npy_intp i = 0; i < n; i++)                        \
+        r |= LZ_AT(T, p, s, i) != 0; R->pu[t] = r; break; }                                  \
+    case RK_ALL: { npy_uint64 r = 1; for (npy_intp i = 0; i < n; i++)                        \
+        r &= LZ_AT(T, p, s, i) != 0; R->pu[t] = r; break; }                                  \
+    case RK_ARGMIN: case RK_ARGMAX: {                                                        \
+        T m = LZ_AT(T, p, s, 0); npy_intp best = 0;                                          \
+        for (npy_intp i = 1; i < n; i++) { T x = LZ_AT(T, p, s, i);                          \
+            if (kind == RK_ARGMIN ? x < m : x > m) { m = x; best = i; } }                    \
+        R->FIELD[t] = (ACC)m; R->pidx[t] = idx0 + best; break; }                             \
+    default: break;                                                                          \
+    }
+
+static void lz_red_block(const lz_prog *P, lz_run *R, npy_intp t, const char *p, npy_intp s,
+                         npy_intp n, npy_intp idx0) {
+    const int kind = P->red_kind;
+    switch (P->red_type) {
+    case RT_F32: LZ_RED_BLOCK_FLOAT(npy_float, lz_pw_f32, lz_pwsq_f32) break;
+    case RT_F64: LZ_RED_BLOCK_FLOAT(npy_double, lz_pw_f64, lz_pwsq_f64) break;
+    case RT_I64: LZ_RED_BLOCK_INT(npy_int64, npy_int64, pi) break;
+    case RT_U64: LZ_RED_BLOCK_INT(npy_uint64, npy_uint64, pu) break;
+    default: LZ_RED_BLOCK_INT(npy_uint8, npy_uint64, pu) break;
+    }
+}
+
+/* Chan et al.'s pairwise combination of (count, mean, M2) partials */
+static void lz_var_combine(const double *mean, const double *m2, const npy_int64 *cnt, npy_intp n,
+                           double *omean, double *om2, double *ocnt) {
+    if (n == 1) {
+        *omean = mean[0]; *om2 = m2[0]; *ocnt = (double)cnt[0];
+        return;
+    }
+    npy_intp h = n / 2;
+    double ma, mb, qa, qb, na, nb;
+    lz_var_combine(mean, m2, cnt, h, &ma, &qa, &na);
+    lz_var_combine(mean + h, m2 + h, cnt + h, n - h, &mb, &qb, &nb);
+    double nn = na + nb, delta = mb - ma;
+    *ocnt = nn;
+    *omean = ma + delta * (nb / nn);
+    *om2 = qa + qb + delta * delta * (na * nb / nn);
+}
+
+/* Combine the nb partials of slot o (MODE_RED_A) into result o, in block order. */
+static void lz_combine_slot(const lz_prog *P, lz_run *R, npy_intp o) {
+    const npy_intp nb = R->nb, b0 = o * nb;
+    const int kind = P->red_kind, rt = P->red_type;
+    const int fl = rt == RT_F32 || rt == RT_F64;
+    switch (kind) {
+    case RK_SUM:
+        if (fl) R->rd[o] = lz_pw_d(R->pd + b0, nb, 1);
+        else { npy_uint64 r = 0; for (npy_intp b = 0; b < nb; b++) r += R->pu[b0 + b]; R->ru[o] = r; }
+        break;
+    case RK_PROD:
+        if (fl) { double r = 1.; for (npy_intp b = 0; b < nb; b++) r *= R->pd[b0 + b]; R->rd[o] = r; }
+        else { npy_uint64 r = 1; for (npy_intp b = 0; b < nb; b++) r *= R->pu[b0 + b]; R->ru[o] = r; }
+        break;
+    case RK_ANY: { npy_uint64 r = 0; for (npy_intp b = 0; b < nb; b++) r |= R->pu[b0 + b];
+                   R->ru[o] = r; break; }
+    case RK_ALL: { npy_uint64 r = 1; for (npy_intp b = 0; b < nb; b++) r &= R->pu[b0 + b];
+                   R->ru[o] = r; break; }
+    case RK_MIN: case RK_MAX: {
+        const int mn = kind == RK_MIN;
+        if (fl) {
+            double m = R->pd[b0];
+            for (npy_intp b = 1; b < nb && m == m; b++) {
+                double x = R->pd[b0 + b];
+                if (x != x || (mn ? x < m : x > m)) m = x;
+            }
+            R->rd[o] = m;
+        } else if (rt == RT_I64) {
+            npy_int64 m = R->pi[b0];
+            for (npy_intp b = 1; b < nb; b++) { npy_int64 x = R->pi[b0 + b]; if (mn ? x < m : x > m) m = x; }
+            R->ri[o] = m;
+        } else {
+            npy_uint64 m = R->pu[b0];
+            for (npy_intp b = 1; b < nb; b++) { npy_uint64 x = R->pu[b0 + b]; if (mn ? x < m : x > m) m = x; }
+            R->ru[o] = m;
+        }
+        break; }
+    case RK_ARGMIN: case RK_ARGMAX: {
+        const int mn = kind == RK_ARGMIN;
+        npy_intp best = b0;
+        for (npy_intp b = b0 + 1; b < b0 + nb; b++) {
+            int better;
+            if (fl) {
+                double m = R->pd[best], x = R->pd[b];
+                if (m != m) break;
+                better = x != x || (mn ? x < m : x > m);
+            } else if (rt == RT_I64) {
+                better = mn ? R->pi[b] < R->pi[best] : R->pi[b] > R->pi[best];
+            } else {
+                better = mn ? R->pu[b] < R->pu[best] : R->pu[b] > R->pu[best];
+            }
+            if (better) best = b;
+        }
+        R->ridx[o] = R->pidx[best];
+        break; }
+    case RK_VAR: {
+        double mean, m2, cnt;
+        lz_var_combine(R->pd + b0, R->pm2 + b0, R->pidx + b0, nb, &mean, &m2, &cnt);
+        R->rd[o] = mean;
+        R->rm2[o] = m2;
+        break; }
+    default: break;
+    }
+}
+
+/* MODE_RED_B: accumulate the block (slots j0..j0+n) of reduce index o. */
+#define LZ_ACC_FLOAT(T)                                                                      \
+    switch (kind) {                                                                          \
+    case RK_SUM: if (first) for (npy_intp i = 0; i < n; i++) ad[i] = LZ_AT(T, p, s, i);       \
+                 else for (npy_intp i = 0; i < n; i++) ad[i] += LZ_AT(T, p, s, i); break;     \
+    case RK_PROD: if (first) for (npy_intp i = 0; i < n; i++) ad[i] = LZ_AT(T, p, s, i);      \
+                  else for (npy_intp i = 0; i < n; i++) ad[i] *= LZ_AT(T, p, s, i); break;    \
+    case RK_MIN: if (first) for (npy_intp i = 0; i < n; i++) ad[i] = LZ_AT(T, p, s, i);       \
+        else for (npy_intp i = 0; i < n; i++) { double x = LZ_AT(T, p, s, i), a = ad[i];      \
+            ad[i] = (x < a || x != x) ? x : a; } break;                                      \
+    case RK_MAX: if (first) for (npy_intp i = 0; i < n; i++) ad[i] = LZ_AT(T, p, s, i);       \
+        else for (npy_intp i = 0; i < n; i++) { double x = LZ_AT(T, p, s, i), a = ad[i];      \
+            ad[i] = (x > a || x != x) ? x : a; } break;                                      \
+    case RK_ARGMIN: case RK_ARGMAX: {                                                        \
+        const int mn = kind == RK_ARGMIN;                                                    \
+        if (first) for (npy_intp i = 0; i < n; i++) { ad[i] = LZ_AT(T, p, s, i); ax[i] = 0; } \
+        else for (npy_intp i = 0; i < n; i++) { double x = LZ_AT(T, p, s, i), a = ad[i];      \
+            if (a == a && (x != x || (mn ? x < a : x > a))) { ad[i] = x; ax[i] = o; } }       \
+        break; }                                                                             \
+    case RK_VAR: { const double cnt = (double)(o + 1);                                       \
+        if (first) for (npy_intp i = 0; i < n; i++) { ad[i] = LZ_AT(T, p, s, i); am2[i] = 0.; } \
+        else for (npy_intp i = 0; i < n; i++) { double x = LZ_AT(T, p, s, i);                \
+            double d = x - ad[i]; ad[i] += d / cnt; am2[i] += d * (x - ad[i]); }              \
+        break; }                                                                             \
+    default: break;                                                                          \
+    }
+
+#define LZ_ACC_INT(T, ACC, A)                                                                \
+    switch (kind) {                                                                          \
+    case RK_SUM: if (first) for (npy_intp i = 0; i < n; i++) au[i] = (npy_uint64)LZ_AT(T, p, s, i); \
+        else for (npy_intp i = 0; i < n; i++) au[i] += (npy_uint64)LZ_AT(T, p, s, i); break;  \
+    case RK_PROD: if (first) for (npy_intp i = 0; i < n; i++) au[i] = (npy_uint64)LZ_AT(T, p, s, i); \
+        else for (npy_intp i = 0; i < n; i++) au[i] *= (npy_uint64)LZ_AT(T, p, s, i); break;  \
+    case RK_ANY: if (first) for (npy_intp i = 0; i < n; i++) au[i] = LZ_AT(T, p, s, i) != 0; \
+        else for (npy_intp i = 0; i < n; i++) au[i] |= LZ_AT(T, p, s, i) != 0; break;         \
+    case RK_ALL: if (first) for (npy_intp i = 0; i < n; i++) au[i] = LZ_AT(T, p, s, i) != 0; \
+        else for (npy_intp i = 0; i < n; i++) au[i] &= LZ_AT(T, p, s, i) != 0; break;         \
+    case RK_MIN: if (first) for (npy_intp i = 0; i < n; i++) A[i] = (ACC)LZ_AT(T, p, s, i);   \
+        else for (npy_intp i = 0; i < n; i++) { ACC x = (ACC)LZ_AT(T, p, s, i);               \
+            A[i] = x < A[i] ? x : A[i]; } break;                                             \
+    case RK_MAX: if (first) for (npy_intp i = 0; i < n; i++) A[i] = (ACC)LZ_AT(T, p, s, i);   \
+        else for (npy_intp i = 0; i < n; i++) { ACC x = (ACC)LZ_AT(T, p, s, i);               \
+            A[i] = x > A[i] ? x : A[i]; } break;                                             \
+    case RK_ARGMIN: case RK_ARGMAX: {                                                        \
+        const int mn = kind == RK_ARGMIN;                                                    \
+        if (first) for (npy_intp i = 0; i < n; i++) { A[i] = (ACC)LZ_AT(T, p, s, i); ax[i] = 0; } \
+        else for (npy_intp i = 0; i < n; i++) { ACC x = (ACC)LZ_AT(T, p, s, i);               \
+            if (mn ? x < A[i] : x > A[i]) { A[i] = x; ax[i] = o; } }                          \
+        break; }                                                                             \
+    default: break;                                                                          \
+    }
+
+static void lz_red_acc(const lz_prog *P, lz_run *R, npy_intp j0, const char *p, npy_intp s,
+                       npy_intp n, npy_intp o) {
+    const int kind = P->red_kind, first = o == 0;
+    double *ad = R->rd + j0, *am2 = R->rm2 ? R->rm2 + j0 : NULL;
+    npy_int64 *ai = R->ri + j0, *ax = R->ridx + j0;
+    npy_uint64 *au = R->ru + j0;
+    switch (P->red_type) {
+    case RT_F32: LZ_ACC_FLOAT(npy_float) break;
+    case RT_F64: LZ_ACC_FLOAT(npy_double) break;
+    case RT_I64: LZ_ACC_INT(npy_int64, npy_int64, ai) break;
+    case RT_U64: LZ_ACC_INT(npy_uint64, npy_uint64, au) break;
+    default: LZ_ACC_INT(npy_uint8, npy_uint64, au) break;
+    }
+}
+
+/* ---------------------------------------------------------------- the driver */
+static int lz_do_item(const lz_prog *P, lz_run *R, lz_scratch *S, npy_intp t) {
+    const npy_intp B = P->B;
+    const int rv = P->result_val;
+    if (R->mode == MODE_RED_B) {
+        npy_intp j0 = t * R->nb, n = R->Isz - j0;
+        if (n > R->nb) n = R->nb;
+        for (npy_intp o = 0; o < R->Osz; o++) {
+            for (npy_intp j = j0; j < j0 + n; j += B) {
+                npy_intp m = j0 + n - j < B ? j0 + n - j : B;
+                if (lz_exec_block(P, R, S, o, j, m, NULL) < 0) return -1;
+                lz_red_acc(P, R, j, S->vptr[rv], S->vstr[rv], m, o);
+            }
+        }
+        return 0;
+    }
+    npy_intp o = t / R->nb, b = t % R->nb;
+    npy_intp start = b * B, n = R->Isz - start;
+    if (n > B) n = B;
+    if (R->mode == MODE_EW) {
+        char *out = R->out + (o * R->Isz + start) * P->instr[P->ninstr - 1].osize;
+        return lz_exec_block(P, R, S, o, start, n, out);
+    }
+    if (lz_exec_block(P, R, S, o, start, n, NULL) < 0) return -1;
+    lz_red_block(P, R, t, S->vptr[rv], S->vstr[rv], n, start);
+    return 0;
+}
+
+/* Run all items on up to nthreads threads. Returns 0, -1 (loop error) or -2 (no memory). */
+static int lz_execute(const lz_prog *P, lz_run *R, int nthreads) {
+    npy_intp nitems;
+    if (R->mode == MODE_RED_B) nitems = (R->Isz + R->nb - 1) / R->nb;
+    else nitems = R->Osz * R->nb;
+    int err = 0;
+    if (nthreads > nitems) nthreads = (int)nitems;
+    if (nthreads <= 1) {
+        lz_scratch S;
+        if (lz_scratch_init(P, &S) < 0) err = -2;
+        for (npy_intp t = 0; t < nitems && !err; t++) err = lz_do_item(P, R, &S, t);
+        lz_scratch_free(&S);
+    } else {
+#ifdef _OPENMP
+        npy_intp chunk = nitems / (nthreads * 8);
+        if (chunk < 1) chunk = 1;
+        #pragma omp parallel num_threads(nthreads)
+        {
+            lz_scratch S;
+            int my = lz_scratch_init(P, &S) < 0 ? -2 : 0;
+            #pragma omp for schedule(dynamic, chunk)
+            for (npy_intp t = 0; t < nitems; t++) {
+                if (!my) my = lz_do_item(P, R, &S, t);
+            }
+            lz_scratch_free(&S);
+            if (my) {
+                #pragma omp critical
+                err = my;
+            }
+        }
+#else
+        return lz_execute(P, R, 1);
+#endif
+    }
+    if (err) return err;
+    if (R->mode == MODE_RED_A) {
+        for (npy_intp o = 0; o < R->Osz; o++) lz_combine_slot(P, R, o);
+    }
+    feclearexcept(FE_ALL_EXCEPT);
+    return 0;
+}

@@ -1,0 +1,271 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""The compiled half of the fused CPU backend: program objects and the block VM driver.
+
+The VM itself (casts, where, gathers, reductions, the OpenMP work loop) is C in
+``_cpu_vm.h``; this module turns the Python-side program description into C
+structs, computes the iteration layout of a call, and runs it with the GIL released.
+"""
+cimport numpy as cnp
+from cpython.pycapsule cimport PyCapsule_GetPointer
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy, memset
+
+cnp.import_array()
+
+cdef extern from "_cpu_vm.h" nogil:
+    ctypedef void (*lz_cast_t)(const char *s, cnp.npy_intp ss, char *d, cnp.npy_intp n)
+    ctypedef int (*lz_loop_t)(void *ctx, char *const *data, const cnp.npy_intp *dims,
+                              const cnp.npy_intp *strides, void *aux)
+    ctypedef struct lz_call_info:
+        void *strided_loop
+        void *context
+        void *auxdata
+        cnp.npy_bool requires_pyapi
+        cnp.npy_bool no_floatingpoint_errors
+    ctypedef struct lz_instr:
+        int kind, nin
+        int in_ "in"[3]
+        int out, reg
+        cnp.npy_intp osize
+        lz_loop_t loop
+        void *ctx
+        void *aux
+        lz_cast_t cast
+    ctypedef struct lz_prog:
+        int ninstr
+        lz_instr *instr
+        int ninputs, nscalars, nvals, nregs
+        int *input_val
+        cnp.npy_intp *input_isz
+        int *scalar_val
+        int result_val, red_kind, red_type
+        cnp.npy_intp B
+    ctypedef struct lz_run:
+        int mode, nO, nI
+        cnp.npy_intp Oshape[64]
+        cnp.npy_intp Ishape[64]
+        cnp.npy_intp Osz, Isz
+        char **base
+        cnp.npy_intp *Ostr
+        cnp.npy_intp *Istr
+        cnp.npy_intp *dstride
+        char *scalars
+        char *out
+        cnp.npy_intp nb
+        double *pd
+        double *pm2
+        cnp.npy_int64 *pi
+        cnp.npy_int64 *pidx
+        cnp.npy_uint64 *pu
+        double *rd
+        double *rm2
+        cnp.npy_int64 *ri
+        cnp.npy_int64 *ridx
+        cnp.npy_uint64 *ru
+        int error
+    lz_cast_t lz_get_cast(int dst, int src)
+    int lz_execute(const lz_prog *P, lz_run *R, int nthreads)
+    cnp.npy_intp LZ_GATHER
+    int VK_UFUNC, VK_CAST, VK_WHERE
+    int MODE_EW, MODE_RED_A, MODE_RED_B
+
+cdef const char *CAPSULE_NAME = b"numpy_1.24_ufunc_call_info"
+
+
+def loop_flags(capsule):
+    """(requires_pyapi, no_floatingpoint_errors) of a filled ufunc call-info capsule."""
+    cdef lz_call_info *ci = <lz_call_info *>PyCapsule_GetPointer(capsule, CAPSULE_NAME)
+    return bool(ci.requires_pyapi), bool(ci.no_floatingpoint_errors)
+
+
+cdef class VMProgram:
+    """A compiled VM program: C instruction array plus the objects that keep it valid."""
+
+    cdef lz_prog P
+    cdef list keep
+    cdef readonly int nregs, red_kind, red_type
+    cdef readonly cnp.npy_intp block
+
+    def __cinit__(self):
+        memset(&self.P, 0, sizeof(lz_prog))
+        self.keep = []
+
+    def __init__(self, list instrs, list inputs, list scalars, int nvals, int nregs,
+                 int result_val, int red_kind, int red_type, cnp.npy_intp block):
+        cdef lz_prog *P = &self.P
+        cdef lz_instr *ins
+        cdef lz_call_info *ci
+        cdef int j, a
+        P.ninstr = len(instrs)
+        P.instr = <lz_instr *>malloc(sizeof(lz_instr) * (P.ninstr + 1))
+        P.ninputs = len(inputs)
+        P.input_val = <int *>malloc(sizeof(int) * (P.ninputs + 1))
+        P.input_isz = <cnp.npy_intp *>malloc(sizeof(cnp.npy_intp) * (P.ninputs + 1))
+        P.nscalars = len(scalars)
+        P.scalar_val = <int *>malloc(sizeof(int) * (P.nscalars + 1))
+        if not (P.instr and P.input_val and P.input_isz and P.scalar_val):
+            raise MemoryError()
+        memset(P.instr, 0, sizeof(lz_instr) * (P.ninstr + 1))
+        for j, spec in enumerate(instrs):
+            kind, out, args, reg, osize, extra = spec
+            ins = &P.instr[j]
+            ins.nin = len(args)
+            for a in range(ins.nin):
+                ins.in_[a] = args[a]
+            ins.out, ins.reg, ins.osize = out, reg, osize
+            if kind == "ufunc":
+                ci = <lz_call_info *>PyCapsule_GetPointer(extra, CAPSULE_NAME)
+                if ci.strided_loop == NULL or ci.requires_pyapi:
+                    raise TypeError("ufunc loop unusable without the GIL")
+                ins.kind = VK_UFUNC
+                ins.loop = <lz_loop_t>ci.strided_loop
+                ins.ctx = ci.context
+                ins.aux = ci.auxdata
+                self.keep.append(extra)
+            elif kind == "cast":
+                ins.kind = VK_CAST
+                ins.cast = lz_get_cast(extra[0], extra[1])
+            elif kind == "where":
+                ins.kind = VK_WHERE
+            else:
+                raise ValueError(kind)
+        for j, (val, isz) in enumerate(inputs):
+            P.input_val[j] = val
+            P.input_isz[j] = isz
+        for j, val in enumerate(scalars):
+            P.scalar_val[j] = val
+        P.nvals, P.nregs, P.result_val = nvals, nregs, result_val
+        P.red_kind, P.red_type, P.B = red_kind, red_type, block
+        self.nregs, self.red_kind, self.red_type, self.block = nregs, red_kind, red_type, block
+
+    def __dealloc__(self):
+        free(self.P.instr)
+        free(self.P.input_val)
+        free(self.P.input_isz)
+        free(self.P.scalar_val)
+
+
+cdef inline void *_ptr(object a):
+    if a is None:
+        return NULL
+    return cnp.PyArray_DATA(<cnp.ndarray>a)
+
+
+def execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tuple order, int n_outer,
+            int mode, int nthreads, out=None, pd=None, pm2=None, pi=None, pidx=None, pu=None,
+            rd=None, rm2=None, ri=None, ridx=None, ru=None, cnp.npy_intp nb=0):
+    """Run ``prog`` over the iteration space ``shape``.
+
+    ``order`` lists the dims of ``shape``: the first ``n_outer`` form the outer index,
+    the rest the inner index (both C order). ``inputs`` are arrays broadcastable to
+    ``shape``; ``scalars`` holds 16 bytes per scalar operand. Elementwise mode writes
+    ``out`` (C-contiguous, ``shape``); reduction modes fill the partial/result arrays.
+    ``nb`` is the block count per slot (mode A) or the slots per work item (mode B).
+    Returns (n_outer_size, n_inner_size) actually used.
+    """
+    cdef lz_run R
+    cdef int nd = len(shape), nin = len(inputs), k, d, e, off, nO, nI, ok
+    cdef cnp.ndarray a
+    cdef cnp.npy_intp st, t, prod
+    cdef cnp.npy_intp full[64]
+    cdef cnp.npy_intp fshape[64]
+    cdef int keep_dims[64]
+    cdef cnp.npy_intp *strides = <cnp.npy_intp *>malloc(sizeof(cnp.npy_intp) * (nin * nd + 1))
+    memset(&R, 0, sizeof(lz_run))
+    R.base = <char **>malloc(sizeof(char *) * (nin + 1))
+    R.Ostr = <cnp.npy_intp *>malloc(sizeof(cnp.npy_intp) * (nin * nd + 1))
+    R.Istr = <cnp.npy_intp *>malloc(sizeof(cnp.npy_intp) * (nin * nd + 1))
+    R.dstride = <cnp.npy_intp *>malloc(sizeof(cnp.npy_intp) * (nin + 1))
+    try:
+        if not (strides and R.base and R.Ostr and R.Istr and R.dstride):
+            raise MemoryError()
+        for d in range(nd):
+            fshape[d] = shape[order[d]]
+        # broadcast strides of every input, in `order`
+        for k in range(nin):
+            a = <cnp.ndarray>inputs[k]
+            R.base[k] = <char *>cnp.PyArray_DATA(a)
+            off = nd - a.ndim
+            for d in range(nd):
+                e = order[d] - off
+                if e < 0 or a.shape[e] == 1 or fshape[d] == 1:
+                    strides[k * nd + d] = 0
+                else:
+                    strides[k * nd + d] = a.strides[e]
+        # outer dims (drop size 1), then inner dims (drop size 1, coalesce)
+        R.Osz = 1
+        nO = 0
+        for d in range(n_outer):
+            R.Osz *= fshape[d]
+            if fshape[d] != 1:
+                keep_dims[nO] = d
+                nO += 1
+        for e in range(nO):
+            R.Oshape[e] = fshape[keep_dims[e]]
+            for k in range(nin):
+                R.Ostr[k * nO + e] = strides[k * nd + keep_dims[e]]
+        R.nO = nO
+        R.Isz = 1
+        nI = 0
+        for d in range(n_outer, nd):
+            R.Isz *= fshape[d]
+            if fshape[d] == 1:
+                continue
+            if nI > 0:
+                ok = 1
+                for k in range(nin):
+                    if strides[k * nd + keep_dims[nI - 1]] != strides[k * nd + d] * fshape[d]:
+                        ok = 0
+                        break
+                if ok:  # merge dim d into the previous kept one
+                    full[nI - 1] *= fshape[d]
+                    for k in range(nin):
+                        strides[k * nd + keep_dims[nI - 1]] = strides[k * nd + d]
+                    continue
+            keep_dims[nI] = d
+            full[nI] = fshape[d]
+            nI += 1
+        R.nI = nI
+        for e in range(nI):
+            R.Ishape[e] = full[e]
+            for k in range(nin):
+                R.Istr[k * nI + e] = strides[k * nd + keep_dims[e]]
+        # inputs readable with one stride over the inner index are read in place
+        for k in range(nin):
+            if nI == 0:
+                R.dstride[k] = 0
+                continue
+            t = R.Istr[k * nI + nI - 1]
+            prod = 1
+            ok = 1
+            for e in range(nI - 1, -1, -1):
+                if R.Istr[k * nI + e] != t * prod:
+                    ok = 0
+                    break
+                prod *= R.Ishape[e]
+            R.dstride[k] = t if ok else LZ_GATHER
+        R.mode = mode
+        R.scalars = scalars
+        R.out = <char *>_ptr(out)
+        R.pd, R.pm2 = <double *>_ptr(pd), <double *>_ptr(pm2)
+        R.pi, R.pidx = <cnp.npy_int64 *>_ptr(pi), <cnp.npy_int64 *>_ptr(pidx)
+        R.pu = <cnp.npy_uint64 *>_ptr(pu)
+        R.rd, R.rm2 = <double *>_ptr(rd), <double *>_ptr(rm2)
+        R.ri, R.ridx = <cnp.npy_int64 *>_ptr(ri), <cnp.npy_int64 *>_ptr(ridx)
+        R.ru = <cnp.npy_uint64 *>_ptr(ru)
+        R.nb = nb
+        if R.Osz == 0 or R.Isz == 0 or nb == 0:
+            return R.Osz, R.Isz
+        with nogil:
+            ok = lz_execute(&prog.P, &R, nthreads)
+        if ok == -2:
+            raise MemoryError("lazyarr cpu-fused: out of memory for block registers")
+        if ok != 0:
+            raise FloatingPointError("lazyarr cpu-fused: a NumPy inner loop reported an error")
+        return R.Osz, R.Isz
+    finally:
+        free(strides)
+        free(R.base)
+        free(R.Ostr)
+        free(R.Istr)
+        free(R.dstride)

@@ -1,0 +1,432 @@
+"""The fused CPU backend (``cpu-fused``): a block virtual machine compiled from Cython.
+
+A lowered program runs in ONE pass over its inputs, block by block (a few thousand
+elements, so every intermediate stays in L1/L2), with the GIL released and the blocks
+spread over threads (OpenMP; ``LAZYARR_NUM_THREADS`` or :func:`set_num_threads`).
+
+* Elementwise instructions call NumPy's own strided inner loops, fetched once per
+  program with ``ufunc._resolve_dtypes_and_context`` + ``ufunc._get_strided_loop``
+  (NumPy's API for Numba-like consumers), so results are bit-identical to NumPy
+  and keep its SIMD transcendentals. ``astype`` and ``where`` are C loops.
+* A reduction at the root is fused into the same pass: floats are accumulated in
+  float64 (pairwise within a block, pairwise over blocks), integers with NumPy's
+  wrap-around, var/std from per-block (mean, M2) pairs merged with Chan's formula.
+* Setup (loops, casts, registers) is cached by ``program.key``; a repeated expression
+  pays only the run. Anything the VM cannot run falls back to the reference backend.
+
+Thread count never changes results: work is cut into the same blocks and partials are
+combined in the same order whatever the number of threads.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._plan import InputInfo, Kernel, Plan
+from .._program import Lowered, Program
+from .._registry import OPS
+from . import _cpu_vm  # noqa: F401  (ImportError here: select() falls back to the reference backend)
+
+if not hasattr(np.add, "_get_strided_loop") or not hasattr(np.add, "_resolve_dtypes_and_context"):
+    raise ImportError("cpu-fused needs ufunc._get_strided_loop (NumPy >= 1.24)")
+
+__all__ = ["BACKEND", "CpuFusedBackend", "set_num_threads", "get_num_threads"]
+
+_DTYPES = [np.dtype(t) for t in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
+                                  np.uint32, np.uint64, np.float16, np.float32, np.float64)]
+#: dtype -> type code of _cpu_vm.h
+TYPE_CODE = {dt: i for i, dt in enumerate(_DTYPES)}
+
+_MODE_EW, _MODE_RED_A, _MODE_RED_B = 0, 1, 2
+_RK = {"sum": 1, "mean": 1, "prod": 2, "min": 3, "max": 4, "any": 5, "all": 6, "argmin": 7,
+       "argmax": 8, "var": 9, "std": 9}
+_RT_F32, _RT_F64, _RT_I64, _RT_U64, _RT_U8 = range(5)
+_F64 = np.dtype(np.float64)
+
+#: below this many elements a call runs on one thread (waking threads costs more)
+SERIAL_BELOW = 1 << 15
+
+
+def _default_threads() -> int:
+    env = os.environ.get("LAZYARR_NUM_THREADS")
+    if env:
+        try:
+            n = int(env)
+        except ValueError as exc:
+            raise ValueError(f"LAZYARR_NUM_THREADS={env!r} is not an integer") from exc
+        if n < 1:
+            raise ValueError(f"LAZYARR_NUM_THREADS={env!r} must be >= 1")
+        return n
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+_num_threads = _default_threads()
+
+
+def set_num_threads(n: int) -> int:
+    """Set the number of threads the fused CPU backend uses; returns the previous value."""
+    global _num_threads
+    if int(n) < 1:
+        raise ValueError("the number of threads must be >= 1")
+    old, _num_threads = _num_threads, int(n)
+    return old
+
+
+def get_num_threads() -> int:
+    return _num_threads
+
+
+class Unsupported(Exception):
+    """The VM cannot run this program; the reference backend will."""
+
+
+@dataclass
+class Compiled:
+    vm: Any                      # _cpu_vm.VMProgram
+    listing: list[str]           # the VM program, for explain
+    reduction: str | None        # root reduction op name, or None (elementwise root)
+    red_arg: Any
+    compute: np.dtype | None     # the reduction's loop dtype (NumPy's)
+    canon: np.dtype | None       # the dtype the reduction kernel reads
+    result: np.dtype
+    n_inputs: int
+    n_scalars: int
+
+
+def _canonical(dt: np.dtype) -> np.dtype:
+    if dt.kind == "f":
+        return dt if dt.itemsize >= 4 else np.dtype(np.float32)
+    if dt.kind == "i":
+        return np.dtype(np.int64)
+    if dt.kind == "u":
+        return np.dtype(np.uint64)
+    return np.dtype(np.bool_)
+
+
+def _red_type(dt: np.dtype) -> int:
+    return {"f4": _RT_F32, "f8": _RT_F64, "i8": _RT_I64, "u8": _RT_U64, "b1": _RT_U8}[
+        f"{dt.kind}{dt.itemsize}"]
+
+
+def _compute_dtype(op: str, operand: np.dtype, result: np.dtype, dtype_arg: Any) -> np.dtype:
+    """The dtype NumPy reduces in (what each element is cast to before accumulating)."""
+    if op in ("sum", "prod"):
+        if result.kind == "b":
+            raise Unsupported("sum/prod with dtype=bool (logical or/and)")
+        return result
+    if op in ("mean", "var", "std"):
+        if dtype_arg is not None:
+            c = np.dtype(dtype_arg)
+        elif operand.kind in "biu":
+            c = _F64
+        elif operand.itemsize < 4:
+            c = np.dtype(np.float32)
+        else:
+            c = operand
+        if op != "mean" and c.kind != "f":
+            raise Unsupported("var/std with an integer dtype")
+        if c.kind == "b":
+            raise Unsupported("mean with dtype=bool")
+        return c
+    if op in ("any", "all"):
+        return np.dtype(np.bool_)
+    return operand  # min, max, argmin, argmax
+
+
+def _resolve_loop(ufunc: np.ufunc, dtypes: tuple[np.dtype, ...]) -> Any:
+    resolved, capsule = ufunc._resolve_dtypes_and_context(dtypes, casting="no")
+    if tuple(resolved) != dtypes:
+        raise Unsupported(f"{ufunc.__name__}{dtypes}: NumPy resolves {resolved}")
+    ufunc._get_strided_loop(capsule)
+    requires_pyapi, _ = _cpu_vm.loop_flags(capsule)
+    if requires_pyapi:
+        raise Unsupported(f"{ufunc.__name__}{dtypes} needs the GIL")
+    return capsule
+
+
+def _block_size(n_buffers: int) -> int:
+    """Elements per block: registers of B*8 bytes each should fit in about 512 KiB."""
+    b = 4096
+    while b > 512 and n_buffers * b * 8 > 512 * 1024:
+        b //= 2
+    return b
+
+
+def compile_program(program: Program) -> Compiled:
+    instrs = program.instrs
+    for ins in instrs:
+        if ins.dtype not in TYPE_CODE:
+            raise Unsupported(f"dtype {ins.dtype}")
+    root = instrs[-1]
+    opdef = OPS.get(root.op)
+    reduction = root.op if opdef is not None and opdef.kind == "reduction" else None
+    body = instrs[:-1] if reduction else instrs
+    if not reduction and root.op in ("input", "scalar"):
+        raise Unsupported("nothing to compute")
+    dtypes = [ins.dtype for ins in instrs]
+    specs: list[tuple[str, int, tuple[int, ...], np.dtype, Any, str]] = []
+    inputs: dict[int, tuple[int, int]] = {}
+    scalars: dict[int, int] = {}
+    for n, ins in enumerate(body):
+        if ins.op == "input":
+            inputs[ins.arg[0]] = (n, ins.dtype.itemsize)
+        elif ins.op == "scalar":
+            scalars[ins.arg] = n
+        elif ins.op == "astype":
+            src = dtypes[ins.args[0]]
+            specs.append(("cast", n, ins.args, ins.dtype, (TYPE_CODE[ins.dtype], TYPE_CODE[src]),
+                          f"astype {src}->{ins.dtype}"))
+        elif ins.op == "where":
+            specs.append(("where", n, ins.args, ins.dtype, None, "select"))
+        else:
+            fn = OPS[ins.op].numpy if ins.op in OPS else None
+            if not isinstance(fn, np.ufunc) or fn.nout != 1:
+                raise Unsupported(f"op {ins.op}")
+            loop_dtypes = tuple(dtypes[a] for a in ins.args) + (ins.dtype,)
+            capsule = _resolve_loop(fn, loop_dtypes)
+            sig = ",".join(d.name for d in loop_dtypes[:-1]) + "->" + ins.dtype.name
+            specs.append(("ufunc", n, ins.args, ins.dtype, capsule, f"numpy.{fn.__name__} loop {sig}"))
+    nvals = len(body)
+    compute = canon = None
+    red_arg = root.arg if reduction else None
+    if reduction:
+        result_val = root.args[0]
+        compute = _compute_dtype(reduction, dtypes[result_val], root.dtype, root.arg[2])
+        canon = _canonical(compute)
+        for target in (compute, canon):
+            cur = dtypes[result_val] if result_val < len(dtypes) else target
+            if target != cur and not (target.kind == "b" and cur.kind == "b"):
+                specs.append(("cast", nvals, (result_val,), target, (TYPE_CODE[target], TYPE_CODE[cur]),
+                              f"astype {cur}->{target}"))
+                dtypes.append(target)
+                result_val, nvals = nvals, nvals + 1
+    else:
+        result_val = nvals - 1
+    # registers: linear scan over the VM instructions; a result never shares a register
+    # with its own operands (casts change the element size in place otherwise)
+    last_use: dict[int, int] = {}
+    for j, spec in enumerate(specs):
+        for a in spec[2]:
+            last_use[a] = j
+    last_use[result_val] = len(specs)
+    free: list[int] = []
+    reg_of: dict[int, int] = {}
+    nregs = 0
+    vm_instrs = []
+    listing = []
+    for j, (kind, out, args, dt, extra, text) in enumerate(specs):
+        if not reduction and j == len(specs) - 1:
+            reg = -1
+        else:
+            if free:
+                reg = free.pop()
+            else:
+                reg, nregs = nregs, nregs + 1
+            reg_of[out] = reg
+        for a in set(args):
+            if last_use.get(a) == j and a in reg_of:
+                free.append(reg_of.pop(a))
+        vm_instrs.append((kind, out, tuple(args), reg, dt.itemsize, extra))
+        dest = "out" if reg < 0 else f"r{reg}"
+        listing.append(f"%{out} = {instrs[out].op if out < len(instrs) else 'astype'}"
+                       f"({', '.join(f'%{a}' for a in args)}) -> {dest} : {dt} [{text}]")
+    block = _block_size(nregs + len(inputs))
+    input_list = [inputs[p] if p in inputs else (-1, 1) for p in range(max(inputs, default=-1) + 1)]
+    scalar_list = [scalars[p] for p in range(len(scalars))]
+    vm = _cpu_vm.VMProgram(vm_instrs, input_list, scalar_list, nvals, nregs, result_val,
+                           _RK.get(reduction or "", 0), _red_type(canon) if canon is not None else 0,
+                           block)
+    return Compiled(vm, listing, reduction, red_arg, compute, canon, root.dtype, len(input_list),
+                    len(scalar_list))
+
+
+# ----------------------------------------------------------------------------- the cache
+_cache: dict[Any, Compiled | Unsupported] = {}
+_cache_lock = threading.Lock()
+_CACHE_MAX = 1024
+cache_stats = {"hits": 0, "misses": 0}
+
+
+def get_compiled(program: Program) -> Compiled | Unsupported:
+    key = program.key
+    entry = _cache.get(key)
+    if entry is not None:
+        cache_stats["hits"] += 1
+        return entry
+    cache_stats["misses"] += 1
+    try:
+        entry = compile_program(program)
+    except Unsupported as exc:
+        entry = exc
+    with _cache_lock:
+        if len(_cache) >= _CACHE_MAX:
+            _cache.clear()
+        _cache[key] = entry
+    return entry
+
+
+# ----------------------------------------------------------------------------- running
+def _prepare(buf: Any, dtype: np.dtype) -> np.ndarray:
+    a = buf if type(buf) is np.ndarray else np.asarray(buf)
+    if a.dtype != dtype or not a.flags.aligned:
+        a = np.ascontiguousarray(a, dtype=dtype)
+    return a
+
+
+def _layout(shape: tuple[int, ...], axes: tuple[int, ...] | None) -> tuple[int, tuple[int, ...], int]:
+    """(mode, dim order, number of outer dims) for an iteration space and reduced axes."""
+    nd = len(shape)
+    if axes is None:
+        return _MODE_RED_A, tuple(range(nd)), 0
+    red = set(axes)
+    kept = tuple(d for d in range(nd) if d not in red)
+    msz = int(np.prod([shape[d] for d in kept], dtype=np.int64))
+    rsz = int(np.prod([shape[d] for d in axes], dtype=np.int64))
+    last = next((d for d in reversed(range(nd)) if shape[d] != 1), nd - 1)
+    if last in red:
+        mode = _MODE_RED_B if rsz < 128 and msz >= 1024 else _MODE_RED_A
+    else:
+        mode = _MODE_RED_A if msz < 128 and rsz >= 1024 else _MODE_RED_B
+    if mode == _MODE_RED_A:
+        return mode, kept + tuple(axes), len(kept)
+    return mode, tuple(axes) + kept, len(axes)
+
+
+def _threads_for(size: int) -> int:
+    return 1 if size < SERIAL_BELOW else _num_threads
+
+
+def run_compiled(c: Compiled, lowered: Lowered) -> np.ndarray:
+    prog = lowered.program
+    in_dtypes = {ins.arg[0]: ins.dtype for ins in prog.instrs if ins.op == "input"}
+    inputs = [_prepare(b, in_dtypes[p]) for p, b in enumerate(lowered.inputs)]
+    scalars = b"".join(np.asarray(s).tobytes().ljust(16, b"\0") for s in lowered.scalars)
+    shape = tuple(np.broadcast_shapes(*(a.shape for a in inputs))) if inputs else ()
+    if c.reduction is None:
+        out = np.empty(lowered.shape, c.result)
+        if out.size:
+            size = out.size
+            nb = -(-size // c.vm.block)
+            _cpu_vm.execute(c.vm, inputs, scalars, shape, tuple(range(len(shape))), 0, _MODE_EW,
+                            _threads_for(size), out=out, nb=nb)
+        return out
+    return _run_reduction(c, lowered, inputs, scalars, shape)
+
+
+def _run_reduction(c: Compiled, lowered: Lowered, inputs: list[np.ndarray], scalars: bytes,
+                   shape: tuple[int, ...]) -> np.ndarray:
+    op = c.reduction
+    assert op is not None and c.compute is not None and c.canon is not None
+    axes, _keepdims, _dtype_arg, ddof = c.red_arg
+    mode, order, n_outer = _layout(shape, axes)
+    osz = int(np.prod([shape[d] for d in order[:n_outer]], dtype=np.int64))
+    isz = int(np.prod([shape[d] for d in order[n_outer:]], dtype=np.int64))
+    m, rsz = (osz, isz) if mode == _MODE_RED_A else (isz, osz)
+    if m == 0:
+        return np.empty(lowered.shape, c.result)
+    if rsz == 0:
+        fill = {"sum": 0, "prod": 1, "any": False, "all": True}.get(op, np.nan)
+        with np.errstate(all="ignore"):
+            return np.full(lowered.shape, fill, dtype=c.result)
+    kind = _RK[op]
+    rt = _red_type(c.canon)
+    fl = rt in (_RT_F32, _RT_F64)
+    if kind == 9:
+        names = ["d", "m2", "idx"]
+    elif kind in (7, 8):
+        names = ["idx", "d" if fl else ("i" if rt == _RT_I64 else "u")]
+    elif fl and kind in (1, 2, 3, 4):
+        names = ["d"]
+    else:
+        names = ["i" if rt == _RT_I64 and kind in (3, 4) else "u"]
+    dt = {"d": np.float64, "m2": np.float64, "i": np.int64, "idx": np.int64, "u": np.uint64}
+    arrays: dict[str, np.ndarray] = {}
+    size = m * rsz
+    nthreads = _threads_for(size)
+    if mode == _MODE_RED_A:
+        nb = -(-isz // c.vm.block)
+        for name in names:
+            arrays["p" + name] = np.empty(m * nb, dt[name])
+    else:
+        nb = max(64, min(c.vm.block, -(-isz // (4 * nthreads))))
+    for name in names:
+        arrays["r" + name] = np.empty(m, dt[name])
+    _cpu_vm.execute(c.vm, inputs, scalars, shape, order, n_outer, mode, nthreads, nb=nb, **arrays)
+    return _finalize(c, op, arrays, rsz, ddof, lowered.shape)
+
+
+def _finalize(c: Compiled, op: str, arrays: dict[str, np.ndarray], rsz: int, ddof: Any,
+              shape: tuple[int, ...]) -> np.ndarray:
+    result, compute = c.result, c.compute
+    assert compute is not None
+    with np.errstate(all="ignore"):
+        if op in ("argmin", "argmax"):
+            val: Any = arrays["ridx"]
+        elif op in ("var", "std"):
+            val = arrays["rm2"] / max(rsz - ddof, 0)
+            if op == "std":
+                val = np.sqrt(val)
+        elif "rd" in arrays:
+            val = arrays["rd"]
+            if op == "mean":
+                val = val / rsz
+        elif "ri" in arrays:
+            val = arrays["ri"]
+        else:
+            val = arrays["ru"]
+            if compute.kind == "i":
+                val = val.view(np.int64)
+            if op in ("sum", "prod", "mean") and compute.kind in "iu":
+                val = val.astype(compute)      # NumPy's wrap-around in the loop dtype
+            if op == "mean":
+                val = np.true_divide(val, rsz)
+        return np.asarray(val).astype(result, copy=False).reshape(shape)
+
+
+# ----------------------------------------------------------------------------- the backend
+class CpuFusedBackend:
+    """Runs a lowered program as one fused pass on the CPU (see the module docstring)."""
+
+    name = "cpu-fused"
+
+    def run(self, lowered: Lowered) -> Any:
+        c = get_compiled(lowered.program)
+        if isinstance(c, Unsupported):
+            from .reference import for_device
+            return for_device("cpu").run(lowered)
+        return run_compiled(c, lowered)
+
+    def plan(self, lowered: Lowered) -> Plan:
+        c = get_compiled(lowered.program)
+        if isinstance(c, Unsupported):
+            from .reference import for_device
+            plan = for_device("cpu").plan(lowered)
+            plan.notes.append(f"cpu-fused cannot run this program ({c}); the reference backend does")
+            return plan
+        inputs = [InputInfo(tuple(b.shape), b.dtype, b.nbytes) for b in lowered.inputs]
+        read = sum(i.nbytes for i in inputs)
+        written = int(np.prod(lowered.shape, dtype=np.int64)) * c.result.itemsize
+        src = [f"block {c.vm.block} elements, {c.vm.nregs} register(s) per thread, "
+               f"up to {_num_threads} thread(s)"]
+        src += c.listing
+        notes = ["one pass over the inputs; intermediates live in per-thread block registers"]
+        if c.reduction:
+            axes = c.red_arg[0]
+            src.append(f"sink: {c.reduction} over axes {'all' if axes is None else axes}, "
+                       f"loop dtype {c.compute}, kernel reads {c.canon}"
+                       + (", float64 pairwise accumulation" if c.canon.kind == "f" else ""))
+        else:
+            src.append("sink: the root writes the output directly")
+        return Plan(self.name, lowered.device, lowered.program,
+                    [Kernel("cpu-fused.vm", "\n".join(src), f"{_num_threads} thread(s)")],
+                    inputs, read, written, notes)
+
+
+BACKEND = CpuFusedBackend()
