@@ -11,6 +11,8 @@ from ._node import Node
 from ._registry import BY_NUMPY
 
 _MAX_REPR_OPS = 8
+_UFUNC_REDUCTIONS = {np.add: "sum", np.multiply: "prod", np.minimum: "min", np.maximum: "max",
+                     np.logical_or: "any", np.logical_and: "all"}
 _IMPLICIT_REPR_DTYPES = (np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_))  # as NumPy
 
 
@@ -149,6 +151,12 @@ class LazyArray:
 
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         """``np.exp(lazy)`` stays lazy: a NumPy ufunc call becomes the lazyarr op."""
+        if method == "reduce" and ufunc in _UFUNC_REDUCTIONS and len(inputs) == 1 \
+                and set(kwargs) <= {"axis", "keepdims", "dtype"}:
+            from . import _api  # np.add.reduce(x, axis=0) -> la.sum(x, axis=0)
+
+            kwargs.setdefault("axis", 0)   # ufunc.reduce's default axis is 0, not None
+            return _api.FUNCTIONS[_UFUNC_REDUCTIONS[ufunc]](*inputs, **kwargs)
         opdef = BY_NUMPY.get(ufunc)
         if method != "__call__" or opdef is None or kwargs:
             return NotImplemented

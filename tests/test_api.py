@@ -116,6 +116,10 @@ def test_numpy_protocols():
     assert isinstance(np.mean(x), la.LazyArray) and isinstance(np.clip(x, 0, 1), la.LazyArray)
     assert isinstance(np.where(x > 0, x, 0), la.LazyArray)
     assert isinstance(a + x, la.LazyArray) and isinstance(2.0 * x, la.LazyArray)
+    r = np.add.reduce(x * 2)              # ufunc.reduce -> the matching reduction (axis 0)
+    assert isinstance(r, la.LazyArray) and float(r) == pytest.approx(float(np.add.reduce(a * 2)))
+    m2 = np.maximum.reduce(la.asarray(np.arange(6.0).reshape(2, 3)), axis=1, keepdims=True)
+    np.testing.assert_array_equal(np.asarray(m2), [[2.0], [5.0]])
     with pytest.raises(TypeError):
         np.concatenate([x, x])            # not implemented by lazyarr: NumPy's clear TypeError
 
