@@ -8,7 +8,7 @@ op table and the test parameters.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -35,6 +35,7 @@ class OpDef:
     scalar_rule: see STRICT / COMPARE / WRAP.
     identity:  reductions: the value of an empty reduction (None: empty input is an error).
     takes_dtype / takes_ddof / takes_axis_tuple: reductions: which NumPy keywords apply.
+    cuda:      elementwise ops: the CUDA expression templates (see :data:`CUDA_TEMPLATES`).
     """
 
     name: str
@@ -50,6 +51,7 @@ class OpDef:
     takes_dtype: bool = False
     takes_ddof: bool = False
     takes_axis_tuple: bool = True
+    cuda: dict[str, str] | None = None
 
     @property
     def is_ufunc(self) -> bool:
@@ -169,6 +171,60 @@ _OP_LIST: list[OpDef] = [
     _red("argmax", np.argmax, "Index of the maximum (first occurrence; NaN wins).",
          takes_axis_tuple=False),
 ]
+
+#: CUDA expression templates, rendered into Numba CUDA kernels by ``lazyarr.backends.cuda``.
+#: Keys are dtype kinds of the (loop-typed) operands: ``b`` bool, ``i`` signed, ``u`` unsigned,
+#: ``f`` float (float16 is computed in float32 and rounded back after every op, as NumPy does).
+#: ``{0}``..``{2}`` are the operands, ``{T}`` casts to the result's compute type, ``{W}`` is the
+#: operand's bit width; ``F_name(`` is a float function (libdevice on the GPU, NumPy in the
+#: simulator) and ``H_name(`` a helper from ``lazyarr/backends/cuda/helpers.py``. Every result is
+#: cast to its dtype afterwards (integer results wrap, as NumPy's do).
+_ALL, _INT, _FLT = "biuf", "iu", "f"
+_same = lambda t: {_ALL: t}  # noqa: E731
+CUDA_TEMPLATES: dict[str, dict[str, str]] = {
+    "add": _same("({0} + {1})"), "subtract": _same("({0} - {1})"),
+    "multiply": _same("({0} * {1})"), "divide": {_FLT: "({0} / {1})"},
+    "floor_divide": {_INT: "H_idiv({0}, {1})", _FLT: "H_fdiv({0}, {1})"},
+    "remainder": {_INT: "H_irem({0}, {1})", _FLT: "H_frem({0}, {1})"},
+    "power": {_INT: "H_ipow({0}, {1})", _FLT: "F_pow({0}, {1})"},
+    "negative": _same("(-{0})"), "positive": _same("{0}"),
+    "abs": {"b": "{0}", "u": "{0}", "i": "abs({0})", _FLT: "F_fabs({0})"},
+    "square": _same("({0} * {0})"),
+    "reciprocal": {_INT: "H_irecip({0})", _FLT: "({T}(1) / {0})"},
+    "sign": {"u": "({0} > 0)", "i": "(({0} > 0) - ({0} < 0))", _FLT: "H_fsign({0})"},
+    "maximum": {"biu": "({0} if {0} >= {1} else {1})",
+                _FLT: "({0} if ({0} >= {1} or {0} != {0}) else {1})"},
+    "minimum": {"biu": "({0} if {0} <= {1} else {1})",
+                _FLT: "({0} if ({0} <= {1} or {0} != {0}) else {1})"},
+    "fmax": {"biu": "({0} if {0} >= {1} else {1})",
+             _FLT: "({0} if ({0} >= {1} or {1} != {1}) else {1})"},
+    "fmin": {"biu": "({0} if {0} <= {1} else {1})",
+             _FLT: "({0} if ({0} <= {1} or {1} != {1}) else {1})"},
+    **{name: {_FLT: f"F_{name}({{0}})"} for name in (
+        "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "cbrt", "sin", "cos",
+        "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh",
+        "arctanh")},
+    "hypot": {_FLT: "F_hypot({0}, {1})"}, "arctan2": {_FLT: "F_arctan2({0}, {1})"},
+    **{name: {"biu": "{0}", _FLT: f"F_{name}({{0}})"} for name in ("floor", "ceil", "trunc", "rint")},
+    "equal": _same("({0} == {1})"), "not_equal": _same("({0} != {1})"),
+    "less": _same("({0} < {1})"), "less_equal": _same("({0} <= {1})"),
+    "greater": _same("({0} > {1})"), "greater_equal": _same("({0} >= {1})"),
+    "isnan": {"biu": "False", _FLT: "({0} != {0})"},
+    "isinf": {"biu": "False", _FLT: "(({0} == math.inf) or ({0} == -math.inf))"},
+    "isfinite": {"biu": "True", _FLT: "(({0} == {0}) and ({0} != math.inf) and ({0} != -math.inf))"},
+    "logical_and": _same("(({0} != 0) and ({1} != 0))"),
+    "logical_or": _same("(({0} != 0) or ({1} != 0))"),
+    "logical_xor": _same("(({0} != 0) != ({1} != 0))"),
+    "logical_not": _same("({0} == 0)"),
+    "bitwise_and": {"biu": "({0} & {1})"}, "bitwise_or": {"biu": "({0} | {1})"},
+    "bitwise_xor": {"biu": "({0} ^ {1})"},
+    "invert": {"b": "({0} == 0)", _INT: "(~{0})"},
+    "left_shift": {_INT: "H_lshift({0}, {1}, {W})"}, "right_shift": {_INT: "H_rshift({0}, {1}, {W})"},
+    "where": _same("({1} if {0} else {2})"),
+    "clip": {"biu": "H_iclip({0}, {1}, {2})", _FLT: "H_fclip({0}, {1}, {2})"},
+}
+_OP_LIST = [replace(op, cuda=CUDA_TEMPLATES[op.name]) if op.name in CUDA_TEMPLATES else op
+            for op in _OP_LIST]
 
 #: name -> OpDef, in registry order (the order is stable: backends may number ops by it).
 OPS: dict[str, OpDef] = {op.name: op for op in _OP_LIST}

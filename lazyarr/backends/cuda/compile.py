@@ -1,0 +1,249 @@
+"""Compile a rendered kernel: Numba -> PTX (-> cubin), with a disk cache; and the simulator path.
+
+Numba is imported only on a cache miss: a process that finds its kernels in the disk cache
+loads the cubin with CuPy and never imports Numba. The cache key is the SHA-256 of the kernel
+source, its parameter types, the compute capability and the toolchain versions, so a change to
+any of them is a different file. Files are written atomically (temporary file + ``os.replace``)
+with a header holding the key and the payload's SHA-256; a corrupt, truncated or foreign file
+is detected on load and rebuilt. A read-only or missing cache directory only costs speed.
+
+The same rendered source also runs under ``NUMBA_ENABLE_CUDASIM=1`` (:func:`simulator_kernel`):
+there, pointers are 1-D NumPy arrays, casts are ``ndarray.astype`` and float functions are
+NumPy's, so CI can check the generated code against NumPy without a GPU.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import math
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .render import Rendered
+
+CACHE_FORMAT = 1
+_ENTRY = re.compile(r"\.entry\s+([\w$]+)\s*\(")
+
+#: numpy-style function name -> libdevice base name (float32: + "f")
+_LIBDEVICE = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arctan2": "atan2",
+              "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh"}
+FLOAT_FUNCTIONS = ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "cbrt", "sin",
+                   "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh",
+                   "arccosh", "arctanh", "hypot", "arctan2", "floor", "ceil", "trunc", "rint",
+                   "fabs", "pow", "fmod", "copysign")
+DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+          "float16", "float32", "float64")
+
+
+# ----------------------------------------------------------------------------- namespaces
+@functools.cache
+def gpu_namespace() -> dict[str, Any]:
+    """Globals for a kernel compiled by Numba for the GPU."""
+    from llvmlite import ir
+    from numba import cuda, types
+    from numba.core.extending import intrinsic
+    from numba.cuda import libdevice
+
+    @intrinsic
+    def _atomic_inc(typingctx: Any, ptr: Any) -> Any:
+        # cuda.atomic.* wants an array; the counter is a plain pointer.
+        def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+            return builder.atomic_rmw("add", args[0], ir.Constant(ir.IntType(32), 1), "monotonic")
+        return types.uint32(ptr), codegen
+
+    @cuda.jit(device=True)
+    def _round16(x: Any) -> Any:
+        return types.float32(types.float16(types.float32(x)))
+
+    ns: dict[str, Any] = {"cuda": cuda, "math": math, "_atomic_inc": _atomic_inc,
+                          "_devfn": cuda.jit(device=True)}
+    for name in DTYPES:
+        t = types.boolean if name == "bool" else getattr(types, name)
+        ns[f"_C_{name}"] = t
+        ns[f"_NT_{name}"] = t
+    ns["_C_float16"] = _round16
+    ns["_S_uint8"], ns["_S_float16"] = types.uint8, types.float16
+    for fn in FLOAT_FUNCTIONS:
+        base = _LIBDEVICE.get(fn, fn)
+        ns[f"F_{fn}_f8"] = getattr(libdevice, base)
+        ns[f"F_{fn}_f4"] = getattr(libdevice, base + "f")
+    return ns
+
+
+def simulator_namespace() -> dict[str, Any]:
+    """Globals for the same kernel run by Numba's CUDA simulator on NumPy arrays."""
+    from numba import cuda
+
+    def caster(dt: np.dtype) -> Any:
+        return lambda x: np.asarray(x).astype(dt)[()]
+
+    def atomic_inc(p: Any) -> Any:   # the simulator runs blocks one after another
+        old = p[0]
+        p[0] = old + 1
+        return old
+
+    ns: dict[str, Any] = {"cuda": cuda, "math": math, "_devfn": lambda f: f,
+                          "_atomic_inc": atomic_inc}
+    for name in DTYPES:
+        ns[f"_C_{name}"] = caster(np.dtype(name))
+        ns[f"_NT_{name}"] = np.dtype(name)
+    ns["_C_float16"] = lambda x: np.float32(np.asarray(x).astype(np.float16))
+    ns["_S_uint8"], ns["_S_float16"] = np.uint8, np.float16
+    for fn in FLOAT_FUNCTIONS:
+        f = np.power if fn == "pow" else getattr(np, fn)
+        ns[f"F_{fn}_f8"] = f
+        ns[f"F_{fn}_f4"] = (lambda g: lambda *a: np.float32(g(*(np.float32(x) for x in a))))(f)
+    return ns
+
+
+def _python_function(rendered: Rendered, ns: dict[str, Any]) -> Any:
+    glb = dict(ns)
+    exec(compile(rendered.source, "<lazyarr-cuda-kernel>", "exec"), glb)  # noqa: S102
+    return glb[rendered.name]
+
+
+def simulator_kernel(rendered: Rendered) -> Any:
+    """The kernel as a simulator ``cuda.jit`` function (needs ``NUMBA_ENABLE_CUDASIM=1``)."""
+    from numba import config, cuda
+    if not config.ENABLE_CUDASIM:
+        raise RuntimeError("set NUMBA_ENABLE_CUDASIM=1 before importing numba to simulate")
+    return cuda.jit(_python_function(rendered, simulator_namespace()))
+
+
+# ----------------------------------------------------------------------------- PTX
+def numba_signature(rendered: Rendered) -> tuple[Any, ...]:
+    from numba import types
+
+    def t(dt: np.dtype) -> Any:
+        return types.boolean if dt == np.dtype(bool) else getattr(types, dt.name)
+    return tuple(types.CPointer(t(dt)) if kind == "ptr" else t(dt) for _, kind, dt in rendered.params)
+
+
+def compile_ptx(rendered: Rendered, cc: tuple[int, int] = (9, 0)) -> tuple[str, str]:
+    """(PTX, entry name) for the rendered kernel; needs no GPU (NVVM from numba-cuda[cu13])."""
+    from numba import cuda
+
+    fn = _python_function(rendered, gpu_namespace())
+    ptx, _ = cuda.compile_ptx(fn, numba_signature(rendered), cc=cc)
+    entries = _ENTRY.findall(ptx)
+    if len(entries) != 1:
+        raise RuntimeError(f"expected one .entry in the PTX, found {len(entries)}")
+    return ptx, entries[0]
+
+
+# ----------------------------------------------------------------------------- disk cache
+@functools.cache
+def toolchain() -> str:
+    from importlib import metadata
+
+    parts = []
+    for dist in ("numba-cuda", "numba", "llvmlite", "cupy-cuda13x", "cupy-cuda12x"):
+        try:
+            parts.append(f"{dist}={metadata.version(dist)}")
+        except metadata.PackageNotFoundError:
+            pass
+    return ";".join(parts)
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("LAZYARR_CACHE_DIR")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "lazyarr" / "cuda"
+
+
+def cache_key(rendered: Rendered, cc: tuple[int, int]) -> str:
+    sig = ",".join(f"{kind}:{dt.str}" for _, kind, dt in rendered.params)
+    text = "\n".join([f"format={CACHE_FORMAT}", f"cc={cc}", toolchain(), sig, rendered.source])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def read_cache(key: str) -> tuple[str, str, bytes] | None:
+    """(kind, entry, payload) from the cache file, or None if missing, corrupt or foreign."""
+    try:
+        raw = (cache_dir() / f"{key}.bin").read_bytes()
+        head, payload = raw.split(b"\n", 1)
+        meta = json.loads(head)
+        if meta.get("key") != key or meta.get("sha256") != hashlib.sha256(payload).hexdigest():
+            return None
+        return str(meta["kind"]), str(meta["entry"]), payload
+    except Exception:
+        return None
+
+
+def write_cache(key: str, kind: str, entry: str, payload: bytes) -> bool:
+    meta = {"key": key, "kind": kind, "entry": entry, "sha256": hashlib.sha256(payload).hexdigest()}
+    try:
+        d = cache_dir()
+        d.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=f".{key[:16]}-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(json.dumps(meta).encode() + b"\n" + payload)
+            os.replace(tmp, d / f"{key}.bin")
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        return True
+    except Exception:
+        return False     # read-only / missing cache dir: only speed is lost
+
+
+def link_cubin(ptx: str) -> bytes | None:
+    """PTX -> cubin through the driver's linker (CuPy); None if that route is unavailable."""
+    try:
+        from cupy.cuda import driver, function
+        ls = function.LinkState()
+        try:
+            ls.add_ptr_data(ptx, "lazyarr.ptx")
+        except TypeError:
+            ls.add_ptr_data(ptx.encode(), "lazyarr.ptx", driver.CU_JIT_INPUT_PTX)
+        return bytes(ls.complete())
+    except Exception:
+        return None
+
+
+_loaded: dict[str, Any] = {}
+_modules: list[Any] = []
+stats = {"compiled": 0, "disk_hits": 0, "memory_hits": 0}
+
+
+def load_kernel(rendered: Rendered, cc: tuple[int, int]) -> Any:
+    """A launchable CuPy ``Function`` for the rendered kernel (memory cache, disk cache, build)."""
+    key = cache_key(rendered, cc)
+    fn = _loaded.get(key)
+    if fn is not None:
+        stats["memory_hits"] += 1
+        return fn
+    from cupy.cuda import function
+
+    hit = read_cache(key)
+    module = function.Module()
+    if hit is not None:
+        kind, entry, payload = hit
+        try:
+            module.load(payload)
+            stats["disk_hits"] += 1
+        except Exception:
+            hit = None
+    if hit is None:
+        ptx, entry = compile_ptx(rendered, cc)
+        cubin = link_cubin(ptx)
+        kind, payload = ("cubin", cubin) if cubin is not None else ("ptx", ptx.encode())
+        module = function.Module()
+        module.load(payload)
+        write_cache(key, kind, entry, payload)
+        stats["compiled"] += 1
+    fn = module.get_function(entry)
+    _loaded[key] = fn
+    _modules.append(module)      # keep every loaded module alive with its functions
+    return fn

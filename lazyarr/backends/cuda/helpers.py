@@ -1,0 +1,155 @@
+"""Helper device functions for the CUDA templates (``H_name(`` in ``CUDA_TEMPLATES``).
+
+Each helper is rendered per compute dtype: ``{T}`` becomes that dtype's cast and ``F_x(``
+the float function of its width. They copy NumPy's C loops (``npy_divmod``, ``npy_lshift``, ...)
+so that edge values (division by zero, shifts past the width, NaN) match NumPy.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+_SIGNED_DIV = """\
+def {name}(a, b):
+    if b == 0:
+        return {T}(0)
+    if b == -1:
+        return {T}(-a)
+    return {T}(a // b)
+"""
+_UNSIGNED_DIV = """\
+def {name}(a, b):
+    if b == 0:
+        return {T}(0)
+    return {T}(a // b)
+"""
+_SIGNED_REM = """\
+def {name}(a, b):
+    if b == 0 or b == -1:
+        return {T}(0)
+    return {T}(a % b)
+"""
+_UNSIGNED_REM = """\
+def {name}(a, b):
+    if b == 0:
+        return {T}(0)
+    return {T}(a % b)
+"""
+_IPOW = """\
+def {name}(a, b):
+    if b < 0:
+        return {T}(0)
+    r = {T}(1)
+    base = {T}(a)
+    e = {T}(b)
+    while e > 0:
+        if (e & {T}(1)) != 0:
+            r = {T}(r * base)
+        base = {T}(base * base)
+        e = {T}(e >> {T}(1))
+    return r
+"""
+_SIGNED_RECIP = """\
+def {name}(a):
+    if a == 1:
+        return {T}(1)
+    if a == -1:
+        return {T}(-1)
+    return {T}(0)
+"""
+_UNSIGNED_RECIP = """\
+def {name}(a):
+    if a == 1:
+        return {T}(1)
+    return {T}(0)
+"""
+_LSHIFT = """\
+def {name}(a, b, w):
+    if b < 0 or b >= w:
+        return {T}(0)
+    return {T}(a << b)
+"""
+_RSHIFT = """\
+def {name}(a, b, w):
+    if b < 0 or b >= w:
+        if a < 0:
+            return {T}(-1)
+        return {T}(0)
+    return {T}(a >> b)
+"""
+_ICLIP = """\
+def {name}(x, lo, hi):
+    m = x if x > lo else lo
+    return m if m < hi else hi
+"""
+# npy_floor_divide / npy_remainder / npy_divmod (numpy/_core/src/npymath/npy_math_internal.h.src)
+_FDIV = """\
+def {name}(a, b):
+    if b == 0:
+        return {T}(a / b)
+    mod = F_fmod(a, b)
+    div = {T}((a - mod) / b)
+    if mod != 0:
+        if (b < 0) != (mod < 0):
+            div = {T}(div - {T}(1))
+    if div != 0:
+        fl = F_floor(div)
+        if div - fl > {T}(0.5):
+            fl = {T}(fl + {T}(1))
+        return fl
+    return F_copysign({T}(0), {T}(a / b))
+"""
+_FREM = """\
+def {name}(a, b):
+    mod = F_fmod(a, b)
+    if b == 0:
+        return mod
+    if mod != 0:
+        if (b < 0) != (mod < 0):
+            mod = {T}(mod + b)
+        return mod
+    return F_copysign({T}(0), b)
+"""
+_FSIGN = """\
+def {name}(x):
+    if x > 0:
+        return {T}(1)
+    if x < 0:
+        return {T}(-1)
+    if x == 0:
+        return {T}(0)
+    return x
+"""
+# numpy/_core/src/umath/clip.cpp: _NPY_MIN(_NPY_MAX(x, min), max), NaN-propagating
+_FCLIP = """\
+def {name}(x, lo, hi):
+    m = x if (x != x or x > lo) else lo
+    return m if (m != m or m < hi) else hi
+"""
+
+_TEMPLATES: dict[str, tuple[str, str]] = {   # name -> (signed/float template, unsigned template)
+    "H_idiv": (_SIGNED_DIV, _UNSIGNED_DIV),
+    "H_irem": (_SIGNED_REM, _UNSIGNED_REM),
+    "H_ipow": (_IPOW, _IPOW),
+    "H_irecip": (_SIGNED_RECIP, _UNSIGNED_RECIP),
+    "H_lshift": (_LSHIFT, _LSHIFT),
+    "H_rshift": (_RSHIFT, _RSHIFT),
+    "H_iclip": (_ICLIP, _ICLIP),
+    "H_fdiv": (_FDIV, _FDIV),
+    "H_frem": (_FREM, _FREM),
+    "H_fsign": (_FSIGN, _FSIGN),
+    "H_fclip": (_FCLIP, _FCLIP),
+}
+
+
+def helper_source(helper: str, dtype: np.dtype, name: str, cast: str, fsuffix: str) -> str:
+    """The source of ``helper`` for compute dtype ``dtype``, as function ``name``."""
+    signed_or_float, unsigned = _TEMPLATES[helper]
+    template = unsigned if dtype.kind == "u" else signed_or_float
+    src = template.format(name=name, T=cast)
+    for fn in ("fmod", "floor", "copysign"):
+        src = src.replace(f"F_{fn}(", f"F_{fn}_{fsuffix}(")
+    return src
+
+
+def names() -> list[str]:
+    return list(_TEMPLATES)

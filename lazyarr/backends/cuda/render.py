@@ -1,0 +1,633 @@
+"""Render a lowered program into the Python source of ONE Numba CUDA kernel.
+
+Two steps, both pure Python (no GPU, no Numba import):
+
+* :func:`analyze` looks at the input buffers (shapes, strides) and the root, and picks the
+  kernel *kind* and its geometry: ``map`` (elementwise: write the materialized output),
+  ``full`` (a reduction to one value: per-block partials, the last block to finish combines
+  them in a fixed order, in the same launch), ``rows`` (the reduced axes are the innermost:
+  a row of threads per output) or ``cols`` (the kept axes are the innermost: a thread per
+  output column, the reduced axes split over the block's rows). Dimensions are collapsed
+  first (adjacent dimensions that every input walks contiguously become one), so the common
+  case is one dimension and every contiguous input is indexed by the flat index itself.
+* :func:`render` writes the kernel source for a program and a :class:`Spec` (the structural
+  part of the geometry). Equal programs over equally laid-out inputs render the same source,
+  which is what the compile cache keys on; sizes and strides are kernel arguments.
+
+Every input and the output are plain pointers (``CPointer``) with explicit element offsets;
+scalars are kernel arguments, so new scalar values reuse the compiled kernel.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..._program import Instr, Program
+from ..._registry import OPS
+from . import helpers
+
+BLOCK = 256          # threads per block for map / full / rows
+UNROLL = 4           # independent elements (loads in flight) per thread per loop iteration
+COLS_TX, COLS_TY = 32, 16
+#: Reductions rendered natively (one launch). The others run the fused chain into a temporary
+#: and reduce it with CuPy (a second launch, shown by ``explain``).
+NATIVE_REDUCTIONS = ("sum", "prod", "min", "max", "mean", "any", "all")
+FALLBACK_REDUCTIONS = ("var", "std", "argmin", "argmax")
+
+F16, F32, F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
+BOOL, U8, I32, I64 = np.dtype(bool), np.dtype(np.uint8), np.dtype(np.int32), np.dtype(np.int64)
+
+
+# ----------------------------------------------------------------------------- dtypes
+def compute_dtype(dt: np.dtype) -> np.dtype:
+    """float16 values live in float32 registers (rounded to float16 after every op)."""
+    return F32 if dt == F16 else dt
+
+
+def storage_dtype(dt: np.dtype) -> np.dtype:
+    """The pointer element type of a buffer: bool is stored as uint8."""
+    return U8 if dt == BOOL else dt
+
+
+def scalar_param_dtype(dt: np.dtype) -> np.dtype:
+    return U8 if dt == BOOL else F32 if dt == F16 else dt
+
+
+def cast_name(dt: np.dtype) -> str:
+    return f"_C_{dt.name}"
+
+
+def fsuffix(dt: np.dtype) -> str:
+    return "f8" if dt == F64 else "f4"
+
+
+# ----------------------------------------------------------------------------- geometry
+@dataclass(frozen=True)
+class Spec:
+    """The structural part of a launch: with the program, it determines the kernel source."""
+
+    kind: str                    # "map", "full", "rows", "cols"
+    nd: int                      # map/full: collapsed dims; rows/cols: collapsed kept dims
+    nred: int                    # rows/cols: collapsed reduced dims
+    classes: tuple[str, ...]     # per input: "c" flat-contiguous, "b" one element, "s" strided
+    tx: int
+    ty: int
+    unroll: int = UNROLL
+
+    @property
+    def block(self) -> int:
+        return self.tx * self.ty
+
+
+@dataclass
+class Geometry:
+    spec: Spec
+    sizes: list[int]             # map/full: [n, dims...]; rows/cols: [M, K, kept..., reduced...]
+    strides: list[list[int]]     # per input element strides (only used for class "s")
+    out_size: int                # elements written (1 for full reductions)
+    work: int                    # elements of the iteration space (for grid sizing)
+
+    def grid(self, sms: int) -> int:
+        s = self.spec
+        if s.kind in ("map", "full"):
+            tiles = -(-self.work // (s.block * s.unroll))
+            return max(1, min(tiles, sms * (2048 // s.block)))
+        if s.kind == "rows":
+            groups = -(-self.sizes[0] // s.ty)
+            return max(1, min(groups, sms * (2048 // s.block)))
+        tiles = -(-self.sizes[0] // s.tx)
+        return max(1, min(tiles, sms * (2048 // s.block)))
+
+
+def _element_strides(a: Any, shape: tuple[int, ...]) -> list[int]:
+    """Element strides of ``a`` broadcast to ``shape`` (0 along broadcast dimensions)."""
+    nd, lead = len(shape), len(shape) - a.ndim
+    item = a.dtype.itemsize
+    out = [0] * nd
+    for j in range(a.ndim):
+        if a.shape[j] != 1:
+            out[lead + j] = a.strides[j] // item
+    return out
+
+
+def _collapse(sizes: list[int], strides: list[list[int]]) -> tuple[list[int], list[list[int]]]:
+    """Drop size-1 dims; merge neighbours that every input walks contiguously."""
+    dims = [(n, [s[j] for s in strides]) for j, n in enumerate(sizes) if n != 1]
+    merged: list[tuple[int, list[int]]] = []
+    for n, st in dims:
+        if merged:
+            pn, pst = merged[-1]
+            if all(a == b * n for a, b in zip(pst, st)):
+                merged[-1] = (pn * n, st)
+                continue
+        merged.append((n, st))
+    out_sizes = [n for n, _ in merged]
+    out_strides = [[st[k] for _, st in merged] for k in range(len(strides))]
+    return out_sizes, out_strides
+
+
+def _classes(sizes: list[int], strides: list[list[int]]) -> tuple[str, ...]:
+    contig = [math.prod(sizes[j + 1:]) for j in range(len(sizes))]
+    classes = []
+    for st in strides:
+        if all(s == c for s, c in zip(st, contig)):
+            classes.append("c")
+        elif all(s == 0 for s in st):
+            classes.append("b")
+        else:
+            classes.append("s")
+    return tuple(classes)
+
+
+def analyze(program: Program, inputs: list[Any]) -> Geometry:
+    """Pick the kernel kind and geometry for running ``program`` over ``inputs``."""
+    root = program.root
+    shapes = [tuple(a.shape) for a in inputs]
+    it_shape = tuple(np.broadcast_shapes(*shapes)) if shapes else ()
+    strides = [_element_strides(a, it_shape) for a in inputs]
+    if root.op in NATIVE_REDUCTIONS:
+        axes = root.arg[0]
+        axes = tuple(range(len(it_shape))) if axes is None else axes
+        kept = [j for j in range(len(it_shape)) if j not in axes]
+        if math.prod(it_shape[j] for j in kept) != 1 or any(it_shape[j] == 0 for j in kept):
+            return _analyze_axes(it_shape, strides, kept, list(axes))
+    sizes, cstrides = _collapse(list(it_shape), strides)
+    n = math.prod(it_shape)
+    kind = "full" if root.op in NATIVE_REDUCTIONS else "map"
+    spec = Spec(kind, len(sizes), 0, _classes(sizes, cstrides), BLOCK, 1)
+    return Geometry(spec, [n, *sizes], cstrides, 1 if kind == "full" else n, n)
+
+
+def _analyze_axes(shape: tuple[int, ...], strides: list[list[int]], kept: list[int],
+                  red: list[int]) -> Geometry:
+    ksizes, kstrides = _collapse([shape[j] for j in kept], [[s[j] for j in kept] for s in strides])
+    rsizes, rstrides = _collapse([shape[j] for j in red], [[s[j] for j in red] for s in strides])
+    M, K = math.prod(ksizes), math.prod(rsizes)
+    inner = next((j for j in reversed(range(len(shape))) if shape[j] != 1), None)
+    rows = inner in red
+    if rows:
+        tx = 256 if K >= 512 else 32 if K >= 32 else 4
+        ty = BLOCK // tx
+    else:
+        tx, ty = COLS_TX, COLS_TY
+    spec = Spec("rows" if rows else "cols", len(ksizes), len(rsizes), ("s",) * len(strides), tx, ty)
+    allst = [ks + rs for ks, rs in zip(kstrides, rstrides)]
+    return Geometry(spec, [M, K, *ksizes, *rsizes], allst, M, M * K)
+
+
+# ----------------------------------------------------------------------------- reductions
+@dataclass(frozen=True)
+class Reduction:
+    op: str
+    value_dtype: np.dtype        # the chain's dtype
+    result: np.dtype             # the root's dtype
+    acc: np.dtype                # accumulator dtype (never float16 / bool)
+
+    def identity(self) -> str:
+        a = self.acc
+        if self.op in ("sum", "mean", "any"):
+            v: object = 0
+        elif self.op in ("prod", "all"):
+            v = 1
+        elif a.kind == "f":
+            v = "math.inf" if self.op == "min" else "-math.inf"
+        else:
+            info = np.iinfo(a)
+            v = info.max if self.op == "min" else info.min
+        return f"{cast_name(a)}({v})"
+
+    def prepare(self, v: str) -> str:
+        """A chain value as an accumulator operand."""
+        if self.op in ("any", "all"):
+            return f"{cast_name(U8)}({v} != 0)"
+        return f"{cast_name(self.acc)}({v})"
+
+    def combine(self, a: str, b: str) -> str:
+        op, A = self.op, cast_name(self.acc)
+        if op in ("sum", "mean"):
+            return f"{A}({a} + {b})"
+        if op == "prod":
+            return f"{A}({a} * {b})"
+        if op == "any":
+            return f"({a} | {b})"
+        if op == "all":
+            return f"({a} & {b})"
+        cmp = ">=" if op == "max" else "<="
+        if self.acc.kind == "f":
+            return f"({a} if ({a} {cmp} {b} or {a} != {a}) else {b})"
+        return f"({a} if {a} {cmp} {b} else {b})"
+
+    def finalize(self, a: str, count: str) -> str:
+        if self.op == "mean":
+            a = f"({a} / {cast_name(self.acc)}({count}))"
+        return _cast_expr(a, self.acc, self.result)
+
+
+def reduction_of(root: Instr, value_dtype: np.dtype) -> Reduction:
+    R = root.dtype
+    if root.op in ("any", "all"):
+        acc = U8
+    elif root.op in ("min", "max"):
+        acc = U8 if value_dtype == BOOL else compute_dtype(value_dtype)
+    elif root.op == "mean":
+        acc = compute_dtype(R) if R.kind == "f" else F64
+    else:
+        acc = compute_dtype(R)
+    return Reduction(root.op, value_dtype, R, acc)
+
+
+# ----------------------------------------------------------------------------- expressions
+_F_CALL = re.compile(r"\bF_(\w+?)\(")
+_H_CALL = re.compile(r"\b(H_\w+?)\(")
+
+
+def _cast_expr(e: str, src: np.dtype, dst: np.dtype) -> str:
+    """``e`` (of compute dtype of ``src``) converted to ``dst`` as ``ndarray.astype`` does."""
+    if dst == BOOL:
+        return f"({e} != 0)"
+    C = cast_name(dst)
+    if src.kind == "f" and dst.kind in "iu":
+        if dst.kind == "i" and dst.itemsize < 4:
+            return f"{C}(_C_int32({e}))"
+        if dst.kind == "u" and dst.itemsize < 8:
+            return f"{C}(_C_int64({e}))"
+        if dst.kind == "u":
+            return f"({C}({e}) if {e} >= 9223372036854775808.0 else {C}(_C_int64({e})))"
+    if compute_dtype(src) == compute_dtype(dst) and dst != F16 and src != F16:
+        return e if src == dst else f"{C}({e})"
+    return f"{C}({e})"
+
+
+class _Source:
+    """Accumulates a kernel module: helper functions first, then the kernel."""
+
+    def __init__(self) -> None:
+        self.helpers: dict[str, str] = {}
+        self.casts: set[str] = set()
+
+    def op_expr(self, ins: Instr, operands: list[str], operand_dtypes: list[np.dtype]) -> str:
+        opdef = OPS[ins.op]
+        key_dt = operand_dtypes[1] if ins.op == "where" else operand_dtypes[0]
+        templates = opdef.cuda
+        if templates is None:
+            raise NotImplementedError(f"no CUDA template for {ins.op}")
+        template = next((t for kinds, t in templates.items() if key_dt.kind in kinds), None)
+        if template is None:
+            raise NotImplementedError(f"no CUDA template for {ins.op} on {key_dt}")
+        cdt = compute_dtype(key_dt)
+        expr = template.format(*operands, T=cast_name(compute_dtype(ins.dtype)), W=key_dt.itemsize * 8)
+        expr = _F_CALL.sub(lambda m: f"F_{m.group(1)}_{fsuffix(cdt)}(", expr)
+
+        def helper(m: re.Match[str]) -> str:
+            name = f"{m.group(1)}_{cdt.name}"
+            if name not in self.helpers:
+                self.helpers[name] = helpers.helper_source(m.group(1), cdt, name, cast_name(cdt),
+                                                           fsuffix(cdt))
+            return name + "("
+        expr = _H_CALL.sub(helper, expr)
+        return f"{cast_name(ins.dtype)}({expr})"
+
+
+def _load(k: int, dt: np.dtype, off: str) -> str:
+    ref = f"p{k}[{off}]"
+    if dt == BOOL:
+        return f"({ref} != 0)"
+    if dt == F16:
+        return f"_C_float32({ref})"
+    return ref
+
+
+def _store(dt: np.dtype, v: str) -> str:
+    if dt == BOOL:
+        return f"_S_uint8({v})"
+    if dt == F16:
+        return f"_S_float16({v})"
+    return v
+
+
+# ----------------------------------------------------------------------------- kernels
+@dataclass
+class Rendered:
+    source: str
+    name: str
+    params: list[tuple[str, str, np.dtype]]   # (name, "ptr" | "i64" | "scalar", dtype)
+
+
+class _Kernel:
+    def __init__(self, program: Program, spec: Spec) -> None:
+        self.program, self.spec = program, spec
+        self.src = _Source()
+        instrs = program.instrs
+        self.reduction: Reduction | None = None
+        chain_end = len(instrs)
+        if spec.kind != "map":
+            chain_end = len(instrs) - 1
+            self.reduction = reduction_of(program.root, instrs[program.root.args[0]].dtype)
+        self.chain = instrs[:chain_end]
+        self.value_index = program.root.args[0] if self.reduction else len(instrs) - 1
+        self.inputs = [(n, ins) for n, ins in enumerate(instrs) if ins.op == "input"]
+        self.input_dtypes = {ins.arg[0]: ins.dtype for _, ins in self.inputs}
+        self.n_inputs = len(self.input_dtypes)
+        self.scalars = sorted({ins.arg: ins.dtype for ins in instrs if ins.op == "scalar"}.items())
+
+    # -- parameters
+    def params(self) -> list[tuple[str, str, np.dtype]]:
+        s, root = self.spec, self.program.root
+        ps: list[tuple[str, str, np.dtype]] = [("out", "ptr", storage_dtype(root.dtype))]
+        if s.kind == "full":
+            ps += [("partials", "ptr", self.reduction.acc), ("counter", "ptr", np.dtype(np.uint32))]  # type: ignore[union-attr]
+        nst = s.nd if s.kind in ("map", "full") else s.nd + s.nred
+        for k in range(self.n_inputs):
+            ps.append((f"p{k}", "ptr", storage_dtype(self.input_dtypes[k])))
+            if s.classes[k] == "s":
+                ps += [(f"st{k}_{j}", "i64", I64) for j in range(nst)]
+        ps += [(f"s{pos}", "scalar", scalar_param_dtype(dt)) for pos, dt in self.scalars]
+        if s.kind in ("map", "full"):
+            ps += [("n", "i64", I64)] + [(f"d{j}", "i64", I64) for j in range(s.nd)]
+        else:
+            ps += [("M", "i64", I64), ("K", "i64", I64)]
+            ps += [(f"dm{j}", "i64", I64) for j in range(s.nd)]
+            ps += [(f"dk{j}", "i64", I64) for j in range(s.nred)]
+        return ps
+
+    # -- chain values
+    def scalar_setup(self) -> list[str]:
+        lines = []
+        for pos, dt in self.scalars:
+            lines.append(f"sv{pos} = (s{pos} != 0)" if dt == BOOL else f"sv{pos} = s{pos}")
+        return lines
+
+    def loads(self, u: str, offs: dict[int, str]) -> list[str]:
+        return [f"v{n}{u} = {_load(ins.arg[0], ins.dtype, offs[ins.arg[0]])}"
+                for n, ins in self.inputs if n < len(self.chain)]
+
+    def computes(self, u: str) -> list[str]:
+        lines = []
+        names: dict[int, str] = {}
+        for n, ins in enumerate(self.chain):
+            if ins.op == "input":
+                names[n] = f"v{n}{u}"
+            elif ins.op == "scalar":
+                names[n] = f"sv{ins.arg}"
+            else:
+                ops = [names[a] for a in ins.args]
+                dts = [self.chain[a].dtype for a in ins.args]
+                if ins.op == "astype":
+                    expr = _cast_expr(ops[0], dts[0], ins.dtype)
+                else:
+                    expr = self.src.op_expr(ins, ops, dts)
+                lines.append(f"v{n}{u} = {expr}")
+                names[n] = f"v{n}{u}"
+        self.value_name = names
+        return lines
+
+    def value(self, u: str) -> str:
+        ins = self.program.instrs[self.value_index]
+        return f"sv{ins.arg}" if ins.op == "scalar" else f"v{self.value_index}{u}"
+
+    # -- flat (map / full) offsets
+    def flat_offsets(self, idx: str, u: str) -> tuple[list[str], dict[int, str]]:
+        s = self.spec
+        lines: list[str] = []
+        offs: dict[int, str] = {}
+        strided = [k for k in range(self.n_inputs) if s.classes[k] == "s"]
+        coords: list[str] = []
+        if strided and s.nd > 1:
+            lines.append(f"r{u} = {idx}")
+            for j in reversed(range(1, s.nd)):
+                lines.append(f"c{j}{u} = r{u} % d{j}")
+                lines.append(f"r{u} = r{u} // d{j}")
+            lines.append(f"c0{u} = r{u}")
+            coords = [f"c{j}{u}" for j in range(s.nd)]
+        elif strided:
+            coords = [idx]
+        for k in range(self.n_inputs):
+            cls = s.classes[k]
+            if cls == "c":
+                offs[k] = idx
+            elif cls == "b":
+                offs[k] = "0"
+            else:
+                offs[k] = " + ".join(f"{c} * st{k}_{j}" for j, c in enumerate(coords))
+        return lines, offs
+
+    def flat_tile(self, consume: Any, indent: str) -> list[str]:
+        """Grid-stride loop over the flat index; ``consume(u, idx)`` -> lines using the value."""
+        U = self.spec.unroll
+        out = [f"{indent}base = cuda.blockIdx.x * BS * U + cuda.threadIdx.x",
+               f"{indent}step = cuda.gridDim.x * BS * U",
+               f"{indent}while base < n:",
+               f"{indent}    if base + (U - 1) * BS < n:"]
+        body: list[str] = []
+        for u in range(U):
+            body.append(f"i_{u} = base + {u} * BS")
+        offs_all = []
+        for u in range(U):
+            lines, offs = self.flat_offsets(f"i_{u}", f"_{u}")
+            body += lines
+            offs_all.append(offs)
+        for u in range(U):
+            body += self.loads(f"_{u}", offs_all[u])
+        for u in range(U):
+            body += self.computes(f"_{u}")
+        for u in range(U):
+            body += consume(f"_{u}", f"i_{u}")
+        out += [f"{indent}        {ln}" for ln in body]
+        out.append(f"{indent}    else:")
+        tail: list[str] = []
+        for u in range(U):
+            tail.append(f"i_{u} = base + {u} * BS")
+            tail.append(f"if i_{u} < n:")
+            lines, offs = self.flat_offsets(f"i_{u}", f"_{u}")
+            inner = lines + self.loads(f"_{u}", offs) + self.computes(f"_{u}") + consume(f"_{u}", f"i_{u}")
+            tail += [f"    {ln}" for ln in inner]
+        out += [f"{indent}        {ln}" for ln in tail]
+        out.append(f"{indent}    base += step")
+        return out
+
+    def block_tree(self, indent: str, lane: str, lanes: int, stride: str) -> list[str]:
+        """Shared-memory tree over ``lanes`` lanes (fixed order: deterministic)."""
+        red = self.reduction
+        assert red is not None
+        out = [f"{indent}cuda.syncthreads()"]
+        width = lanes // 2
+        while width >= 1:
+            out += [f"{indent}if {lane} < {width}:",
+                    f"{indent}    sm[t] = {red.combine('sm[t]', f'sm[t + {width} * {stride}]')}",
+                    f"{indent}cuda.syncthreads()"]
+            width //= 2
+        return out
+
+    def acc_init(self, indent: str) -> list[str]:
+        red = self.reduction
+        assert red is not None
+        return [f"{indent}acc_{u} = {red.identity()}" for u in range(self.spec.unroll)]
+
+    def acc_consume(self, u: str, idx: str) -> list[str]:
+        red = self.reduction
+        assert red is not None
+        return [f"acc{u} = {red.combine(f'acc{u}', red.prepare(self.value(u)))}"]
+
+    def acc_fold(self, indent: str) -> list[str]:
+        red = self.reduction
+        assert red is not None
+        U = self.spec.unroll
+        terms = [f"acc_{u}" for u in range(U)]
+        while len(terms) > 1:      # pairwise, fixed order
+            nxt = [red.combine(terms[i], terms[i + 1]) for i in range(0, len(terms) - 1, 2)]
+            if len(terms) % 2:
+                nxt.append(terms[-1])
+            terms = nxt
+        return [f"{indent}acc = {terms[0]}"]
+
+    # -- the kernels
+    def render(self) -> Rendered:
+        s = self.spec
+        params = self.params()
+        head = [f"def lazyarr_kernel({', '.join(p[0] for p in params)}):"]
+        body = ["    " + ln for ln in self.scalar_setup()]
+        root = self.program.root
+        if s.kind == "map":
+            out_dt = root.dtype
+
+            def store(u: str, idx: str) -> list[str]:
+                return [f"out[{idx}] = {_store(out_dt, self.value(u))}"]
+            body += self.flat_tile(store, "    ")
+        elif s.kind == "full":
+            body += self._full()
+        else:
+            body += self._axes()
+        consts = [f"BS = {s.block}", f"U = {s.unroll}"]
+        helper_src = "\n\n".join(f"@_devfn\n{src}" for src in self.src.helpers.values())
+        source = "\n".join(consts) + "\n\n\n" + (helper_src + "\n\n" if helper_src else "") + \
+            "\n".join(head + body) + "\n"
+        return Rendered(source, "lazyarr_kernel", params)
+
+    def _full(self) -> list[str]:
+        red = self.reduction
+        assert red is not None
+        acc = cast_name(red.acc)
+        out = [f"    sm = cuda.shared.array(BS, _NT_{red.acc.name})",
+               "    last = cuda.shared.array(1, _NT_int32)",
+               "    t = cuda.threadIdx.x"]
+        out += self.acc_init("    ")
+        out += self.flat_tile(self.acc_consume, "    ")
+        out += self.acc_fold("    ")
+        out += ["    sm[t] = acc"]
+        out += self.block_tree("    ", "t", self.spec.block, "1")
+        out += ["    if t == 0:",
+                "        partials[cuda.blockIdx.x] = sm[0]",
+                "        cuda.threadfence()",
+                "        ticket = _atomic_inc(counter)",
+                "        last[0] = 1 if ticket == cuda.gridDim.x - 1 else 0",
+                "    cuda.syncthreads()",
+                "    if last[0] == 1:",
+                "        cuda.threadfence()",
+                f"        acc = {red.identity()}",
+                "        j = t",
+                "        while j < cuda.gridDim.x:",
+                f"            acc = {red.combine('acc', 'partials[j]')}",
+                "            j += BS",
+                "        sm[t] = acc"]
+        out += self.block_tree("        ", "t", self.spec.block, "1")
+        out += ["        if t == 0:",
+                f"            out[0] = {_store(red.result, red.finalize('sm[0]', 'n'))}",
+                "            counter[0] = 0"]
+        del acc
+        return out
+
+    def _axes(self) -> list[str]:
+        """rows: ``ty`` outputs per block, ``tx`` lanes along the reduced axes of each;
+        cols: ``tx`` consecutive outputs per block, ``ty`` lanes along the reduced axes."""
+        s, red = self.spec, self.reduction
+        assert red is not None
+        U = s.unroll
+        rows = s.kind == "rows"
+        out = [f"    sm = cuda.shared.array(BS, _NT_{red.acc.name})",
+               "    t = cuda.threadIdx.x",
+               f"    tx = t % {s.tx}",
+               f"    ty = t // {s.tx}"]
+        if rows:
+            out += [f"    ngroups = (M + {s.ty - 1}) // {s.ty}", "    g = cuda.blockIdx.x",
+                    "    while g < ngroups:", f"        m = g * {s.ty} + ty"]
+            lane, nlanes = "tx", s.tx
+        else:
+            out += [f"    ngroups = (M + {s.tx - 1}) // {s.tx}", "    g = cuda.blockIdx.x",
+                    "    while g < ngroups:", f"        m = g * {s.tx} + tx"]
+            lane, nlanes = "ty", s.ty
+        out += self.acc_init("        ")
+        out += ["        if m < M:"]
+        inner = self._coords("m", "dm", s.nd, "cm")
+        for k in range(self.n_inputs):
+            terms = [f"cm{j} * st{k}_{j}" for j in range(s.nd)]
+            inner.append(f"om{k} = " + (" + ".join(terms) if terms else "0"))
+        step = nlanes
+        inner += [f"kb = {lane}",
+                  f"while kb < K:",
+                  f"    if kb + {(U - 1) * step} < K:"]
+        full: list[str] = []
+        offs_all = []
+        for u in range(U):
+            full.append(f"k_{u} = kb + {u * step}")
+            lines, offs = self._red_offsets(f"k_{u}", f"_{u}")
+            full += lines
+            offs_all.append(offs)
+        for u in range(U):
+            full += self.loads(f"_{u}", offs_all[u])
+        for u in range(U):
+            full += self.computes(f"_{u}")
+        for u in range(U):
+            full += self.acc_consume(f"_{u}", "")
+        inner += [f"        {ln}" for ln in full]
+        inner.append("    else:")
+        tail: list[str] = []
+        for u in range(U):
+            tail += [f"k_{u} = kb + {u * step}", f"if k_{u} < K:"]
+            lines, offs = self._red_offsets(f"k_{u}", f"_{u}")
+            tail += ["    " + ln for ln in lines + self.loads(f"_{u}", offs) + self.computes(f"_{u}")
+                     + self.acc_consume(f"_{u}", "")]
+        inner += [f"        {ln}" for ln in tail]
+        inner.append(f"    kb += {U * step}")
+        out += [f"            {ln}" for ln in inner]
+        out += self.acc_fold("        ")
+        out += ["        sm[t] = acc"]
+        out += self.block_tree("        ", lane, nlanes, "1" if rows else str(s.tx))
+        out += [f"        if {lane} == 0 and m < M:",
+                f"            out[m] = {_store(red.result, red.finalize('sm[t]', 'K'))}",
+                "        cuda.syncthreads()",
+                "        g += cuda.gridDim.x"]
+        return out
+
+    def _coords(self, idx: str, dname: str, nd: int, cname: str) -> list[str]:
+        if nd == 0:
+            return []
+        if nd == 1:
+            return [f"{cname}0 = {idx}"]
+        lines = [f"r_{cname} = {idx}"]
+        for j in reversed(range(1, nd)):
+            lines += [f"{cname}{j} = r_{cname} % {dname}{j}", f"r_{cname} = r_{cname} // {dname}{j}"]
+        lines.append(f"{cname}0 = r_{cname}")
+        return lines
+
+    def _red_offsets(self, idx: str, u: str) -> tuple[list[str], dict[int, str]]:
+        s = self.spec
+        lines = [ln.replace("ck", f"ck{u}_") if False else ln
+                 for ln in self._coords(idx, "dk", s.nred, f"ck{u}_")]
+        offs = {}
+        for k in range(self.n_inputs):
+            terms = [f"ck{u}_{j} * st{k}_{s.nd + j}" for j in range(s.nred)]
+            offs[k] = f"om{k}" + "".join(f" + {t}" for t in terms)
+        return lines, offs
+
+
+def render(program: Program, spec: Spec) -> Rendered:
+    """The kernel module source for ``program`` launched as ``spec``."""
+    return _Kernel(program, spec).render()
+
+
+def casts_used(source: str) -> set[str]:
+    return set(re.findall(r"\b_C_(\w+)\(", source))
