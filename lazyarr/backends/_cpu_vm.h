@@ -331,8 +331,8 @@ static double lz_pw_d(const double *a, npy_intp n, npy_intp s) {
 #define LZ_RED_BLOCK_FLOAT(T, PW, PWSQ)                                                      \
     switch (kind) {                                                                          \
     case RK_SUM: R->pd[t] = PW(p, n, s, 0.); break;                                          \
-    case RK_PROD: { double r = 1.; for (npy_intp i = 0; i < n; i++) r *= LZ_AT(T, p, s, i);  \
-                    R->pd[t] = r; break; }                                                   \
+    case RK_PROD: { T r = 1; for (npy_intp i = 0; i < n; i++) r *= LZ_AT(T, p, s, i);       \
+                    R->pd[t] = (double)r; break; }  /* in T: NumPy's overflow/underflow */   \
     case RK_MIN: case RK_MAX: {                                                              \
         T m = LZ_AT(T, p, s, 0); int nan = 0;                                                \
         if (kind == RK_MIN) for (npy_intp i = 0; i < n; i++) { T x = LZ_AT(T, p, s, i);      \
@@ -413,7 +413,8 @@ static void lz_combine_slot(const lz_prog *P, lz_run *R, npy_intp o) {
         else { npy_uint64 r = 0; for (npy_intp b = 0; b < nb; b++) r += R->pu[b0 + b]; R->ru[o] = r; }
         break;
     case RK_PROD:
-        if (fl) { double r = 1.; for (npy_intp b = 0; b < nb; b++) r *= R->pd[b0 + b]; R->rd[o] = r; }
+        if (rt == RT_F32) { float r = 1.f; for (npy_intp b = 0; b < nb; b++) r *= (float)R->pd[b0 + b]; R->rd[o] = r; }
+        else if (fl) { double r = 1.; for (npy_intp b = 0; b < nb; b++) r *= R->pd[b0 + b]; R->rd[o] = r; }
         else { npy_uint64 r = 1; for (npy_intp b = 0; b < nb; b++) r *= R->pu[b0 + b]; R->ru[o] = r; }
         break;
     case RK_ANY: { npy_uint64 r = 0; for (npy_intp b = 0; b < nb; b++) r |= R->pu[b0 + b];
@@ -470,10 +471,10 @@ static void lz_combine_slot(const lz_prog *P, lz_run *R, npy_intp o) {
 /* MODE_RED_B: accumulate the block (slots j0..j0+n) of reduce index o. */
 #define LZ_ACC_FLOAT(T)                                                                      \
     switch (kind) {                                                                          \
-    case RK_SUM: if (first) for (npy_intp i = 0; i < n; i++) ad[i] = LZ_AT(T, p, s, i);       \
+    case RK_SUM: if (first) for (npy_intp i = 0; i < n; i++) ad[i] = 0. + LZ_AT(T, p, s, i);  \
                  else for (npy_intp i = 0; i < n; i++) ad[i] += LZ_AT(T, p, s, i); break;     \
     case RK_PROD: if (first) for (npy_intp i = 0; i < n; i++) ad[i] = LZ_AT(T, p, s, i);      \
-                  else for (npy_intp i = 0; i < n; i++) ad[i] *= LZ_AT(T, p, s, i); break;    \
+                  else for (npy_intp i = 0; i < n; i++) ad[i] = (T)(ad[i] * LZ_AT(T, p, s, i)); break; \
     case RK_MIN: if (first) for (npy_intp i = 0; i < n; i++) ad[i] = LZ_AT(T, p, s, i);       \
         else for (npy_intp i = 0; i < n; i++) { double x = LZ_AT(T, p, s, i), a = ad[i];      \
             ad[i] = (x < a || x != x) ? x : a; } break;                                      \
@@ -487,7 +488,8 @@ static void lz_combine_slot(const lz_prog *P, lz_run *R, npy_intp o) {
             if (a == a && (x != x || (mn ? x < a : x > a))) { ad[i] = x; ax[i] = o; } }       \
         break; }                                                                             \
     case RK_VAR: { const double cnt = (double)(o + 1);                                       \
-        if (first) for (npy_intp i = 0; i < n; i++) { ad[i] = LZ_AT(T, p, s, i); am2[i] = 0.; } \
+        if (first) for (npy_intp i = 0; i < n; i++) { double x = LZ_AT(T, p, s, i);            \
+            ad[i] = x; am2[i] = (x - x) * (x - x); } /* NaN for inf, as NumPy */             \
         else for (npy_intp i = 0; i < n; i++) { double x = LZ_AT(T, p, s, i);                \
             double d = x - ad[i]; ad[i] += d / cnt; am2[i] += d * (x - ad[i]); }              \
         break; }                                                                             \

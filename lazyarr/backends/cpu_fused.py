@@ -120,13 +120,15 @@ def _compute_dtype(op: str, operand: np.dtype, result: np.dtype, dtype_arg: Any)
     if op in ("sum", "prod"):
         if result.kind == "b":
             raise Unsupported("sum/prod with dtype=bool (logical or/and)")
+        if op == "prod" and result.itemsize == 2 and result.kind == "f":
+            raise Unsupported("float16 prod (NumPy rounds every partial product to float16)")
         return result
     if op in ("mean", "var", "std"):
         if dtype_arg is not None:
             c = np.dtype(dtype_arg)
         elif operand.kind in "biu":
             c = _F64
-        elif operand.itemsize < 4:
+        elif operand.itemsize < 4 and op == "mean":  # NumPy's mean (not var) of float16 uses float32
             c = np.dtype(np.float32)
         else:
             c = operand
@@ -200,9 +202,10 @@ def compile_program(program: Program) -> Compiled:
         result_val = root.args[0]
         compute = _compute_dtype(reduction, dtypes[result_val], root.dtype, root.arg[2])
         canon = _canonical(compute)
+        dtypes = dtypes[:nvals]            # value numbers past the body are the inserted casts
         for target in (compute, canon):
-            cur = dtypes[result_val] if result_val < len(dtypes) else target
-            if target != cur and not (target.kind == "b" and cur.kind == "b"):
+            cur = dtypes[result_val]
+            if target != cur:
                 specs.append(("cast", nvals, (result_val,), target, (TYPE_CODE[target], TYPE_CODE[cur]),
                               f"astype {cur}->{target}"))
                 dtypes.append(target)
@@ -370,13 +373,15 @@ def _finalize(c: Compiled, op: str, arrays: dict[str, np.ndarray], rsz: int, ddo
         if op in ("argmin", "argmax"):
             val: Any = arrays["ridx"]
         elif op in ("var", "std"):
-            val = arrays["rm2"] / max(rsz - ddof, 0)
+            # NumPy computes var in the loop dtype: round there (float32 overflow -> inf)
+            val = (arrays["rm2"] / max(rsz - ddof, 0)).astype(compute)
             if op == "std":
                 val = np.sqrt(val)
         elif "rd" in arrays:
-            val = arrays["rd"]
-            if op == "mean":
-                val = val / rsz
+            val = arrays["rd"] + 0.0           # NumPy's sums start from +0.0
+            if op == "mean":                   # sum rounded to the loop dtype, divided there
+                val = val.astype(compute)
+                val = val / compute.type(rsz)
         elif "ri" in arrays:
             val = arrays["ri"]
         else:
