@@ -1,0 +1,138 @@
+"""Fixed costs: a cached call on tiny arrays, building a graph, and the cold first call in a
+fresh process with and without the disk cache of compiled kernels."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+
+import lazyarr as la
+
+from .common import (
+    DEVICES,
+    HEADLINE,
+    MODES,
+    Benchmark,
+    data,
+    elementwise_chain,
+    finish,
+    lazyarr_root,
+    prepare,
+)
+
+
+class CachedCall(Benchmark):
+    """One call of a headline expression on 1024 elements, its kernel already compiled
+    (asv's warm-up runs it first): the per-call overhead a small-array user pays."""
+
+    params = [DEVICES, MODES, list(HEADLINE)]
+    param_names = ["device", "mode", "expr"]
+    repeat = (50, 400, 0.5)  # asv times one call per sample here: take many samples
+
+    def setup(self, device, mode, expr):
+        prepare(device, mode)
+        self.x = data(device, 1024, seed=0)
+        self.y = data(device, 1024, seed=1)
+        self.fn = HEADLINE[expr]
+
+    def time_call(self, device, mode, expr):
+        finish(self.fn(self.x, self.y), device)
+
+
+class GraphBuild(Benchmark):
+    """Lazy mode's bookkeeping alone: build (and lower, via ``explain``) a chain of 8 or 64
+    ops without running it."""
+
+    params = [DEVICES, [8, 64]]
+    param_names = ["device", "length"]
+    repeat = (20, 200, 0.5)
+
+    def setup(self, device, length):
+        prepare(device, "lazy")
+        self.x = data(device, 1024)
+
+    def time_build(self, device, length):
+        elementwise_chain(self.x, length)
+
+    def time_explain(self, device, length):
+        la.explain(elementwise_chain(self.x, length))
+
+
+# The first call of the chain in a new process; the setup (imports, data) is not timed.
+_COLD_SETUP = """
+import atexit, os, shutil, sys, tempfile
+sys.path.insert(0, {root!r})
+{cache_setup}
+import numpy as np
+import lazyarr as la
+la.set_config(mode={mode!r}, device={device!r})
+if {device!r} == "cuda":
+    import cupy as xp
+    a = xp.random.default_rng(0).random(1 << 20, dtype=xp.float32) * 2 - 1
+    b = xp.random.default_rng(1).random(1 << 20, dtype=xp.float32) * 2 - 1
+    xp.cuda.runtime.deviceSynchronize()
+else:
+    a = np.random.default_rng(0).random(1 << 20, dtype=np.float32) * 2 - 1
+    b = np.random.default_rng(1).random(1 << 20, dtype=np.float32) * 2 - 1
+x, y = la.asarray(a), la.asarray(b)
+"""
+_COLD_STMT = "float(la.sum(la.sqrt(abs(x * y + 1.5)) * la.tanh(x) - y))"
+
+_FRESH_CACHE = """
+d = tempfile.mkdtemp(prefix="lazyarr-asv-cold-")
+atexit.register(shutil.rmtree, d, True)
+for var, sub in (("LAZYARR_CACHE_DIR", "lazyarr"), ("CUPY_CACHE_DIR", "cupy"), ("NUMBA_CACHE_DIR", "numba")):
+    os.environ[var] = os.path.join(d, sub)
+"""
+_WARM_CACHE = """
+for var, sub in (("LAZYARR_CACHE_DIR", "lazyarr"), ("CUPY_CACHE_DIR", "cupy"), ("NUMBA_CACHE_DIR", "numba")):
+    os.environ[var] = os.path.join({cache_dir!r}, sub)
+"""
+_warm_dirs: dict[tuple[str, str], str] = {}
+
+
+def _warm_cache_dir(device, mode):
+    """A cache directory filled by one earlier process that ran the chain."""
+    key = (device, mode)
+    if key not in _warm_dirs:
+        d = tempfile.mkdtemp(prefix="lazyarr-asv-warm-")
+        code = _COLD_SETUP.format(cache_setup=_WARM_CACHE.format(cache_dir=d), mode=mode,
+                                  device=device, root=lazyarr_root()) + _COLD_STMT
+        subprocess.run([sys.executable, "-c", code], check=True, env=dict(os.environ))
+        _warm_dirs[key] = d
+    return _warm_dirs[key]
+
+
+class ColdStart(Benchmark):
+    """Time from the first materialization call to the result in a new Python process
+    (the chain on 2**20 elements): ``no_cache`` with empty kernel caches (compile included),
+    ``disk_cache`` with the caches an earlier process wrote. On the CPU no compiler runs
+    (the Cython backend is built ahead), so both show first-call setup only."""
+
+    params = [DEVICES, MODES]
+    param_names = ["device", "mode"]
+    repeat = (3, 5, 20.0)
+
+    def setup(self, device, mode):
+        prepare(device, mode)
+
+    def timeraw_first_call_no_cache(self, device, mode):
+        setup = _COLD_SETUP.format(cache_setup=_FRESH_CACHE, mode=mode, device=device,
+                                   root=lazyarr_root())
+        return _COLD_STMT, setup
+
+    def timeraw_first_call_disk_cache(self, device, mode):
+        cache = _warm_cache_dir(device, mode)
+        setup = _COLD_SETUP.format(cache_setup=_WARM_CACHE.format(cache_dir=cache), mode=mode,
+                                   device=device, root=lazyarr_root())
+        return _COLD_STMT, setup
+
+
+class Import(Benchmark):
+    """``import lazyarr`` in a fresh process."""
+
+    repeat = (3, 5, 10.0)
+
+    def timeraw_import(self):
+        return "import lazyarr", f"import sys; sys.path.insert(0, {lazyarr_root()!r})"

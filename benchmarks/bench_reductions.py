@@ -1,0 +1,54 @@
+"""Reductions: every reduction, full and along each axis of a 2-D array, with a fused
+elementwise op feeding it (a reduction is a materialization point)."""
+from __future__ import annotations
+
+import lazyarr as la
+
+from .common import DEVICES, MODES, Benchmark, data, finish, prepare
+
+REDUCTIONS = ["sum", "prod", "min", "max", "mean", "var", "std", "any", "all", "argmin", "argmax"]
+AXES = ["none", "0", "1"]
+
+
+def _axis(label):
+    return None if label == "none" else int(label)
+
+
+class Reductions(Benchmark):
+    """``op(abs(x), axis)`` (``op(x > 0, axis)`` for any/all) on a square array:
+    1024 x 1024 on the CPU, 4096 x 4096 on the GPU."""
+
+    params = [DEVICES, MODES, REDUCTIONS, AXES]
+    param_names = ["device", "mode", "op", "axis"]
+    repeat = (3, 8, 1.0)
+
+    def setup(self, device, mode, op, axis):
+        side = 1024 if device == "cpu" else 4096
+        prepare(device, mode, side * side, cpu=None, cuda=None)
+        self.x = data(device, (side, side))
+        self.fn = getattr(la, op)
+        self.boolean = op in ("any", "all")
+
+    def time_reduce(self, device, mode, op, axis):
+        operand = (self.x > 0) if self.boolean else abs(self.x)
+        finish(self.fn(operand, axis=_axis(axis)), device)
+
+
+class SumSquares(Benchmark):
+    """``sum(x * x, axis)``, the issue's row/column reduction targets: 4096 x 8192 on the CPU
+    (2**25), 16384 x 16384 on the GPU (2**28); plus a small 256 x 256 case."""
+
+    params = [DEVICES, MODES, ["256x256", "4096x8192", "16384x16384"], AXES]
+    param_names = ["device", "mode", "shape", "axis"]
+
+    def setup(self, device, mode, shape, axis):
+        rows, cols = map(int, shape.split("x"))
+        prepare(device, mode, rows * cols, cpu=None, cuda=None)
+        if shape == "16384x16384" and device == "cpu":
+            raise NotImplementedError("2**28 is GPU-only")
+        if shape == "4096x8192" and device == "cuda":
+            raise NotImplementedError("the GPU runs 16384x16384 instead")
+        self.x = data(device, (rows, cols))
+
+    def time_sum_squares(self, device, mode, shape, axis):
+        finish(la.sum(self.x * self.x, axis=_axis(axis)), device)
