@@ -335,8 +335,9 @@ def _run_reduction(c: Compiled, lowered: Lowered, inputs: list[np.ndarray], scal
     if m == 0:
         return np.empty(lowered.shape, c.result)
     if rsz == 0:
-        fill = {"sum": 0, "prod": 1, "any": False, "all": True}.get(op, np.nan)
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"):   # mean/var of nothing: 0/0, as NumPy computes it
+            fill = {"sum": 0, "prod": 1, "any": False, "all": True}.get(
+                op, np.true_divide(np.zeros((), c.compute), 0))
             return np.full(lowered.shape, fill, dtype=c.result)
     kind = _RK[op]
     rt = _red_type(c.canon)

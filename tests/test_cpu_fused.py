@@ -1,0 +1,337 @@
+"""The fused CPU backend (``cpu-fused``): bit-identity, layouts, reductions, threads, cache.
+
+This module imports the compiled backend directly: if the Cython extension was not
+built, every test here fails (CI must exercise the fused backend, never skip it).
+"""
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+from helpers import DTYPES, random_array
+
+import lazyarr as la
+from lazyarr import backends
+from lazyarr._registry import ELEMENTWISE
+from lazyarr.backends import cpu_fused  # ImportError here = the extension is not built: fail loudly
+
+BIG = 3 * 4096 + 17          # several blocks, and a ragged last one
+
+
+@pytest.fixture(autouse=True)
+def fused():
+    with la.config(mode="lazy", device="cpu"), backends.use_backend("cpu-fused"), \
+            np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+@pytest.fixture
+def threads():
+    old = cpu_fused.get_num_threads()
+    yield cpu_fused.set_num_threads
+    cpu_fused.set_num_threads(old)
+
+
+def test_backend_is_built_and_default():
+    assert "cpu-fused" in backends.available()
+    with backends.use_backend(None):
+        assert backends.select("cpu", "lazy") is cpu_fused.BACKEND
+
+
+def bits(a: np.ndarray) -> np.ndarray:
+    """The raw bits (so NaN payloads and the sign of zero are compared too)."""
+    a = np.ascontiguousarray(a)
+    return a.view(f"u{a.dtype.itemsize}") if a.dtype.kind == "f" else a
+
+
+def assert_bits(got, want):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(bits(got), bits(want))
+
+
+def _numpy(fn, *args):
+    try:
+        return fn(*args)
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+# ----------------------------------------------------------------------------- elementwise
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_every_elementwise_op_bit_identical(dtype, rng):
+    """Every ufunc op of the registry, over several blocks, matches NumPy eager bit for bit."""
+    a = random_array(rng, dtype, (BIG,))
+    b = random_array(rng, dtype, (BIG,))
+    if dtype.kind in "iu":
+        b_pow = (np.abs(b.astype(np.int64)) % 5).astype(dtype)
+    for op in ELEMENTWISE:
+        if op.name == "where":
+            continue
+        args = (a,) if op.nin == 1 else (a, b_pow if op.name == "power" and dtype.kind in "iu" else b)
+        want = _numpy(op.numpy, *args)
+        if want is None:
+            continue
+        got = np.asarray(getattr(la, op.name)(*map(la.asarray, args)))
+        assert_bits(got, want)
+
+
+@pytest.mark.parametrize("src", DTYPES, ids=str)
+def test_astype_bit_identical(src, rng):
+    a = random_array(rng, src, (BIG,), edges=src.kind != "f")   # NaN/inf -> int is UB in C
+    if src.kind == "f":
+        a[:16] = [np.nan, np.inf, -np.inf, -0.0, 0.0, 65504, -65504, 1e-8, 2.5, -2.5, 0.5, 1.5,
+                  100, -100, 3.75, 7]
+    for dst in DTYPES:
+        if src.kind == "f" and dst.kind in "iub":
+            x = a[np.isfinite(a)] if dst.kind != "b" else a
+            x = np.clip(x, -100, 100) if dst.kind != "b" else x
+            if dst.kind == "u":
+                x = np.abs(x)
+        else:
+            x = a
+        assert_bits(la.asarray(x).astype(dst), x.astype(dst))
+
+
+def test_where_and_chain(rng):
+    x = random_array(rng, np.float32, (BIG,))
+    y = random_array(rng, np.float32, (BIG,))
+    lx, ly = la.asarray(x), la.asarray(y)
+    got = la.where(lx > ly, la.sqrt(abs(lx * ly + 1.5)) * la.tanh(lx) - ly, la.exp(-abs(ly)))
+    want = np.where(x > y, np.sqrt(np.abs(x * y + np.float32(1.5))) * np.tanh(x) - y, np.exp(-np.abs(y)))
+    assert_bits(got, want)
+    # mixed dtypes: int8 * float64 scalar, int / int -> float64, comparisons with casts
+    i = random_array(rng, np.int8, (BIG,))
+    u = random_array(rng, np.uint16, (BIG,))
+    li, lu = la.asarray(i), la.asarray(u)
+    assert_bits((li * 2.5 + lu) / (lu + 1), (i * 2.5 + u) / (u + 1))
+    assert_bits(la.where(li > 3, li, lu), np.where(i > 3, i, u))
+
+
+LAYOUTS = {
+    "strided": lambda a: a[::3],
+    "reversed": lambda a: a[::-1],
+    "transposed": lambda a: a[:12300].reshape(60, -1)[:, :50].T,
+    "column": lambda a: a[:12299].reshape(-1, 7)[:, 2],
+    "0-d": lambda a: np.asarray(a[5]),
+    "empty": lambda a: a[:0],
+    "empty2d": lambda a: a[:0].reshape(0, 3)[:, :2],
+}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_layouts_elementwise(layout, rng):
+    a = LAYOUTS[layout](random_array(rng, np.float64, (BIG,)))
+    b = LAYOUTS[layout](random_array(rng, np.float64, (BIG,)))
+    la_, lb = la.asarray(a), la.asarray(b)
+    assert_bits(la.hypot(la_, lb) * la.cos(la_) - 2.0, np.hypot(a, b) * np.cos(a) - 2.0)
+
+
+def test_broadcasting(rng):
+    m = random_array(rng, np.float32, (300, 70))
+    row = random_array(rng, np.float32, (70,))
+    col = random_array(rng, np.float32, (300, 1))
+    s = np.float32(3.0)
+    lm, lr, lc = la.asarray(m), la.asarray(row), la.asarray(col)
+    assert_bits(la.maximum(lm * lr, lc) + la.asarray(s), np.maximum(m * row, col) + s)
+    assert_bits(lc + lr, col + row)                 # outer-product-like: no input has the shape
+    assert_bits(la.asarray(m.T) * 2, m.T * 2)
+    z = np.float64(2.0)
+    assert_bits(la.asarray(np.asarray(z)) + la.asarray(m), z + m)     # 0-d input
+
+
+# ----------------------------------------------------------------------------- reductions
+def _exact_sum(x: np.ndarray) -> float:
+    return math.fsum(x.astype(np.float64).ravel().tolist())
+
+
+@pytest.mark.parametrize("n", [1, 7, 129, 4096, 100_003])
+def test_sum_accuracy_at_least_numpy(n, rng):
+    """Float sums: error against the exact (fsum) value no worse than NumPy's pairwise sum."""
+    x = (rng.standard_normal(n) * 10 + 3).astype(np.float32)
+    exact = _exact_sum(x)
+    scale = float(np.abs(x.astype(np.float64)).sum())
+    got = float(la.sum(la.asarray(x)))
+    err_np = abs(float(np.sum(x)) - exact)
+    err_ours = abs(got - exact)
+    assert err_ours <= max(err_np, np.finfo(np.float32).eps * abs(exact), 1e-30)
+    assert err_ours <= 4 * np.finfo(np.float32).eps * scale
+    x64 = x.astype(np.float64) * np.pi
+    exact64 = _exact_sum(x64)
+    err64 = abs(float(la.sum(la.asarray(x64))) - exact64)
+    assert err64 <= max(abs(float(np.sum(x64)) - exact64), 1e-15 * abs(exact64)) * 1.0 + 1e-300
+
+
+def test_var_std_mean_accuracy(rng):
+    """One-pass var (per-block two-pass + Chan merge) vs the exact two-pass float64 value."""
+    x = (rng.standard_normal(200_001) + 1e4).astype(np.float64)  # large mean: naive sums fail
+    mean = _exact_sum(x) / x.size
+    var = math.fsum(((x - mean) ** 2).tolist()) / x.size
+    assert abs(float(la.mean(la.asarray(x))) - mean) <= 1e-14 * abs(mean)
+    assert abs(float(la.var(la.asarray(x))) - var) <= 1e-10 * var
+    assert abs(float(la.std(la.asarray(x), ddof=1)) - math.sqrt(var * x.size / (x.size - 1))) \
+        <= 1e-10 * math.sqrt(var)
+    m = x.reshape(-1, 1).repeat(3, axis=1)[:150_000] * [1, 2, 3]
+    for axis in (0, 1, None):
+        np.testing.assert_allclose(la.var(la.asarray(m), axis=axis), np.var(m, axis=axis), rtol=1e-9)
+
+
+REDUCTION_CASES = [
+    ((BIG,), None), ((300, 70), 0), ((300, 70), 1), ((300, 70), None), ((3, 5000), 0),
+    ((5000, 3), 1), ((5000, 3), 0), ((20, 30, 40), 1), ((20, 30, 40), (0, 2)), ((20, 30, 40), (1, 2)),
+    ((7, 1, 9), 1), ((0, 4), 0), ((4, 0), 0),
+]
+
+
+@pytest.mark.parametrize("op", ["sum", "mean", "var", "std", "prod", "min", "max", "argmin",
+                                "argmax", "any", "all"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16, np.uint8, np.bool_], ids=str)
+def test_reductions_shapes_and_axes(op, dtype, rng):
+    dtype = np.dtype(dtype)
+    for shape, axis in REDUCTION_CASES:
+        if op.startswith("arg") and isinstance(axis, tuple):
+            continue
+        a = random_array(rng, dtype, shape, edges=False)
+        if op == "prod":
+            a = (np.abs(a.astype(np.float64)) % 0.002 + 0.999).astype(dtype) if dtype.kind == "f" else a % 3
+        try:
+            want = getattr(np, op)(a, axis=axis)
+        except ValueError:
+            with pytest.raises(ValueError):
+                getattr(la, op)(la.asarray(a), axis=axis)
+            continue
+        got = np.asarray(getattr(la, op)(la.asarray(a), axis=axis))
+        assert got.dtype == np.asarray(want).dtype and got.shape == np.shape(want), (shape, axis)
+        if op in ("sum", "mean", "var", "std", "prod") and got.dtype.kind == "f":
+            # reference in float64 (NumPy itself rounds in float32 for float32 inputs)
+            ref = getattr(np, op)(a.astype(np.float64), axis=axis)
+            tol = {4: 1e-5, 8: 1e-12}[got.dtype.itemsize]
+            np.testing.assert_allclose(got, ref, rtol=tol, atol=tol * np.abs(a).max(initial=0) * 10)
+        else:
+            np.testing.assert_array_equal(got, want, err_msg=f"{shape} {axis}")
+
+
+def test_reductions_of_layouts_and_expressions(rng):
+    m = random_array(rng, np.float64, (400, 300), edges=False)
+    for view in (m[::2, ::-3], m.T, m[:, 5:6], m[::-1]):
+        v = la.asarray(view)
+        for axis in (None, 0, 1):
+            np.testing.assert_allclose(la.sum(v * v + 1, axis=axis), np.sum(view * view + 1, axis=axis),
+                                       rtol=1e-12)
+            np.testing.assert_array_equal(la.argmax(la.sin(v), axis=axis), np.argmax(np.sin(view), axis=axis))
+    row = random_array(rng, np.float32, (300,), edges=False)
+    np.testing.assert_allclose(la.mean(la.asarray(m) * la.asarray(row), axis=0, keepdims=True),
+                               np.mean(m * row, axis=0, keepdims=True), rtol=1e-6)
+
+
+def test_integer_reductions_wrap_exactly(rng):
+    a = rng.integers(-128, 128, size=(50, 4000)).astype(np.int8)
+    for kw in ({}, {"dtype": np.int8}, {"dtype": np.uint16}, {"dtype": np.int64}):
+        for axis in (None, 0, 1):
+            assert_bits(la.sum(la.asarray(a), axis=axis, **kw), np.sum(a, axis=axis, **kw))
+    u = np.full(10_000, 2**63 + 12345, dtype=np.uint64)
+    assert_bits(la.sum(la.asarray(u)), np.sum(u))
+    assert_bits(la.prod(la.asarray(a[:, :30] | 1), axis=1), np.prod(a[:, :30] | 1, axis=1))
+    i64 = rng.integers(-2**62, 2**62, size=9999)
+    assert_bits(la.min(la.asarray(i64)), np.min(i64))
+    assert_bits(la.argmax(la.asarray(i64)), np.argmax(i64))
+
+
+def test_nan_semantics(rng):
+    x = rng.standard_normal(BIG)
+    x[[5000, 9000]] = np.nan
+    lx = la.asarray(x)
+    for op in ("min", "max", "sum", "mean", "argmin", "argmax"):
+        np.testing.assert_array_equal(getattr(la, op)(lx), getattr(np, op)(x))
+    m = x.reshape(-1, 1)[: 4096 * 3].reshape(3, 4096)
+    for op in ("min", "max", "argmin", "argmax"):
+        for axis in (0, 1):
+            np.testing.assert_array_equal(getattr(la, op)(la.asarray(m), axis=axis), getattr(np, op)(m, axis=axis))
+
+
+def test_empty_and_zero_d_reductions():
+    e = np.zeros((0, 5), np.float32)
+    for op, kw in [("sum", {}), ("prod", {}), ("mean", {"axis": 0}), ("any", {}), ("all", {}),
+                   ("sum", {"axis": 1}), ("var", {"axis": 0})]:
+        assert_bits(getattr(la, op)(la.asarray(e), **kw), getattr(np, op)(e, **kw))
+    z = np.float32(2.5)
+    for op in ("sum", "mean", "var", "min", "argmax", "prod"):
+        assert_bits(getattr(la, op)(la.asarray(np.asarray(z))), getattr(np, op)(np.asarray(z)))
+
+
+# ----------------------------------------------------------------------------- threads, cache, plan
+def test_threads_give_the_same_bits(threads, rng):
+    x = random_array(rng, np.float32, (1 << 18,), edges=False)
+    m = x.reshape(512, 512)
+    results = {}
+    for n in (1, 2, 3):
+        threads(n)
+        lx, lm = la.asarray(x), la.asarray(m)
+        results[n] = [np.asarray(r) for r in (
+            la.sum(la.sqrt(abs(lx)) * 3 - 1), la.var(lx), la.argmin(la.sin(lx)), la.sum(lm * lm, axis=0),
+            la.sum(lm * lm, axis=1), la.std(lm, axis=0), la.tanh(lx) * 2)]
+    for n in (2, 3):
+        for a, b in zip(results[1], results[n]):
+            assert_bits(a, b)
+
+
+def test_num_threads_environment():
+    code = "from lazyarr.backends import cpu_fused; print(cpu_fused.get_num_threads())"
+    env = dict(os.environ, LAZYARR_NUM_THREADS="3")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "3"
+    with pytest.raises(ValueError):
+        cpu_fused.set_num_threads(0)
+
+
+def test_program_cache_hit(rng):
+    def expr(x, y):
+        return la.sum(la.exp(la.asarray(x)) * la.asarray(y) - 0.25, axis=0)
+
+    x, y = (random_array(rng, np.float64, (40, 50), edges=False) for _ in range(2))
+    expr(x, y)
+    hits, misses = cpu_fused.cache_stats["hits"], cpu_fused.cache_stats["misses"]
+    x2, y2 = x + 1, y * 2                       # new data, same structure: no compile
+    got = expr(x2, y2)
+    assert cpu_fused.cache_stats["misses"] == misses
+    assert cpu_fused.cache_stats["hits"] == hits + 1
+    np.testing.assert_allclose(got, np.sum(np.exp(x2) * y2 - 0.25, axis=0), rtol=1e-12)
+
+
+def test_explain_shows_the_vm_program():
+    x = la.ones(10_000, dtype=la.float32)
+    plan = la.explain(la.sqrt(abs(x * 2.0 + 1.5)))
+    assert plan.backend == "cpu-fused" and len(plan.kernels) == 1
+    src = plan.kernels[0].source
+    assert "numpy.sqrt loop float32->float32" in src and "-> out" in src
+    assert plan.bytes_read == 40_000 and plan.bytes_written == 40_000
+    assert "cpu-fused" in str(plan)
+
+
+def test_unsupported_program_falls_back_to_reference(rng):
+    h = random_array(rng, np.float16, (100,), edges=False)
+    got = la.prod(la.asarray(h) * 0 + 1.001)          # float16 prod: the reference backend runs it
+    assert_bits(got, np.prod(h * 0 + np.float16(1.001)))
+    plan = la.explain(la.asarray(h) * 2)
+    assert plan.backend == "cpu-fused"
+
+
+def test_memory_is_not_n_sized(rng):
+    """The chain reduction allocates no N-sized temporaries (tracemalloc sees NumPy's allocations)."""
+    import tracemalloc
+
+    x = rng.standard_normal(1 << 20).astype(np.float32)
+    y = rng.standard_normal(1 << 20).astype(np.float32)
+    lx, ly = la.asarray(x), la.asarray(y)
+    la.sum(la.sqrt(abs(lx * ly + 1.5)) * la.tanh(lx) - ly)     # warm the cache
+    tracemalloc.start()
+    la.sum(la.sqrt(abs(lx * ly + 1.5)) * la.tanh(lx) - ly)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < x.nbytes // 4
