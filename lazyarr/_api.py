@@ -73,7 +73,7 @@ def astype(x: Any, dtype: Any) -> LazyArray:
     return _wrap(_build.astype(x, dtype))
 
 
-def explain(x: Any) -> Any:
+def explain(x: Any, device: str | None = None) -> Any:
     """The :class:`~lazyarr.Plan` of materializing ``x``: its kernels, inputs and memory
     traffic. Nothing runs (on ``cuda`` not even a GPU is needed: code generation only).
 
@@ -88,7 +88,17 @@ def explain(x: Any) -> Any:
     True
     >>> len(la.explain(lambda: la.sum(abs(x) * 2)).kernels) >= 1
     True
+
+    ``device="cuda"`` plans the same expression for the GPU whatever device its data is on
+    (code generation only: no GPU needed), e.g. to read the fused CUDA kernel on a laptop:
+
+    >>> print(la.explain(abs(x) * 2, device="cuda").kernels[0].name)
+    lazyarr_kernel[map]
     """
+    if device is not None:
+        from .backends import plan_for_device
+        with plan_for_device(device):
+            return explain(x)
     from ._plan import Plan
     from ._program import Program
 
@@ -153,6 +163,11 @@ def _binary_operator(opdef: OpDef, reflected: bool) -> Callable[[LazyArray, Any]
         if opdef.name in ("equal", "not_equal") and (other is None or isinstance(other, str)):
             return NotImplemented   # let Python compare identities, as for any object
         args = (other, self) if reflected else (self, other)
+        if opdef.name == "power" and not reflected and type(other) is int and other == 2 \
+                and self.dtype == np.bool_:
+            # ndarray.__pow__'s fast path: ``a ** 2`` is ``np.square(a)``, which for bool is
+            # int8 where ``np.power(a, 2)`` is int64 (the only dtype where the two differ).
+            return _wrap(_build.elementwise(OPS["square"], self))
         return _wrap(_build.elementwise(opdef, *args))
     return method
 

@@ -53,3 +53,15 @@ def test_astype_of_numpy_scalar_materializes():
     assert np.asarray(y).dtype == np.uint8
     assert y.item() == 3
     assert repr(y.compute()) == "LazyArray(3, dtype=uint8)"
+
+
+def test_bool_array_squared_with_operator_is_int8():
+    # Bug (fuzzer): NumPy's ``ndarray.__pow__`` turns ``a ** 2`` into ``np.square(a)``; for a
+    # bool array that is int8, while ``np.power(a, 2)`` is int64. lazyarr gave int64 for both.
+    b = np.array([True, False])
+    for mode in ("lazy", "eager"):
+        with la.config(mode=mode):
+            x = la.asarray(b)
+            assert (x ** 2).dtype == (b ** 2).dtype == np.int8
+            assert la.power(x, 2).dtype == np.power(b, 2).dtype == np.int64
+            np.testing.assert_array_equal(np.asarray(x ** 2), b ** 2)
