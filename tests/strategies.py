@@ -109,7 +109,8 @@ class Step:
     form: str = "function"
 
     def __repr__(self) -> str:
-        return f"Step({self.op!r}, {self.args!r}, {self.kw!r}, {self.form!r})"
+        kw = "(" + "".join(f"({k!r}, {_kw_repr(v)}), " for k, v in self.kw) + ")"
+        return f"Step({self.op!r}, {self.args!r}, {kw}, {self.form!r})"
 
 
 @dataclass(frozen=True)
@@ -125,9 +126,9 @@ class Expr:
 
     def __repr__(self) -> str:
         lines = ["Expr("]
-        lines.append("    leaves=(" + "".join(f"\n        {leaf!r}," for leaf in self.leaves) + "),")
+        lines.append("    leaves=(" + "".join(f"\n        {leaf!r}," for leaf in self.leaves) + "\n    ),")
         lines.append("    steps=(" + "".join(f"\n        {s!r},  # v{len(self.leaves) + i}"
-                                            for i, s in enumerate(self.steps)) + "),")
+                                            for i, s in enumerate(self.steps)) + "\n    ),")
         lines.append(f"    outputs={self.outputs!r},")
         lines.append(")")
         return "\n".join(lines)
@@ -163,12 +164,13 @@ def _step_source(s: Step, names: list[str]) -> str:
             f"inplace({args[0]}, '{sym}=', {args[1]})"
     if s.form == "method":
         return f"{args[0]}.{s.op}({', '.join(args[1:] + ([kw] if kw else []))})"
-    prefix = "np." + opdef.numpy.__name__ if s.form in ("ufunc", "numpy") else "la." + s.op
+    np_name = "clip" if s.op == "clip" else opdef.numpy.__name__
+    prefix = "np." + np_name if s.form in ("ufunc", "numpy") else "la." + s.op
     return f"{prefix}({', '.join(args + ([kw] if kw else []))})"
 
 
 def _kw_repr(v: Any) -> str:
-    return f"np.{v.name}" if isinstance(v, np.dtype) else repr(v)
+    return f"np.dtype({v.name!r})" if isinstance(v, np.dtype) else repr(v)
 
 
 # ----------------------------------------------------------------------------- data
@@ -216,10 +218,13 @@ class Raised:
         return f"Raised({type(self.exc).__name__}: {self.exc}, at step {self.step})"
 
 
-def inplace(a: Any, sym: str, b: Any) -> Any:
-    """``a op= b`` on a fresh binding, leaving the caller's ``a`` as it was."""
-    if isinstance(a, la.LazyArray):
-        t = la.LazyArray._from_node(a._node)
+def inplace(a: Any, sym: str, b: Any, lib: str = "lazyarr") -> Any:
+    """``a op= b`` on a fresh binding, leaving the caller's ``a`` as it was.
+
+    With lazyarr the target is always a LazyArray (``ndarray += LazyArray`` would ask
+    lazyarr to write a NumPy buffer through ``out=``, which it declines)."""
+    if lib == "lazyarr":
+        t = la.LazyArray._from_node(a._node) if isinstance(a, la.LazyArray) else la.asarray(a)
     else:
         t = np.array(a)  # a copy: NumPy's in-place op writes the buffer
     ns = {"t": t, "b": b}
@@ -241,25 +246,34 @@ def apply_step(s: Step, values: list[Any], lib: str) -> Any:
         if len(args) == 1:
             return eval(f"{sym}a", {"a": args[0]})  # noqa: S307
         if s.form == "inplace":
-            return inplace(args[0], sym + "=", args[1])
+            return inplace(args[0], sym + "=", args[1], lib)
         return eval(f"a {sym} b", {"a": args[0], "b": args[1]})  # noqa: S307
     if opdef.kind == "cast":
         if lib == "numpy" or s.form == "method" and isinstance(args[0], np.generic):
             return np.asarray(args[0]).astype(kw["dtype"])
         return args[0].astype(kw["dtype"]) if s.form == "method" else la.astype(args[0], kw["dtype"])
     if lib == "numpy" or s.form in ("ufunc", "numpy"):
-        if s.form == "method" and not isinstance(args[0], np.generic):
-            return getattr(args[0], s.op)(*args[1:], **kw)
+        if s.form == "method":   # NumPy scalars' methods differ (np.uint32(1).clip(-1, None))
+            return getattr(np.asarray(args[0]), s.op)(*args[1:], **kw)
+        if s.op == "clip":       # the registry holds the clip ufunc; users call np.clip
+            return np.clip(*args, **kw)
         return opdef.numpy(*args, **kw)
     if s.form == "method":
         return getattr(args[0], s.op)(*args[1:], **kw)
     return getattr(la, s.op)(*args, **kw)
 
 
-def run(expr: Expr, lib: str) -> list[np.ndarray] | Raised:
+def run(expr: Expr, lib: str, oracle: list[Any] | None = None,
+        policy: Policy | None = None) -> list[np.ndarray] | Raised:
     """Evaluate ``expr`` with NumPy or lazyarr (in the mode/backend in effect); the outputs
     as NumPy arrays, or :class:`Raised`. lazyarr outputs are materialized in ``expr.outputs``
-    order, so earlier ones become memoized inputs of later ones."""
+    order, so earlier ones become memoized inputs of later ones.
+
+    With a policy whose ``reductions`` is ``"float64"``, ``oracle`` (NumPy's values of every
+    step, from :func:`run_numpy`) is needed: each float-accumulating reduction is checked
+    against a float64 reference computed on NumPy's input, within the policy's bound, and
+    then NumPy's own result replaces it, so what follows is compared exactly again.
+    """
     values: list[Any] = []
     for leaf in expr.leaves:
         data = leaf.make()
@@ -268,13 +282,82 @@ def run(expr: Expr, lib: str) -> list[np.ndarray] | Raised:
         warnings.simplefilter("ignore", RuntimeWarning)
         for i, s in enumerate(expr.steps):
             try:
-                values.append(apply_step(s, values, lib))
+                value = apply_step(s, values, lib)
             except Exception as exc:  # noqa: BLE001 - compared with NumPy's exception
                 return Raised(exc, i)
+            if oracle is not None and policy is not None and policy.reductions == "float64" \
+                    and _accumulates_floats(s, value) and len(oracle) > len(values):
+                x = np.asarray(oracle[s.args[0]])
+                problem = reduction_mismatch(s, x, np.asarray(value), policy,
+                                             np.asarray(oracle[len(values)]))
+                if problem:
+                    return Raised(ReductionMismatch(f"step {i} ({s!r}): {problem}"), i)
+                value = la.asarray(np.asarray(oracle[len(values)]))
+            values.append(value)
+        if lib == "numpy" and oracle is not None:
+            oracle[:] = values
         try:
             return [np.asarray(values[i]) for i in expr.outputs]
         except Exception as exc:  # noqa: BLE001 - data-dependent errors raise at materialization
             return Raised(exc, None)
+
+
+def run_numpy(expr: Expr) -> tuple[list[np.ndarray] | Raised, list[Any]]:
+    """NumPy's outcome and the value of every step (the oracle for float64 reductions)."""
+    values: list[Any] = []
+    outcome = run(expr, "numpy", oracle=values)
+    return outcome, values
+
+
+class ReductionMismatch(AssertionError):
+    """A reduction differs from the float64 reference beyond the policy's bound."""
+
+
+def _accumulates_floats(s: Step, value: Any) -> bool:
+    return s.op in ("sum", "prod", "mean", "var", "std") and np.asarray(value).dtype.kind == "f"
+
+
+def reduction_mismatch(s: Step, x: np.ndarray, got: np.ndarray, policy: Policy,
+                       numpy_result: np.ndarray) -> str | None:
+    """``got`` (a float reduction of ``x``) against the same reduction done in float64, and
+    against NumPy's own result: each element must be within the bound of either (NumPy's
+    float16/float32 reductions may be less accurate than float64 accumulation, and a backend
+    may also reproduce NumPy's rounding, e.g. the float16 ``std`` that overflows to inf).
+
+    The bound: ``c * eps(result dtype) * scale`` plus the dtype's ``tiny``, where ``scale`` is
+    the sum (mean) of ``|x|`` for sum (mean), ``|reference|`` for prod, the mean of ``x**2``
+    for var/std (std compared squared), and ``c = policy.reduction_ulps * (1 + log2(n))``.
+    NaN must be where the reference has NaN, infinities equal.
+    """
+    kw = dict(s.kw)
+    dtype = kw.pop("dtype", None)
+    fn = OPS[s.op].numpy
+    x64 = (x if dtype is None else x.astype(dtype)).astype(np.float64)  # NumPy casts to dtype=
+    with np.errstate(all="ignore"):
+        ref = np.asarray(fn(x64, **kw)).astype(got.dtype).astype(np.float64)
+        g = got.astype(np.float64)
+        alt = numpy_result.astype(np.float64)
+        if g.shape != ref.shape:
+            return f"shape {g.shape} != reference {ref.shape}"
+        axis, keep = kw.get("axis"), kw.get("keepdims", False)
+        n = max(1, x.size // max(1, ref.size))
+        if s.op in ("sum", "mean"):
+            scale = np.asarray(fn(np.abs(x64), axis=axis, keepdims=keep))
+        elif s.op == "prod":
+            scale = np.abs(ref)
+        else:
+            scale = np.asarray(np.mean(x64 * x64, axis=axis, keepdims=keep)) * n / max(1, n - 1)
+            if s.op == "std":
+                g, ref, alt = g * g, ref * ref, alt * alt
+        eps = float(np.finfo(got.dtype).eps)
+        tol = policy.reduction_ulps * (1 + np.log2(n)) * eps * scale + float(np.finfo(got.dtype).tiny)
+        bad = ~((g == ref) | (np.isnan(g) & np.isnan(ref)) | (np.abs(g - ref) <= tol)
+                | (g == alt) | (np.isnan(g) & np.isnan(alt)) | (np.abs(g - alt) <= tol))
+    if bad.any():
+        return (f"{s.op} differs from the float64 reference beyond {policy.reduction_ulps} ulps "
+                f"x (1 + log2 n):\n  got   {got!r}\n  numpy {numpy_result!r}\n  float64 reference "
+                f"{np.asarray(fn(x64, **kw))!r}")
+    return None
 
 
 # ----------------------------------------------------------------------------- comparison
@@ -289,9 +372,16 @@ class Policy:
 
     exact: bool = True
     rtol: dict[int, float] = field(default_factory=lambda: {2: 4e-3, 4: 1e-5, 8: 1e-13})
+    #: "exact": reductions too are bit-identical to NumPy's; "float64": float-accumulating
+    #: reductions are checked against a float64 reference (see :func:`reduction_mismatch`).
+    reductions: str = "exact"
+    reduction_ulps: float = 4.0
 
 
 EXACT = Policy()
+#: The fused CPU backend: NumPy's own elementwise loops (bit-identical), reductions in float64.
+FLOAT64_REDUCTIONS = Policy(reductions="float64")
+POLICIES: dict[str, Policy] = {"lazy-cpu-fused": FLOAT64_REDUCTIONS, "lazy-cuda": FLOAT64_REDUCTIONS}
 
 
 def mismatch(got: np.ndarray, want: np.ndarray, policy: Policy = EXACT) -> str | None:
@@ -345,7 +435,8 @@ def compare(expr: Expr, got: Any, want: Any, policy: Policy = EXACT) -> str | No
 # ----------------------------------------------------------------------------- modes
 def targets() -> list[str]:
     """Every lazyarr evaluation available here: eager, and lazy on each backend."""
-    return ["eager", *(f"lazy-{b}" for b in backends.available())]
+    return ["eager", *(f"lazy-{b}" for b in backends.available()
+                       if b != "cuda" or la.cuda_available())]
 
 
 @contextlib.contextmanager
@@ -365,15 +456,17 @@ def target(name: str) -> Any:
 def check(expr: Expr, targets_: list[str] | None = None,
           policies: dict[str, Policy] | None = None) -> dict[str, str]:
     """Run ``expr`` on NumPy and on each target; target name -> problem, for mismatches."""
-    want = run(expr, "numpy")
+    want, oracle = run_numpy(expr)
     problems = {}
+    policies = POLICIES if policies is None else policies
     for name in targets_ if targets_ is not None else targets():
+        policy = policies.get(name, EXACT)
         with target(name):
             try:
-                got = run(expr, "lazyarr")
+                got = run(expr, "lazyarr", oracle, policy)
             except Exception as exc:  # noqa: BLE001 - run() returns errors; this is a crash of it
                 got = Raised(exc, -1)
-        problem = compare(expr, got, want, (policies or {}).get(name, EXACT))
+        problem = compare(expr, got, want, policy)
         if problem:
             problems[name] = problem
     return problems
@@ -533,7 +626,7 @@ class _Builder:
             if opdef.name in _INPLACE_OK and isinstance(args[0], int):
                 forms.append("inplace")
         if opdef.name == "clip":
-            forms = ["function", "method"]
+            forms = ["function", "method", "numpy"]
             if draw(st.integers(0, 4)) == 0:      # a bound may be None (not both)
                 args[draw(st.integers(1, 2))] = Scalar(None)  # type: ignore[arg-type]
         step = Step(opdef.name, tuple(args), (), draw(st.sampled_from(forms)))
