@@ -58,12 +58,12 @@ def gpu_namespace() -> dict[str, Any]:
             return builder.atomic_rmw("add", args[0], ir.Constant(ir.IntType(32), 1), "monotonic")
         return types.uint32(ptr), codegen
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, inline="always")
     def _round16(x: Any) -> Any:
         return types.float32(types.float16(types.float32(x)))
 
     ns: dict[str, Any] = {"cuda": cuda, "math": math, "_atomic_inc": _atomic_inc,
-                          "_devfn": cuda.jit(device=True)}
+                          "_devfn": cuda.jit(device=True, inline="always")}
     for name in DTYPES:
         t = types.boolean if name == "bool" else getattr(types, name)
         ns[f"_C_{name}"] = t
@@ -127,15 +127,39 @@ def numba_signature(rendered: Rendered) -> tuple[Any, ...]:
 
 
 def compile_ptx(rendered: Rendered, cc: tuple[int, int] = (9, 0)) -> tuple[str, str]:
-    """(PTX, entry name) for the rendered kernel; needs no GPU (NVVM from numba-cuda[cu13])."""
-    from numba import cuda
+    """(PTX, entry name) for the rendered kernel; needs no GPU (NVVM from numba-cuda[cu13]).
 
+    Compiled with FMA contraction off (NVVM ``-fma=0``): NumPy rounds ``x * y`` before adding,
+    so must we to give NumPy's bits; memory-bound kernels lose nothing by it. That option is
+    not exposed by ``compile_ptx``, so this uses numba-cuda's ``compile_cuda`` (pinned <0.31),
+    falling back to ``compile_ptx`` (with contraction) if that internal API moves.
+    """
     fn = _python_function(rendered, gpu_namespace())
-    ptx, _ = cuda.compile_ptx(fn, numba_signature(rendered), cc=cc)
+    sig = numba_signature(rendered)
+    try:
+        ptx = _compile_no_fma(fn, sig, cc, rendered.block)
+    except (ImportError, AttributeError, TypeError):
+        from numba import cuda
+        ptx, _ = cuda.compile_ptx(fn, sig, cc=cc)
     entries = _ENTRY.findall(ptx)
     if len(entries) != 1:
         raise RuntimeError(f"expected one .entry in the PTX, found {len(entries)}")
     return ptx, entries[0]
+
+
+def _compile_no_fma(fn: Any, sig: tuple[Any, ...], cc: tuple[int, int], block: int) -> str:
+    from numba.cuda import compiler
+    from numba.cuda.cudadrv import nvvm
+
+    cres = compiler.compile_cuda(fn, None, sig, debug=False, lineinfo=False, fastmath=False,
+                                 nvvm_options={"fastmath": False, "opt": 3, "fma": False}, cc=cc,
+                                 abi="numba", abi_info={})
+    lib = cres.library
+    kernel = lib.get_function(cres.fndesc.llvm_func_name)
+    lib._entry_name = cres.fndesc.llvm_func_name
+    compiler.kernel_fixup(kernel, False)
+    nvvm.set_launch_bounds(kernel, block)
+    return str(lib.get_asm_str(cc=cc))
 
 
 # ----------------------------------------------------------------------------- disk cache

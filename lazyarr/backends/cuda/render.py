@@ -315,6 +315,7 @@ class Rendered:
     source: str
     name: str
     params: list[tuple[str, str, np.dtype]]   # (name, "ptr" | "i64" | "scalar", dtype)
+    block: int = BLOCK                        # threads per block (launch bounds)
 
 
 class _Kernel:
@@ -505,7 +506,7 @@ class _Kernel:
         helper_src = "\n\n".join(f"@_devfn\n{src}" for src in self.src.helpers.values())
         source = "\n".join(consts) + "\n\n\n" + (helper_src + "\n\n" if helper_src else "") + \
             "\n".join(head + body) + "\n"
-        return Rendered(source, "lazyarr_kernel", params)
+        return Rendered(source, "lazyarr_kernel", params, s.block)
 
     def _full(self) -> list[str]:
         red = self.reduction
@@ -567,7 +568,7 @@ class _Kernel:
             inner.append(f"om{k} = " + (" + ".join(terms) if terms else "0"))
         step = nlanes
         inner += [f"kb = {lane}",
-                  f"while kb < K:",
+                  "while kb < K:",
                   f"    if kb + {(U - 1) * step} < K:"]
         full: list[str] = []
         offs_all = []

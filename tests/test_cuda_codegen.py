@@ -1,0 +1,214 @@
+"""The CUDA backend's code generation, tested without a GPU (runs in CI on every commit).
+
+* Every expression of a battery renders to ONE kernel that ``numba.cuda.compile_ptx`` turns
+  into PTX for sm_90 with exactly one ``.entry`` and no local-memory spill (``.local``) —
+  except libdevice's sin/cos/tan, whose huge-argument reduction keeps a small array in local
+  memory on its slow path.
+* The same kernels run in Numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) on NumPy arrays
+  and match NumPy. The simulator runs in a subprocess: the variable must be set before Numba
+  is imported, and it would change Numba for every other test in this process.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import lazyarr as la
+from lazyarr import _build
+from lazyarr._program import Lowered
+
+pytest.importorskip("numba.cuda")
+
+
+class _Captured(Exception):
+    def __init__(self, lowered: Lowered) -> None:
+        self.lowered = lowered
+
+
+class _Capture:
+    name = "capture"
+
+    def run(self, lowered: Lowered):
+        raise _Captured(lowered)
+
+    def plan(self, lowered: Lowered):
+        raise _Captured(lowered)
+
+
+def capture(fn) -> Lowered:
+    """The lowered program of the first materialization ``fn`` makes (nothing runs)."""
+    orig = _build.select
+    _build.select = lambda device, mode: _Capture()
+    try:
+        with la.config(mode="lazy", device="cpu"):
+            fn()
+    except _Captured as c:
+        return c.lowered
+    finally:
+        _build.select = orig
+    raise AssertionError("nothing was materialized")
+
+
+def data():
+    rng = np.random.default_rng(7)
+    f32 = rng.standard_normal(3001).astype(np.float32)
+    return {
+        "x": la.asarray(f32), "y": la.asarray(rng.standard_normal(3001).astype(np.float32)),
+        "m": la.asarray(rng.standard_normal((9, 70)).astype(np.float32)),
+        "t": la.asarray(rng.standard_normal((4, 5, 6))),
+        "i8": la.asarray(rng.integers(-128, 127, 500, dtype=np.int8)),
+        "j8": la.asarray(rng.integers(-128, 127, 500, dtype=np.int8)),
+        "u64": la.asarray(rng.integers(0, 2**63, 300, dtype=np.uint64)),
+        "h": la.asarray(rng.standard_normal(300).astype(np.float16)),
+        "b": la.asarray(rng.integers(0, 2, 300).astype(bool)),
+        "s": la.asarray(rng.standard_normal((20, 30))[::2, ::-3]),     # negative + gapped strides
+        "row": la.asarray(rng.standard_normal(70).astype(np.float32)),
+        "zero": la.asarray(np.float32(2.5)),
+    }
+
+
+# name -> function of the data dict making one materialization. Each is one kernel launch.
+BATTERY = {
+    "chain": lambda d: (la.sqrt(abs(d["x"] * d["y"] + 1.5)) * la.tanh(d["x"]) - d["y"]).compute(),
+    "sum_chain": lambda d: la.sum(la.sqrt(abs(d["x"] * d["y"] + 1.5)) * la.tanh(d["x"]) - d["y"]),
+    "sum_abs": lambda d: la.sum(abs(d["x"])),
+    "mean": lambda d: la.mean(d["x"] * 2),
+    "prod_f64": lambda d: la.prod(d["t"] / 4 + 1),
+    "min_nan": lambda d: la.min(la.where(d["x"] > 2, la.nan, d["x"])),
+    "max_i8": lambda d: la.max(d["i8"] - d["j8"]),
+    "any": lambda d: la.any(d["x"] > 3),
+    "all": lambda d: la.all(d["b"] | True),
+    "sum_bool": lambda d: la.sum(d["b"]),
+    "sum_rows": lambda d: la.sum(d["m"] * d["m"], axis=1),
+    "sum_cols": lambda d: la.sum(d["m"] * d["m"], axis=0),
+    "max_cols_keep": lambda d: la.max(d["m"] - d["row"], axis=0, keepdims=True),
+    "mean_mid": lambda d: la.mean(d["t"], axis=1),
+    "sum_outer2": lambda d: la.sum(d["t"] * 2, axis=(0, 2)),
+    "broadcast": lambda d: (d["m"] + d["row"] * d["zero"]).compute(),
+    "strided": lambda d: (d["s"] * 2 - 1).compute(),
+    "int8_ops": lambda d: ((d["i8"] // d["j8"]) + (d["i8"] % d["j8"]) + (d["i8"] << (d["j8"] & 7))
+                           + (d["i8"] >> 9)).compute(),
+    "int_pow": lambda d: (d["i8"] ** (d["j8"] & 3)).compute(),
+    "uint64": lambda d: ((d["u64"] // 3) ^ (d["u64"] >> 5) | ~d["u64"]).compute(),
+    "float16": lambda d: (la.exp(d["h"]) * d["h"] + d["h"] / 3).compute(),
+    "float_divmod": lambda d: ((d["x"] // d["y"]) + (d["x"] % 0.75) + la.sign(d["y"])).compute(),
+    "casts": lambda d: (d["x"].astype(la.int16) + (d["x"] * 9).astype(la.uint8)
+                        + (d["x"] > 0)).compute(),
+    "trig": lambda d: (la.sin(d["x"]) + la.cos(d["y"]) + la.arctan2(d["x"], d["y"])).compute(),
+    "clip_minmax": lambda d: (la.clip(d["x"], -1, 1) + la.maximum(d["x"], la.nan)
+                              + la.fmin(d["y"], 0.5)).compute(),
+    "logical": lambda d: (la.logical_xor(d["x"] > 0, d["y"] < 1) & la.isfinite(d["x"] / 0)).compute(),
+}
+
+
+@pytest.fixture(scope="module")
+def battery():
+    d = data()
+    return {name: capture(lambda fn=fn: fn(d)) for name, fn in BATTERY.items()}
+
+
+@pytest.mark.parametrize("name", list(BATTERY))
+def test_compiles_to_one_ptx_entry_without_spills(name, battery):
+    from lazyarr.backends.cuda import render as R
+    from lazyarr.backends.cuda.compile import compile_ptx
+
+    low = battery[name]
+    geo = R.analyze(low.program, low.inputs)
+    rendered = R.render(low.program, geo.spec)
+    ptx, entry = compile_ptx(rendered, cc=(9, 0))
+    assert ptx.count(".entry") == 1 and entry in ptx
+    assert ".target sm_90" in ptx
+    trig = {"sin", "cos", "tan"} & set(low.program.ops())
+    if not trig:
+        assert ".local" not in ptx, "local-memory spill in the kernel"
+    if geo.spec.kind in ("full", "rows", "cols"):
+        assert "bar.sync" in ptx
+    if geo.spec.kind == "full":
+        assert "atom.global.add" in ptx or "red.global.add" in ptx
+
+
+def test_no_fma_contraction():
+    """NumPy rounds x*y before adding c: the kernel must not fuse them into one FMA."""
+    from lazyarr.backends.cuda import render as R
+    from lazyarr.backends.cuda.compile import compile_ptx
+
+    x = la.asarray(np.ones(100, np.float32))
+    low = capture(lambda: (x * x + 1.5).compute())
+    ptx, _ = compile_ptx(R.render(low.program, R.analyze(low.program, low.inputs).spec))
+    assert "mul.rn.f32" in ptx and "fma" not in ptx
+
+
+def test_explain_cuda_without_gpu():
+    x = la.ones((64, 32), dtype=la.float32)
+    plan = la.explain(lambda: la.sum(x * x, axis=1), device="cuda")
+    assert plan.backend == "cuda" and len(plan.kernels) == 1
+    k = plan.kernels[0]
+    assert k.name == "lazyarr_kernel[rows]" and "def lazyarr_kernel" in k.source
+    assert "grid=" in k.launch and "block=" in k.launch
+    assert plan.bytes_read == 64 * 32 * 4 and plan.bytes_written == 64 * 4
+    plan = la.explain(lambda: la.var(x * 2), device="cuda")
+    assert len(plan.kernels) == 2 and any("second launch" in n for n in plan.notes)
+
+
+def test_cache_key_and_files(tmp_path, monkeypatch):
+    from lazyarr.backends.cuda import compile as C
+    from lazyarr.backends.cuda import render as R
+
+    monkeypatch.setenv("LAZYARR_CACHE_DIR", str(tmp_path))
+    low = capture(lambda: la.sum(abs(la.asarray(np.ones(10, np.float32)))))
+    rendered = R.render(low.program, R.analyze(low.program, low.inputs).spec)
+    key = C.cache_key(rendered, (9, 0))
+    assert key != C.cache_key(rendered, (8, 0))
+    assert C.write_cache(key, "ptx", "entry", b"payload")
+    assert C.read_cache(key) == ("ptx", "entry", b"payload")
+    path = tmp_path / f"{key}.bin"
+    path.write_bytes(path.read_bytes()[:-2] + b"XX")           # corrupted: detected
+    assert C.read_cache(key) is None
+    monkeypatch.setenv("LAZYARR_CACHE_DIR", "/proc/no-such-dir/cache")   # unwritable: no error
+    assert not C.write_cache(key, "ptx", "entry", b"payload")
+    assert C.read_cache(key) is None
+
+
+_SIM = textwrap.dedent("""
+    import json, os, sys, warnings
+    assert os.environ["NUMBA_ENABLE_CUDASIM"] == "1"
+    sys.path.insert(0, {tests!r})
+    import numpy as np
+    import test_cuda_codegen as T
+    from lazyarr.backends.cuda.simulate import run_simulated
+    from lazyarr.backends.reference import for_device
+    warnings.simplefilter("ignore")
+    d = T.data()
+    out = {{}}
+    for name, fn in T.BATTERY.items():
+        low = T.capture(lambda fn=fn: fn(d))
+        got = run_simulated(low)
+        with np.errstate(all="ignore"):
+            want = np.asarray(for_device("cpu").run(low))
+        ok = got.dtype == want.dtype and got.shape == want.shape
+        if ok and want.dtype.kind == "f":
+            ok = bool(np.allclose(got, want, rtol=2e-3 if want.dtype == np.float16 else 1e-5,
+                                  atol=1e-6, equal_nan=True))
+        elif ok:
+            ok = bool(np.array_equal(got, want))
+        out[name] = ok if ok else f"{{got!r}} != {{want!r}}"
+    print(json.dumps(out))
+""")
+
+
+def test_simulator_matches_numpy():
+    tests = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    proc = subprocess.run([sys.executable, "-c", _SIM.format(tests=tests)], env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = json.loads(proc.stdout.strip().splitlines()[-1])
+    failed = {k: v for k, v in results.items() if v is not True}
+    assert not failed, failed
+    assert set(results) == set(BATTERY)

@@ -1,0 +1,323 @@
+"""The cuda device, on a GPU: ops × dtypes × shapes in both modes against NumPy, determinism,
+strided inputs, zero-copy interop, the disk cache across processes.
+
+Run on the GPU machine with ``pytest -m gpu`` (``-n 8`` with pytest-xdist compiles in
+parallel). Without a GPU every test here is skipped.
+
+Tolerances: ops whose NumPy result is correctly rounded (``+ - * /``, ``sqrt``, rounding,
+comparisons, integer ops, ``floor_divide``/``remainder``, casts) must match NumPy bit for bit.
+Transcendental functions (libdevice on the GPU, NumPy's own SIMD code on the host) differ by
+a few ulps: compared with rtol 2e-5 (float32), 2e-3 (float16), 1e-12 (float64), atol the same.
+Reductions of floats sum in a different order from NumPy's pairwise sum: same tolerances.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+from helpers import DTYPES, assert_same, random_array
+
+import lazyarr as la
+from lazyarr._registry import ELEMENTWISE, REDUCTIONS
+
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not la.cuda_available(), reason="needs a CUDA GPU with CuPy")]
+
+INEXACT = {"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "cbrt", "sin", "cos", "tan",
+           "arcsin", "arccos", "arctan", "arctan2", "sinh", "cosh", "tanh", "arcsinh", "arccosh",
+           "arctanh", "hypot", "power"}
+TOL = {2: 2e-3, 4: 2e-5, 8: 1e-12}
+UNARY = [op for op in ELEMENTWISE if op.nin == 1]
+BINARY = [op for op in ELEMENTWISE if op.nin == 2]
+
+
+@pytest.fixture(params=["eager", "lazy"])
+def gmode(request):
+    with la.config(mode=request.param, device="cuda"):
+        yield request.param
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(2026)
+
+
+def _quiet(fn, *args, **kw):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return fn(*args, **kw), None
+        except Exception as exc:  # noqa: BLE001
+            return None, type(exc)
+
+
+def _compare(got, want, inexact: bool):
+    got = np.asarray(got)
+    if inexact and want.dtype.kind == "f":
+        tol = TOL[want.dtype.itemsize]
+        assert got.dtype == want.dtype and got.shape == want.shape
+        fin = np.isfinite(want)
+        assert np.array_equal(np.isnan(got), np.isnan(want)), (got, want)
+        assert np.array_equal(got[~fin & ~np.isnan(want)], want[~fin & ~np.isnan(want)])
+        np.testing.assert_allclose(got[fin].astype(np.float64), want[fin].astype(np.float64),
+                                   rtol=tol, atol=tol)
+    else:
+        assert_same(got, want)
+
+
+def _check(la_fn, np_fn, np_args, inexact=False, **kw):
+    want, err = _quiet(np_fn, *np_args, **kw)
+    la_args = [la.asarray(a) if isinstance(a, np.ndarray) else a for a in np_args]
+    if err is not None:
+        with pytest.raises(err):
+            _quiet_raise(la_fn, *la_args, **kw)
+        return
+    got, gerr = _quiet(lambda: np.asarray(la_fn(*la_args, **kw)))
+    assert gerr is None, gerr
+    _compare(got, np.asarray(want), inexact)
+
+
+def _quiet_raise(fn, *args, **kw):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return np.asarray(fn(*args, **kw))
+
+
+def _operand(rng, dtype, shape, op_name, position):
+    data = random_array(rng, dtype, shape)
+    if op_name == "power" and position == 1 and np.dtype(dtype).kind in "iu":
+        data = (np.abs(data.astype(np.int64)) % 5).astype(dtype)
+    if op_name == "reciprocal" and np.dtype(dtype).kind in "iu":
+        data = np.where(data == 0, 1, data).astype(dtype)   # 1/0 in C: NumPy's value is platform's
+    return data
+
+
+# ------------------------------------------------------------------------------ elementwise
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("op", UNARY, ids=lambda o: o.name)
+def test_unary(op, dtype, gmode, rng):
+    for shape in [(), (0,), (7,), (3, 5), (1000,)]:
+        a = _operand(rng, dtype, shape, op.name, 0)
+        _check(getattr(la, op.name), op.numpy, (a,), inexact=op.name in INEXACT)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("op", BINARY, ids=lambda o: o.name)
+def test_binary(op, dtype, gmode, rng):
+    for sa, sb in [((1001,), (1001,)), ((3, 1), (1, 5)), ((), (4,)), ((0,), (1,)), ((6, 7), (7,))]:
+        a = _operand(rng, dtype, sa, op.name, 0)
+        b = _operand(rng, dtype, sb, op.name, 1)
+        _check(getattr(la, op.name), op.numpy, (a, b), inexact=op.name in INEXACT)
+
+
+@pytest.mark.parametrize("op", BINARY, ids=lambda o: o.name)
+def test_binary_mixed_dtypes(op, gmode, rng):
+    pairs = [(DTYPES[i], DTYPES[j]) for i, j in rng.integers(0, len(DTYPES), (10, 2))]
+    for da, db in pairs:
+        a = _operand(rng, da, (9,), op.name, 0)
+        b = _operand(rng, db, (9,), op.name, 1)
+        _check(getattr(la, op.name), op.numpy, (a, b), inexact=op.name in INEXACT)
+
+
+@pytest.mark.parametrize("scalar", [2, -3, 0, 2.5, -0.0, float("nan"), True, 300], ids=repr)
+@pytest.mark.parametrize("op", [o for o in BINARY if o.name in (
+    "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "maximum", "less",
+    "power", "left_shift", "right_shift", "bitwise_and")], ids=lambda o: o.name)
+def test_binary_python_scalars(op, scalar, gmode, rng):
+    for dtype in (np.int8, np.uint16, np.int64, np.float16, np.float32, np.float64):
+        if op.name == "power" and np.dtype(dtype).kind in "iu" and isinstance(scalar, int) \
+                and scalar > 60:
+            continue
+        a = _operand(rng, dtype, (5,), op.name, 0)
+        _check(getattr(la, op.name), op.numpy, (a, scalar), inexact=op.name in INEXACT)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_where_clip_astype(dtype, gmode, rng):
+    cond = rng.integers(0, 2, 12).astype(bool).reshape(3, 4)
+    a = random_array(rng, dtype, (3, 4))
+    b = random_array(rng, dtype, (1, 4))
+    _check(la.where, np.where, (cond, a, b))
+    _check(la.where, np.where, (a, a, 0))
+    for lo, hi in [(0, 5), (-1.5, 2.5), (None, 3), (0, 300), (float("nan"), 1.0)]:
+        _check(la.clip, np.clip, (a, lo, hi))
+    src = random_array(rng, dtype, (4, 4), edges=np.dtype(dtype).kind != "f")
+    for dst in DTYPES:
+        _check(lambda x, dst=dst: x.astype(dst), lambda x, dst=dst: x.astype(dst), (src,))
+
+
+def test_chain_matches_numpy(gmode, rng):
+    x = rng.standard_normal(100_003).astype(np.float32)
+    y = rng.standard_normal(100_003).astype(np.float32)
+    lx, ly = la.asarray(x), la.asarray(y)
+    got = np.asarray(la.sqrt(abs(lx * ly + 1.5)) * la.tanh(lx) - ly)
+    want = np.sqrt(np.abs(x * y + np.float32(1.5))) * np.tanh(x) - y
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=2e-6)
+    exact = np.asarray(lx * ly + 1.5)
+    np.testing.assert_array_equal(exact, x * y + np.float32(1.5))   # no FMA contraction
+
+
+# ------------------------------------------------------------------------------ reductions
+def _reduction_cases(op, full):
+    yield (), None
+    yield (0,), None
+    yield (0, 3), 0
+    yield (0, 3), 1
+    shapes = [(17,), (6, 9), (3, 4, 5), (5000,)] if full else [(6, 9), (3, 4, 5)]
+    for shape in shapes:
+        for axis in [None, 0, -1, *([(0, -1), 1] if len(shape) > 1 else [])]:
+            if isinstance(axis, tuple) and not op.takes_axis_tuple:
+                continue
+            yield shape, axis
+
+
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("op", REDUCTIONS, ids=lambda o: o.name)
+def test_reduction(op, dtype, keepdims, gmode, rng):
+    full = np.dtype(dtype) in (np.dtype(np.float32), np.dtype(np.int8), np.dtype(bool),
+                               np.dtype(np.float16), np.dtype(np.uint64))
+    for shape, axis in _reduction_cases(op, full):
+        a = random_array(rng, dtype, shape)
+        if op.name == "prod":
+            a = np.where(abs(a.astype(np.float64)) > 3, 1, a).astype(dtype)
+        inexact = op.name not in ("min", "max", "argmin", "argmax", "any", "all")
+        _check(getattr(la, op.name), op.numpy, (a,), inexact=inexact, axis=axis, keepdims=keepdims)
+
+
+@pytest.mark.parametrize("op", [o for o in REDUCTIONS if o.takes_dtype], ids=lambda o: o.name)
+def test_reduction_dtype_argument(op, gmode, rng):
+    a = random_array(rng, np.int8, (4, 6))
+    for dt in (np.int16, np.float32, np.float64, np.uint64):
+        _check(getattr(la, op.name), op.numpy, (a,), inexact=True, axis=1, dtype=dt)
+
+
+@pytest.mark.parametrize("shape,axis", [((1000, 3000), 1), ((3000, 1000), 0), ((64, 50, 70), (0, 2)),
+                                        ((64, 50, 70), 1), ((300, 7), 1), ((7, 3000), 0)])
+def test_axis_reduction_of_chain(shape, axis, gmode, rng):
+    x = rng.standard_normal(shape).astype(np.float32)
+    lx = la.asarray(x)
+    got = np.asarray(la.sum(lx * lx, axis=axis))
+    np.testing.assert_allclose(got, np.sum(x.astype(np.float64) ** 2, axis=axis), rtol=1e-4)
+    got = np.asarray(la.max(abs(lx) - 1, axis=axis))
+    np.testing.assert_array_equal(got, np.max(np.abs(x) - 1, axis=axis))
+
+
+def test_reductions_bitwise_deterministic(rng):
+    with la.config(mode="lazy", device="cuda"):
+        x = la.asarray(rng.standard_normal(1 << 24).astype(np.float32))
+        m = la.asarray(rng.standard_normal((2048, 4096)).astype(np.float32))
+        for fn in (lambda: la.sum(abs(x) * 1.5), lambda: la.mean(x * x),
+                   lambda: la.sum(m * m, axis=1), lambda: la.sum(m * m, axis=0)):
+            first = np.asarray(fn()).tobytes()
+            assert all(np.asarray(fn()).tobytes() == first for _ in range(10))
+
+
+def test_full_reduction_is_one_launch_and_small(rng):
+    import cupy
+    with la.config(mode="lazy", device="cuda"):
+        x = la.asarray(rng.standard_normal(1 << 26).astype(np.float32))
+        plan = la.explain(lambda: la.sum(la.sqrt(abs(x * 2 + 1.5)) * la.tanh(x) - x))
+        assert len(plan.kernels) == 1 and "last block" in " ".join(plan.notes)
+        la.sum(abs(x))   # compile + warm
+        pool = cupy.get_default_memory_pool()
+        before = pool.used_bytes()
+        r = la.sum(abs(x))
+        assert pool.used_bytes() - before <= (1 << 20)
+        del r
+
+
+# ------------------------------------------------------------------------------ layouts
+def test_strided_and_broadcast_inputs(gmode, rng):
+    import cupy
+    base = rng.standard_normal((64, 96)).astype(np.float32)
+    d = cupy.asarray(base)
+    views = [(d[::2, 1::3], base[::2, 1::3]), (d[:, ::-1], base[:, ::-1]), (d.T, base.T),
+             (d[5], base[5]), (d[::-3, ::-2], base[::-3, ::-2])]
+    for dv, hv in views:
+        lv = la.asarray(dv)
+        assert lv.data.data.ptr == dv.data.ptr             # no copy
+        _compare(np.asarray(lv * 2 + lv), hv * 2 + hv, False)
+        _compare(np.asarray(la.sum(lv * lv, axis=-1)), np.sum(hv * hv, axis=-1), True)
+        _compare(np.asarray(la.max(lv, axis=0)), np.max(hv, axis=0), False)
+    row = la.asarray(cupy.asarray(base[0]))
+    _compare(np.asarray(la.asarray(d) - row), base - base[0], False)
+    bc = cupy.broadcast_to(cupy.asarray(base[:, :1]), (64, 96))
+    _compare(np.asarray(la.asarray(bc) * 3), np.broadcast_to(base[:, :1], (64, 96)) * 3, False)
+    _compare(np.asarray(la.asarray(d) - la.asarray(d).mean()), base - base.mean(), True)
+
+
+# ------------------------------------------------------------------------------ interop
+def test_zero_copy_interop_cupy_and_torch():
+    import cupy
+    c = cupy.arange(10, dtype=cupy.float32)
+    x = la.asarray(c)
+    assert x.device == "cuda" and x.data.data.ptr == c.data.ptr
+    with la.config(mode="lazy"):
+        y = (x * 2).compute()
+    back = cupy.asarray(y)
+    assert back.data.ptr == y.data.data.ptr
+    torch = pytest.importorskip("torch")
+    t = torch.arange(6, dtype=torch.float32, device="cuda")
+    lt = la.asarray(t)
+    assert lt.data.data.ptr == t.data_ptr()
+    with la.config(mode="lazy"):
+        z = (lt + 1).compute()
+    tz = torch.from_dlpack(z)
+    assert tz.data_ptr() == z.data.data.ptr
+    assert tz.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+
+
+# ------------------------------------------------------------------------------ disk cache
+_CHILD = textwrap.dedent("""
+    import json, sys, time
+    import numpy as np
+    import cupy
+    import lazyarr as la
+    from lazyarr.backends.cuda import compile as C
+    x = la.asarray(cupy.asarray(np.linspace(-1, 1, 4096, dtype=np.float32)))
+    y = la.asarray(cupy.asarray(np.linspace(2, -3, 4096, dtype=np.float32)))
+    cupy.cuda.Device().synchronize()
+    t0 = time.perf_counter()
+    with la.config(mode="lazy", device="cuda"):
+        r = float(la.sum(la.sqrt(abs(x * y + 1.5)) * la.tanh(x) - y))
+    dt = time.perf_counter() - t0
+    print(json.dumps({"r": r, "s": dt, "stats": C.stats, "numba": "numba" in sys.modules}))
+""")
+
+
+def _child(env):
+    out = subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True, text=True,
+                         check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_disk_cache_across_processes(tmp_path):
+    env = dict(os.environ, LAZYARR_CACHE_DIR=str(tmp_path / "cache"))
+    first = _child(env)
+    assert first["stats"]["compiled"] == 1 and first["numba"]
+    second = _child(env)
+    assert second["stats"]["compiled"] == 0 and second["stats"]["disk_hits"] == 1
+    assert not second["numba"], "a disk-cache hit must not import Numba"
+    assert second["r"] == first["r"]
+    for f in (tmp_path / "cache").iterdir():          # corrupt every entry: detected, rebuilt
+        f.write_bytes(f.read_bytes()[:-10] + b"garbage!!!")
+    third = _child(env)
+    assert third["stats"]["compiled"] == 1 and third["r"] == first["r"]
+    ro = dict(os.environ, LAZYARR_CACHE_DIR="/proc/lazyarr-cannot-write-here")
+    assert _child(ro)["r"] == first["r"]                # unwritable cache: only slower
+
+
+def test_explain_shows_kernel_source_and_launch():
+    with la.config(mode="lazy", device="cuda"):
+        x = la.asarray(np.ones(1 << 20, np.float32), device="cuda")
+        plan = la.explain(abs(x) * 2 + 1)
+    assert plan.backend == "cuda" and len(plan.kernels) == 1
+    assert "def lazyarr_kernel" in plan.kernels[0].source and "grid=" in plan.kernels[0].launch
+    assert plan.bytes_read == 4 << 20 and plan.bytes_written == 4 << 20
