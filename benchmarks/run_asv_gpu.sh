@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Run the asv suite's GPU rows on the GPU machine (H200) against its existing Python: no build,
+# no internet. About 6 minutes of device time; results come back under $OUT/results.
+#
+#   here:  bash ../shared/device/fetch-wheels.sh          # once: numpy 2.4.6, numba, asv -> .whl/
+#   GPU:   bash benchmarks/run_asv_gpu.sh                 # through the run tool, carry [".whl"]
+#   here:  cp -r <files_at>/results/h200 .asv/results/ && python tools/perf_page.py
+#
+# Three asv runs in priority order (headline numbers first), each saving its results, under one
+# deadline (ASV_GPU_BUDGET_S, default 330 s for the asv part): when time runs out, the groups
+# already finished are kept. CPU rows are skipped there (LAZYARR_BENCH_DEVICES=cuda).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/asv-gpu-out}
+mkdir -p "$OUT"
+LOG="$OUT/run_asv_gpu.log"
+exec > >(tee -a "$LOG") 2>&1
+t0=$(date +%s)
+budget=${ASV_GPU_BUDGET_S:-330}
+say() { echo "[run_asv_gpu $(( $(date +%s) - t0 ))s] $*"; }
+
+# 1. the wheels that fix numpy/numba there, and asv (../shared/device/README.md)
+if ls .whl/*.whl > /dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+        --target /tmp/site .whl/*.whl || { say "wheel install failed"; exit 1; }
+    export PYTHONPATH=/tmp/site:$PWD PATH=/tmp/site/bin:$PATH
+else
+    say "no .whl/ (run ../shared/device/fetch-wheels.sh here and carry .whl); using the image as is"
+    export PYTHONPATH=$PWD
+fi
+export ASV_PYTHONPATH=$PYTHONPATH          # asv drops PYTHONPATH for its benchmark processes
+export LAZYARR_BENCH_DEVICES=cuda          # the CPU rows belong to the CPU machine's history
+export LAZYARR_CACHE_DIR=${LAZYARR_CACHE_DIR:-/tmp/lazyarr-asv-cache}
+
+# 2. what we are about to benchmark
+commit=$(git rev-parse HEAD 2>/dev/null) || { say "no git checkout here: cannot tag results"; exit 1; }
+say "commit $commit"
+python3 - <<'EOF' || { echo "lazyarr/cupy not usable: stopping"; exit 1; }
+import cupy, numpy, lazyarr as la
+from lazyarr import backends
+print("numpy", numpy.__version__, "cupy", cupy.__version__, "lazyarr", la.__version__,
+      "cuda_available", la.cuda_available(), "backends", backends.available())
+x = la.asarray(cupy.arange(1 << 20, dtype=cupy.float32))
+print("smoke: sum(abs(x)) =", float(la.sum(abs(x))), "kernels:", len(la.explain(abs(x) * 2).kernels))
+EOF
+
+# 3. forkserver (fast) only if importing the suite leaves CUDA uninitialized for forked children
+launch=forkserver
+python3 - <<'EOF' || launch=spawn
+import os, pkgutil, importlib, sys
+import benchmarks
+for m in pkgutil.iter_modules(benchmarks.__path__):
+    if m.name.startswith("bench_"):
+        importlib.import_module("benchmarks." + m.name)
+pid = os.fork()
+if pid == 0:
+    try:
+        import cupy
+        os._exit(0 if int(cupy.arange(4).sum()) == 6 else 1)
+    except BaseException:
+        os._exit(1)
+_, status = os.waitpid(pid, 0)
+sys.exit(0 if status == 0 else 1)
+EOF
+say "asv launch method: $launch"
+
+asv machine --yes --machine h200 > "$OUT/asv_machine.log" 2>&1 || say "asv machine failed"
+
+# 4. the suite, in priority order; one round per combination to fit the budget
+groups=(
+    "Headline|GpuEvents|CachedCall"
+    "ChainLength|SumSquares|GpuPool|ColdStart|Import"
+    "Reductions|Workloads|Broadcast|GraphBuild"
+)
+i=0
+for g in "${groups[@]}"; do
+    i=$((i + 1))
+    left=$(( budget - ($(date +%s) - t0) ))
+    if [ "$left" -lt 20 ]; then say "no time left for group $i ($g)"; continue; fi
+    say "group $i: $g (up to ${left}s)"
+    timeout --signal=INT "$left" asv run --config asv.existing.conf.json --set-commit-hash "$commit" \
+        --machine h200 --launch-method "$launch" -a rounds=1 -b "$g" > "$OUT/asv_group$i.log" 2>&1
+    say "group $i: exit $? ; $(grep -c 'failed' "$OUT/asv_group$i.log") lines mention failures"
+    grep -E '^\[.*(ok|failed|n/a)' "$OUT/asv_group$i.log" | tail -20
+    mkdir -p "$OUT/results" && cp -r .asv/results/. "$OUT/results/"
+done
+
+say "done; results in \$OUT/results/h200:"
+ls -la "$OUT/results/h200" 2>/dev/null

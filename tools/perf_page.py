@@ -1,0 +1,562 @@
+"""Build the docs' performance page from the committed asv results and the peer scripts' output.
+
+    python tools/perf_page.py
+
+reads ``.asv/results/<machine>/*.json`` (every machine: ``cpu-2core``, ``h200``, ...) and the
+peer-comparison output, if present (``docs/_static/perf/cpu_peers.json`` written by
+``python benchmarks/cpu_peers.py --json ...``, ``docs/_static/perf/gpu_peers.json`` by
+``python benchmarks/gpu_peers.py --json ...``), and writes PNG plots to ``docs/_static/perf/``
+and the page ``docs/performance.rst``. Nothing is measured here: rerun asv (or the peer
+scripts) first, then this. Needs asv and matplotlib (``pip install -e .[bench]``).
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import datetime
+import json
+import math
+import os
+import subprocess
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from asv.results import iter_results_for_machine  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HEADLINE = {"sum_abs": "sum(abs(x))", "axpy": "x * y + 1.5  (materialized)",
+            "chain": "sum(sqrt(abs(x*y + 1.5)) * tanh(x) - y)"}
+DEVICE_NAMES = {"cpu": "CPU", "cuda": "GPU"}
+COLORS = {"eager": "#d62728", "lazy": "#1f77b4"}
+PEER_MARKERS = "osD^vP*Xh"
+
+
+# ------------------------------------------------------------------------------ loading
+@dataclass(frozen=True)
+class Row:
+    machine: str
+    commit: str
+    date: int
+    env: str
+    bench: str
+    params: tuple[tuple[str, Any], ...]
+    value: float
+
+    def p(self, name: str) -> Any:
+        return dict(self.params).get(name)
+
+
+def _literal(text: str) -> Any:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def load_rows(results_dir: str) -> tuple[list[Row], dict[str, dict]]:
+    """Every (machine, commit, env, benchmark, parameter combination) value in the results."""
+    with open(os.path.join(results_dir, "benchmarks.json")) as f:
+        meta = {k: v for k, v in json.load(f).items() if isinstance(v, dict)}
+    rows: list[Row] = []
+    for machine in sorted(os.listdir(results_dir)):
+        if not os.path.isdir(os.path.join(results_dir, machine)):
+            continue
+        for res in iter_results_for_machine(results_dir, machine):
+            for key in res.get_all_result_keys():
+                names = meta.get(key, {}).get("param_names", [])
+                param_lists = [[_literal(v) for v in vs] for vs in res.get_result_params(key)]
+                values = res.get_result_value(key, res.get_result_params(key))
+                combos = _product(param_lists)
+                for combo, value in zip(combos, values):
+                    if value is None or (isinstance(value, float) and math.isnan(value)):
+                        continue
+                    rows.append(Row(machine, res.commit_hash, res.date or 0, res.env_name, key,
+                                    tuple(zip(names, combo)), float(value)))
+    return rows, meta
+
+
+def _product(lists: list[list[Any]]) -> list[tuple]:
+    out: list[tuple] = [()]
+    for values in lists:
+        out = [prefix + (v,) for prefix in out for v in values]
+    return out
+
+
+def commit_order() -> dict[str, int]:
+    """Commit hash -> position in ``git rev-list`` (0 = oldest); empty if git is unavailable."""
+    try:
+        out = subprocess.run(["git", "rev-list", "--reverse", "--all"], cwd=ROOT, check=True,
+                             capture_output=True, text=True).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        return {}
+    return {h: i for i, h in enumerate(out)}
+
+
+class Snapshot:
+    """The newest commit's values on one machine (every env of that commit merged)."""
+
+    def __init__(self, rows: list[Row], machine: str, order: dict[str, int]):
+        mine = [r for r in rows if r.machine == machine]
+        self.commit = max({r.commit for r in mine}, key=lambda c: (order.get(c, -1), _date(mine, c)))
+        self.rows = [r for r in mine if r.commit == self.commit]
+        self.date = _date(mine, self.commit)
+
+    def get(self, bench: str, **fixed: Any) -> list[Row]:
+        suffix = "." + bench
+        out = [r for r in self.rows if (r.bench == bench or r.bench.endswith(suffix))
+               and all(r.p(k) == v for k, v in fixed.items())]
+        # one value per parameter combination: prefer the env with the most samples (full runs)
+        best: dict[tuple, Row] = {}
+        for r in out:
+            best.setdefault(r.params, r)
+        return list(best.values())
+
+    def value(self, bench: str, **fixed: Any) -> float | None:
+        got = self.get(bench, **fixed)
+        return got[0].value if got else None
+
+
+def _date(rows: list[Row], commit: str) -> int:
+    return max((r.date for r in rows if r.commit == commit), default=0)
+
+
+def load_peers(path: str | None) -> list[dict]:
+    """Peer-script output: a list of {"work", "impl", "ms", ...} (or {"rows": [...]})."""
+    if not path or not os.path.exists(path):
+        return []
+    with open(path) as f:
+        data = json.load(f)
+    if isinstance(data, dict):
+        data = data.get("rows") or data.get("results") or []
+    out = []
+    for rec in data:
+        impl = rec.get("impl") or rec.get("implementation") or rec.get("name")
+        ms = next((rec[k] for k in ("ms", "median_ms", "time_ms") if k in rec), None)
+        if ms is None and "s" in rec:
+            ms = rec["s"] * 1e3
+        if rec.get("work") and impl and isinstance(ms, (int, float)) and ms == ms:
+            out.append({**rec, "impl": impl, "ms": float(ms)})
+    return out
+
+
+def _headline_of(work: str) -> str | None:
+    w = work.replace(" ", "")
+    if "tanh" in w:
+        return "chain"
+    if w.startswith("sum(abs(x))"):
+        return "sum_abs"
+    if w.startswith("x*y+1.5"):
+        return "axpy"
+    return None
+
+
+# ------------------------------------------------------------------------------ plots
+def _fmt_time(seconds: float) -> str:
+    for unit, scale in (("s", 1), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+def _log2(n: int) -> str:
+    return f"$2^{{{int(n).bit_length() - 1}}}$"
+
+
+def plot_chain_length(snap: Snapshot, device: str, label: str, path: str) -> bool:
+    rows = snap.get("ChainLength.time_materialize", device=device)
+    if not rows:
+        return False
+    n = max(r.p("n") for r in rows)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=False)
+    for ax, (method, title) in zip(axes, (("time_materialize", "materialized"), ("time_sum", "summed"))):
+        for mode in ("eager", "lazy"):
+            pts = sorted((r.p("length"), r.value) for r in snap.get(f"ChainLength.{method}",
+                                                                     device=device, mode=mode, n=n))
+            if pts:
+                ax.plot(*zip(*[(x, y * 1e3) for x, y in pts]), "o-", color=COLORS[mode], label=mode)
+        e = snap.value(f"ChainLength.{method}", device=device, mode="eager", n=n, length=16)
+        lz = snap.value(f"ChainLength.{method}", device=device, mode="lazy", n=n, length=16)
+        extra = f": lazy {e / lz:.1f}x faster at 16 ops" if e and lz else ""
+        ax.set_title(f"chain of L ops, {title}{extra}", fontsize=10)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks([1, 2, 4, 8, 16], ["1", "2", "4", "8", "16"])
+        ax.set_xlabel("chain length L (elementwise ops)")
+        ax.set_ylabel("time per call (ms)")
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+        ax.legend()
+    fig.suptitle(f"{label}: float32, n = 2^{n.bit_length() - 1}, lower is better", fontsize=11)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def plot_sizes(snap: Snapshot, device: str, label: str, peers: list[dict], path: str) -> bool:
+    if not snap.get("Headline.time_expr", device=device):
+        return False
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
+    for ax, (expr, title) in zip(axes, HEADLINE.items()):
+        for mode in ("eager", "lazy"):
+            pts = sorted((r.p("n"), r.value) for r in snap.get("Headline.time_expr", device=device,
+                                                               mode=mode, expr=expr))
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] * 1e3 for p in pts], "o-", color=COLORS[mode],
+                        label=f"lazyarr {mode}", zorder=3)
+        mine = [p for p in peers if _headline_of(p["work"]) == expr and p["impl"] != "lazyarr"]
+        for i, p in enumerate(mine):
+            n = p.get("n") or (2**28 if device == "cuda" else 2**25)
+            ax.plot([n], [p["ms"]], PEER_MARKERS[i % len(PEER_MARKERS)], color=f"C{i + 2}",
+                    label=f"{p['impl']} (peer run)", markersize=7, alpha=0.85)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("elements n (float32)")
+        ax.set_ylabel("time per call (ms)")
+        e = [r for r in snap.get("Headline.time_expr", device=device, mode="eager", expr=expr)]
+        if e:
+            nmax = max(r.p("n") for r in e)
+            ev = snap.value("Headline.time_expr", device=device, mode="eager", expr=expr, n=nmax)
+            lv = snap.value("Headline.time_expr", device=device, mode="lazy", expr=expr, n=nmax)
+            if ev and lv:
+                title += f"\nlazy {ev / lv:.1f}x vs eager at n = 2^{nmax.bit_length() - 1}"
+        ax.set_title(title, fontsize=9.5)
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=7.5)
+    fig.suptitle(f"{label}: the headline expressions across sizes (log-log, lower is better)",
+                 fontsize=11)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def speedup_rows(snap: Snapshot, device: str) -> list[tuple[str, float, float, float]]:
+    """(label, eager seconds, lazy seconds, eager/lazy) for the benchmarks with both modes."""
+    out = []
+
+    def add(label: str, bench: str, size_key: str | None = None, **fixed: Any) -> None:
+        rows = snap.get(bench, device=device, mode="lazy", **fixed)
+        if not rows:
+            return
+        if size_key:
+            big = max(r.p(size_key) for r in rows)
+            fixed = {**fixed, size_key: big}
+            label = label.format(size=_size_text(big))
+        e = snap.value(bench, device=device, mode="eager", **fixed)
+        lz = snap.value(bench, device=device, mode="lazy", **fixed)
+        if e and lz:
+            out.append((label, e, lz, e / lz))
+
+    for expr, text in HEADLINE.items():
+        add(f"{text}, n={{size}}", "Headline.time_expr", "n", expr=expr)
+    add("16-op chain, materialized, n={size}", "ChainLength.time_materialize", "n", length=16)
+    add("16-op chain, summed, n={size}", "ChainLength.time_sum", "n", length=16)
+    add("broadcast exp(-(a-b)**2*c), n={size}", "Broadcast.time_materialize", "n")
+    add("broadcast, summed along rows, n={size}", "Broadcast.time_sum_axis1", "n")
+    shape = "16384x16384" if device == "cuda" else "4096x8192"
+    for axis in ("none", "0", "1"):
+        add(f"sum(x*x, axis={axis}), {shape}", "SumSquares.time_sum_squares", shape=shape, axis=axis)
+    for w in ("softmax", "standardize", "polynomial", "lennard_jones"):
+        add(f"{w}, n={{size}}", "Workloads.time_workload", "n", workload=w)
+    for expr in ("sum_abs", "chain"):
+        add(f"cached call, {expr}, 1024 elements", "CachedCall.time_call", expr=expr)
+    return out
+
+
+def _size_text(n: Any) -> str:
+    return f"2^{int(n).bit_length() - 1}" if isinstance(n, int) else str(n)
+
+
+def plot_speedup(rows: list[tuple[str, float, float, float]], label: str, path: str) -> bool:
+    if not rows:
+        return False
+    fig, ax = plt.subplots(figsize=(9, 0.38 * len(rows) + 1.4))
+    labels = [r[0] for r in rows][::-1]
+    ratios = [r[3] for r in rows][::-1]
+    colors = ["#2ca02c" if x >= 1 else "#d62728" for x in ratios]
+    ax.barh(labels, ratios, color=colors)
+    ax.axvline(1.0, color="black", linewidth=1)
+    ax.set_xscale("log")
+    for y, x in enumerate(ratios):
+        ax.text(x, y, f" {x:.2f}x", va="center", fontsize=8)
+    ax.set_xlabel("speedup of lazy over eager (eager time / lazy time; > 1: fusion wins)")
+    ax.set_title(f"{label}: lazy (fused) vs eager (op by op), largest size benchmarked", fontsize=10)
+    ax.tick_params(axis="y", labelsize=8)
+    ax.grid(alpha=0.3, axis="x", which="both")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def plot_memory(snap: Snapshot, device: str, label: str, path: str) -> bool:
+    bench, unit, scale = (("PeakMemory.peakmem_expr", "peak RSS of the process (MiB)", 2**20)
+                          if device == "cpu" else ("GpuPool.track_pool_growth",
+                                                   "CuPy pool growth during the call (MiB)", 1))
+    rows = snap.get(bench, device=device)
+    if not rows:
+        return False
+    n = max(r.p("n") for r in rows)
+    fig, ax = plt.subplots(figsize=(7, 3.4))
+    width = 0.38
+    for i, mode in enumerate(("eager", "lazy")):
+        vals = [snap.value(bench, device=device, mode=mode, expr=e, n=n) or 0.0 for e in HEADLINE]
+        xs = [j + (i - 0.5) * width for j in range(len(HEADLINE))]
+        ax.bar(xs, [v / scale for v in vals], width, color=COLORS[mode], label=mode)
+        for x, v in zip(xs, vals):
+            ax.text(x, v / scale, f"{v / scale:.0f}", ha="center", va="bottom", fontsize=8)
+    ax.set_xticks(range(len(HEADLINE)), list(HEADLINE))
+    ax.set_ylabel(unit)
+    note = " (inputs included)" if device == "cpu" else ""
+    ax.set_title(f"{label}: memory at n = 2^{n.bit_length() - 1}{note}", fontsize=10)
+    ax.legend()
+    ax.grid(alpha=0.3, axis="y")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def plot_history(rows: list[Row], machine: str, device: str, order: dict[str, int], label: str,
+                 path: str) -> tuple[bool, int]:
+    mine = [r for r in rows if r.machine == machine and r.bench.endswith("Headline.time_expr")
+            and r.p("device") == device]
+    commits = sorted({r.commit for r in mine}, key=lambda c: (order.get(c, -1), _date(mine, c)))
+    if len(commits) < 2:
+        return False, len(commits)
+    # the largest size measured at (nearly) every commit
+    counts: dict[int, set] = defaultdict(set)
+    for r in mine:
+        counts[r.p("n")].add(r.commit)
+    n = max(counts, key=lambda k: (len(counts[k]), k))
+    fig, ax = plt.subplots(figsize=(11, 4.2))
+    index = {c: i for i, c in enumerate(commits)}
+    for j, (expr, mode) in enumerate([(e, m) for e in ("sum_abs", "chain", "axpy") for m in ("eager", "lazy")]):
+        by_commit: dict[str, list[float]] = defaultdict(list)
+        for r in mine:
+            if r.p("n") == n and r.p("expr") == expr and r.p("mode") == mode:
+                by_commit[r.commit].append(r.value)
+        pts = sorted((index[c], min(v) * 1e3) for c, v in by_commit.items())
+        if pts:
+            ax.plot(*zip(*pts), "o-" if mode == "lazy" else "s--", color=f"C{j // 2}",
+                    alpha=1.0 if mode == "lazy" else 0.6, label=f"{expr} {mode}")
+    ax.set_xticks(range(len(commits)), [c[:7] for c in commits], rotation=45, ha="right", fontsize=8)
+    ax.set_yscale("log")
+    ax.set_ylabel("time per call (ms)")
+    ax.set_xlabel("commit (oldest to newest)")
+    ax.set_title(f"{label}: history of the headline benchmarks, n = 2^{n.bit_length() - 1} "
+                 f"(solid: lazy, dashed: eager)", fontsize=10)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8, ncol=3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True, len(commits)
+
+
+def plot_peers(peers: list[dict], label: str, path: str) -> bool:
+    works = [w for w in dict.fromkeys(p["work"] for p in peers) if not w.startswith("first")]
+    works = [w for w in works if len([p for p in peers if p["work"] == w]) >= 2]
+    if not works:
+        return False
+    fig, axes = plt.subplots(len(works), 1, figsize=(8, 1.0 + 1.15 * sum(
+        len([p for p in peers if p["work"] == w]) for w in works) / max(1, len(works)) * len(works) / 2))
+    axes = [axes] if len(works) == 1 else list(axes)
+    for ax, w in zip(axes, works):
+        mine = [p for p in peers if p["work"] == w]
+        names = [p["impl"] for p in mine][::-1]
+        vals = [p["ms"] for p in mine][::-1]
+        colors = ["#1f77b4" if "lazyarr" in n and "eager" not in n else "#999999" for n in names]
+        ax.barh(names, vals, color=colors)
+        for y, v in enumerate(vals):
+            ax.text(v, y, f" {v:.3g} ms", va="center", fontsize=7.5)
+        ax.set_xscale("log")
+        ax.set_title(w, fontsize=9)
+        ax.tick_params(axis="y", labelsize=8)
+        ax.grid(alpha=0.3, axis="x", which="both")
+    axes[-1].set_xlabel("time per call (ms, log scale; blue: lazyarr lazy)")
+    fig.suptitle(f"{label}: lazyarr vs its peers, one run (lower is better)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+# ------------------------------------------------------------------------------ page
+def rst_table(header: list[str], rows: list[list[str]]) -> str:
+    lines = [".. list-table::", "   :header-rows: 1", ""]
+    for row in [header, *rows]:
+        lines.append("   * - " + (row[0] or " "))
+        lines += [f"     - {c or ' '}" for c in row[1:]]
+    return "\n".join(lines) + "\n"
+
+
+def _machine_label(machine: str, devices: list[str]) -> str:
+    return machine
+
+
+PAGE_HEAD = """\
+Performance
+===========
+
+lazyarr is benchmarked continuously with `airspeed velocity <https://asv.readthedocs.io>`_
+(asv), as NumPy and SciPy are. The suite (``benchmarks/bench_*.py``) is parametrized over
+device (``cpu``, ``cuda``), mode (``eager``, ``lazy``) and size; GPU timings include kernel
+completion (every timed call ends with a device synchronize). Results are committed in
+``.asv/results`` so the graphs can be rebuilt anywhere.
+
+This page is generated by ``python tools/perf_page.py`` from those results and the
+peer-comparison scripts' output; do not edit it by hand.
+
+Running the benchmarks
+----------------------
+
+.. code-block:: bash
+
+   pip install -e ".[bench]"              # asv, virtualenv, matplotlib, numexpr, psutil
+   asv machine --yes --machine cpu-2core  # once per machine: a fixed name keeps one history
+   asv run --machine cpu-2core            # builds HEAD's wheel (Cython included) in .asv/env, runs it
+   asv run --machine cpu-2core HEAD~10..HEAD --quick -b Headline   # history of a subset
+   asv publish && asv preview             # HTML with a graph per benchmark in .asv/html
+
+Without a build (machines with no internet, such as the GPU machine, or CI), benchmark the
+lazyarr the running Python imports with the existing-environment configuration:
+
+.. code-block:: bash
+
+   asv run --config asv.existing.conf.json --set-commit-hash $(git rev-parse HEAD) --machine h200
+   bash benchmarks/run_asv_gpu.sh         # on the GPU machine: wheels, build_ext, asv, results
+   bash benchmarks/ci_check.sh            # CI: asv check + a quick smoke run (< 3 minutes)
+
+``-b REGEX`` selects benchmarks; ``LAZYARR_BENCH_DEVICES=cuda`` skips the CPU rows and
+``LAZYARR_BENCH_MAX_SIZE=1048576`` skips big arrays without changing the suite. Then rebuild
+this page:
+
+.. code-block:: bash
+
+   python tools/perf_page.py              # plots in docs/_static/perf/, this page
+
+What the suite measures
+-----------------------
+
+* ``bench_elementwise``: chains of 1-16 ops materialized and summed (``ChainLength``); the
+  three headline expressions over sizes 2^10 ... 2^25 (CPU) / 2^28 (GPU) (``Headline``);
+  a broadcasting expression (``Broadcast``).
+* ``bench_reductions``: every reduction, full and along each axis of a 2-D array, fed by a fused
+  op (``Reductions``); ``sum(x * x, axis)`` at the issue's sizes (``SumSquares``).
+* ``bench_workloads``: softmax row normalization, standardization ``(x - x.mean()) / x.std()``,
+  a degree-8 polynomial, a Lennard-Jones energy.
+* ``bench_overhead``: a cached call on 1024 elements, graph building, the cold first call in a
+  fresh process with and without the disk cache (``timeraw_``), ``import lazyarr``.
+* ``bench_memory``: peak RSS on the CPU (``peakmem_``), CuPy pool growth and CUDA-event
+  milliseconds on the GPU (``track_``).
+"""
+
+
+def build(args: argparse.Namespace) -> str:
+    rows, _meta = load_rows(args.results)
+    order = commit_order()
+    os.makedirs(args.out, exist_ok=True)
+    rel = os.path.relpath(args.out, os.path.dirname(args.page)).replace(os.sep, "/")
+    peers = {"cpu": load_peers(args.cpu_peers), "cuda": load_peers(args.gpu_peers)}
+    parts = [PAGE_HEAD]
+    written = []
+
+    def fig(name: str, alt: str) -> str:
+        written.append(name)
+        return f".. image:: {rel}/{name}\n   :alt: {alt}\n   :width: 100%\n"
+
+    machines = sorted({r.machine for r in rows})
+    for machine in machines:
+        snap = Snapshot(rows, machine, order)
+        devices = [d for d in ("cpu", "cuda") if any(r.p("device") == d for r in snap.rows)]
+        when = datetime.datetime.fromtimestamp(snap.date / 1000, datetime.timezone.utc)
+        for device in devices:
+            label = f"{DEVICE_NAMES[device]} ({machine})"
+            title = f"{DEVICE_NAMES[device]}: machine ``{machine}``"
+            parts.append(f"{title}\n{'-' * len(title)}\n")
+            parts.append(f"Latest results: commit ``{snap.commit[:8]}`` "
+                         f"({when:%Y-%m-%d %H:%M} UTC commit date).\n")
+            stem = f"{machine}-{device}"
+            rows_s = speedup_rows(snap, device)
+            if plot_speedup(rows_s, label, os.path.join(args.out, f"{stem}-speedup.png")):
+                parts.append("The fusion win at a glance: eager time divided by lazy time for each "
+                             "benchmark at its largest size (green: lazy is faster).\n")
+                parts.append(fig(f"{stem}-speedup.png", "lazy vs eager speedups"))
+            if plot_chain_length(snap, device, label, os.path.join(args.out, f"{stem}-chains.png")):
+                parts.append("Eager mode makes one pass over memory per op; lazy mode runs the whole "
+                             "chain in one pass, so its time barely grows with the chain length.\n")
+                parts.append(fig(f"{stem}-chains.png", "time vs chain length"))
+            if plot_sizes(snap, device, label, peers[device], os.path.join(args.out, f"{stem}-sizes.png")):
+                peer_note = (" Single markers are the peers from the peer-comparison script's run "
+                             "(a separate run; same expression and size)." if peers[device] else "")
+                parts.append("Across sizes: at small n fixed costs (Python, launch) dominate; "
+                             f"at large n memory traffic does.{peer_note}\n")
+                parts.append(fig(f"{stem}-sizes.png", "time vs size"))
+            if plot_memory(snap, device, label, os.path.join(args.out, f"{stem}-memory.png")):
+                parts.append(fig(f"{stem}-memory.png", "memory"))
+            ok, ncommits = plot_history(rows, machine, device, order, label,
+                                        os.path.join(args.out, f"{stem}-history.png"))
+            if ok:
+                parts.append(f"History over the {ncommits} commits benchmarked on ``{machine}``:\n")
+                parts.append(fig(f"{stem}-history.png", "history"))
+            if rows_s:
+                parts.append(rst_table(["benchmark", "eager", "lazy", "lazy speedup"],
+                                       [[r[0].replace("*", r"\*"), _fmt_time(r[1]), _fmt_time(r[2]),
+                                         f"{r[3]:.2f}x"] for r in rows_s]))
+    for device, source in (("cpu", args.cpu_peers), ("cuda", args.gpu_peers)):
+        title = f"{DEVICE_NAMES[device]}: lazyarr and its peers"
+        parts.append(f"{title}\n{'-' * len(title)}\n")
+        script = "cpu_peers.py" if device == "cpu" else "gpu_peers.py"
+        if not peers[device]:
+            parts.append(f"No output of ``benchmarks/{script}`` was found at ``"
+                         f"{os.path.relpath(source, ROOT) if source else '-'}``; run "
+                         f"``python benchmarks/{script} --json {os.path.relpath(source, ROOT) if source else 'FILE'}`` "
+                         "and rebuild this page.\n")
+            continue
+        stem = f"peers-{device}"
+        parts.append(f"From ``python benchmarks/{script}`` (all rows measured in one run, "
+                     f"``{os.path.relpath(source, ROOT)}``).\n")
+        if plot_peers(peers[device], f"{DEVICE_NAMES[device]}", os.path.join(args.out, f"{stem}.png")):
+            parts.append(fig(f"{stem}.png", "peers"))
+        extra_cols = any(p.get("b2b") == p.get("b2b") and p.get("b2b") is not None for p in peers[device])
+        header = ["work", "implementation", "per call (ms)"] + (["back to back (ms)"] if extra_cols else []) + ["note"]
+        body = []
+        for p in peers[device]:
+            row = [p["work"].replace("*", r"\*"), p["impl"], f"{p['ms']:.4g}"]
+            if extra_cols:
+                b = p.get("b2b")
+                row.append(f"{b:.4g}" if isinstance(b, (int, float)) and b == b else "")
+            row.append(str(p.get("extra", "") or p.get("note", "")).replace("*", r"\*"))
+            body.append(row)
+        parts.append(rst_table(header, body))
+    page = "\n".join(parts)
+    with open(args.page, "w") as f:
+        f.write(page)
+    # drop stale images of machines/devices that no longer have results
+    for name in os.listdir(args.out):
+        if name.endswith(".png") and name not in written:
+            os.remove(os.path.join(args.out, name))
+    return f"wrote {os.path.relpath(args.page, ROOT)} and {len(written)} plots in {os.path.relpath(args.out, ROOT)}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--results", default=os.path.join(ROOT, ".asv", "results"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "_static", "perf"))
+    ap.add_argument("--page", default=os.path.join(ROOT, "docs", "performance.rst"))
+    ap.add_argument("--cpu-peers", default=os.path.join(ROOT, "docs", "_static", "perf", "cpu_peers.json"))
+    ap.add_argument("--gpu-peers", default=os.path.join(ROOT, "docs", "_static", "perf", "gpu_peers.json"))
+    args = ap.parse_args(argv)
+    print(build(args))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
