@@ -218,19 +218,35 @@ typedef struct {
     npy_intp *ooff;
 } lz_scratch;
 
+/* Per-thread scratch, kept between calls (OpenMP threads persist): a call pays no malloc
+ * and no page faults for its block registers. */
+static __thread char *lz_tls_buf = NULL;
+static __thread size_t lz_tls_size = 0;
+
+#define LZ_ALIGN(x) (((x) + 63) & ~(size_t)63)
+
 static int lz_scratch_init(const lz_prog *P, lz_scratch *S) {
     size_t rb = (size_t)P->B * 8 + 64;
-    S->vptr = (char **)malloc(sizeof(char *) * (P->nvals + 1));
-    S->vstr = (npy_intp *)malloc(sizeof(npy_intp) * (P->nvals + 1));
-    S->regs = (char *)malloc(rb * (P->nregs + 1));
-    S->gbuf = (char *)malloc(rb * (P->ninputs + 1));
-    S->ooff = (npy_intp *)malloc(sizeof(npy_intp) * (P->ninputs + 1));
-    return S->vptr && S->vstr && S->regs && S->gbuf && S->ooff ? 0 : -1;
+    size_t a = LZ_ALIGN(sizeof(char *) * (P->nvals + 1));
+    size_t b = LZ_ALIGN(sizeof(npy_intp) * (P->nvals + 1));
+    size_t c = LZ_ALIGN(sizeof(npy_intp) * (P->ninputs + 1));
+    size_t need = a + b + c + rb * (P->nregs + 1) + rb * (P->ninputs + 1) + 64;
+    if (need > lz_tls_size) {
+        free(lz_tls_buf);
+        lz_tls_buf = (char *)malloc(need);
+        lz_tls_size = lz_tls_buf ? need : 0;
+        if (!lz_tls_buf) return -1;
+    }
+    char *base = (char *)LZ_ALIGN((size_t)lz_tls_buf);
+    S->vptr = (char **)base;
+    S->vstr = (npy_intp *)(base + a);
+    S->ooff = (npy_intp *)(base + a + b);
+    S->regs = base + a + b + c;
+    S->gbuf = S->regs + rb * (P->nregs + 1);
+    return 0;
 }
 
-static void lz_scratch_free(lz_scratch *S) {
-    free(S->vptr); free(S->vstr); free(S->regs); free(S->gbuf); free(S->ooff);
-}
+static void lz_scratch_free(lz_scratch *S) { (void)S; }
 
 /* Run the program over block (o, [start, start+n)); `out` receives the root if it writes
  * to the output array. Returns 0, or -1 if a NumPy loop reported an error. */
@@ -296,7 +312,8 @@ static int lz_exec_block(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_i
 /* ---------------------------------------------------------------- reduction kernels */
 #define LZ_AT(T, p, s, i) (*(const T *)((p) + (i) * (s)))
 
-/* NumPy-style pairwise summation (8 accumulators below 128 elements), in double */
+/* NumPy-style pairwise summation (8 accumulators below 128 elements), in double.
+ * The contiguous leaf is written so that the compiler vectorizes it. */
 #define LZ_DEF_PW(NAME, T, EXPR)                                                             \
     static double NAME(const char *p, npy_intp n, npy_intp s, double m) {                    \
         if (n < 8) {                                                                         \
@@ -305,12 +322,19 @@ static int lz_exec_block(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_i
             return r;                                                                        \
         } else if (n <= 128) {                                                               \
             double r[8];                                                                     \
-            for (int k = 0; k < 8; k++) { double x = (double)LZ_AT(T, p, s, k); r[k] = EXPR; } \
-            npy_intp i;                                                                      \
-            for (i = 8; i < n - (n % 8); i += 8)                                             \
-                for (int k = 0; k < 8; k++) { double x = (double)LZ_AT(T, p, s, i + k); r[k] += EXPR; } \
+            npy_intp i, nn = n - (n % 8);                                                    \
+            if (s == (npy_intp)sizeof(T)) {                                                  \
+                const T *a = (const T *)p;                                                   \
+                for (int k = 0; k < 8; k++) { double x = (double)a[k]; r[k] = EXPR; }        \
+                for (i = 8; i < nn; i += 8)                                                  \
+                    for (int k = 0; k < 8; k++) { double x = (double)a[i + k]; r[k] += EXPR; } \
+            } else {                                                                         \
+                for (int k = 0; k < 8; k++) { double x = (double)LZ_AT(T, p, s, k); r[k] = EXPR; } \
+                for (i = 8; i < nn; i += 8)                                                  \
+                    for (int k = 0; k < 8; k++) { double x = (double)LZ_AT(T, p, s, i + k); r[k] += EXPR; } \
+            }                                                                                \
             double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7])); \
-            for (; i < n; i++) { double x = (double)LZ_AT(T, p, s, i); res += EXPR; }         \
+            for (i = nn; i < n; i++) { double x = (double)LZ_AT(T, p, s, i); res += EXPR; }  \
             return res;                                                                      \
         } else {                                                                             \
             npy_intp n2 = n / 2;                                                             \

@@ -19,6 +19,8 @@ combined in the same order whatever the number of threads.
 """
 from __future__ import annotations
 
+import functools
+import math
 import os
 import threading
 from dataclasses import dataclass
@@ -96,7 +98,7 @@ class Compiled:
     compute: np.dtype | None     # the reduction's loop dtype (NumPy's)
     canon: np.dtype | None       # the dtype the reduction kernel reads
     result: np.dtype
-    n_inputs: int
+    input_dtypes: list[np.dtype]
     n_scalars: int
 
 
@@ -246,7 +248,9 @@ def compile_program(program: Program) -> Compiled:
     vm = _cpu_vm.VMProgram(vm_instrs, input_list, scalar_list, nvals, nregs, result_val,
                            _RK.get(reduction or "", 0), _red_type(canon) if canon is not None else 0,
                            block)
-    return Compiled(vm, listing, reduction, red_arg, compute, canon, root.dtype, len(input_list),
+    input_dtypes = [ins.dtype for ins in sorted((i for i in instrs if i.op == "input"),
+                                                key=lambda i: i.arg[0])]
+    return Compiled(vm, listing, reduction, red_arg, compute, canon, root.dtype, input_dtypes,
                     len(scalar_list))
 
 
@@ -283,15 +287,27 @@ def _prepare(buf: Any, dtype: np.dtype) -> np.ndarray:
     return a
 
 
+@functools.lru_cache(maxsize=4096)
+def _broadcast(shapes: tuple[tuple[int, ...], ...]) -> tuple[int, ...]:
+    return tuple(np.broadcast_shapes(*shapes))
+
+
+@functools.lru_cache(maxsize=4096)
 def _layout(shape: tuple[int, ...], axes: tuple[int, ...] | None) -> tuple[int, tuple[int, ...], int]:
-    """(mode, dim order, number of outer dims) for an iteration space and reduced axes."""
+    """(mode, dim order, number of outer dims) for an iteration space and reduced axes.
+
+    Mode A (slot-major: each output slot reduces contiguous runs, pairwise) when the
+    reduced dims are the fast (last) ones, mode B (accumulate rows into the slots) when
+    the kept dims are; the smaller side flips the choice when it is tiny. The choice
+    depends on the shape only, never on the thread count.
+    """
     nd = len(shape)
     if axes is None:
         return _MODE_RED_A, tuple(range(nd)), 0
     red = set(axes)
     kept = tuple(d for d in range(nd) if d not in red)
-    msz = int(np.prod([shape[d] for d in kept], dtype=np.int64))
-    rsz = int(np.prod([shape[d] for d in axes], dtype=np.int64))
+    msz = math.prod(shape[d] for d in kept)
+    rsz = math.prod(shape[d] for d in axes)
     last = next((d for d in reversed(range(nd)) if shape[d] != 1), nd - 1)
     if last in red:
         mode = _MODE_RED_B if rsz < 128 and msz >= 1024 else _MODE_RED_A
@@ -307,18 +323,16 @@ def _threads_for(size: int) -> int:
 
 
 def run_compiled(c: Compiled, lowered: Lowered) -> np.ndarray:
-    prog = lowered.program
-    in_dtypes = {ins.arg[0]: ins.dtype for ins in prog.instrs if ins.op == "input"}
-    inputs = [_prepare(b, in_dtypes[p]) for p, b in enumerate(lowered.inputs)]
-    scalars = b"".join(np.asarray(s).tobytes().ljust(16, b"\0") for s in lowered.scalars)
-    shape = tuple(np.broadcast_shapes(*(a.shape for a in inputs))) if inputs else ()
+    inputs = [_prepare(b, dt) for b, dt in zip(lowered.inputs, c.input_dtypes)]
+    scalars = b"".join(s.tobytes().ljust(16, b"\0") for s in lowered.scalars)
+    shapes = tuple(a.shape for a in inputs)
+    shape = shapes[0] if len(set(shapes)) == 1 else _broadcast(shapes)
     if c.reduction is None:
         out = np.empty(lowered.shape, c.result)
-        if out.size:
-            size = out.size
-            nb = -(-size // c.vm.block)
+        size = out.size
+        if size:
             _cpu_vm.execute(c.vm, inputs, scalars, shape, tuple(range(len(shape))), 0, _MODE_EW,
-                            _threads_for(size), out=out, nb=nb)
+                            _threads_for(size), out=out, nb=-(-size // c.vm.block))
         return out
     return _run_reduction(c, lowered, inputs, scalars, shape)
 
@@ -329,8 +343,8 @@ def _run_reduction(c: Compiled, lowered: Lowered, inputs: list[np.ndarray], scal
     assert op is not None and c.compute is not None and c.canon is not None
     axes, _keepdims, _dtype_arg, ddof = c.red_arg
     mode, order, n_outer = _layout(shape, axes)
-    osz = int(np.prod([shape[d] for d in order[:n_outer]], dtype=np.int64))
-    isz = int(np.prod([shape[d] for d in order[n_outer:]], dtype=np.int64))
+    osz = math.prod(shape[d] for d in order[:n_outer])
+    isz = math.prod(shape[d] for d in order[n_outer:])
     m, rsz = (osz, isz) if mode == _MODE_RED_A else (isz, osz)
     if m == 0:
         return np.empty(lowered.shape, c.result)
