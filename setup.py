@@ -34,7 +34,7 @@ EXTENSIONS: list = cythonize(
             library_dirs=[_np_lib],
             libraries=["npymath"],  # npy_half conversions, exactly as NumPy's casts round
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-            extra_compile_args=["-O3", "-Wno-misleading-indentation", *_omp_cflags] if sys.platform != "win32" else _omp_cflags,
+            extra_compile_args=["-O3", "-ffp-contract=off", "-Wno-misleading-indentation", *_omp_cflags] if sys.platform != "win32" else _omp_cflags,
             extra_link_args=_omp_ldflags,
             depends=["lazyarr/backends/_cpu_vm.h"],
         ),

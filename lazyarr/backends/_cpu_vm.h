@@ -199,6 +199,7 @@ typedef struct {
     char *scalars;      /* 16 bytes per scalar */
     char *out;          /* MODE_EW output (C order) */
     npy_intp nb;        /* MODE_RED_A: blocks per slot; MODE_RED_B: slots per item */
+    npy_intp nchunk, chunk_rows;  /* MODE_RED_B: the reduce rows in fixed chunks, one partial each */
     /* reduction partials (A: nslots*nb) and results (nslots) */
     double *pd, *pm2;
     npy_int64 *pi, *pidx;
@@ -312,27 +313,41 @@ static int lz_exec_block(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_i
 /* ---------------------------------------------------------------- reduction kernels */
 #define LZ_AT(T, p, s, i) (*(const T *)((p) + (i) * (s)))
 
-/* NumPy-style pairwise summation (8 accumulators below 128 elements), in double.
- * The contiguous leaf is written so that the compiler vectorizes it. */
+/* NumPy-style pairwise summation in double: blocks of <= 128 elements summed with
+ * independent accumulators (8 like NumPy, 16 on contiguous data so that the adds
+ * pipeline and vectorize), halves combined recursively. For float32 input every
+ * partial is exact to ~2^-53: far more accurate than NumPy's float32 pairwise sum. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define LZ_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define LZ_CLONES
+#endif
+
 #define LZ_DEF_PW(NAME, T, EXPR)                                                             \
+    LZ_CLONES static double NAME##_leaf16(const T *a, npy_intp n, double m) {                \
+        double r[16];                                                                        \
+        npy_intp i, nn = n - (n % 16);                                                       \
+        for (int k = 0; k < 16; k++) { double x = (double)a[k]; r[k] = EXPR; }               \
+        for (i = 16; i < nn; i += 16)                                                        \
+            for (int k = 0; k < 16; k++) { double x = (double)a[i + k]; r[k] += EXPR; }      \
+        for (int k = 0; k < 8; k++) r[k] += r[k + 8];                                        \
+        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));     \
+        for (i = nn; i < n; i++) { double x = (double)a[i]; res += EXPR; }                   \
+        return res;                                                                          \
+    }                                                                                        \
     static double NAME(const char *p, npy_intp n, npy_intp s, double m) {                    \
         if (n < 8) {                                                                         \
             double r = 0.;                                                                   \
             for (npy_intp i = 0; i < n; i++) { double x = (double)LZ_AT(T, p, s, i); r += EXPR; } \
             return r;                                                                        \
+        } else if (n <= 256 && n >= 16 && s == (npy_intp)sizeof(T)) {                        \
+            return NAME##_leaf16((const T *)p, n, m);                                        \
         } else if (n <= 128) {                                                               \
             double r[8];                                                                     \
             npy_intp i, nn = n - (n % 8);                                                    \
-            if (s == (npy_intp)sizeof(T)) {                                                  \
-                const T *a = (const T *)p;                                                   \
-                for (int k = 0; k < 8; k++) { double x = (double)a[k]; r[k] = EXPR; }        \
-                for (i = 8; i < nn; i += 8)                                                  \
-                    for (int k = 0; k < 8; k++) { double x = (double)a[i + k]; r[k] += EXPR; } \
-            } else {                                                                         \
-                for (int k = 0; k < 8; k++) { double x = (double)LZ_AT(T, p, s, k); r[k] = EXPR; } \
-                for (i = 8; i < nn; i += 8)                                                  \
-                    for (int k = 0; k < 8; k++) { double x = (double)LZ_AT(T, p, s, i + k); r[k] += EXPR; } \
-            }                                                                                \
+            for (int k = 0; k < 8; k++) { double x = (double)LZ_AT(T, p, s, k); r[k] = EXPR; } \
+            for (i = 8; i < nn; i += 8)                                                      \
+                for (int k = 0; k < 8; k++) { double x = (double)LZ_AT(T, p, s, i + k); r[k] += EXPR; } \
             double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7])); \
             for (i = nn; i < n; i++) { double x = (double)LZ_AT(T, p, s, i); res += EXPR; }  \
             return res;                                                                      \
@@ -400,74 +415,78 @@ static double lz_pw_d(const double *a, npy_intp n, npy_intp s) {
 static void lz_red_block(const lz_prog *P, lz_run *R, npy_intp t, const char *p, npy_intp s,
                          npy_intp n, npy_intp idx0) {
     const int kind = P->red_kind;
+    /* each kernel twice: with the stride a compile-time constant (contiguous data, so the
+     * compiler vectorizes) and general */
+#define LZ_CONTIG(T, BODY) if (s == (npy_intp)sizeof(T)) { const npy_intp s = sizeof(T); BODY } else { BODY }
     switch (P->red_type) {
-    case RT_F32: LZ_RED_BLOCK_FLOAT(npy_float, lz_pw_f32, lz_pwsq_f32) break;
-    case RT_F64: LZ_RED_BLOCK_FLOAT(npy_double, lz_pw_f64, lz_pwsq_f64) break;
-    case RT_I64: LZ_RED_BLOCK_INT(npy_int64, npy_int64, pi) break;
-    case RT_U64: LZ_RED_BLOCK_INT(npy_uint64, npy_uint64, pu) break;
-    default: LZ_RED_BLOCK_INT(npy_uint8, npy_uint64, pu) break;
+    case RT_F32: LZ_CONTIG(npy_float, LZ_RED_BLOCK_FLOAT(npy_float, lz_pw_f32, lz_pwsq_f32)) break;
+    case RT_F64: LZ_CONTIG(npy_double, LZ_RED_BLOCK_FLOAT(npy_double, lz_pw_f64, lz_pwsq_f64)) break;
+    case RT_I64: LZ_CONTIG(npy_int64, LZ_RED_BLOCK_INT(npy_int64, npy_int64, pi)) break;
+    case RT_U64: LZ_CONTIG(npy_uint64, LZ_RED_BLOCK_INT(npy_uint64, npy_uint64, pu)) break;
+    default: LZ_CONTIG(npy_uint8, LZ_RED_BLOCK_INT(npy_uint8, npy_uint64, pu)) break;
     }
 }
 
-/* Chan et al.'s pairwise combination of (count, mean, M2) partials */
+/* Chan et al.'s pairwise combination of (count, mean, M2) partials (stride sb) */
 static void lz_var_combine(const double *mean, const double *m2, const npy_int64 *cnt, npy_intp n,
-                           double *omean, double *om2, double *ocnt) {
+                           npy_intp sb, double *omean, double *om2, double *ocnt) {
     if (n == 1) {
         *omean = mean[0]; *om2 = m2[0]; *ocnt = (double)cnt[0];
         return;
     }
     npy_intp h = n / 2;
     double ma, mb, qa, qb, na, nb;
-    lz_var_combine(mean, m2, cnt, h, &ma, &qa, &na);
-    lz_var_combine(mean + h, m2 + h, cnt + h, n - h, &mb, &qb, &nb);
+    lz_var_combine(mean, m2, cnt, h, sb, &ma, &qa, &na);
+    lz_var_combine(mean + h * sb, m2 + h * sb, cnt + h * sb, n - h, sb, &mb, &qb, &nb);
     double nn = na + nb, delta = mb - ma;
     *ocnt = nn;
     *omean = ma + delta * (nb / nn);
     *om2 = qa + qb + delta * delta * (na * nb / nn);
 }
 
-/* Combine the nb partials of slot o (MODE_RED_A) into result o, in block order. */
-static void lz_combine_slot(const lz_prog *P, lz_run *R, npy_intp o) {
-    const npy_intp nb = R->nb, b0 = o * nb;
+/* Combine the np partials of slot o (at b0, b0 + sb, ...) into result o, in order. */
+static void lz_combine_slot(const lz_prog *P, lz_run *R, npy_intp o, npy_intp b0, npy_intp np_,
+                            npy_intp sb) {
     const int kind = P->red_kind, rt = P->red_type;
     const int fl = rt == RT_F32 || rt == RT_F64;
+    const npy_intp end = b0 + np_ * sb;
     switch (kind) {
     case RK_SUM:
-        if (fl) R->rd[o] = lz_pw_d(R->pd + b0, nb, 1);
-        else { npy_uint64 r = 0; for (npy_intp b = 0; b < nb; b++) r += R->pu[b0 + b]; R->ru[o] = r; }
+        if (fl) R->rd[o] = lz_pw_d(R->pd + b0, np_, sb);
+        else { npy_uint64 r = 0; for (npy_intp b = b0; b < end; b += sb) r += R->pu[b]; R->ru[o] = r; }
         break;
     case RK_PROD:
-        if (rt == RT_F32) { float r = 1.f; for (npy_intp b = 0; b < nb; b++) r *= (float)R->pd[b0 + b]; R->rd[o] = r; }
-        else if (fl) { double r = 1.; for (npy_intp b = 0; b < nb; b++) r *= R->pd[b0 + b]; R->rd[o] = r; }
-        else { npy_uint64 r = 1; for (npy_intp b = 0; b < nb; b++) r *= R->pu[b0 + b]; R->ru[o] = r; }
+        if (rt == RT_F32) { float r = 1.f; for (npy_intp b = b0; b < end; b += sb) r *= (float)R->pd[b]; R->rd[o] = r; }
+        else if (fl) { double r = 1.; for (npy_intp b = b0; b < end; b += sb) r *= R->pd[b]; R->rd[o] = r; }
+        else { npy_uint64 r = 1; for (npy_intp b = b0; b < end; b += sb) r *= R->pu[b]; R->ru[o] = r; }
         break;
-    case RK_ANY: { npy_uint64 r = 0; for (npy_intp b = 0; b < nb; b++) r |= R->pu[b0 + b];
+    case RK_ANY: { npy_uint64 r = 0; for (npy_intp b = b0; b < end; b += sb) r |= R->pu[b];
                    R->ru[o] = r; break; }
-    case RK_ALL: { npy_uint64 r = 1; for (npy_intp b = 0; b < nb; b++) r &= R->pu[b0 + b];
+    case RK_ALL: { npy_uint64 r = 1; for (npy_intp b = b0; b < end; b += sb) r &= R->pu[b];
                    R->ru[o] = r; break; }
     case RK_MIN: case RK_MAX: {
         const int mn = kind == RK_MIN;
         if (fl) {
             double m = R->pd[b0];
-            for (npy_intp b = 1; b < nb && m == m; b++) {
-                double x = R->pd[b0 + b];
+            for (npy_intp b = b0 + sb; b < end && m == m; b += sb) {
+                double x = R->pd[b];
                 if (x != x || (mn ? x < m : x > m)) m = x;
             }
             R->rd[o] = m;
         } else if (rt == RT_I64) {
             npy_int64 m = R->pi[b0];
-            for (npy_intp b = 1; b < nb; b++) { npy_int64 x = R->pi[b0 + b]; if (mn ? x < m : x > m) m = x; }
+            for (npy_intp b = b0 + sb; b < end; b += sb) { npy_int64 x = R->pi[b]; if (mn ? x < m : x > m) m = x; }
             R->ri[o] = m;
         } else {
             npy_uint64 m = R->pu[b0];
-            for (npy_intp b = 1; b < nb; b++) { npy_uint64 x = R->pu[b0 + b]; if (mn ? x < m : x > m) m = x; }
+            for (npy_intp b = b0 + sb; b < end; b += sb) { npy_uint64 x = R->pu[b]; if (mn ? x < m : x > m) m = x; }
             R->ru[o] = m;
         }
         break; }
     case RK_ARGMIN: case RK_ARGMAX: {
         const int mn = kind == RK_ARGMIN;
         npy_intp best = b0;
-        for (npy_intp b = b0 + 1; b < b0 + nb; b++) {
+        for (npy_intp b = b0 + sb; b < end; b += sb) {
             int better;
             if (fl) {
                 double m = R->pd[best], x = R->pd[b];
@@ -484,7 +503,7 @@ static void lz_combine_slot(const lz_prog *P, lz_run *R, npy_intp o) {
         break; }
     case RK_VAR: {
         double mean, m2, cnt;
-        lz_var_combine(R->pd + b0, R->pm2 + b0, R->pidx + b0, nb, &mean, &m2, &cnt);
+        lz_var_combine(R->pd + b0, R->pm2 + b0, R->pidx + b0, np_, sb, &mean, &m2, &cnt);
         R->rd[o] = mean;
         R->rm2[o] = m2;
         break; }
@@ -507,11 +526,12 @@ static void lz_combine_slot(const lz_prog *P, lz_run *R, npy_intp o) {
             ad[i] = (x > a || x != x) ? x : a; } break;                                      \
     case RK_ARGMIN: case RK_ARGMAX: {                                                        \
         const int mn = kind == RK_ARGMIN;                                                    \
-        if (first) for (npy_intp i = 0; i < n; i++) { ad[i] = LZ_AT(T, p, s, i); ax[i] = 0; } \
+        if (first) for (npy_intp i = 0; i < n; i++) { ad[i] = LZ_AT(T, p, s, i); ax[i] = o; } \
         else for (npy_intp i = 0; i < n; i++) { double x = LZ_AT(T, p, s, i), a = ad[i];      \
             if (a == a && (x != x || (mn ? x < a : x > a))) { ad[i] = x; ax[i] = o; } }       \
         break; }                                                                             \
-    case RK_VAR: { const double cnt = (double)(o + 1);                                       \
+    case RK_VAR: { const double cnt = (double)(o - o0 + 1);                                  \
+        for (npy_intp i = 0; i < n; i++) ax[i] = o - o0 + 1;                                 \
         if (first) for (npy_intp i = 0; i < n; i++) { double x = LZ_AT(T, p, s, i);            \
             ad[i] = x; am2[i] = (x - x) * (x - x); } /* NaN for inf, as NumPy */             \
         else for (npy_intp i = 0; i < n; i++) { double x = LZ_AT(T, p, s, i);                \
@@ -538,25 +558,26 @@ static void lz_combine_slot(const lz_prog *P, lz_run *R, npy_intp o) {
             A[i] = x > A[i] ? x : A[i]; } break;                                             \
     case RK_ARGMIN: case RK_ARGMAX: {                                                        \
         const int mn = kind == RK_ARGMIN;                                                    \
-        if (first) for (npy_intp i = 0; i < n; i++) { A[i] = (ACC)LZ_AT(T, p, s, i); ax[i] = 0; } \
+        if (first) for (npy_intp i = 0; i < n; i++) { A[i] = (ACC)LZ_AT(T, p, s, i); ax[i] = o; } \
         else for (npy_intp i = 0; i < n; i++) { ACC x = (ACC)LZ_AT(T, p, s, i);               \
             if (mn ? x < A[i] : x > A[i]) { A[i] = x; ax[i] = o; } }                          \
         break; }                                                                             \
     default: break;                                                                          \
     }
 
+/* Accumulate row o of a chunk whose first row is o0 into the partials at j0. */
 static void lz_red_acc(const lz_prog *P, lz_run *R, npy_intp j0, const char *p, npy_intp s,
-                       npy_intp n, npy_intp o) {
-    const int kind = P->red_kind, first = o == 0;
-    double *ad = R->rd + j0, *am2 = R->rm2 ? R->rm2 + j0 : NULL;
-    npy_int64 *ai = R->ri + j0, *ax = R->ridx + j0;
-    npy_uint64 *au = R->ru + j0;
+                       npy_intp n, npy_intp o, npy_intp o0) {
+    const int kind = P->red_kind, first = o == o0;
+    double *ad = R->pd + j0, *am2 = R->pm2 + j0;
+    npy_int64 *ai = R->pi + j0, *ax = R->pidx + j0;
+    npy_uint64 *au = R->pu + j0;
     switch (P->red_type) {
-    case RT_F32: LZ_ACC_FLOAT(npy_float) break;
-    case RT_F64: LZ_ACC_FLOAT(npy_double) break;
-    case RT_I64: LZ_ACC_INT(npy_int64, npy_int64, ai) break;
-    case RT_U64: LZ_ACC_INT(npy_uint64, npy_uint64, au) break;
-    default: LZ_ACC_INT(npy_uint8, npy_uint64, au) break;
+    case RT_F32: LZ_CONTIG(npy_float, LZ_ACC_FLOAT(npy_float)) break;
+    case RT_F64: LZ_CONTIG(npy_double, LZ_ACC_FLOAT(npy_double)) break;
+    case RT_I64: LZ_CONTIG(npy_int64, LZ_ACC_INT(npy_int64, npy_int64, ai)) break;
+    case RT_U64: LZ_CONTIG(npy_uint64, LZ_ACC_INT(npy_uint64, npy_uint64, au)) break;
+    default: LZ_CONTIG(npy_uint8, LZ_ACC_INT(npy_uint8, npy_uint64, au)) break;
     }
 }
 
@@ -565,13 +586,18 @@ static int lz_do_item(const lz_prog *P, lz_run *R, lz_scratch *S, npy_intp t) {
     const npy_intp B = P->B;
     const int rv = P->result_val;
     if (R->mode == MODE_RED_B) {
-        npy_intp j0 = t * R->nb, n = R->Isz - j0;
+        const npy_intp nsb = (R->Isz + R->nb - 1) / R->nb;
+        const npy_intp c = t / nsb, j0 = (t % nsb) * R->nb;
+        npy_intp n = R->Isz - j0;
         if (n > R->nb) n = R->nb;
-        for (npy_intp o = 0; o < R->Osz; o++) {
+        const npy_intp o0 = c * R->chunk_rows;
+        npy_intp o1 = o0 + R->chunk_rows;
+        if (o1 > R->Osz) o1 = R->Osz;
+        for (npy_intp o = o0; o < o1; o++) {
             for (npy_intp j = j0; j < j0 + n; j += B) {
                 npy_intp m = j0 + n - j < B ? j0 + n - j : B;
                 if (lz_exec_block(P, R, S, o, j, m, NULL) < 0) return -1;
-                lz_red_acc(P, R, j, S->vptr[rv], S->vstr[rv], m, o);
+                lz_red_acc(P, R, c * R->Isz + j, S->vptr[rv], S->vstr[rv], m, o, o0);
             }
         }
         return 0;
@@ -591,7 +617,7 @@ static int lz_do_item(const lz_prog *P, lz_run *R, lz_scratch *S, npy_intp t) {
 /* Run all items on up to nthreads threads. Returns 0, -1 (loop error) or -2 (no memory). */
 static int lz_execute(const lz_prog *P, lz_run *R, int nthreads) {
     npy_intp nitems;
-    if (R->mode == MODE_RED_B) nitems = (R->Isz + R->nb - 1) / R->nb;
+    if (R->mode == MODE_RED_B) nitems = R->nchunk * ((R->Isz + R->nb - 1) / R->nb);
     else nitems = R->Osz * R->nb;
     int err = 0;
     if (nthreads > nitems) nthreads = (int)nitems;
@@ -624,7 +650,9 @@ static int lz_execute(const lz_prog *P, lz_run *R, int nthreads) {
     }
     if (err) return err;
     if (R->mode == MODE_RED_A) {
-        for (npy_intp o = 0; o < R->Osz; o++) lz_combine_slot(P, R, o);
+        for (npy_intp o = 0; o < R->Osz; o++) lz_combine_slot(P, R, o, o * R->nb, R->nb, 1);
+    } else if (R->mode == MODE_RED_B) {
+        for (npy_intp j = 0; j < R->Isz; j++) lz_combine_slot(P, R, j, j, R->nchunk, R->Isz);
     }
     feclearexcept(FE_ALL_EXCEPT);
     return 0;

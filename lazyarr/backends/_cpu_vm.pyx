@@ -51,7 +51,7 @@ cdef extern from "_cpu_vm.h" nogil:
         cnp.npy_intp *dstride
         char *scalars
         char *out
-        cnp.npy_intp nb
+        cnp.npy_intp nb, nchunk, chunk_rows
         double *pd
         double *pm2
         cnp.npy_int64 *pi
@@ -153,7 +153,8 @@ cdef inline void *_ptr(object a):
 
 def execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tuple order, int n_outer,
             int mode, int nthreads, out=None, pd=None, pm2=None, pi=None, pidx=None, pu=None,
-            rd=None, rm2=None, ri=None, ridx=None, ru=None, cnp.npy_intp nb=0):
+            rd=None, rm2=None, ri=None, ridx=None, ru=None, cnp.npy_intp nb=0,
+            cnp.npy_intp nchunk=1, cnp.npy_intp chunk_rows=0):
     """Run ``prog`` over the iteration space ``shape``.
 
     ``order`` lists the dims of ``shape``: the first ``n_outer`` form the outer index,
@@ -254,6 +255,7 @@ def execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tuple order
         R.ri, R.ridx = <cnp.npy_int64 *>_ptr(ri), <cnp.npy_int64 *>_ptr(ridx)
         R.ru = <cnp.npy_uint64 *>_ptr(ru)
         R.nb = nb
+        R.nchunk, R.chunk_rows = nchunk, chunk_rows
         if R.Osz == 0 or R.Isz == 0 or nb == 0:
             return R.Osz, R.Isz
         with nogil:

@@ -368,15 +368,23 @@ def _run_reduction(c: Compiled, lowered: Lowered, inputs: list[np.ndarray], scal
     arrays: dict[str, np.ndarray] = {}
     size = m * rsz
     nthreads = _threads_for(size)
+    nchunk, chunk_rows = 1, 0
     if mode == _MODE_RED_A:
         nb = -(-isz // c.vm.block)
-        for name in names:
-            arrays["p" + name] = np.empty(m * nb, dt[name])
+        nparts = m * nb
     else:
-        nb = max(64, min(c.vm.block, -(-isz // (4 * nthreads))))
+        # rows in fixed chunks (never depending on the thread count), one partial per
+        # (chunk, slot), combined in chunk order: parallel over chunks, streaming rows
+        nchunk = max(1, min(64, rsz // 16, (1 << 22) // max(m, 1)))
+        chunk_rows = -(-rsz // nchunk)
+        nchunk = -(-rsz // chunk_rows)
+        nb = m if m <= 16384 else 8192
+        nparts = nchunk * m
     for name in names:
+        arrays["p" + name] = np.empty(nparts, dt[name])
         arrays["r" + name] = np.empty(m, dt[name])
-    _cpu_vm.execute(c.vm, inputs, scalars, shape, order, n_outer, mode, nthreads, nb=nb, **arrays)
+    _cpu_vm.execute(c.vm, inputs, scalars, shape, order, n_outer, mode, nthreads, nb=nb, nchunk=nchunk,
+                    chunk_rows=chunk_rows, **arrays)
     return _finalize(c, op, arrays, rsz, ddof, lowered.shape)
 
 
