@@ -5,6 +5,8 @@
 #   here:  bash ../shared/device/fetch-wheels.sh          # once: numpy 2.4.6, numba, asv -> .whl/
 #   GPU:   bash benchmarks/run_asv_gpu.sh                 # through the run tool, carry [".whl"]
 #   here:  cp -r <files_at>/results/h200 .asv/results/ && python tools/perf_page.py
+#          (with WITH_PEERS=1 it also runs gpu_peers.py first: cp <files_at>/gpu_peers.json
+#           docs/_static/perf/ before perf_page.py)
 #
 # Three asv runs in priority order (headline numbers first), each saving its results, under one
 # deadline (ASV_GPU_BUDGET_S, default 330 s for the asv part): when time runs out, the groups
@@ -65,6 +67,13 @@ EOF
 say "asv launch method: $launch"
 
 asv machine --yes --machine h200 > "$OUT/asv_machine.log" 2>&1 || say "asv machine failed"
+
+# optional: the peer comparison of the same session, for the docs page (WITH_PEERS=1, ~1-2 min)
+if [ "${WITH_PEERS:-0}" = 1 ] && [ -f benchmarks/gpu_peers.py ]; then
+    say "gpu_peers.py"
+    timeout 150 python3 benchmarks/gpu_peers.py --json "$OUT/gpu_peers.json" > "$OUT/gpu_peers.md" 2>&1
+    say "gpu_peers.py: exit $?"; tail -25 "$OUT/gpu_peers.md"
+fi
 
 # 4. the suite, in priority order; one round per combination to fit the budget
 groups=(

@@ -17,6 +17,7 @@ import datetime
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from collections import defaultdict
@@ -127,27 +128,84 @@ def _date(rows: list[Row], commit: str) -> int:
 
 
 def load_peers(path: str | None) -> list[dict]:
-    """Peer-script output: a list of {"work", "impl", "ms", ...} (or {"rows": [...]})."""
+    """Peer-script output: JSON (a list of {"work", "impl", "ms", ...}, as ``gpu_peers.py --json``
+    writes) or the markdown table a script prints (``cpu_peers.py > cpu_peers.md``)."""
     if not path or not os.path.exists(path):
         return []
     with open(path) as f:
-        data = json.load(f)
-    if isinstance(data, dict):
-        data = data.get("rows") or data.get("results") or []
+        text = f.read()
+    if path.endswith(".json"):
+        data = json.loads(text)
+        if isinstance(data, dict):
+            data = data.get("rows") or data.get("results") or []
+    else:
+        data = _markdown_records(text)
     out = []
     for rec in data:
         impl = rec.get("impl") or rec.get("implementation") or rec.get("name")
         ms = next((rec[k] for k in ("ms", "median_ms", "time_ms") if k in rec), None)
-        if ms is None and "s" in rec:
-            ms = rec["s"] * 1e3
         if rec.get("work") and impl and isinstance(ms, (int, float)) and ms == ms:
-            out.append({**rec, "impl": impl, "ms": float(ms)})
+            out.append({**rec, "impl": impl, "ms": float(ms), "n": rec.get("n") or _n_of(rec["work"])})
     return out
+
+
+_TIME_UNITS = {"s": 1e3, "ms": 1.0, "µs": 1e-3, "us": 1e-3, "ns": 1e-6}
+
+
+def _ms(cell: str) -> float | None:
+    parts = cell.replace("\u202f", " ").split()
+    if len(parts) == 2 and parts[1] in _TIME_UNITS:
+        try:
+            return float(parts[0]) * _TIME_UNITS[parts[1]]
+        except ValueError:
+            return None
+    return None
+
+
+def _markdown_records(text: str) -> list[dict]:
+    """Rows of the markdown tables in ``text``: long form (work | implementation | per call (ms)
+    | ...) or wide form (case | impl A | impl B | ..., cells like "12.3 ms")."""
+    records: list[dict] = []
+    header: list[str] | None = None
+    for line in text.splitlines():
+        line = line.strip()
+        if not line.startswith("|"):
+            header = None
+            continue
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if header is None:
+            names = cells
+            header = [c.lower() for c in cells]
+            continue
+        if set(line) <= set("|-: "):
+            continue
+        if "implementation" in header:
+            rec = dict(zip(header, cells))
+            try:
+                ms = float(rec.get("per call (ms)", "nan"))
+            except ValueError:
+                continue
+            records.append({"work": rec.get("work", cells[0]), "impl": rec["implementation"], "ms": ms,
+                            "extra": rec.get("note", "")})
+        else:
+            for name, cell in zip(names[1:], cells[1:]):
+                ms = _ms(cell)
+                if ms is not None:
+                    records.append({"work": cells[0], "impl": name, "ms": ms})
+    return records
+
+
+def _n_of(work: str) -> int | None:
+    m = (re.search(r"N\s*=\s*2\^(\d+)", work) or re.search(r"N\s*=\s*(\d+)", work)
+         or re.search(r"(\d+)\s*elem", work))
+    if not m:
+        return None
+    return 1 << int(m.group(1)) if "^" in m.group(0) else int(m.group(1))
 
 
 def _headline_of(work: str) -> str | None:
     w = work.replace(" ", "")
-    if "tanh" in w:
+    if "tanh" in w or w.startswith("chain,"):
         return "chain"
     if w.startswith("sum(abs(x))"):
         return "sum_abs"
@@ -551,9 +609,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--results", default=os.path.join(ROOT, ".asv", "results"))
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "_static", "perf"))
     ap.add_argument("--page", default=os.path.join(ROOT, "docs", "performance.rst"))
-    ap.add_argument("--cpu-peers", default=os.path.join(ROOT, "docs", "_static", "perf", "cpu_peers.json"))
-    ap.add_argument("--gpu-peers", default=os.path.join(ROOT, "docs", "_static", "perf", "gpu_peers.json"))
+    ap.add_argument("--cpu-peers", default=None, help="default: docs/_static/perf/cpu_peers.{json,md}")
+    ap.add_argument("--gpu-peers", default=None, help="default: docs/_static/perf/gpu_peers.{json,md}")
     args = ap.parse_args(argv)
+    for dev in ("cpu", "gpu"):
+        if getattr(args, f"{dev}_peers") is None:
+            stem = os.path.join(args.out, f"{dev}_peers")
+            found = [stem + ext for ext in (".json", ".md") if os.path.exists(stem + ext)]
+            setattr(args, f"{dev}_peers", found[0] if found else stem + ".json")
     print(build(args))
     return 0
 
