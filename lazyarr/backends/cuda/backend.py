@@ -110,6 +110,11 @@ class CudaBackend:
             if all(a is b for a, b in zip(inputs, lowered.inputs)):
                 self._entries[key] = entry
         out = cupy.empty(lowered.shape, root.dtype)
+        entry.fn(entry.grid, entry.block, self.arguments(entry, inputs, lowered.scalars, out))
+        return out
+
+    def arguments(self, entry: _Entry, inputs: list[Any], scalars: list[Any], out: Any) -> tuple:
+        import cupy
         args = []
         for what, v in entry.recipe:
             if what == "const":
@@ -117,15 +122,14 @@ class CudaBackend:
             elif what == "input":
                 args.append(inputs[v])
             elif what == "scalar":
-                args.append(v[1](lowered.scalars[v[0]]))
+                args.append(v[1](scalars[v[0]]))
             elif what == "out":
                 args.append(out)
             elif what == "partials":
                 args.append(cupy.empty(entry.grid[0], entry.acc))
             else:
                 args.append(self._counter())
-        entry.fn(entry.grid, entry.block, tuple(args))
-        return out
+        return tuple(args)
 
     def _counter(self) -> Any:
         """A zeroed uint32 ticket counter per (device, stream); every full-reduction kernel

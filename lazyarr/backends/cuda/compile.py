@@ -126,7 +126,8 @@ def numba_signature(rendered: Rendered) -> tuple[Any, ...]:
     return tuple(types.CPointer(t(dt)) if kind == "ptr" else t(dt) for _, kind, dt in rendered.params)
 
 
-def compile_ptx(rendered: Rendered, cc: tuple[int, int] = (9, 0)) -> tuple[str, str]:
+def compile_ptx(rendered: Rendered, cc: tuple[int, int] = (9, 0),
+                nvvm_options: dict[str, Any] | None = None) -> tuple[str, str]:
     """(PTX, entry name) for the rendered kernel; needs no GPU (NVVM from numba-cuda[cu13]).
 
     Compiled with FMA contraction off (NVVM ``-fma=0``): NumPy rounds ``x * y`` before adding,
@@ -137,7 +138,7 @@ def compile_ptx(rendered: Rendered, cc: tuple[int, int] = (9, 0)) -> tuple[str, 
     fn = _python_function(rendered, gpu_namespace())
     sig = numba_signature(rendered)
     try:
-        ptx = _compile_no_fma(fn, sig, cc, rendered.block)
+        ptx = _compile_no_fma(fn, sig, cc, rendered.block, nvvm_options)
     except (ImportError, AttributeError, TypeError):
         from numba import cuda
         ptx, _ = cuda.compile_ptx(fn, sig, cc=cc)
@@ -147,12 +148,14 @@ def compile_ptx(rendered: Rendered, cc: tuple[int, int] = (9, 0)) -> tuple[str, 
     return ptx, entries[0]
 
 
-def _compile_no_fma(fn: Any, sig: tuple[Any, ...], cc: tuple[int, int], block: int) -> str:
+def _compile_no_fma(fn: Any, sig: tuple[Any, ...], cc: tuple[int, int], block: int,
+                    extra: dict[str, Any] | None = None) -> str:
     from numba.cuda import compiler
     from numba.cuda.cudadrv import nvvm
 
-    cres = compiler.compile_cuda(fn, None, sig, debug=False, lineinfo=False, fastmath=False,
-                                 nvvm_options={"fastmath": False, "opt": 3, "fma": False}, cc=cc,
+    options: dict[str, Any] = {"fastmath": False, "opt": 3, "fma": False, **(extra or {})}
+    cres = compiler.compile_cuda(fn, None, sig, debug=False, lineinfo=False,
+                                 fastmath=bool(options["fastmath"]), nvvm_options=options, cc=cc,
                                  abi="numba", abi_info={})
     lib = cres.library
     kernel = lib.get_function(cres.fndesc.llvm_func_name)

@@ -33,6 +33,9 @@ from . import helpers
 BLOCK = 256          # threads per block for map / full / rows
 UNROLL = 4           # independent elements (loads in flight) per thread per loop iteration
 COLS_TX, COLS_TY = 32, 16
+ROWS_TX = 32         # lanes per output row (a warp: reduced with shuffles, no barriers)
+#: resident threads per SM targeted by the grid of grid-stride kernels (2048 = full occupancy)
+GRID_THREADS_PER_SM = 2048
 #: Reductions rendered natively (one launch). The others run the fused chain into a temporary
 #: and reduce it with CuPy (a second launch, shown by ``explain``).
 NATIVE_REDUCTIONS = ("sum", "prod", "min", "max", "mean", "any", "all")
@@ -93,14 +96,14 @@ class Geometry:
 
     def grid(self, sms: int) -> int:
         s = self.spec
+        cap = sms * max(1, GRID_THREADS_PER_SM // s.block)
         if s.kind in ("map", "full"):
             tiles = -(-self.work // (s.block * s.unroll))
-            return max(1, min(tiles, sms * (2048 // s.block)))
-        if s.kind == "rows":
-            groups = -(-self.sizes[0] // s.ty)
-            return max(1, min(groups, sms * (2048 // s.block)))
-        tiles = -(-self.sizes[0] // s.tx)
-        return max(1, min(tiles, sms * (2048 // s.block)))
+        elif s.kind == "rows":
+            tiles = -(-self.sizes[0] // s.ty)
+        else:
+            tiles = -(-self.sizes[0] // s.tx)
+        return max(1, min(tiles, cap))
 
 
 def _element_strides(a: Any, shape: tuple[int, ...]) -> list[int]:
@@ -170,7 +173,7 @@ def _analyze_axes(shape: tuple[int, ...], strides: list[list[int]], kept: list[i
     inner = next((j for j in reversed(range(len(shape))) if shape[j] != 1), None)
     rows = inner in red
     if rows:
-        tx = 256 if K >= 512 else 32 if K >= 32 else 4
+        tx = ROWS_TX if K >= ROWS_TX else 4
         ty = BLOCK // tx
     else:
         tx, ty = COLS_TX, COLS_TY
@@ -225,6 +228,13 @@ class Reduction:
         if self.op == "mean":
             a = f"({a} / {cast_name(self.acc)}({count}))"
         return _cast_expr(a, self.acc, self.result)
+
+
+def _shuffle_dtype(acc: np.dtype) -> np.dtype:
+    """The type a warp shuffle carries an accumulator in (32/64-bit ints and floats only)."""
+    if acc in (F32, F64, I32, I64):
+        return acc
+    return I64
 
 
 def reduction_of(root: Instr, value_dtype: np.dtype) -> Reduction:
@@ -319,8 +329,8 @@ class Rendered:
 
 
 class _Kernel:
-    def __init__(self, program: Program, spec: Spec) -> None:
-        self.program, self.spec = program, spec
+    def __init__(self, program: Program, spec: Spec, shuffles: bool = True) -> None:
+        self.program, self.spec, self.shuffles = program, spec, shuffles
         self.src = _Source()
         instrs = program.instrs
         self.reduction: Reduction | None = None
@@ -548,8 +558,10 @@ class _Kernel:
         assert red is not None
         U = s.unroll
         rows = s.kind == "rows"
-        out = [f"    sm = cuda.shared.array(BS, _NT_{red.acc.name})",
-               "    t = cuda.threadIdx.x",
+        # the lanes of a row are in one warp: shuffles, no barrier
+        warp = rows and s.tx <= 32 and self.shuffles
+        out = [] if warp else [f"    sm = cuda.shared.array(BS, _NT_{red.acc.name})"]
+        out += ["    t = cuda.threadIdx.x",
                f"    tx = t % {s.tx}",
                f"    ty = t // {s.tx}"]
         if rows:
@@ -595,6 +607,17 @@ class _Kernel:
         inner.append(f"    kb += {U * step}")
         out += [f"            {ln}" for ln in inner]
         out += self.acc_fold("        ")
+        if warp:
+            sh = _shuffle_dtype(red.acc)
+            width = s.tx // 2
+            while width >= 1:
+                other = f"{cast_name(red.acc)}(cuda.shfl_down_sync(0xffffffff, {cast_name(sh)}(acc), {width}))"
+                out.append(f"        acc = {red.combine('acc', other)}")
+                width //= 2
+            out += [f"        if {lane} == 0 and m < M:",
+                    f"            out[m] = {_store(red.result, red.finalize('acc', 'K'))}",
+                    "        g += cuda.gridDim.x"]
+            return out
         out += ["        sm[t] = acc"]
         out += self.block_tree("        ", lane, nlanes, "1" if rows else str(s.tx))
         out += [f"        if {lane} == 0 and m < M:",
@@ -625,9 +648,13 @@ class _Kernel:
         return lines, offs
 
 
-def render(program: Program, spec: Spec) -> Rendered:
-    """The kernel module source for ``program`` launched as ``spec``."""
-    return _Kernel(program, spec).render()
+def render(program: Program, spec: Spec, shuffles: bool = True) -> Rendered:
+    """The kernel module source for ``program`` launched as ``spec``.
+
+    ``shuffles=False`` (the simulator, which has no warp shuffles) reduces the lanes of a
+    row through shared memory instead; everything else is the same source.
+    """
+    return _Kernel(program, spec, shuffles).render()
 
 
 def casts_used(source: str) -> set[str]:

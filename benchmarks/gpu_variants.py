@@ -1,0 +1,142 @@
+"""Kernel-only timings of lazyarr's CUDA kernel variants (unroll, block shape, grid, NVVM
+options), to choose the defaults. Development tool; results go to NOTES-gpu.md.
+
+    python benchmarks/gpu_variants.py [--only NAME,...]
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import time
+
+import cupy
+import numpy as np
+
+import lazyarr as la
+from lazyarr import _build
+from lazyarr.backends.cuda import backend as B
+from lazyarr.backends.cuda import compile as C
+from lazyarr.backends.cuda import render as R
+
+
+class _Captured(Exception):
+    pass
+
+
+def capture(fn):
+    class Cap:
+        name = "cap"
+
+        def run(self, lowered):
+            raise _Captured(lowered)
+        plan = run
+    orig = _build.select
+    _build.select = lambda d, m: Cap()
+    try:
+        with la.config(mode="lazy"):
+            fn()
+    except _Captured as c:
+        return c.args[0]
+    finally:
+        _build.select = orig
+    raise AssertionError
+
+
+def kernel_ms(lowered, spec=None, nvvm=None, threads_per_sm=None, reps=20):
+    geo = R.analyze(lowered.program, lowered.inputs)
+    if spec:
+        geo.spec = dataclasses.replace(geo.spec, **spec)
+    old = R.GRID_THREADS_PER_SM
+    if threads_per_sm:
+        R.GRID_THREADS_PER_SM = threads_per_sm
+    try:
+        rendered = R.render(lowered.program, geo.spec)
+        t0 = time.perf_counter()
+        ptx, entry = C.compile_ptx(rendered, (9, 0), nvvm)
+        t_compile = time.perf_counter() - t0
+        mod = cupy.cuda.function.Module()
+        mod.load(ptx.encode())
+        fn = mod.get_function(entry)
+        sms, _ = B._current_device_info()
+        e = B._Entry(fn, geo, rendered, sms)
+    finally:
+        R.GRID_THREADS_PER_SM = old
+    out = cupy.empty(lowered.shape, lowered.program.root.dtype)
+    args = B.BACKEND.arguments(e, lowered.inputs, lowered.scalars, out)
+    for _ in range(3):
+        fn(e.grid, e.block, args)
+    s, t = cupy.cuda.Event(), cupy.cuda.Event()
+    cupy.cuda.Device().synchronize()
+    s.record()
+    for _ in range(reps):
+        fn(e.grid, e.block, args)
+    t.record()
+    t.synchronize()
+    return cupy.cuda.get_elapsed_time(s, t) / reps, out, t_compile, e.grid[0]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", default="")
+    args = ap.parse_args()
+    only = set(filter(None, args.only.split(",")))
+    n = 1 << 28
+    rng = cupy.random.default_rng(1)
+    x = la.asarray(rng.standard_normal(n, dtype=cupy.float32))
+    y = la.asarray(rng.standard_normal(n, dtype=cupy.float32))
+    side = 1 << 14
+    m = la.asarray(rng.standard_normal((side, side), dtype=cupy.float32))
+    gb = n * 4 / 1e9
+    work = {
+        "map": (lambda: (x * y + 1.5).compute(), 3 * gb),
+        "sumabs": (lambda: la.sum(abs(x)), gb),
+        "chain": (lambda: la.sum(la.sqrt(abs(x * y + 1.5)) * la.tanh(x) - y), 2 * gb),
+        "tanh": (lambda: la.sum(la.tanh(x)), gb),
+        "sqrtabs": (lambda: la.sum(la.sqrt(abs(x * y + 1.5))), 2 * gb),
+        "rows": (lambda: la.sum(m * m, axis=1), side * side * 4 / 1e9),
+        "cols": (lambda: la.sum(m * m, axis=0), side * side * 4 / 1e9),
+    }
+    variants = {
+        "map": [dict(), dict(spec=dict(unroll=1)), dict(spec=dict(unroll=2)), dict(spec=dict(unroll=8)),
+                dict(threads_per_sm=8192), dict(threads_per_sm=1 << 30),
+                dict(spec=dict(unroll=1), threads_per_sm=1 << 30),
+                dict(spec=dict(tx=512)), dict(spec=dict(unroll=8), threads_per_sm=4096)],
+        "sumabs": [dict(), dict(spec=dict(unroll=8)), dict(spec=dict(unroll=2)), dict(threads_per_sm=4096),
+                   dict(spec=dict(unroll=8), threads_per_sm=4096), dict(spec=dict(tx=512))],
+        "chain": [dict(), dict(nvvm=dict(fma=True)), dict(nvvm=dict(ftz=True)),
+                  dict(nvvm=dict(prec_sqrt=False)), dict(nvvm=dict(fastmath=True, fma=True)),
+                  dict(spec=dict(unroll=2)), dict(spec=dict(unroll=8)), dict(threads_per_sm=4096)],
+        "tanh": [dict(), dict(nvvm=dict(ftz=True)), dict(nvvm=dict(fastmath=True, fma=True))],
+        "sqrtabs": [dict(), dict(nvvm=dict(ftz=True)), dict(nvvm=dict(prec_sqrt=False))],
+        "rows": [dict(), dict(spec=dict(unroll=8)), dict(spec=dict(tx=256, ty=1)),
+                 dict(spec=dict(unroll=2)), dict(threads_per_sm=4096)],
+        "cols": [dict(), dict(spec=dict(tx=32, ty=8, unroll=8)), dict(spec=dict(tx=64, ty=8)),
+                 dict(spec=dict(tx=128, ty=4)), dict(spec=dict(tx=32, ty=32)),
+                 dict(spec=dict(tx=64, ty=16)), dict(spec=dict(tx=128, ty=8)),
+                 dict(spec=dict(tx=256, ty=4)), dict(spec=dict(tx=32, ty=16, unroll=8))],
+    }
+    rows_out = []
+    for name, (fn, gbytes) in work.items():
+        if only and name not in only:
+            continue
+        low = capture(fn)
+        ref = None
+        for v in variants[name]:
+            try:
+                ms, out, tc, grid = kernel_ms(low, **v)
+            except Exception as exc:  # noqa: BLE001
+                print(f"{name:8s} {v!s:60s} FAILED {exc!r}"[:300])
+                continue
+            val = cupy.asnumpy(out).ravel()[:4]
+            if ref is None:
+                ref = val
+            same = np.allclose(val, ref, rtol=1e-3)
+            line = (f"{name:8s} {v!s:60s} {ms:8.4f} ms {gbytes / (ms * 1e-3):7.0f} GB/s "
+                    f"grid {grid:7d} compile {tc:5.2f}s {'' if same else 'MISMATCH'}")
+            print(line, flush=True)
+            rows_out.append(line)
+    return rows_out
+
+
+if __name__ == "__main__":
+    main()
