@@ -242,9 +242,13 @@ def _reduction_dtype(op: str, dtype: np.dtype, dtype_arg: np.dtype | None) -> np
 def _normalize_axes(opdef: OpDef, axis: Any, ndim: int) -> tuple[int, ...] | None:
     if axis is None:
         return None
-    if not opdef.takes_axis_tuple:
-        return (normalize_axis_tuple(operator.index(axis), ndim)[0],)
-    return tuple(sorted(normalize_axis_tuple(axis, ndim)))
+    # As NumPy: an int or (where the reduction takes several axes) a tuple of ints; anything
+    # else (0.5, "0", [0], True) is a TypeError naming the type, not "... is not iterable".
+    axes = axis if isinstance(axis, tuple) and opdef.takes_axis_tuple else (axis,)
+    if any(isinstance(a, bool) for a in axes):
+        raise TypeError("an integer is required for the axis")
+    axes = normalize_axis_tuple(tuple(map(operator.index, axes)), ndim)
+    return axes if not opdef.takes_axis_tuple else tuple(sorted(axes))
 
 
 def reduce(opdef: OpDef, x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None,

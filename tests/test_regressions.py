@@ -65,3 +65,21 @@ def test_bool_array_squared_with_operator_is_int8():
             assert (x ** 2).dtype == (b ** 2).dtype == np.int8
             assert la.power(x, 2).dtype == np.power(b, 2).dtype == np.int64
             np.testing.assert_array_equal(np.asarray(x ** 2), b ** 2)
+
+
+def test_reduction_axis_of_the_wrong_type_is_a_clear_type_error():
+    # Bug: ``x.sum(axis=0.5)`` raised "TypeError: 'float' object is not iterable", and
+    # ``axis=[0]`` / ``axis=True`` were accepted; NumPy rejects all three naming the type.
+    import pytest
+
+    x = la.asarray(np.ones((2, 3)))
+    with pytest.raises(TypeError, match="'float' object cannot be interpreted as an integer"):
+        x.sum(axis=0.5)
+    with pytest.raises(TypeError, match="'list' object cannot be interpreted as an integer"):
+        x.sum(axis=[0])
+    with pytest.raises(TypeError, match="an integer is required"):
+        x.max(axis=True)
+    with pytest.raises(TypeError, match="'tuple' object cannot be interpreted as an integer"):
+        x.argmax(axis=(0,))
+    assert x.sum(axis=(np.int64(1),)).shape == (2,)
+    assert x.argmin(axis=-1).shape == (2,)
