@@ -155,9 +155,9 @@ def _step_source(s: Step, names: list[str]) -> str:
     kw = ", ".join(f"{k}={_kw_repr(v)}" for k, v in s.kw)
     opdef = OPS[s.op]
     if s.form in ("operator", "inplace"):
-        sym = _OPERATOR_SYMBOLS[opdef.operator]  # type: ignore[index]
         if opdef.operator == "abs":
             return f"abs({args[0]})"
+        sym = _OPERATOR_SYMBOLS[opdef.operator]  # type: ignore[index]
         if len(args) == 1:
             return f"{sym}{args[0]}"
         return f"({args[0]} {sym} {args[1]})" if s.form == "operator" else \
@@ -381,7 +381,23 @@ class Policy:
 EXACT = Policy()
 #: The fused CPU backend: NumPy's own elementwise loops (bit-identical), reductions in float64.
 FLOAT64_REDUCTIONS = Policy(reductions="float64")
-POLICIES: dict[str, Policy] = {"lazy-cpu-fused": FLOAT64_REDUCTIONS, "lazy-cuda": FLOAT64_REDUCTIONS}
+#: CUDA (GPU or simulator) on ops it computes correctly rounded, and on transcendentals.
+GPU_EXACT = FLOAT64_REDUCTIONS
+GPU_ULPS = Policy(exact=False, reductions="float64")
+POLICIES: dict[str, Policy] = {"lazy-cpu-fused": FLOAT64_REDUCTIONS, "lazy-cuda": GPU_ULPS,
+                               "lazy-cuda-sim": GPU_ULPS}
+
+#: Ops whose result is correctly rounded (or exact) on every backend: IEEE arithmetic, sqrt,
+#: rounding, comparisons, bitwise, selection, casts, reductions.
+_TRANSCENDENTAL = {"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "cbrt", "hypot", "sin",
+                   "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "sinh", "cosh", "tanh",
+                   "arcsinh", "arccosh", "arctanh", "power"}
+EXACT_OPS = [op for op in ALL_OPS if op.name not in _TRANSCENDENTAL]
+#: Transcendentals and the continuous ops around them (no comparison, rounding, cast or
+#: select whose output jumps when an input moves by an ulp): for ulp-bounded backends.
+CONTINUOUS_OPS = [OPS[n] for n in sorted(_TRANSCENDENTAL) + ["add", "subtract", "multiply",
+                                                              "divide", "sqrt", "square", "negative",
+                                                              "abs", "maximum", "minimum", "clip"]]
 
 
 def mismatch(got: np.ndarray, want: np.ndarray, policy: Policy = EXACT) -> str | None:
@@ -439,11 +455,39 @@ def targets() -> list[str]:
                        if b != "cuda" or la.cuda_available())]
 
 
+class CudaSimulatorBackend:
+    """The cuda backend's kernels run in Numba's simulator (needs ``NUMBA_ENABLE_CUDASIM=1``
+    before Numba is imported); roots the simulator does not run go to the reference."""
+
+    name = "cuda-sim"
+
+    def run(self, lowered: Any) -> Any:
+        from lazyarr.backends.cuda.simulate import run_simulated
+        from lazyarr.backends.reference import for_device
+        # The simulator writes to its argument arrays' flags: read-only inputs (broadcast_to
+        # views) raise "assignment destination is read-only" there, so they are copied.
+        inputs = [a if not isinstance(a, np.ndarray) or a.flags.writeable else a.copy()
+                  for a in lowered.inputs]
+        try:
+            return run_simulated(lowered._replace(inputs=inputs))
+        except NotImplementedError:
+            return for_device("cpu").run(lowered)
+
+
 @contextlib.contextmanager
 def target(name: str) -> Any:
-    """Enter a target of :func:`targets`."""
+    """Enter a target of :func:`targets` (or ``"lazy-cuda-sim"``)."""
+    from unittest import mock
+
+    import lazyarr._build as build
+
     with contextlib.ExitStack() as stack:
-        if name == "eager":
+        if name == "lazy-cuda-sim":
+            stack.enter_context(la.config(mode="lazy", device="cpu"))
+            sim = CudaSimulatorBackend()
+            stack.enter_context(mock.patch.object(
+                build, "select", lambda device, mode: sim if mode == "lazy" else backends.select(device, mode)))
+        elif name == "eager":
             stack.enter_context(la.config(mode="eager", device="cpu"))
         else:
             backend = name.removeprefix("lazy-")
@@ -643,8 +687,12 @@ class _Builder:
         if not loops:
             return None
         loop = self.draw(st.sampled_from(loops))
-        args = tuple(self.cast(a, dt) if isinstance(a, int) else a for a, dt in zip(step.args, loop))
-        return self.add(Step(step.op, args, step.kw, step.form))
+        args = [self.cast(a, dt) if isinstance(a, int) else a for a, dt in zip(step.args, loop)]
+        if opdef.name == "power":
+            args = self._power_args(args)  # type: ignore[assignment]
+            if args is None:
+                return None
+        return self.add(Step(step.op, tuple(args), step.kw, step.form))
 
     def _power_args(self, args: list[Any]) -> list[Any] | None:
         """Integer power: exponent ``bitwise_and(e, 7)`` or a small non-negative scalar."""
