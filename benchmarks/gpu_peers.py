@@ -239,7 +239,9 @@ def main() -> None:
         with la.config(mode="lazy"):
             r = float(la.sum(la.sqrt(abs(x * y + 1.5)) * la.tanh(x) - y))
         t1 = time.perf_counter()
-        print(json.dumps({{"first_call_s": t1 - t0, "numba": "numba" in sys.modules}}))
+        from lazyarr.backends.cuda import compile as C
+        print(json.dumps({{"first_call_s": t1 - t0, "numba": "numba" in sys.modules,
+                          "stats": C.stats}}))
     """)
     with tempfile.TemporaryDirectory() as d:
         env = dict(os.environ, LAZYARR_CACHE_DIR=d)
@@ -250,8 +252,11 @@ def main() -> None:
                 print(out.stderr[-2000:])
                 continue
             res = json.loads(out.stdout.strip().splitlines()[-1])
+            st = res["stats"]
             record("first chain call: " + label, "lazyarr", res["first_call_s"] * 1e3,
-                   extra=f"numba imported: {res['numba']}")
+                   extra=(f"numba imported: {res['numba']}; numba import+compile "
+                          f"{st['compile_s']:.2f}s, link {st['link_s']:.3f}s, load "
+                          f"{st['load_s']:.3f}s, {st.get('format', 'disk hit')}"))
 
     # ---- table
     print()

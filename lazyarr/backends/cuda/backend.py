@@ -86,6 +86,7 @@ class CudaBackend:
     def __init__(self) -> None:
         self._entries: dict[Any, _Entry] = {}
         self._counters: dict[Any, Any] = {}
+        self._scratches: dict[Any, Any] = {}
 
     # ------------------------------------------------------------------ run
     def run(self, lowered: Lowered) -> Any:
@@ -126,7 +127,7 @@ class CudaBackend:
             elif what == "out":
                 args.append(out)
             elif what == "partials":
-                args.append(cupy.empty(entry.grid[0], entry.acc))
+                args.append(self._scratch(entry.grid[0] * entry.acc.itemsize))
             else:
                 args.append(self._counter())
         return tuple(args)
@@ -140,6 +141,16 @@ class CudaBackend:
         if c is None:
             c = self._counters[key] = cupy.zeros(1, np.uint32)
         return c
+
+    def _scratch(self, nbytes: int) -> Any:
+        """Per-(device, stream) scratch for the per-block partials of full reductions (reused:
+        launches on one stream run one after another), grown when a larger grid needs it."""
+        import cupy
+        key = (cupy.cuda.runtime.getDevice(), cupy.cuda.get_current_stream().ptr)
+        buf = self._scratches.get(key)
+        if buf is None or buf.nbytes < nbytes:
+            buf = self._scratches[key] = cupy.empty(max(nbytes, 1 << 16), np.uint8)
+        return buf
 
     def _fallback(self, lowered: Lowered) -> Any:
         """var/std/argmin/argmax: the fused chain into a temporary (one launch), then CuPy's

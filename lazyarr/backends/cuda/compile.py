@@ -21,6 +21,7 @@ import math
 import os
 import re
 import tempfile
+import time as _time
 from pathlib import Path
 from typing import Any
 
@@ -168,14 +169,25 @@ def _compile_no_fma(fn: Any, sig: tuple[Any, ...], cc: tuple[int, int], block: i
 # ----------------------------------------------------------------------------- disk cache
 @functools.cache
 def toolchain() -> str:
-    from importlib import metadata
+    """Identifies the compiler stack, cheaply (a disk-cache hit must stay in milliseconds:
+    ``importlib.metadata`` took tens of ms): each package's location, ``__init__`` size and
+    mtime, and numba-cuda's VERSION file. A reinstall or upgrade changes the stamp."""
+    import importlib.util
 
     parts = []
-    for dist in ("numba-cuda", "numba", "llvmlite", "cupy-cuda13x", "cupy-cuda12x"):
+    for pkg in ("numba_cuda", "numba", "llvmlite"):
         try:
-            parts.append(f"{dist}={metadata.version(dist)}")
-        except metadata.PackageNotFoundError:
-            pass
+            spec = importlib.util.find_spec(pkg)
+            if spec is None or spec.origin is None:
+                continue
+            st = os.stat(spec.origin)
+            stamp = f"{pkg}@{os.path.dirname(spec.origin)}:{st.st_size}:{st.st_mtime_ns}"
+            version = Path(os.path.dirname(spec.origin), "VERSION")
+            if version.exists():
+                stamp += ":" + version.read_text().strip()
+            parts.append(stamp)
+        except (ImportError, OSError, ValueError):
+            continue
     return ";".join(parts)
 
 
@@ -241,7 +253,8 @@ def link_cubin(ptx: str) -> bytes | None:
 
 _loaded: dict[str, Any] = {}
 _modules: list[Any] = []
-stats = {"compiled": 0, "disk_hits": 0, "memory_hits": 0}
+stats: dict[str, float] = {"compiled": 0, "disk_hits": 0, "memory_hits": 0, "compile_s": 0.0,
+                           "link_s": 0.0, "load_s": 0.0}
 
 
 def load_kernel(rendered: Rendered, cc: tuple[int, int]) -> Any:
@@ -263,11 +276,18 @@ def load_kernel(rendered: Rendered, cc: tuple[int, int]) -> Any:
         except Exception:
             hit = None
     if hit is None:
+        t0 = _time.perf_counter()
         ptx, entry = compile_ptx(rendered, cc)
+        t1 = _time.perf_counter()
         cubin = link_cubin(ptx)
+        t2 = _time.perf_counter()
         kind, payload = ("cubin", cubin) if cubin is not None else ("ptx", ptx.encode())
         module = function.Module()
         module.load(payload)
+        stats["compile_s"] += t1 - t0
+        stats["link_s"] += t2 - t1
+        stats["load_s"] += _time.perf_counter() - t2
+        stats["format"] = kind  # type: ignore[assignment]
         write_cache(key, kind, entry, payload)
         stats["compiled"] += 1
     fn = module.get_function(entry)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -34,8 +34,19 @@ BLOCK = 256          # threads per block for map / full / rows
 UNROLL = 4           # independent elements (loads in flight) per thread per loop iteration
 COLS_TX, COLS_TY = 32, 16
 ROWS_TX = 32         # lanes per output row (a warp: reduced with shuffles, no barriers)
-#: resident threads per SM targeted by the grid of grid-stride kernels (2048 = full occupancy)
-GRID_THREADS_PER_SM = 2048
+#: Threads per SM that a grid-stride kernel's grid asks for (2048 = one full wave). Measured on
+#: the H200 (NOTES-gpu.md): elementwise kernels do best with no cap (one tile per thread),
+#: full reductions with two waves.
+GRID_THREADS_PER_SM = {"map": 1 << 40, "full": 4096, "rows": 2048, "cols": 2048}
+#: Ops that make a chain compute-heavy (libdevice calls, IEEE sqrt/division sequences): fewer
+#: elements in flight per thread then leave more registers and warps (measured: the demo chain
+#: runs 1.6x faster unrolled by 2 than by 4).
+HEAVY_OPS = frozenset({
+    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "cbrt", "sin", "cos", "tan",
+    "arcsin", "arccos", "arctan", "arctan2", "sinh", "cosh", "tanh", "arcsinh", "arccosh",
+    "arctanh", "hypot", "power", "divide", "floor_divide", "remainder", "reciprocal"})
+UNROLL_BY_KIND = {"map": 4, "full": 8, "rows": 4, "cols": 8}
+HEAVY_UNROLL = 2
 #: Reductions rendered natively (one launch). The others run the fused chain into a temporary
 #: and reduce it with CuPy (a second launch, shown by ``explain``).
 NATIVE_REDUCTIONS = ("sum", "prod", "min", "max", "mean", "any", "all")
@@ -80,6 +91,7 @@ class Spec:
     tx: int
     ty: int
     unroll: int = UNROLL
+    threads_per_sm: int = 2048
 
     @property
     def block(self) -> int:
@@ -96,7 +108,7 @@ class Geometry:
 
     def grid(self, sms: int) -> int:
         s = self.spec
-        cap = sms * max(1, GRID_THREADS_PER_SM // s.block)
+        cap = sms * max(1, s.threads_per_sm // s.block)
         if s.kind in ("map", "full"):
             tiles = -(-self.work // (s.block * s.unroll))
         elif s.kind == "rows":
@@ -148,6 +160,15 @@ def _classes(sizes: list[int], strides: list[list[int]]) -> tuple[str, ...]:
 
 def analyze(program: Program, inputs: list[Any]) -> Geometry:
     """Pick the kernel kind and geometry for running ``program`` over ``inputs``."""
+    geo = _analyze(program, inputs)
+    heavy = any(ins.op in HEAVY_OPS for ins in program.instrs)
+    kind = geo.spec.kind
+    geo.spec = replace(geo.spec, unroll=HEAVY_UNROLL if heavy else UNROLL_BY_KIND[kind],
+                       threads_per_sm=GRID_THREADS_PER_SM[kind])
+    return geo
+
+
+def _analyze(program: Program, inputs: list[Any]) -> Geometry:
     root = program.root
     shapes = [tuple(a.shape) for a in inputs]
     it_shape = tuple(np.broadcast_shapes(*shapes)) if shapes else ()
