@@ -44,23 +44,20 @@ def capture(fn):
 
 def kernel_ms(lowered, spec=None, nvvm=None, threads_per_sm=None, reps=20):
     geo = R.analyze(lowered.program, lowered.inputs)
+    spec = dict(spec or {})
+    if threads_per_sm:
+        spec["threads_per_sm"] = threads_per_sm
     if spec:
         geo.spec = dataclasses.replace(geo.spec, **spec)
-    old = R.GRID_THREADS_PER_SM
-    if threads_per_sm:
-        R.GRID_THREADS_PER_SM = threads_per_sm
-    try:
-        rendered = R.render(lowered.program, geo.spec)
-        t0 = time.perf_counter()
-        ptx, entry = C.compile_ptx(rendered, (9, 0), nvvm)
-        t_compile = time.perf_counter() - t0
-        mod = cupy.cuda.function.Module()
-        mod.load(ptx.encode())
-        fn = mod.get_function(entry)
-        sms, _ = B._current_device_info()
-        e = B._Entry(fn, geo, rendered, sms)
-    finally:
-        R.GRID_THREADS_PER_SM = old
+    rendered = R.render(lowered.program, geo.spec)
+    t0 = time.perf_counter()
+    ptx, entry = C.compile_ptx(rendered, (9, 0), nvvm)
+    t_compile = time.perf_counter() - t0
+    mod = cupy.cuda.function.Module()
+    mod.load(ptx.encode())
+    fn = mod.get_function(entry)
+    sms, _ = B._current_device_info()
+    e = B._Entry(fn, geo, rendered, sms)
     out = cupy.empty(lowered.shape, lowered.program.root.dtype)
     args = B.BACKEND.arguments(e, lowered.inputs, lowered.scalars, out)
     for _ in range(3):
@@ -97,23 +94,17 @@ def main():
         "cols": (lambda: la.sum(m * m, axis=0), side * side * 4 / 1e9),
     }
     variants = {
-        "map": [dict(), dict(spec=dict(unroll=1)), dict(spec=dict(unroll=2)), dict(spec=dict(unroll=8)),
-                dict(threads_per_sm=8192), dict(threads_per_sm=1 << 30),
-                dict(spec=dict(unroll=1), threads_per_sm=1 << 30),
-                dict(spec=dict(tx=512)), dict(spec=dict(unroll=8), threads_per_sm=4096)],
-        "sumabs": [dict(), dict(spec=dict(unroll=8)), dict(spec=dict(unroll=2)), dict(threads_per_sm=4096),
-                   dict(spec=dict(unroll=8), threads_per_sm=4096), dict(spec=dict(tx=512))],
-        "chain": [dict(), dict(nvvm=dict(fma=True)), dict(nvvm=dict(ftz=True)),
-                  dict(nvvm=dict(prec_sqrt=False)), dict(nvvm=dict(fastmath=True, fma=True)),
-                  dict(spec=dict(unroll=2)), dict(spec=dict(unroll=8)), dict(threads_per_sm=4096)],
+        "map": [dict(), dict(spec=dict(unroll=2)), dict(spec=dict(unroll=8)), dict(spec=dict(tx=512))],
+        "sumabs": [dict(), dict(spec=dict(unroll=16)), dict(threads_per_sm=8192)],
+        "chain": [dict(), dict(spec=dict(unroll=1)), dict(spec=dict(unroll=4)),
+                  dict(threads_per_sm=2048), dict(threads_per_sm=8192),
+                  dict(spec=dict(unroll=1), threads_per_sm=8192), dict(nvvm=dict(prec_sqrt=False))],
         "tanh": [dict(), dict(nvvm=dict(ftz=True)), dict(nvvm=dict(fastmath=True, fma=True))],
         "sqrtabs": [dict(), dict(nvvm=dict(ftz=True)), dict(nvvm=dict(prec_sqrt=False))],
-        "rows": [dict(), dict(spec=dict(unroll=8)), dict(spec=dict(tx=256, ty=1)),
-                 dict(spec=dict(unroll=2)), dict(threads_per_sm=4096)],
-        "cols": [dict(), dict(spec=dict(tx=32, ty=8, unroll=8)), dict(spec=dict(tx=64, ty=8)),
-                 dict(spec=dict(tx=128, ty=4)), dict(spec=dict(tx=32, ty=32)),
-                 dict(spec=dict(tx=64, ty=16)), dict(spec=dict(tx=128, ty=8)),
-                 dict(spec=dict(tx=256, ty=4)), dict(spec=dict(tx=32, ty=16, unroll=8))],
+        "rows": [dict(), dict(threads_per_sm=1 << 30), dict(spec=dict(tx=32, ty=4)),
+                 dict(spec=dict(tx=32, ty=4), threads_per_sm=1 << 30), dict(spec=dict(tx=16, ty=16))],
+        "cols": [dict(), dict(spec=dict(tx=32, ty=8)), dict(spec=dict(tx=32, ty=8, unroll=16)),
+                 dict(spec=dict(tx=32, ty=4, unroll=16)), dict(spec=dict(tx=32, ty=32, unroll=4))],
     }
     rows_out = []
     for name, (fn, gbytes) in work.items():

@@ -46,38 +46,41 @@ def _current_device_info() -> tuple[int, tuple[int, int]]:
 class _Entry:
     """A compiled launch for one (program, input layout): the function and its argument recipe."""
 
-    __slots__ = ("fn", "geo", "grid", "block", "recipe", "acc", "kind")
+    __slots__ = ("fn", "geo", "grid", "block", "acc", "kind", "template", "input_slots",
+                 "scalar_slots")
 
     def __init__(self, fn: Any, geo: R.Geometry, rendered: R.Rendered, sms: int) -> None:
         self.fn, self.geo, self.kind = fn, geo, geo.spec.kind
         self.grid, self.block = (geo.grid(sms),), (geo.spec.block,)
         nd = geo.spec.nd
-        recipe: list[tuple[str, Any]] = []
-        for name, kind, dt in rendered.params:
-            if name in ("out", "partials", "counter"):
-                recipe.append((name, None))
-            elif kind == "ptr":
-                recipe.append(("input", int(name[1:])))
-            elif name.startswith("st"):
-                k, j = map(int, name[2:].split("_"))
-                recipe.append(("const", np.int64(geo.strides[k][j])))
-            elif kind == "scalar":
-                recipe.append(("scalar", (int(name[1:]), dt.type)))
-            elif name in ("n", "M"):
-                recipe.append(("const", np.int64(geo.sizes[0])))
-            elif name == "K":
-                recipe.append(("const", np.int64(geo.sizes[1])))
-            elif name.startswith("dm"):
-                recipe.append(("const", np.int64(geo.sizes[2 + int(name[2:])])))
-            elif name.startswith("dk"):
-                recipe.append(("const", np.int64(geo.sizes[2 + nd + int(name[2:])])))
-            else:   # d{j}
-                recipe.append(("const", np.int64(geo.sizes[1 + int(name[1:])])))
-        self.recipe = recipe
+        self.template: list[Any] = []
+        self.input_slots: list[tuple[int, int]] = []
+        self.scalar_slots: list[tuple[int, int, Any]] = []
         self.acc = None
-        for name, _, dt in rendered.params:
+        for slot, (name, kind, dt) in enumerate(rendered.params):
+            value: Any = None
             if name == "partials":
                 self.acc = dt
+            elif name in ("out", "counter"):
+                pass
+            elif kind == "ptr":
+                self.input_slots.append((slot, int(name[1:])))
+            elif kind == "scalar":
+                self.scalar_slots.append((slot, int(name[1:]), dt.type))
+            elif name.startswith("st"):
+                k, j = map(int, name[2:].split("_"))
+                value = np.int64(geo.strides[k][j])
+            elif name in ("n", "M"):
+                value = np.int64(geo.sizes[0])
+            elif name == "K":
+                value = np.int64(geo.sizes[1])
+            elif name.startswith("dm"):
+                value = np.int64(geo.sizes[2 + int(name[2:])])
+            elif name.startswith("dk"):
+                value = np.int64(geo.sizes[2 + nd + int(name[2:])])
+            else:   # d{j}
+                value = np.int64(geo.sizes[1 + int(name[1:])])
+            self.template.append(value)
 
 
 class CudaBackend:
@@ -85,8 +88,7 @@ class CudaBackend:
 
     def __init__(self) -> None:
         self._entries: dict[Any, _Entry] = {}
-        self._counters: dict[Any, Any] = {}
-        self._scratches: dict[Any, Any] = {}
+        self._buffers: dict[Any, tuple[Any, Any]] = {}
 
     # ------------------------------------------------------------------ run
     def run(self, lowered: Lowered) -> Any:
@@ -115,42 +117,30 @@ class CudaBackend:
         return out
 
     def arguments(self, entry: _Entry, inputs: list[Any], scalars: list[Any], out: Any) -> tuple:
-        import cupy
-        args = []
-        for what, v in entry.recipe:
-            if what == "const":
-                args.append(v)
-            elif what == "input":
-                args.append(inputs[v])
-            elif what == "scalar":
-                args.append(v[1](scalars[v[0]]))
-            elif what == "out":
-                args.append(out)
-            elif what == "partials":
-                args.append(self._scratch(entry.grid[0] * entry.acc.itemsize))
-            else:
-                args.append(self._counter())
+        """The launch arguments: the entry's constant template with this call's buffers filled in."""
+        args = entry.template.copy()
+        args[0] = out
+        for slot, k in entry.input_slots:
+            args[slot] = inputs[k]
+        for slot, pos, typ in entry.scalar_slots:
+            args[slot] = typ(scalars[pos])
+        if entry.kind == "full":
+            scratch, counter = self._stream_buffers(entry.grid[0] * entry.acc.itemsize)
+            args[1], args[2] = scratch, counter
         return tuple(args)
 
-    def _counter(self) -> Any:
-        """A zeroed uint32 ticket counter per (device, stream); every full-reduction kernel
-        leaves it at zero again, so consecutive launches on one stream share it."""
+    def _stream_buffers(self, nbytes: int) -> tuple[Any, Any]:
+        """Per-(device, stream) scratch for the per-block partials of full reductions and the
+        zeroed uint32 ticket counter. Reused: launches on one stream run one after another, and
+        every full-reduction kernel leaves the counter at zero again. Grown when needed."""
         import cupy
         key = (cupy.cuda.runtime.getDevice(), cupy.cuda.get_current_stream().ptr)
-        c = self._counters.get(key)
-        if c is None:
-            c = self._counters[key] = cupy.zeros(1, np.uint32)
-        return c
-
-    def _scratch(self, nbytes: int) -> Any:
-        """Per-(device, stream) scratch for the per-block partials of full reductions (reused:
-        launches on one stream run one after another), grown when a larger grid needs it."""
-        import cupy
-        key = (cupy.cuda.runtime.getDevice(), cupy.cuda.get_current_stream().ptr)
-        buf = self._scratches.get(key)
-        if buf is None or buf.nbytes < nbytes:
-            buf = self._scratches[key] = cupy.empty(max(nbytes, 1 << 16), np.uint8)
-        return buf
+        bufs = self._buffers.get(key)
+        if bufs is None or bufs[0].nbytes < nbytes:
+            scratch = cupy.empty(max(nbytes, 1 << 16), np.uint8)
+            counter = bufs[1] if bufs is not None else cupy.zeros(1, np.uint32)
+            bufs = self._buffers[key] = (scratch, counter)
+        return bufs
 
     def _fallback(self, lowered: Lowered) -> Any:
         """var/std/argmin/argmax: the fused chain into a temporary (one launch), then CuPy's
