@@ -9,7 +9,6 @@ from collections.abc import Callable
 import numpy as np
 
 import lazyarr as la
-from lazyarr import backends
 
 
 def chain(x: la.LazyArray, y: la.LazyArray) -> la.LazyArray:
@@ -38,7 +37,7 @@ def demo(size: int | None, device: str | None, repeat: int) -> None:
     x = la.asarray(rng.standard_normal(n, dtype=np.float32), device=dev)
     y = la.asarray(rng.standard_normal(n, dtype=np.float32), device=dev)
     print(f"lazyarr {la.__version__} demo: sum(sqrt(abs(x*y + 1.5)) * tanh(x) - y)")
-    print(f"  {n:,} float32 elements per input on {dev}; backends here: {', '.join(backends.available())}")
+    print(f"  {n:,} float32 elements per input on {dev} (GPU usable here: {la.cuda_available()})")
     results = {}
     for mode in ("eager", "lazy"):
         with la.config(mode=mode):
