@@ -337,15 +337,37 @@ def run_compiled(c: Compiled, lowered: Lowered) -> np.ndarray:
     return _run_reduction(c, lowered, inputs, scalars, shape)
 
 
-def _run_reduction(c: Compiled, lowered: Lowered, inputs: list[np.ndarray], scalars: bytes,
-                   shape: tuple[int, ...]) -> np.ndarray:
-    op = c.reduction
-    assert op is not None and c.compute is not None and c.canon is not None
-    axes, _keepdims, _dtype_arg, ddof = c.red_arg
+_ARRAY_ORDER = ("pd", "pm2", "pi", "pidx", "pu", "rd", "rm2", "ri", "ridx", "ru")
+
+
+@functools.lru_cache(maxsize=4096)
+def _reduction_plan(shape: tuple[int, ...], axes: tuple[int, ...] | None, block: int) -> tuple[Any, ...]:
+    """Everything about a reduction call that depends on the shapes only (cached)."""
     mode, order, n_outer = _layout(shape, axes)
     osz = math.prod(shape[d] for d in order[:n_outer])
     isz = math.prod(shape[d] for d in order[n_outer:])
     m, rsz = (osz, isz) if mode == _MODE_RED_A else (isz, osz)
+    nchunk, chunk_rows = 1, 0
+    if mode == _MODE_RED_A:
+        nb = -(-isz // block)
+        nparts = m * nb
+    else:
+        # rows in fixed chunks (never depending on the thread count), one partial per
+        # (chunk, slot), combined in chunk order: parallel over chunks, streaming rows
+        nchunk = max(1, min(64, rsz // 16, (1 << 22) // max(m, 1)))
+        chunk_rows = -(-rsz // nchunk)
+        nchunk = -(-rsz // chunk_rows) if rsz else 1
+        nb = m if m <= 16384 else 8192
+        nparts = nchunk * m
+    return mode, order, n_outer, m, rsz, nb, nchunk, chunk_rows, nparts
+
+
+def _run_reduction(c: Compiled, lowered: Lowered, inputs: list[np.ndarray], scalars: bytes,
+                   shape: tuple[int, ...]) -> np.ndarray:
+    op = c.reduction
+    assert op is not None and c.compute is not None and c.canon is not None
+    mode, order, n_outer, m, rsz, nb, nchunk, chunk_rows, nparts = _reduction_plan(
+        shape, c.red_arg[0], c.vm.block)
     if m == 0:
         return np.empty(lowered.shape, c.result)
     if rsz == 0:
@@ -353,8 +375,19 @@ def _run_reduction(c: Compiled, lowered: Lowered, inputs: list[np.ndarray], scal
             fill = {"sum": 0, "prod": 1, "any": False, "all": True}.get(
                 op, np.true_divide(np.zeros((), c.compute), 0))
             return np.full(lowered.shape, fill, dtype=c.result)
-    kind = _RK[op]
-    rt = _red_type(c.canon)
+    arrays: dict[str, np.ndarray] = {}
+    for name, dt in _partial_arrays(op, c.canon):
+        arrays["p" + name] = np.empty(nparts, dt)
+        arrays["r" + name] = np.empty(m, dt)
+    _cpu_vm.execute(c.vm, inputs, scalars, shape, order, n_outer, mode, _threads_for(m * rsz), None,
+                    *[arrays.get(k) for k in _ARRAY_ORDER], nb, nchunk, chunk_rows)
+    return _finalize(c, op, arrays, rsz, c.red_arg[3], lowered.shape)
+
+
+@functools.lru_cache(maxsize=256)
+def _partial_arrays(op: str, canon: np.dtype) -> tuple[tuple[str, type], ...]:
+    """The partial/result arrays a reduction kernel fills (see lz_run in _cpu_vm.h)."""
+    kind, rt = _RK[op], _red_type(canon)
     fl = rt in (_RT_F32, _RT_F64)
     if kind == 9:
         names = ["d", "m2", "idx"]
@@ -365,37 +398,20 @@ def _run_reduction(c: Compiled, lowered: Lowered, inputs: list[np.ndarray], scal
     else:
         names = ["i" if rt == _RT_I64 and kind in (3, 4) else "u"]
     dt = {"d": np.float64, "m2": np.float64, "i": np.int64, "idx": np.int64, "u": np.uint64}
-    arrays: dict[str, np.ndarray] = {}
-    size = m * rsz
-    nthreads = _threads_for(size)
-    nchunk, chunk_rows = 1, 0
-    if mode == _MODE_RED_A:
-        nb = -(-isz // c.vm.block)
-        nparts = m * nb
-    else:
-        # rows in fixed chunks (never depending on the thread count), one partial per
-        # (chunk, slot), combined in chunk order: parallel over chunks, streaming rows
-        nchunk = max(1, min(64, rsz // 16, (1 << 22) // max(m, 1)))
-        chunk_rows = -(-rsz // nchunk)
-        nchunk = -(-rsz // chunk_rows)
-        nb = m if m <= 16384 else 8192
-        nparts = nchunk * m
-    for name in names:
-        arrays["p" + name] = np.empty(nparts, dt[name])
-        arrays["r" + name] = np.empty(m, dt[name])
-    _cpu_vm.execute(c.vm, inputs, scalars, shape, order, n_outer, mode, nthreads, nb=nb, nchunk=nchunk,
-                    chunk_rows=chunk_rows, **arrays)
-    return _finalize(c, op, arrays, rsz, ddof, lowered.shape)
+    return tuple((n, dt[n]) for n in names)
 
 
 def _finalize(c: Compiled, op: str, arrays: dict[str, np.ndarray], rsz: int, ddof: Any,
               shape: tuple[int, ...]) -> np.ndarray:
     result, compute = c.result, c.compute
     assert compute is not None
+    if op in ("argmin", "argmax"):
+        return arrays["ridx"].astype(result, copy=False).reshape(shape)
+    if op in ("min", "max", "any", "all"):       # exact: no arithmetic, no warnings
+        val = arrays.get("rd", arrays.get("ri", arrays.get("ru")))
+        return val.astype(result, copy=False).reshape(shape)
     with np.errstate(all="ignore"):
-        if op in ("argmin", "argmax"):
-            val: Any = arrays["ridx"]
-        elif op in ("var", "std"):
+        if op in ("var", "std"):
             # NumPy computes var in the loop dtype: round there (float32 overflow -> inf)
             val = (arrays["rm2"] / max(rsz - ddof, 0)).astype(compute)
             if op == "std":
