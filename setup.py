@@ -11,18 +11,14 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 
-def _openmp_flags() -> tuple[list[str], list[str]]:
-    """OpenMP compile/link flags (LAZYARR_NO_OPENMP=1 builds a single-threaded VM)."""
-    if os.environ.get("LAZYARR_NO_OPENMP"):
-        return [], []
+def _thread_flags() -> tuple[list[str], list[str]]:
+    """The VM's thread pool is plain pthreads (no OpenMP runtime to ship or clash with)."""
     if sys.platform == "win32":
-        return ["/openmp"], []
-    if sys.platform == "darwin":  # Apple clang has no -fopenmp; build serial
         return [], []
-    return ["-fopenmp"], ["-fopenmp"]
+    return ["-pthread"], ["-pthread"]
 
 
-_omp_cflags, _omp_ldflags = _openmp_flags()
+_thr_cflags, _thr_ldflags = _thread_flags()
 _np_lib = os.path.join(os.path.dirname(np.get_include()), "lib")
 
 EXTENSIONS: list = cythonize(
@@ -34,8 +30,8 @@ EXTENSIONS: list = cythonize(
             library_dirs=[_np_lib],
             libraries=["npymath"],  # npy_half conversions, exactly as NumPy's casts round
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-            extra_compile_args=["-O3", "-ffp-contract=off", "-Wno-misleading-indentation", *_omp_cflags] if sys.platform != "win32" else _omp_cflags,
-            extra_link_args=_omp_ldflags,
+            extra_compile_args=["-O3", "-ffp-contract=off", "-Wno-misleading-indentation", *_thr_cflags] if sys.platform != "win32" else [],
+            extra_link_args=_thr_ldflags,
             depends=["lazyarr/backends/_cpu_vm.h"],
         ),
     ],

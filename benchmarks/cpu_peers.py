@@ -2,6 +2,7 @@
 
     python benchmarks/cpu_peers.py            # full sizes (issue 4): about a minute
     python benchmarks/cpu_peers.py --quick    # small sizes, smoke test
+    python benchmarks/cpu_peers.py --rst docs/cpu-peers-table.rst   # also write the docs table
 
 Prints a markdown table of medians (and speed-ups over NumPy eager), then the
 peak-memory rows, each measured in a fresh process. numexpr runs with as many
@@ -131,7 +132,9 @@ def fmt_time(t: float) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
+    ap.add_argument("--rst", metavar="FILE", help="also write the table as an RST list-table")
     args = ap.parse_args()
+    table: list[list[str]] = []
     n, rows, cols = (1 << 20, 512, 1024) if args.quick else (1 << 25, 4096, 8192)
     threads = cpu_fused.get_num_threads()
     if ne is not None:
@@ -144,11 +147,23 @@ def main() -> None:
     for name, fns, repeat, number in cases(n, rows, cols, 1024):
         t = {k: (median_time(f, repeat, number) if (k != "numexpr" or ne) else float("nan"))
              for k, f in fns.items()}
-        print(f"| {name} | {fmt_time(t['numpy'])} | {fmt_time(t['lazyarr'])} | {fmt_time(t['numexpr'])} | "
-              f"{t['numpy'] / t['lazyarr']:.2f}× | {t['numpy'] / t['numexpr']:.2f}× |", flush=True)
+        table.append([name, fmt_time(t["numpy"]), fmt_time(t["lazyarr"]), fmt_time(t["numexpr"]),
+                     f"{t['numpy'] / t['lazyarr']:.2f}×", f"{t['numpy'] / t['numexpr']:.2f}×"])
+        print("| " + " | ".join(table[-1]) + " |", flush=True)
     mem = {k: peak_memory(k, n) for k in ("numpy", "lazyarr", "numexpr")}
-    print(f"| extra peak RSS of the chain reduction, N=2^{n.bit_length() - 1} (fresh process) | "
-          f"{mem['numpy']:.1f} MiB | {mem['lazyarr']:.1f} MiB | {mem['numexpr']:.1f} MiB | | |")
+    table.append([f"extra peak RSS of the chain reduction, N=2^{n.bit_length() - 1} (fresh process)",
+                 f"{mem['numpy']:.1f} MiB", f"{mem['lazyarr']:.1f} MiB", f"{mem['numexpr']:.1f} MiB", "", ""])
+    print("| " + " | ".join(table[-1]) + " |")
+    if args.rst:
+        head = ["case", "NumPy eager", "lazyarr lazy (cpu-fused)", "numexpr", "lazyarr vs NumPy",
+                "numexpr vs NumPy"]
+        lines = [f".. list-table:: ``python benchmarks/cpu_peers.py`` ({threads} threads)",
+                 "   :header-rows: 1", ""]
+        for row in [head, *table]:
+            lines.append("   * - " + (row[0].replace("*", "\\*") or " "))
+            lines += ["     - " + (c.replace("*", "\\*") or " ") for c in row[1:]]
+        with open(args.rst, "w", encoding="utf-8") as f:
+            f.write("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -25,9 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fenv.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 #include "numpy/halffloat.h"
 
 /* ---------------------------------------------------------------- type codes */
@@ -614,39 +611,148 @@ static int lz_do_item(const lz_prog *P, lz_run *R, lz_scratch *S, npy_intp t) {
     return 0;
 }
 
+/* ---------------------------------------------------------------- the thread pool
+ * A small pthread pool with "optional helpers" semantics: the calling thread claims work
+ * items from an atomic counter itself; helpers that wake up in time claim items too.
+ * The caller waits only for items a helper has actually claimed, never for a helper to
+ * be scheduled: on a loaded machine (more runnable threads than cores) a sleeping helper
+ * costs nothing, where an OpenMP barrier would wait a whole scheduler time slice. */
+#ifndef _WIN32
+#include <pthread.h>
+#define LZ_HAVE_POOL 1
+#define LZ_MAX_THREADS 256
+
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv_work, cv_done;
+    int started;                 /* helper threads running */
+    unsigned long gen;           /* job generation */
+    int joined, max_helpers, active;
+    const lz_prog *P;
+    lz_run *R;
+    npy_intp nitems;
+    npy_intp next, done;         /* atomics */
+    int err;                     /* atomic */
+} lz_pool_t;
+
+static lz_pool_t lz_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
+                            PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, NULL, NULL, 0, 0, 0, 0};
+static pthread_mutex_t lz_pool_busy = PTHREAD_MUTEX_INITIALIZER;
+
+static void lz_run_items(const lz_prog *P, lz_run *R, npy_intp nitems) {
+    lz_scratch S;
+    int err = lz_scratch_init(P, &S) < 0 ? -2 : 0;
+    npy_intp t;
+    while ((t = __atomic_fetch_add(&lz_pool.next, 1, __ATOMIC_ACQ_REL)) < nitems) {
+        if (!err && !__atomic_load_n(&lz_pool.err, __ATOMIC_RELAXED)) err = lz_do_item(P, R, &S, t);
+        if (err) __atomic_store_n(&lz_pool.err, err, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&lz_pool.done, 1, __ATOMIC_ACQ_REL);
+    }
+    lz_scratch_free(&S);
+}
+
+static void *lz_helper(void *arg) {
+    (void)arg;
+    unsigned long seen;
+    pthread_mutex_lock(&lz_pool.mu);
+    seen = lz_pool.gen;
+    for (;;) {
+        while (lz_pool.gen == seen) pthread_cond_wait(&lz_pool.cv_work, &lz_pool.mu);
+        seen = lz_pool.gen;
+        if (lz_pool.joined >= lz_pool.max_helpers ||
+            __atomic_load_n(&lz_pool.next, __ATOMIC_ACQUIRE) >= lz_pool.nitems)
+            continue;                        /* late, or not needed: back to sleep */
+        lz_pool.joined++;
+        lz_pool.active++;
+        const lz_prog *P = lz_pool.P;
+        lz_run *R = lz_pool.R;
+        npy_intp nitems = lz_pool.nitems;
+        pthread_mutex_unlock(&lz_pool.mu);
+        lz_run_items(P, R, nitems);
+        pthread_mutex_lock(&lz_pool.mu);
+        if (--lz_pool.active == 0) pthread_cond_broadcast(&lz_pool.cv_done);
+    }
+    return NULL;
+}
+
+static void lz_pool_atfork_child(void) {
+    /* the helpers do not exist in a forked child: start afresh */
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+    lz_pool.mu = mu;
+    lz_pool.cv_work = cv;
+    lz_pool.cv_done = cv;
+    lz_pool.started = lz_pool.joined = lz_pool.active = 0;
+    lz_pool_busy = mu;
+}
+
+/* Start helpers up to n (under lz_pool.mu). */
+static void lz_pool_grow(int n) {
+    static int atfork_done = 0;
+    if (!atfork_done) {
+        pthread_atfork(NULL, NULL, lz_pool_atfork_child);
+        atfork_done = 1;
+    }
+    if (n > LZ_MAX_THREADS) n = LZ_MAX_THREADS;
+    while (lz_pool.started < n) {
+        pthread_t th;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        int rc = pthread_create(&th, &attr, lz_helper, NULL);
+        pthread_attr_destroy(&attr);
+        if (rc) break;
+        lz_pool.started++;
+    }
+}
+
+/* Returns 0 or an error; runs everything on the caller if the pool is in use. */
+static int lz_pool_run(const lz_prog *P, lz_run *R, npy_intp nitems, int nthreads) {
+    if (pthread_mutex_trylock(&lz_pool_busy) != 0) return 1;   /* busy: caller runs serially */
+    pthread_mutex_lock(&lz_pool.mu);
+    lz_pool_grow(nthreads - 1);
+    lz_pool.P = P;
+    lz_pool.R = R;
+    lz_pool.nitems = nitems;
+    __atomic_store_n(&lz_pool.next, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&lz_pool.done, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&lz_pool.err, 0, __ATOMIC_RELEASE);
+    lz_pool.joined = 0;
+    lz_pool.max_helpers = nthreads - 1;
+    lz_pool.gen++;
+    pthread_cond_broadcast(&lz_pool.cv_work);
+    pthread_mutex_unlock(&lz_pool.mu);
+    lz_run_items(P, R, nitems);
+    pthread_mutex_lock(&lz_pool.mu);
+    while (lz_pool.active > 0 || __atomic_load_n(&lz_pool.done, __ATOMIC_ACQUIRE) < nitems)
+        pthread_cond_wait(&lz_pool.cv_done, &lz_pool.mu);
+    lz_pool.nitems = 0;          /* late helpers find nothing to do */
+    int err = __atomic_load_n(&lz_pool.err, __ATOMIC_ACQUIRE);
+    pthread_mutex_unlock(&lz_pool.mu);
+    pthread_mutex_unlock(&lz_pool_busy);
+    return err ? err : 0;
+}
+#endif
+
 /* Run all items on up to nthreads threads. Returns 0, -1 (loop error) or -2 (no memory). */
 static int lz_execute(const lz_prog *P, lz_run *R, int nthreads) {
     npy_intp nitems;
     if (R->mode == MODE_RED_B) nitems = R->nchunk * ((R->Isz + R->nb - 1) / R->nb);
     else nitems = R->Osz * R->nb;
-    int err = 0;
+    int err = 0, done = 0;
     if (nthreads > nitems) nthreads = (int)nitems;
-    if (nthreads <= 1) {
+#ifdef LZ_HAVE_POOL
+    if (nthreads > 1) {
+        err = lz_pool_run(P, R, nitems, nthreads);
+        done = err != 1;
+        if (err == 1) err = 0;
+    }
+#endif
+    if (!done) {
         lz_scratch S;
         if (lz_scratch_init(P, &S) < 0) err = -2;
         for (npy_intp t = 0; t < nitems && !err; t++) err = lz_do_item(P, R, &S, t);
         lz_scratch_free(&S);
-    } else {
-#ifdef _OPENMP
-        npy_intp chunk = nitems / (nthreads * 8);
-        if (chunk < 1) chunk = 1;
-        #pragma omp parallel num_threads(nthreads)
-        {
-            lz_scratch S;
-            int my = lz_scratch_init(P, &S) < 0 ? -2 : 0;
-            #pragma omp for schedule(dynamic, chunk)
-            for (npy_intp t = 0; t < nitems; t++) {
-                if (!my) my = lz_do_item(P, R, &S, t);
-            }
-            lz_scratch_free(&S);
-            if (my) {
-                #pragma omp critical
-                err = my;
-            }
-        }
-#else
-        return lz_execute(P, R, 1);
-#endif
     }
     if (err) return err;
     if (R->mode == MODE_RED_A) {
