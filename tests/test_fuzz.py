@@ -27,7 +27,10 @@ from lazyarr._registry import OPS
 FUZZ = settings(derandomize=True, deadline=None, database=None, print_blob=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                        HealthCheck.filter_too_much])
-TARGETS = S.targets()
+import lazyarr as la
+
+# The real GPU is fuzzed by test_fuzz_cuda_gpu (per op pool and policy), not by the general tests.
+TARGETS = [t for t in S.targets() if t != "lazy-cuda"]
 
 
 def _check(expr: S.Expr) -> None:
@@ -141,6 +144,25 @@ def test_cuda_simulator_sign_of_signed_int():
     result = _simulate("[S.OPS['sign']]", "GPU_EXACT", 10)
     assert result["count"] == 10
     assert not result["problems"], result["problems"][0]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a CUDA GPU with CuPy and numba-cuda")
+@pytest.mark.parametrize("pool, policy", [("exact", S.GPU_EXACT), ("transcendental", S.GPU_ULPS)])
+def test_fuzz_cuda_gpu(pool, policy):
+    """On the GPU machine: the cuda backend against NumPy, 400 expressions per pool."""
+    ops = [op for op in S.EXACT_OPS] if pool == "exact" else S.CONTINUOUS_OPS
+    count = [0]
+
+    @settings(FUZZ, max_examples=400)
+    @given(S.expressions(max_steps=10, ops=ops, allow_errors=False))
+    def run(expr):
+        count[0] += 1
+        problems = S.check(expr, ["lazy-cuda"], {"lazy-cuda": policy})
+        assert not problems, f"{problems['lazy-cuda']}\n\n{expr!r}"
+
+    run()
+    assert count[0] == 400
 
 
 def test_check_detects_a_wrong_backend(monkeypatch):
