@@ -335,3 +335,23 @@ def test_memory_is_not_n_sized(rng):
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert peak < x.nbytes // 4
+
+
+def test_concurrent_python_threads(threads, rng):
+    """Calls from several Python threads at once (the GIL is released): all correct."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    threads(2)
+    data = [random_array(rng, np.float64, (200_000,), edges=False) for _ in range(6)]
+
+    def work(x):
+        with la.config(mode="lazy", device="cpu"), backends.use_backend("cpu-fused"):
+            lx = la.asarray(x)
+            return np.asarray(la.exp(lx * 0.5) - 1), float(la.var(lx)), np.asarray(la.sum(lx))
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(work, data * 3))
+    for x, (ew, var, total) in zip(data * 3, results):
+        assert_bits(ew, np.exp(x * 0.5) - 1)
+        assert abs(var - np.var(x)) <= 1e-12 * np.var(x)
+        np.testing.assert_allclose(total, np.sum(x), rtol=1e-12)

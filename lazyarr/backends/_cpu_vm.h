@@ -246,6 +246,9 @@ static int lz_scratch_init(const lz_prog *P, lz_scratch *S) {
 
 static void lz_scratch_free(lz_scratch *S) { (void)S; }
 
+static int lz_prefetch = 0;  /* measured: no gain here (NOTES-cpu.md) */
+static void lz_set_prefetch(int on) { lz_prefetch = on; }
+
 /* Run the program over block (o, [start, start+n)); `out` receives the root if it writes
  * to the output array. Returns 0, or -1 if a NumPy loop reported an error. */
 static int lz_exec_block(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_intp o,
@@ -271,6 +274,10 @@ static int lz_exec_block(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_i
         if (ds != LZ_GATHER) {
             vptr[v] = b + start * ds;
             vstr[v] = ds;
+            if (ds > 0 && ds <= 16 && lz_prefetch) {  /* stream the next block in while this one computes */
+                const char *q = vptr[v] + n * ds, *qe = q + n * ds;
+                for (; q < qe; q += 64) __builtin_prefetch(q, 0, 2);
+            }
         } else {
             char *g = S->gbuf + k * rb;
             lz_gather(g, b, P->input_isz[k], R->nI, R->Ishape, R->Istr + k * R->nI, start, n);
