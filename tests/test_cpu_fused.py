@@ -355,3 +355,41 @@ def test_concurrent_python_threads(threads, rng):
         assert_bits(ew, np.exp(x * 0.5) - 1)
         assert abs(var - np.var(x)) <= 1e-12 * np.var(x)
         np.testing.assert_allclose(total, np.sum(x), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=str)
+def test_folded_abs_and_square(dtype, rng):
+    """sum/mean/min/max of abs(x), x*x, square(x) fold the op into the reduction kernel:
+    same values as NumPy's (min/max exact, sums within rounding), including -0.0 and NaN."""
+    a = random_array(rng, dtype, (70, 300))
+    a[3, 5], a[4, 7] = -0.0, -3.0
+    la_a = la.asarray(a)
+    cases = [(lambda v: abs(v), np.abs), (lambda v: v * v, lambda v: v * v),
+             (lambda v: la.square(v), np.square)]
+    for la_fn, np_fn in cases:
+        plan = str(la.explain(la_fn(la_a) + 0))   # not folded: elementwise root
+        assert "folded" not in plan
+        for op in ("sum", "mean", "min", "max"):
+            for axis in (None, 0, 1):
+                got = np.asarray(getattr(la, op)(la_fn(la_a), axis=axis))
+                want = getattr(np, op)(np_fn(a), axis=axis)
+                if op in ("min", "max"):
+                    assert_bits(got, want)
+                else:
+                    ok = np.isfinite(want)
+                    np.testing.assert_allclose(got[ok], want[ok], rtol={np.float32: 1e-5, np.float64: 1e-12}[dtype])
+                    assert np.array_equal(np.isnan(got), np.isnan(want))
+    clean = np.abs(random_array(rng, dtype, (5000,), edges=False))
+    x = la.asarray(clean - 1)
+    assert_bits(la.max(abs(x)), np.max(np.abs(clean - 1)))
+
+
+def test_fold_is_used():
+    from lazyarr import _node
+    from lazyarr._program import lower
+
+    x = la.asarray(np.ones(10, np.float32))
+    for expr in (abs(x), x * x, la.square(x)):
+        node = _node.op_node("sum", np.dtype(np.float32), (), "cpu", (expr._node,), (None, False, None, 0))
+        compiled = cpu_fused.get_compiled(lower(node).program)
+        assert compiled.vm.red_pre and "folded" in compiled.listing[-1]

@@ -182,6 +182,7 @@ typedef struct {
     int *scalar_val;    /* scalar position -> value index */
     int result_val;     /* the value the sink consumes (elementwise root / reduction operand) */
     int red_kind, red_type;
+    int red_pre;        /* elementwise op folded into the reduction kernel: 0, PRE_ABS, PRE_SQUARE */
     npy_intp B;         /* block length */
 } lz_prog;
 
@@ -365,22 +366,33 @@ LZ_DEF_PW(lz_pw_f32, npy_float, x)
 LZ_DEF_PW(lz_pw_f64, npy_double, x)
 LZ_DEF_PW(lz_pwsq_f32, npy_float, (x - m) * (x - m))
 LZ_DEF_PW(lz_pwsq_f64, npy_double, (x - m) * (x - m))
+LZ_DEF_PW(lz_pw_f32_abs, npy_float, fabs(x))
+LZ_DEF_PW(lz_pw_f64_abs, npy_double, fabs(x))
+LZ_DEF_PW(lz_pw_f32_sq, npy_float, (double)(npy_float)(x * x))   /* float32 product, then widened */
+LZ_DEF_PW(lz_pw_f64_sq, npy_double, x * x)
+
+/* the elementwise op a reduction may fold in (sum(abs(x)), max(abs(x)), sum(x*x)): exact
+ * as NumPy's abs/square loops (abs is exact; a product is rounded once in T) */
+enum { PRE_NONE = 0, PRE_ABS, PRE_SQUARE };
+#define LZ_PRE_ID(T, v) (v)
+#define LZ_PRE_ABS(T, v) ((T)fabs((double)(v)))
+#define LZ_PRE_SQ(T, v) ((T)((v) * (v)))
 
 static double lz_pw_d(const double *a, npy_intp n, npy_intp s) {
     return lz_pw_f64((const char *)a, n, s * (npy_intp)sizeof(double), 0.);
 }
 
 /* Reduce one block (n values at p, stride s) into partial t; idx0 = the index of p[0]. */
-#define LZ_RED_BLOCK_FLOAT(T, PW, PWSQ)                                                      \
+#define LZ_RED_BLOCK_FLOAT(T, PW, PWSQ, LD)                                                  \
     switch (kind) {                                                                          \
     case RK_SUM: R->pd[t] = PW(p, n, s, 0.); break;                                          \
     case RK_PROD: { T r = 1; for (npy_intp i = 0; i < n; i++) r *= LZ_AT(T, p, s, i);       \
                     R->pd[t] = (double)r; break; }  /* in T: NumPy's overflow/underflow */   \
     case RK_MIN: case RK_MAX: {                                                              \
-        T m = LZ_AT(T, p, s, 0); int nan = 0;                                                \
-        if (kind == RK_MIN) for (npy_intp i = 0; i < n; i++) { T x = LZ_AT(T, p, s, i);      \
+        T m = LD(T, LZ_AT(T, p, s, 0)); int nan = 0;                                         \
+        if (kind == RK_MIN) for (npy_intp i = 0; i < n; i++) { T x = LD(T, LZ_AT(T, p, s, i)); \
                 m = x < m ? x : m; nan |= x != x; }                                          \
-        else for (npy_intp i = 0; i < n; i++) { T x = LZ_AT(T, p, s, i);                     \
+        else for (npy_intp i = 0; i < n; i++) { T x = LD(T, LZ_AT(T, p, s, i));              \
                 m = x > m ? x : m; nan |= x != x; }                                          \
         R->pd[t] = nan ? (double)NAN : (double)m; break; }                                   \
     case RK_ARGMIN: case RK_ARGMAX: {                                                        \
@@ -423,8 +435,17 @@ static void lz_red_block(const lz_prog *P, lz_run *R, npy_intp t, const char *p,
      * compiler vectorizes) and general */
 #define LZ_CONTIG(T, BODY) if (s == (npy_intp)sizeof(T)) { const npy_intp s = sizeof(T); BODY } else { BODY }
     switch (P->red_type) {
-    case RT_F32: LZ_CONTIG(npy_float, LZ_RED_BLOCK_FLOAT(npy_float, lz_pw_f32, lz_pwsq_f32)) break;
-    case RT_F64: LZ_CONTIG(npy_double, LZ_RED_BLOCK_FLOAT(npy_double, lz_pw_f64, lz_pwsq_f64)) break;
+#define LZ_RB_F(T, PW, PWSQ, LD) LZ_CONTIG(T, LZ_RED_BLOCK_FLOAT(T, PW, PWSQ, LD))
+    case RT_F32:
+        if (P->red_pre == PRE_ABS) { LZ_RB_F(npy_float, lz_pw_f32_abs, lz_pwsq_f32, LZ_PRE_ABS) }
+        else if (P->red_pre == PRE_SQUARE) { LZ_RB_F(npy_float, lz_pw_f32_sq, lz_pwsq_f32, LZ_PRE_SQ) }
+        else { LZ_RB_F(npy_float, lz_pw_f32, lz_pwsq_f32, LZ_PRE_ID) }
+        break;
+    case RT_F64:
+        if (P->red_pre == PRE_ABS) { LZ_RB_F(npy_double, lz_pw_f64_abs, lz_pwsq_f64, LZ_PRE_ABS) }
+        else if (P->red_pre == PRE_SQUARE) { LZ_RB_F(npy_double, lz_pw_f64_sq, lz_pwsq_f64, LZ_PRE_SQ) }
+        else { LZ_RB_F(npy_double, lz_pw_f64, lz_pwsq_f64, LZ_PRE_ID) }
+        break;
     case RT_I64: LZ_CONTIG(npy_int64, LZ_RED_BLOCK_INT(npy_int64, npy_int64, pi)) break;
     case RT_U64: LZ_CONTIG(npy_uint64, LZ_RED_BLOCK_INT(npy_uint64, npy_uint64, pu)) break;
     default: LZ_CONTIG(npy_uint8, LZ_RED_BLOCK_INT(npy_uint8, npy_uint64, pu)) break;
@@ -516,17 +537,17 @@ static void lz_combine_slot(const lz_prog *P, lz_run *R, npy_intp o, npy_intp b0
 }
 
 /* MODE_RED_B: accumulate the block (slots j0..j0+n) of reduce index o. */
-#define LZ_ACC_FLOAT(T)                                                                      \
+#define LZ_ACC_FLOAT(T, LD)                                                                  \
     switch (kind) {                                                                          \
-    case RK_SUM: if (first) for (npy_intp i = 0; i < n; i++) ad[i] = 0. + LZ_AT(T, p, s, i);  \
-                 else for (npy_intp i = 0; i < n; i++) ad[i] += LZ_AT(T, p, s, i); break;     \
+    case RK_SUM: if (first) for (npy_intp i = 0; i < n; i++) ad[i] = 0. + LD(T, LZ_AT(T, p, s, i)); \
+                 else for (npy_intp i = 0; i < n; i++) ad[i] += LD(T, LZ_AT(T, p, s, i)); break; \
     case RK_PROD: if (first) for (npy_intp i = 0; i < n; i++) ad[i] = LZ_AT(T, p, s, i);      \
                   else for (npy_intp i = 0; i < n; i++) ad[i] = (T)(ad[i] * LZ_AT(T, p, s, i)); break; \
-    case RK_MIN: if (first) for (npy_intp i = 0; i < n; i++) ad[i] = LZ_AT(T, p, s, i);       \
-        else for (npy_intp i = 0; i < n; i++) { double x = LZ_AT(T, p, s, i), a = ad[i];      \
+    case RK_MIN: if (first) for (npy_intp i = 0; i < n; i++) ad[i] = LD(T, LZ_AT(T, p, s, i)); \
+        else for (npy_intp i = 0; i < n; i++) { double x = LD(T, LZ_AT(T, p, s, i)), a = ad[i]; \
             ad[i] = (x < a || x != x) ? x : a; } break;                                      \
-    case RK_MAX: if (first) for (npy_intp i = 0; i < n; i++) ad[i] = LZ_AT(T, p, s, i);       \
-        else for (npy_intp i = 0; i < n; i++) { double x = LZ_AT(T, p, s, i), a = ad[i];      \
+    case RK_MAX: if (first) for (npy_intp i = 0; i < n; i++) ad[i] = LD(T, LZ_AT(T, p, s, i)); \
+        else for (npy_intp i = 0; i < n; i++) { double x = LD(T, LZ_AT(T, p, s, i)), a = ad[i]; \
             ad[i] = (x > a || x != x) ? x : a; } break;                                      \
     case RK_ARGMIN: case RK_ARGMAX: {                                                        \
         const int mn = kind == RK_ARGMIN;                                                    \
@@ -577,8 +598,16 @@ static void lz_red_acc(const lz_prog *P, lz_run *R, npy_intp j0, const char *p, 
     npy_int64 *ai = R->pi + j0, *ax = R->pidx + j0;
     npy_uint64 *au = R->pu + j0;
     switch (P->red_type) {
-    case RT_F32: LZ_CONTIG(npy_float, LZ_ACC_FLOAT(npy_float)) break;
-    case RT_F64: LZ_CONTIG(npy_double, LZ_ACC_FLOAT(npy_double)) break;
+    case RT_F32:
+        if (P->red_pre == PRE_ABS) { LZ_CONTIG(npy_float, LZ_ACC_FLOAT(npy_float, LZ_PRE_ABS)) }
+        else if (P->red_pre == PRE_SQUARE) { LZ_CONTIG(npy_float, LZ_ACC_FLOAT(npy_float, LZ_PRE_SQ)) }
+        else { LZ_CONTIG(npy_float, LZ_ACC_FLOAT(npy_float, LZ_PRE_ID)) }
+        break;
+    case RT_F64:
+        if (P->red_pre == PRE_ABS) { LZ_CONTIG(npy_double, LZ_ACC_FLOAT(npy_double, LZ_PRE_ABS)) }
+        else if (P->red_pre == PRE_SQUARE) { LZ_CONTIG(npy_double, LZ_ACC_FLOAT(npy_double, LZ_PRE_SQ)) }
+        else { LZ_CONTIG(npy_double, LZ_ACC_FLOAT(npy_double, LZ_PRE_ID)) }
+        break;
     case RT_I64: LZ_CONTIG(npy_int64, LZ_ACC_INT(npy_int64, npy_int64, ai)) break;
     case RT_U64: LZ_CONTIG(npy_uint64, LZ_ACC_INT(npy_uint64, npy_uint64, au)) break;
     default: LZ_CONTIG(npy_uint8, LZ_ACC_INT(npy_uint8, npy_uint64, au)) break;

@@ -38,7 +38,7 @@ cdef extern from "_cpu_vm.h" nogil:
         int *input_val
         cnp.npy_intp *input_isz
         int *scalar_val
-        int result_val, red_kind, red_type
+        int result_val, red_kind, red_type, red_pre
         cnp.npy_intp B
     ctypedef struct lz_run:
         int mode, nO, nI
@@ -89,7 +89,7 @@ cdef class VMProgram:
 
     cdef lz_prog P
     cdef list keep
-    cdef readonly int nregs, red_kind, red_type
+    cdef readonly int nregs, red_kind, red_type, red_pre
     cdef readonly cnp.npy_intp block
 
     def __cinit__(self):
@@ -97,7 +97,7 @@ cdef class VMProgram:
         self.keep = []
 
     def __init__(self, list instrs, list inputs, list scalars, int nvals, int nregs,
-                 int result_val, int red_kind, int red_type, cnp.npy_intp block):
+                 int result_val, int red_kind, int red_type, cnp.npy_intp block, int red_pre=0):
         cdef lz_prog *P = &self.P
         cdef lz_instr *ins
         cdef lz_call_info *ci
@@ -141,7 +141,8 @@ cdef class VMProgram:
         for j, val in enumerate(scalars):
             P.scalar_val[j] = val
         P.nvals, P.nregs, P.result_val = nvals, nregs, result_val
-        P.red_kind, P.red_type, P.B = red_kind, red_type, block
+        P.red_kind, P.red_type, P.B, P.red_pre = red_kind, red_type, block, red_pre
+        self.red_pre = red_pre
         self.nregs, self.red_kind, self.red_type, self.block = nregs, red_kind, red_type, block
 
     def __dealloc__(self):

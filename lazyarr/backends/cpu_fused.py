@@ -47,6 +47,7 @@ _MODE_EW, _MODE_RED_A, _MODE_RED_B = 0, 1, 2
 _RK = {"sum": 1, "mean": 1, "prod": 2, "min": 3, "max": 4, "any": 5, "all": 6, "argmin": 7,
        "argmax": 8, "var": 9, "std": 9}
 _RT_F32, _RT_F64, _RT_I64, _RT_U64, _RT_U8 = range(5)
+_PRE_ABS, _PRE_SQUARE = 1, 2
 _F64 = np.dtype(np.float64)
 
 #: below this many elements a call runs on one thread (waking threads costs more)
@@ -200,10 +201,21 @@ def compile_program(program: Program) -> Compiled:
     nvals = len(body)
     compute = canon = None
     red_arg = root.arg if reduction else None
+    pre = 0
     if reduction:
         result_val = root.args[0]
         compute = _compute_dtype(reduction, dtypes[result_val], root.dtype, root.arg[2])
         canon = _canonical(compute)
+        # fold a last abs/square into the reduction kernel (one pass less over each block)
+        operand = instrs[result_val]
+        square = operand.op == "square" or operand.op == "multiply" and operand.args[0] == operand.args[1]
+        if reduction in ("sum", "mean", "min", "max") and (operand.op == "abs" or square) \
+                and operand.dtype.kind == "f" and operand.dtype.itemsize >= 4 \
+                and compute == canon == operand.dtype \
+                and sum(result_val in ins.args for ins in body) == 0 and specs and specs[-1][1] == result_val:
+            specs.pop()
+            pre = _PRE_SQUARE if square else _PRE_ABS
+            result_val = operand.args[0]
         dtypes = dtypes[:nvals]            # value numbers past the body are the inserted casts
         for target in (compute, canon):
             cur = dtypes[result_val]
@@ -245,9 +257,12 @@ def compile_program(program: Program) -> Compiled:
     block = _block_size(nregs + len(inputs))
     input_list = [inputs[p] if p in inputs else (-1, 1) for p in range(max(inputs, default=-1) + 1)]
     scalar_list = [scalars[p] for p in range(len(scalars))]
+    if pre:
+        fold = "abs" if pre == _PRE_ABS else "square"
+        listing.append(f"(folded into the reduction kernel: {fold}(%{result_val}) : {canon}, exact)")
     vm = _cpu_vm.VMProgram(vm_instrs, input_list, scalar_list, nvals, nregs, result_val,
                            _RK.get(reduction or "", 0), _red_type(canon) if canon is not None else 0,
-                           block)
+                           block, pre)
     input_dtypes = [ins.dtype for ins in sorted((i for i in instrs if i.op == "input"),
                                                 key=lambda i: i.arg[0])]
     return Compiled(vm, listing, reduction, red_arg, compute, canon, root.dtype, input_dtypes,
