@@ -418,35 +418,34 @@ def _partial_arrays(op: str, canon: np.dtype) -> tuple[tuple[str, type], ...]:
 
 def _finalize(c: Compiled, op: str, arrays: dict[str, np.ndarray], rsz: int, ddof: Any,
               shape: tuple[int, ...]) -> np.ndarray:
+    """Partials -> NumPy's result dtype. A cast that overflows warns, as NumPy's reductions do."""
     result, compute = c.result, c.compute
     assert compute is not None
     if op in ("argmin", "argmax"):
         return arrays["ridx"].astype(result, copy=False).reshape(shape)
-    if op in ("min", "max", "any", "all"):       # exact: no arithmetic, no warnings
+    if op in ("min", "max", "any", "all"):       # exact: no arithmetic
         val = arrays.get("rd", arrays.get("ri", arrays.get("ru")))
         return val.astype(result, copy=False).reshape(shape)
-    with np.errstate(all="ignore"):
-        if op in ("var", "std"):
-            # NumPy computes var in the loop dtype: round there (float32 overflow -> inf)
+    if op in ("var", "std"):
+        # NumPy computes var in the loop dtype: round there (float32 overflow -> inf)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # ddof >= n: NumPy warns once
             val = (arrays["rm2"] / max(rsz - ddof, 0)).astype(compute)
-            if op == "std":
-                val = np.sqrt(val)
-        elif "rd" in arrays:
-            val = arrays["rd"] + 0.0           # NumPy's sums start from +0.0
-            if op == "mean":                   # sum rounded to the loop dtype, divided there
-                val = val.astype(compute)
-                val = val / compute.type(rsz)
-        elif "ri" in arrays:
-            val = arrays["ri"]
-        else:
-            val = arrays["ru"]
-            if compute.kind == "i":
-                val = val.view(np.int64)
-            if op in ("sum", "prod", "mean") and compute.kind in "iu":
-                val = val.astype(compute)      # NumPy's wrap-around in the loop dtype
-            if op == "mean":
-                val = np.true_divide(val, rsz)
-        return np.asarray(val).astype(result, copy=False).reshape(shape)
+        if op == "std":
+            val = np.sqrt(val)
+    elif "rd" in arrays:
+        val = arrays["rd"] + 0.0               # NumPy's sums start from +0.0
+        if op == "mean":                       # sum rounded to the loop dtype, divided there
+            val = val.astype(compute)
+            val = val / compute.type(rsz)
+    else:
+        val = arrays["ru"]
+        if compute.kind == "i":
+            val = val.view(np.int64)
+        if compute.kind in "iu":
+            val = val.astype(compute)          # NumPy's wrap-around in the loop dtype
+        if op == "mean":
+            val = np.true_divide(val, rsz)
+    return val.astype(result, copy=False).reshape(shape)
 
 
 # ----------------------------------------------------------------------------- the backend
