@@ -22,6 +22,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 
 from . import _node
 from ._config import get_config
+from ._devices import resolve as resolve_device
 from ._devices import xp as xp_for
 from ._dtypes import WEAK_SCALAR_TYPES, check_dtype, scalar_fits, scalar_to_dtype
 from ._node import Node
@@ -98,7 +99,8 @@ def common_device(operands: list[Operand]) -> str:
                 raise ValueError(f"operands are on different devices ({device} and {x.device}); "
                                  "move one explicitly with la.asarray(x, device=...)")
             device = x.device
-    return device or "cpu"
+    # Only constants (NumPy scalars): the configured default device, as for Python scalars.
+    return device or resolve_device(None)
 
 
 def to_operand(x: Any, device: str | None = None) -> Operand:

@@ -83,3 +83,22 @@ def test_reduction_axis_of_the_wrong_type_is_a_clear_type_error():
         x.argmax(axis=(0,))
     assert x.sum(axis=(np.int64(1),)).shape == (2,)
     assert x.argmin(axis=-1).shape == (2,)
+
+
+def test_op_on_numpy_scalars_only_goes_to_the_configured_device():
+    # Bug (GPU fuzzing): ``la.exp(np.float32(1))`` was placed on "cpu" whatever the configured
+    # device, while ``la.exp(1.0)`` and ``la.asarray(np.float32(1))`` use it; on the GPU
+    # machine the cuda backend then refused the cpu program.
+    import pytest
+
+    with la.config(device="cpu"):
+        assert la.exp(np.float32(1)).device == "cpu"
+    if not la.cuda_available():
+        with la.config(device="cuda"):
+            for build in (lambda: la.exp(1.0), lambda: la.exp(np.float32(1)),
+                          lambda: la.add(np.int8(1), np.int8(2))):
+                with pytest.raises(RuntimeError, match="no usable GPU"):
+                    build()
+    else:
+        with la.config(device="cuda"):
+            assert la.exp(np.float32(1)).device == "cuda"
