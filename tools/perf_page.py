@@ -100,22 +100,29 @@ def commit_order() -> dict[str, int]:
 
 
 class Snapshot:
-    """The newest commit's values on one machine (every env of that commit merged)."""
+    """One machine's newest values: for each benchmark, the newest commit that has it (all envs
+    of that commit merged), so a partial run of a later commit does not hide the rest."""
 
     def __init__(self, rows: list[Row], machine: str, order: dict[str, int]):
-        mine = [r for r in rows if r.machine == machine]
-        self.commit = max({r.commit for r in mine}, key=lambda c: (order.get(c, -1), _date(mine, c)))
-        self.rows = [r for r in mine if r.commit == self.commit]
-        self.date = _date(mine, self.commit)
+        self.rows = [r for r in rows if r.machine == machine]
+        self.order = order
+        self.commit = self._newest(self.rows)
+        self.date = _date(self.rows, self.commit)
+
+    def _newest(self, rows: list[Row]) -> str:
+        return max({r.commit for r in rows}, key=lambda c: (self.order.get(c, -1), _date(rows, c)))
 
     def get(self, bench: str, **fixed: Any) -> list[Row]:
         suffix = "." + bench
         out = [r for r in self.rows if (r.bench == bench or r.bench.endswith(suffix))
                and all(r.p(k) == v for k, v in fixed.items())]
-        # one value per parameter combination: prefer the env with the most samples (full runs)
+        if not out:
+            return []
+        newest = self._newest(out)
         best: dict[tuple, Row] = {}
         for r in out:
-            best.setdefault(r.params, r)
+            if r.commit == newest:
+                best.setdefault(r.params, r)   # one value per parameter combination
         return list(best.values())
 
     def value(self, bench: str, **fixed: Any) -> float | None:
@@ -369,6 +376,8 @@ def plot_memory(snap: Snapshot, device: str, label: str, path: str) -> bool:
         ax.bar(xs, [v / scale for v in vals], width, color=COLORS[mode], label=mode)
         for x, v in zip(xs, vals):
             ax.text(x, v / scale, f"{v / scale:.0f}", ha="center", va="bottom", fontsize=8)
+    if device == "cpu":
+        ax.axhline(2 * n * 4 / scale, linestyle="--", color="gray", label="the inputs x, y")
     ax.set_xticks(range(len(HEADLINE)), list(HEADLINE))
     ax.set_ylabel(unit)
     note = " (inputs included)" if device == "cpu" else ""
