@@ -253,8 +253,8 @@ def test_negative_integer_power(mode):
 
 def test_negative_integer_power_in_data_reference():
     # Data-dependent: only known when the kernel runs, so it raises at materialization.
-    base, exp = la.asarray(np.array([2, 3], np.int8)), la.asarray(np.array([-1, 2], np.int8))
-    with backends.use_backend("reference"):
+    with la.config(device="cpu"), backends.use_backend("reference"):
+        base, exp = la.asarray(np.array([2, 3], np.int8)), la.asarray(np.array([-1, 2], np.int8))
         y = la.power(base, exp)
         with pytest.raises(ValueError, match="Integers to negative integer powers"):
             y.compute()
@@ -265,7 +265,8 @@ def test_negative_integer_power_in_data_reference():
                    "inside the VM (GIL released), surfacing as SystemError '<cyfunction execute> "
                    "returned a result with an exception set'")
 def test_negative_integer_power_in_data_cpu_fused():
-    base, exp = la.asarray(np.array([2, 3], np.int8)), la.asarray(np.array([-1, 2], np.int8))
+    base, exp = la.asarray(np.array([2, 3], np.int8), device="cpu"), \
+        la.asarray(np.array([-1, 2], np.int8), device="cpu")
     with backends.use_backend("cpu-fused"):
         with pytest.raises(ValueError, match="Integers to negative integer powers"):
             la.power(base, exp).compute()
@@ -276,7 +277,7 @@ def test_asarray_references_and_lazy_reads_at_materialization():
     """The documented semantics: ``la.asarray(ndarray)`` does not copy; a pending expression
     reads its input buffers when it is materialized; a materialized result keeps its values."""
     a = np.array([1.0, 2.0, 3.0])
-    with la.config(mode="lazy"):
+    with la.config(mode="lazy", device="cpu"):
         x = la.asarray(a)
         assert np.shares_memory(np.asarray(x), a)
         y = x * 10                      # pending
@@ -292,7 +293,7 @@ def test_asarray_references_and_lazy_reads_at_materialization():
 
 def test_eager_mode_reads_the_buffer_when_the_op_runs():
     a = np.array([1.0, 2.0])
-    with la.config(mode="eager"):
+    with la.config(mode="eager", device="cpu"):
         y = la.asarray(a) * 10          # computed now
         a[0] = 100.0
         np.testing.assert_array_equal(np.asarray(y), [10, 20])

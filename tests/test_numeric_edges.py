@@ -119,7 +119,7 @@ def _warnings_of(fn):
 
 def test_eager_mode_warns_as_numpy_at_the_line():
     a = np.array([1.0, 2.0])
-    with la.config(mode="eager"):
+    with la.config(mode="eager", device="cpu"):
         x = la.asarray(a)
         _, ws = _warnings_of(lambda: x / 0.0)
         assert len(ws) == 1 and "divide by zero" in str(ws[0].message)
@@ -130,8 +130,8 @@ def test_eager_mode_warns_as_numpy_at_the_line():
 def test_lazy_reference_warns_when_materialized_not_when_built():
     from lazyarr import backends
 
-    x = la.asarray(np.array([1.0, 2.0]))
-    with la.config(mode="lazy"), backends.use_backend("reference"):
+    x = la.asarray(np.array([1.0, 2.0]), device="cpu")
+    with la.config(mode="lazy", device="cpu"), backends.use_backend("reference"):
         y, ws = _warnings_of(lambda: x / 0.0)
         assert ws == [] and not y.is_materialized
         _, ws = _warnings_of(lambda: y.compute())
@@ -143,8 +143,8 @@ def test_fused_backends_do_not_warn(backend):
     """Documented: the fused kernels do not check floating-point status flags."""
     from lazyarr import backends
 
-    x = la.asarray(np.array([1.0, 0.0, -1.0]))
-    with la.config(mode="lazy"), backends.use_backend(backend):
+    x = la.asarray(np.array([1.0, 0.0, -1.0]), device="cpu")
+    with la.config(mode="lazy", device="cpu"), backends.use_backend(backend):
         got, ws = _warnings_of(lambda: np.asarray(la.log(x) / 0.0 + x.astype(np.int32) // 0))
     assert ws == []
     with np.errstate(all="ignore"):
