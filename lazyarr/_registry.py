@@ -173,8 +173,8 @@ _OP_LIST: list[OpDef] = [
 ]
 
 #: CUDA expression templates, rendered into Numba CUDA kernels by ``lazyarr.backends.cuda``.
-#: Keys are dtype kinds of the (loop-typed) operands: ``b`` bool, ``i`` signed, ``u`` unsigned,
-#: ``f`` float (float16 is computed in float32 and rounded back after every op, as NumPy does).
+#: Keys are a dtype name (``"float16"``, tried first) or dtype kinds of the (loop-typed)
+#: operands: ``b`` bool, ``i`` signed, ``u`` unsigned, ``f`` float (float16 is computed in float32 and rounded back after every op, as NumPy does).
 #: ``{0}``..``{2}`` are the operands, ``{T}`` casts to the result's compute type, ``{W}`` is the
 #: operand's bit width; ``F_name(`` is a float function (libdevice on the GPU, NumPy in the
 #: simulator) and ``H_name(`` a helper from ``lazyarr/backends/cuda/helpers.py``. Every result is
@@ -192,14 +192,20 @@ CUDA_TEMPLATES: dict[str, dict[str, str]] = {
     "square": _same("({0} * {0})"),
     "reciprocal": {_INT: "H_irecip({0})", _FLT: "({T}(1) / {0})"},
     "sign": {"u": "({0} > 0)", "i": "(({0} > 0) - ({0} < 0))", _FLT: "H_fsign({0})"},
+    # NumPy's float32/float64 loops (SIMD) return the second operand on ties (max(-0.0, 0.0)
+    # is 0.0, max(0.0, -0.0) is -0.0); its float16 loop returns the first. NaN propagates.
     "maximum": {"biu": "({0} if {0} >= {1} else {1})",
-                _FLT: "({0} if ({0} >= {1} or {0} != {0}) else {1})"},
+                "float16": "({0} if ({0} >= {1} or {0} != {0}) else {1})",
+                _FLT: "({0} if ({0} > {1} or {0} != {0}) else {1})"},
     "minimum": {"biu": "({0} if {0} <= {1} else {1})",
-                _FLT: "({0} if ({0} <= {1} or {0} != {0}) else {1})"},
+                "float16": "({0} if ({0} <= {1} or {0} != {0}) else {1})",
+                _FLT: "({0} if ({0} < {1} or {0} != {0}) else {1})"},
     "fmax": {"biu": "({0} if {0} >= {1} else {1})",
-             _FLT: "({0} if ({0} >= {1} or {1} != {1}) else {1})"},
+             "float16": "({0} if ({0} >= {1} or {1} != {1}) else {1})",
+             _FLT: "({0} if ({0} > {1} or {1} != {1}) else {1})"},
     "fmin": {"biu": "({0} if {0} <= {1} else {1})",
-             _FLT: "({0} if ({0} <= {1} or {1} != {1}) else {1})"},
+             "float16": "({0} if ({0} <= {1} or {1} != {1}) else {1})",
+             _FLT: "({0} if ({0} < {1} or {1} != {1}) else {1})"},
     **{name: {_FLT: f"F_{name}({{0}})"} for name in (
         "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "cbrt", "sin", "cos",
         "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh",

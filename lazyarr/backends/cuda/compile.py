@@ -237,8 +237,20 @@ def write_cache(key: str, kind: str, entry: str, payload: bytes) -> bool:
         return False     # read-only / missing cache dir: only speed is lost
 
 
-def link_cubin(ptx: str) -> bytes | None:
-    """PTX -> cubin through the driver's linker (CuPy); None if that route is unavailable."""
+def link_cubin(ptx: str, cc: tuple[int, int]) -> bytes | None:
+    """PTX -> cubin (nvJitLink through cuda.core, no GPU needed; else the driver's linker
+    through CuPy); None if neither route works (the PTX is then cached and JIT-compiled by
+    the driver at load)."""
+    try:
+        try:
+            from cuda.core import Linker, LinkerOptions, ObjectCode
+        except ImportError:
+            from cuda.core.experimental import Linker, LinkerOptions, ObjectCode
+        linked = Linker(ObjectCode.from_ptx(ptx.encode()),
+                        options=LinkerOptions(arch=f"sm_{cc[0]}{cc[1]}")).link("cubin")
+        return bytes(linked.code)
+    except Exception:
+        pass
     try:
         from cupy.cuda import driver, function
         ls = function.LinkState()
@@ -279,11 +291,16 @@ def load_kernel(rendered: Rendered, cc: tuple[int, int]) -> Any:
         t0 = _time.perf_counter()
         ptx, entry = compile_ptx(rendered, cc)
         t1 = _time.perf_counter()
-        cubin = link_cubin(ptx)
+        cubin = link_cubin(ptx, cc)
         t2 = _time.perf_counter()
         kind, payload = ("cubin", cubin) if cubin is not None else ("ptx", ptx.encode())
         module = function.Module()
-        module.load(payload)
+        try:
+            module.load(payload)
+        except Exception:       # a cubin this driver cannot load: let the driver JIT the PTX
+            kind, payload = "ptx", ptx.encode()
+            module = function.Module()
+            module.load(payload)
         stats["compile_s"] += t1 - t0
         stats["link_s"] += t2 - t1
         stats["load_s"] += _time.perf_counter() - t2

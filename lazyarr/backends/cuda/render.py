@@ -306,7 +306,8 @@ class _Source:
         templates = opdef.cuda
         if templates is None:
             raise NotImplementedError(f"no CUDA template for {ins.op}")
-        template = next((t for kinds, t in templates.items() if key_dt.kind in kinds), None)
+        template = templates.get(key_dt.name) or \
+            next((t for kinds, t in templates.items() if key_dt.kind in kinds), None)
         if template is None:
             raise NotImplementedError(f"no CUDA template for {ins.op} on {key_dt}")
         cdt = compute_dtype(key_dt)
@@ -631,9 +632,10 @@ class _Kernel:
         if warp:
             sh = _shuffle_dtype(red.acc)
             width = s.tx // 2
-            while width >= 1:
-                other = f"{cast_name(red.acc)}(cuda.shfl_down_sync(0xffffffff, {cast_name(sh)}(acc), {width}))"
-                out.append(f"        acc = {red.combine('acc', other)}")
+            while width >= 1:     # every lane shuffles (full mask), then combines
+                out.append(f"        other = {cast_name(red.acc)}(cuda.shfl_down_sync("
+                           f"0xffffffff, {cast_name(sh)}(acc), {width}))")
+                out.append(f"        acc = {red.combine('acc', 'other')}")
                 width //= 2
             out += [f"        if {lane} == 0 and m < M:",
                     f"            out[m] = {_store(red.result, red.finalize('acc', 'K'))}",
