@@ -174,7 +174,8 @@ _OP_LIST: list[OpDef] = [
 
 #: CUDA expression templates, rendered into Numba CUDA kernels by ``lazyarr.backends.cuda``.
 #: Keys are a dtype name (``"float16"``, tried first) or dtype kinds of the (loop-typed)
-#: operands: ``b`` bool, ``i`` signed, ``u`` unsigned, ``f`` float (float16 is computed in float32 and rounded back after every op, as NumPy does).
+#: operands: ``b`` bool, ``i`` signed, ``u`` unsigned, ``f`` float (float16 is computed in
+#: float32 and rounded back after every op, as NumPy does).
 #: ``{0}``..``{2}`` are the operands, ``{T}`` casts to the result's compute type, ``{W}`` is the
 #: operand's bit width; ``F_name(`` is a float function (libdevice on the GPU, NumPy in the
 #: simulator) and ``H_name(`` a helper from ``lazyarr/backends/cuda/helpers.py``. Every result is
