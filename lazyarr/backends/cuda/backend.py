@@ -22,8 +22,9 @@ _KIND_NOTES = {
     "full": "full reduction in ONE launch: per-thread accumulators -> block tree -> per-block "
             "partials; the last block to finish (atomic ticket) combines the partials in block "
             "order. Deterministic: same bits run to run.",
-    "rows": "reduction over the innermost axes: {ty} output(s) per block, {tx} lanes along the "
-            "reduced axes, fixed-order tree (deterministic)",
+    "rows": "reduction over the innermost axes: {ty} output(s) per block, {tx} lanes (a warp) "
+            "along the reduced axes of each, combined by warp shuffles in a fixed order "
+            "(deterministic)",
     "cols": "reduction over outer axes: {tx} consecutive outputs per block (coalesced), {ty} lanes "
             "along the reduced axes, fixed-order tree (deterministic)",
 }
