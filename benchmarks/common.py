@@ -25,6 +25,17 @@ import numpy as np
 
 import lazyarr as la
 
+if os.environ.get("LAZYARR_BENCH_PREIMPORT"):
+    # benchmarks/run_asv_gpu.sh: import CuPy and the cuda backend once, in asv's forkserver,
+    # instead of in every forked benchmark process. The script checks first that forked
+    # children can still use the GPU (neither import should initialize CUDA).
+    try:
+        import cupy  # noqa: F401
+
+        import lazyarr.backends.cuda  # noqa: F401
+    except Exception:
+        pass
+
 DEVICES = ["cpu", "cuda"]
 MODES = ["eager", "lazy"]
 
