@@ -30,7 +30,9 @@ EXTENSIONS: list = cythonize(
             library_dirs=[_np_lib],
             libraries=["npymath"],  # npy_half conversions, exactly as NumPy's casts round
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-            extra_compile_args=["-O3", "-ffp-contract=off", "-Wno-misleading-indentation", *_thr_cflags] if sys.platform != "win32" else [],
+            # -ffp-contract=off: no FMA contraction, so every CPU computes the same bits
+            extra_compile_args=(["-O3", "-ffp-contract=off", "-Wno-misleading-indentation", *_thr_cflags]
+                                if sys.platform != "win32" else []),
             extra_link_args=_thr_ldflags,
             depends=["lazyarr/backends/_cpu_vm.h"],
         ),

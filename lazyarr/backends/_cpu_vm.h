@@ -390,10 +390,11 @@ static double lz_pw_d(const double *a, npy_intp n, npy_intp s) {
                     R->pd[t] = (double)r; break; }  /* in T: NumPy's overflow/underflow */   \
     case RK_MIN: case RK_MAX: {                                                              \
         T m = LD(T, LZ_AT(T, p, s, 0)); int nan = 0;                                         \
+        /* equal elements: the later wins (NumPy: min(0.0, -0.0) is -0.0) */                 \
         if (kind == RK_MIN) for (npy_intp i = 0; i < n; i++) { T x = LD(T, LZ_AT(T, p, s, i)); \
-                m = x < m ? x : m; nan |= x != x; }                                          \
+                m = x <= m ? x : m; nan |= x != x; }                                         \
         else for (npy_intp i = 0; i < n; i++) { T x = LD(T, LZ_AT(T, p, s, i));              \
-                m = x > m ? x : m; nan |= x != x; }                                          \
+                m = x >= m ? x : m; nan |= x != x; }                                         \
         R->pd[t] = nan ? (double)NAN : (double)m; break; }                                   \
     case RK_ARGMIN: case RK_ARGMAX: {                                                        \
         T m = LZ_AT(T, p, s, 0); npy_intp best = 0;                                          \
@@ -495,7 +496,7 @@ static void lz_combine_slot(const lz_prog *P, lz_run *R, npy_intp o, npy_intp b0
             double m = R->pd[b0];
             for (npy_intp b = b0 + sb; b < end && m == m; b += sb) {
                 double x = R->pd[b];
-                if (x != x || (mn ? x < m : x > m)) m = x;
+                if (x != x || (mn ? x <= m : x >= m)) m = x;   /* later wins ties */
             }
             R->rd[o] = m;
         } else if (rt == RT_I64) {
@@ -545,10 +546,10 @@ static void lz_combine_slot(const lz_prog *P, lz_run *R, npy_intp o, npy_intp b0
                   else for (npy_intp i = 0; i < n; i++) ad[i] = (T)(ad[i] * LZ_AT(T, p, s, i)); break; \
     case RK_MIN: if (first) for (npy_intp i = 0; i < n; i++) ad[i] = LD(T, LZ_AT(T, p, s, i)); \
         else for (npy_intp i = 0; i < n; i++) { double x = LD(T, LZ_AT(T, p, s, i)), a = ad[i]; \
-            ad[i] = (x < a || x != x) ? x : a; } break;                                      \
+            ad[i] = (x <= a || x != x) ? x : a; } break;                                     \
     case RK_MAX: if (first) for (npy_intp i = 0; i < n; i++) ad[i] = LD(T, LZ_AT(T, p, s, i)); \
         else for (npy_intp i = 0; i < n; i++) { double x = LD(T, LZ_AT(T, p, s, i)), a = ad[i]; \
-            ad[i] = (x > a || x != x) ? x : a; } break;                                      \
+            ad[i] = (x >= a || x != x) ? x : a; } break;                                     \
     case RK_ARGMIN: case RK_ARGMAX: {                                                        \
         const int mn = kind == RK_ARGMIN;                                                    \
         if (first) for (npy_intp i = 0; i < n; i++) { ad[i] = LZ_AT(T, p, s, i); ax[i] = o; } \

@@ -6,6 +6,7 @@ The VM itself (casts, where, gathers, reductions, the OpenMP work loop) is C in
 structs, computes the iteration layout of a call, and runs it with the GIL released.
 """
 cimport numpy as cnp
+from cpython.exc cimport PyErr_Occurred
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
@@ -152,6 +153,13 @@ cdef class VMProgram:
         free(self.P.scalar_val)
 
 
+cdef int _raise_pending() except -1:
+    """Propagate an exception a NumPy loop set (through the GIL) while the VM ran."""
+    if PyErr_Occurred():
+        return -1
+    return 0
+
+
 cdef inline void *_ptr(object a):
     if a is None:
         return NULL
@@ -267,6 +275,7 @@ def execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tuple order
             return R.Osz, R.Isz
         with nogil:
             ok = lz_execute(&prog.P, &R, nthreads)
+        _raise_pending()
         if ok == -2:
             raise MemoryError("lazyarr cpu-fused: out of memory for block registers")
         if ok != 0:

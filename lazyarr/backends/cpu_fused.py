@@ -31,7 +31,7 @@ import numpy as np
 from .._plan import InputInfo, Kernel, Plan
 from .._program import Lowered, Program
 from .._registry import OPS
-from . import _cpu_vm  # noqa: F401  (ImportError here: select() falls back to the reference backend)
+from . import _cpu_vm  # type: ignore[attr-defined]  # ImportError: lazy cpu uses the reference backend
 
 if not hasattr(np.add, "_get_strided_loop") or not hasattr(np.add, "_resolve_dtypes_and_context"):
     raise ImportError("cpu-fused needs ufunc._get_strided_loop (NumPy >= 1.24)")
@@ -101,6 +101,7 @@ class Compiled:
     result: np.dtype
     input_dtypes: list[np.dtype]
     n_scalars: int
+    serial: bool = False         # a loop may raise (integer power): run on the calling thread
 
 
 def _canonical(dt: np.dtype) -> np.dtype:
@@ -146,10 +147,10 @@ def _compute_dtype(op: str, operand: np.dtype, result: np.dtype, dtype_arg: Any)
 
 
 def _resolve_loop(ufunc: np.ufunc, dtypes: tuple[np.dtype, ...]) -> Any:
-    resolved, capsule = ufunc._resolve_dtypes_and_context(dtypes, casting="no")
+    resolved, capsule = ufunc._resolve_dtypes_and_context(dtypes, casting="no")  # type: ignore[attr-defined]
     if tuple(resolved) != dtypes:
         raise Unsupported(f"{ufunc.__name__}{dtypes}: NumPy resolves {resolved}")
-    ufunc._get_strided_loop(capsule)
+    ufunc._get_strided_loop(capsule)  # type: ignore[attr-defined]
     requires_pyapi, _ = _cpu_vm.loop_flags(capsule)
     if requires_pyapi:
         raise Unsupported(f"{ufunc.__name__}{dtypes} needs the GIL")
@@ -265,8 +266,11 @@ def compile_program(program: Program) -> Compiled:
                            block, pre)
     input_dtypes = [ins.dtype for ins in sorted((i for i in instrs if i.op == "input"),
                                                 key=lambda i: i.arg[0])]
+    # NumPy's integer power loop raises ValueError for negative exponents (through the GIL):
+    # only the calling thread can carry that exception back
+    serial = any(ins.op == "power" and ins.dtype.kind in "iu" for ins in body)
     return Compiled(vm, listing, reduction, red_arg, compute, canon, root.dtype, input_dtypes,
-                    len(scalar_list))
+                    len(scalar_list), serial)
 
 
 # ----------------------------------------------------------------------------- the cache
@@ -347,7 +351,7 @@ def run_compiled(c: Compiled, lowered: Lowered) -> np.ndarray:
         size = out.size
         if size:
             _cpu_vm.execute(c.vm, inputs, scalars, shape, tuple(range(len(shape))), 0, _MODE_EW,
-                            _threads_for(size), out=out, nb=-(-size // c.vm.block))
+                            1 if c.serial else _threads_for(size), out=out, nb=-(-size // c.vm.block))
         return out
     return _run_reduction(c, lowered, inputs, scalars, shape)
 
@@ -394,7 +398,8 @@ def _run_reduction(c: Compiled, lowered: Lowered, inputs: list[np.ndarray], scal
     for name, dt in _partial_arrays(op, c.canon):
         arrays["p" + name] = np.empty(nparts, dt)
         arrays["r" + name] = np.empty(m, dt)
-    _cpu_vm.execute(c.vm, inputs, scalars, shape, order, n_outer, mode, _threads_for(m * rsz), None,
+    _cpu_vm.execute(c.vm, inputs, scalars, shape, order, n_outer, mode,
+                    1 if c.serial else _threads_for(m * rsz), None,
                     *[arrays.get(k) for k in _ARRAY_ORDER], nb, nchunk, chunk_rows)
     return _finalize(c, op, arrays, rsz, c.red_arg[3], lowered.shape)
 
@@ -424,7 +429,7 @@ def _finalize(c: Compiled, op: str, arrays: dict[str, np.ndarray], rsz: int, ddo
     if op in ("argmin", "argmax"):
         return arrays["ridx"].astype(result, copy=False).reshape(shape)
     if op in ("min", "max", "any", "all"):       # exact: no arithmetic
-        val = arrays.get("rd", arrays.get("ri", arrays.get("ru")))
+        val = next(arrays[k] for k in ("rd", "ri", "ru") if k in arrays)
         return val.astype(result, copy=False).reshape(shape)
     if op in ("var", "std"):
         # NumPy computes var in the loop dtype: round there (float32 overflow -> inf)
@@ -479,7 +484,8 @@ class CpuFusedBackend:
             axes = c.red_arg[0]
             src.append(f"sink: {c.reduction} over axes {'all' if axes is None else axes}, "
                        f"loop dtype {c.compute}, kernel reads {c.canon}"
-                       + (", float64 pairwise accumulation" if c.canon.kind == "f" else ""))
+                       + (", float64 pairwise accumulation" if c.canon is not None and c.canon.kind == "f"
+                          else ""))
         else:
             src.append("sink: the root writes the output directly")
         return Plan(self.name, lowered.device, lowered.program,
