@@ -261,9 +261,6 @@ def test_negative_integer_power_in_data_reference():
 
 
 @pytest.mark.skipif("cpu-fused" not in backends.available(), reason="cpu-fused not built")
-@pytest.mark.xfail(strict=True, reason="cpu-fused: NumPy's integer power loop sets ValueError "
-                   "inside the VM (GIL released), surfacing as SystemError '<cyfunction execute> "
-                   "returned a result with an exception set'")
 def test_negative_integer_power_in_data_cpu_fused():
     base, exp = la.asarray(np.array([2, 3], np.int8), device="cpu"), \
         la.asarray(np.array([-1, 2], np.int8), device="cpu")

@@ -90,16 +90,9 @@ def test_elementwise_edges(case, target):
     assert S.mismatch(got, want) is None, S.mismatch(got, want)
 
 
-_MINUS_ZERO_XFAIL = pytest.mark.xfail(
-    strict=True, reason="cpu-fused: min/max over zeros of both signs returns the first zero; NumPy's "
-    "returns -0.0 for [0.0, -0.0] and 0.0 for [-0.0, 0.0] (the later of equal elements)")
-
-
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("case", list(REDUCTION_CASES))
 def test_reduction_edges(case, target, request):
-    if case == "min-minus-zero" and target == "lazy-cpu-fused":
-        request.applymarker(_MINUS_ZERO_XFAIL)
     a, op = REDUCTION_CASES[case]
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
