@@ -276,25 +276,35 @@ def compile_program(program: Program) -> Compiled:
 # ----------------------------------------------------------------------------- the cache
 _cache: dict[Any, Compiled | Unsupported] = {}
 _cache_lock = threading.Lock()
+_key_locks: dict[Any, threading.Lock] = {}
 _CACHE_MAX = 1024
 cache_stats = {"hits": 0, "misses": 0}
 
 
 def get_compiled(program: Program) -> Compiled | Unsupported:
+    """The compiled program for ``program.key``; compiled once, even when threads miss together."""
     key = program.key
     entry = _cache.get(key)
     if entry is not None:
         cache_stats["hits"] += 1
         return entry
-    cache_stats["misses"] += 1
-    try:
-        entry = compile_program(program)
-    except Unsupported as exc:
-        entry = exc
     with _cache_lock:
-        if len(_cache) >= _CACHE_MAX:
-            _cache.clear()
-        _cache[key] = entry
+        key_lock = _key_locks.setdefault(key, threading.Lock())
+    with key_lock:                     # one thread compiles, the others wait for it
+        entry = _cache.get(key)
+        if entry is not None:
+            cache_stats["hits"] += 1
+            return entry
+        cache_stats["misses"] += 1
+        try:
+            entry = compile_program(program)
+        except Unsupported as exc:
+            entry = exc
+        with _cache_lock:
+            if len(_cache) >= _CACHE_MAX:
+                _cache.clear()
+            _cache[key] = entry
+            _key_locks.pop(key, None)
     return entry
 
 
