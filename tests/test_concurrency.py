@@ -153,8 +153,6 @@ def test_cpu_fused_compiles_each_program_once_sequentially(monkeypatch):
 
 
 @pytest.mark.skipif("cpu-fused" not in backends.available(), reason="cpu-fused not built")
-@pytest.mark.xfail(strict=True, reason="cpu-fused get_compiled has no per-key lock: threads that miss "
-                   "the cache together each compile the same program")
 def test_cpu_fused_compiles_each_program_once_in_8_threads(monkeypatch):
     counts = _count_compiles(monkeypatch, delay=0.2)
     data = [np.full(1000, float(i)) for i in range(N_THREADS)]
