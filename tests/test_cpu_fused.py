@@ -393,3 +393,31 @@ def test_fold_is_used():
         node = _node.op_node("sum", np.dtype(np.float32), (), "cpu", (expr._node,), (None, False, None, 0))
         compiled = cpu_fused.get_compiled(lower(node).program)
         assert compiled.vm.red_pre and "folded" in compiled.listing[-1]
+
+
+def test_unaligned_big_endian_and_empty_axes(rng):
+    raw = np.concatenate([[0], rng.standard_normal(1000).view(np.uint8)]).astype(np.uint8).tobytes()
+    v = np.frombuffer(raw, np.float64, 1000, 1)           # misaligned buffer
+    assert not v.flags.aligned
+    assert_bits(la.asarray(v) * 3 + 1, v * 3 + 1)
+    be = np.arange(20, dtype=">f4")                       # non-native: the reference backend runs it
+    assert_bits(la.asarray(be) * 2, be * 2)
+    m = random_array(rng, np.float64, (3, 4), edges=False)
+    assert_bits(la.sum(la.asarray(m), axis=()), np.sum(m, axis=()))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_thread_pool_survives_fork(threads, rng):
+    threads(2)
+    x = random_array(rng, np.float64, (1 << 18,), edges=False)
+    want = float(np.sum(x * 2))
+    float(la.sum(la.asarray(x) * 2))                      # the pool's helpers exist now
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                          # child: helpers are gone, pool restarts
+        ok = abs(float(la.sum(la.asarray(x) * 2)) - want) <= 1e-9 * abs(want)
+        os.write(w, b"1" if ok else b"0")
+        os._exit(0)
+    os.close(w)
+    assert os.read(r, 1) == b"1"
+    os.waitpid(pid, 0)
