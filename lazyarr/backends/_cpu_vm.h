@@ -537,6 +537,81 @@ static void lz_combine_slot(const lz_prog *P, lz_run *R, npy_intp o, npy_intp b0
     }
 }
 
+/* MODE_RED_B: merge partial row b (later rows) into row a (earlier rows), elementwise. */
+static void lz_merge_row(const lz_prog *P, lz_run *R, npy_intp a, npy_intp b, npy_intp M) {
+    const int kind = P->red_kind, rt = P->red_type;
+    const int fl = rt == RT_F32 || rt == RT_F64;
+    double *d = R->pd;
+    npy_int64 *si = R->pi, *ix = R->pidx;
+    npy_uint64 *u = R->pu;
+    switch (kind) {
+    case RK_SUM:
+        if (fl) for (npy_intp i = 0; i < M; i++) d[a + i] += d[b + i];
+        else for (npy_intp i = 0; i < M; i++) u[a + i] += u[b + i];
+        break;
+    case RK_PROD:
+        if (rt == RT_F32) for (npy_intp i = 0; i < M; i++) d[a + i] = (float)((float)d[a + i] * (float)d[b + i]);
+        else if (fl) for (npy_intp i = 0; i < M; i++) d[a + i] *= d[b + i];
+        else for (npy_intp i = 0; i < M; i++) u[a + i] *= u[b + i];
+        break;
+    case RK_ANY: for (npy_intp i = 0; i < M; i++) u[a + i] |= u[b + i]; break;
+    case RK_ALL: for (npy_intp i = 0; i < M; i++) u[a + i] &= u[b + i]; break;
+    case RK_MIN: case RK_MAX: {
+        const int mn = kind == RK_MIN;
+        if (fl) for (npy_intp i = 0; i < M; i++) {
+            double m = d[a + i], x = d[b + i];
+            if (m == m && (x != x || (mn ? x <= m : x >= m))) d[a + i] = x;
+        } else if (rt == RT_I64) for (npy_intp i = 0; i < M; i++) {
+            npy_int64 x = si[b + i];
+            if (mn ? x < si[a + i] : x > si[a + i]) si[a + i] = x;
+        } else for (npy_intp i = 0; i < M; i++) {
+            npy_uint64 x = u[b + i];
+            if (mn ? x < u[a + i] : x > u[a + i]) u[a + i] = x;
+        }
+        break; }
+    case RK_ARGMIN: case RK_ARGMAX: {
+        const int mn = kind == RK_ARGMIN;
+        for (npy_intp i = 0; i < M; i++) {
+            int better;
+            if (fl) {
+                double m = d[a + i], x = d[b + i];
+                better = m == m && (x != x || (mn ? x < m : x > m));
+                if (better) d[a + i] = x;
+            } else if (rt == RT_I64) {
+                better = mn ? si[b + i] < si[a + i] : si[b + i] > si[a + i];
+                if (better) si[a + i] = si[b + i];
+            } else {
+                better = mn ? u[b + i] < u[a + i] : u[b + i] > u[a + i];
+                if (better) u[a + i] = u[b + i];
+            }
+            if (better) ix[a + i] = ix[b + i];
+        }
+        break; }
+    case RK_VAR:
+        for (npy_intp i = 0; i < M; i++) {
+            double na = (double)ix[a + i], nb = (double)ix[b + i], nn = na + nb;
+            double delta = d[b + i] - d[a + i];
+            d[a + i] += delta * (nb / nn);
+            R->pm2[a + i] += R->pm2[b + i] + delta * delta * (na * nb / nn);
+            ix[a + i] += ix[b + i];
+        }
+        break;
+    default: break;
+    }
+}
+
+/* MODE_RED_B: combine the chunk rows pairwise (a fixed tree), then row 0 -> results. */
+static void lz_combine_rows(const lz_prog *P, lz_run *R) {
+    const npy_intp M = R->Isz, nc = R->nchunk;
+    for (npy_intp h = 1; h < nc; h *= 2)
+        for (npy_intp c = 0; c + h < nc; c += 2 * h) lz_merge_row(P, R, c * M, (c + h) * M, M);
+    if (R->rd) memcpy(R->rd, R->pd, M * sizeof(double));
+    if (R->rm2) memcpy(R->rm2, R->pm2, M * sizeof(double));
+    if (R->ri) memcpy(R->ri, R->pi, M * sizeof(npy_int64));
+    if (R->ridx) memcpy(R->ridx, R->pidx, M * sizeof(npy_int64));
+    if (R->ru) memcpy(R->ru, R->pu, M * sizeof(npy_uint64));
+}
+
 /* MODE_RED_B: accumulate the block (slots j0..j0+n) of reduce index o. */
 #define LZ_ACC_FLOAT(T, LD)                                                                  \
     switch (kind) {                                                                          \
@@ -591,13 +666,43 @@ static void lz_combine_slot(const lz_prog *P, lz_run *R, npy_intp o, npy_intp b0
     default: break;                                                                          \
     }
 
+/* Row accumulation for sums on contiguous blocks, separately compiled for AVX2 */
+#define LZ_DEF_ACCSUM(NAME, T, LD)                                                           \
+    LZ_CLONES static void NAME(double *restrict ad, const T *restrict x, npy_intp n, int first) { \
+        if (first) for (npy_intp i = 0; i < n; i++) ad[i] = 0. + (double)LD(T, x[i]);        \
+        else for (npy_intp i = 0; i < n; i++) ad[i] += (double)LD(T, x[i]);                  \
+    }
+LZ_DEF_ACCSUM(lz_accsum_f32, npy_float, LZ_PRE_ID)
+LZ_DEF_ACCSUM(lz_accsum_f32_abs, npy_float, LZ_PRE_ABS)
+LZ_DEF_ACCSUM(lz_accsum_f32_sq, npy_float, LZ_PRE_SQ)
+LZ_DEF_ACCSUM(lz_accsum_f64, npy_double, LZ_PRE_ID)
+LZ_DEF_ACCSUM(lz_accsum_f64_abs, npy_double, LZ_PRE_ABS)
+LZ_DEF_ACCSUM(lz_accsum_f64_sq, npy_double, LZ_PRE_SQ)
+
 /* Accumulate row o of a chunk whose first row is o0 into the partials at j0. */
-static void lz_red_acc(const lz_prog *P, lz_run *R, npy_intp j0, const char *p, npy_intp s,
+static void lz_red_acc(const lz_prog *P, lz_run *R, npy_intp j0, const char *restrict p, npy_intp s,
                        npy_intp n, npy_intp o, npy_intp o0) {
     const int kind = P->red_kind, first = o == o0;
-    double *ad = R->pd + j0, *am2 = R->pm2 + j0;
-    npy_int64 *ai = R->pi + j0, *ax = R->pidx + j0;
-    npy_uint64 *au = R->pu + j0;
+    /* restrict: the partials never alias the block (lets the compiler vectorize) */
+    double *restrict ad = R->pd + j0;
+    double *restrict am2 = R->pm2 + j0;
+    npy_int64 *restrict ai = R->pi + j0;
+    npy_int64 *restrict ax = R->pidx + j0;
+    npy_uint64 *restrict au = R->pu + j0;
+    if (kind == RK_SUM && P->red_type == RT_F32 && s == 4) {
+        const npy_float *x = (const npy_float *)p;
+        if (P->red_pre == PRE_ABS) lz_accsum_f32_abs(ad, x, n, first);
+        else if (P->red_pre == PRE_SQUARE) lz_accsum_f32_sq(ad, x, n, first);
+        else lz_accsum_f32(ad, x, n, first);
+        return;
+    }
+    if (kind == RK_SUM && P->red_type == RT_F64 && s == 8) {
+        const npy_double *x = (const npy_double *)p;
+        if (P->red_pre == PRE_ABS) lz_accsum_f64_abs(ad, x, n, first);
+        else if (P->red_pre == PRE_SQUARE) lz_accsum_f64_sq(ad, x, n, first);
+        else lz_accsum_f64(ad, x, n, first);
+        return;
+    }
     switch (P->red_type) {
     case RT_F32:
         if (P->red_pre == PRE_ABS) { LZ_CONTIG(npy_float, LZ_ACC_FLOAT(npy_float, LZ_PRE_ABS)) }
@@ -795,7 +900,7 @@ static int lz_execute(const lz_prog *P, lz_run *R, int nthreads) {
     if (R->mode == MODE_RED_A) {
         for (npy_intp o = 0; o < R->Osz; o++) lz_combine_slot(P, R, o, o * R->nb, R->nb, 1);
     } else if (R->mode == MODE_RED_B) {
-        for (npy_intp j = 0; j < R->Isz; j++) lz_combine_slot(P, R, j, j, R->nchunk, R->Isz);
+        lz_combine_rows(P, R);
     }
     feclearexcept(FE_ALL_EXCEPT);
     return 0;

@@ -322,13 +322,15 @@ def _broadcast(shapes: tuple[tuple[int, ...], ...]) -> tuple[int, ...]:
 
 
 @functools.lru_cache(maxsize=4096)
-def _layout(shape: tuple[int, ...], axes: tuple[int, ...] | None) -> tuple[int, tuple[int, ...], int]:
+def _layout(shape: tuple[int, ...], axes: tuple[int, ...] | None,
+            fast: int = -1) -> tuple[int, tuple[int, ...], int]:
     """(mode, dim order, number of outer dims) for an iteration space and reduced axes.
 
     Mode A (slot-major: each output slot reduces contiguous runs, pairwise) when the
     reduced dims are the fast (last) ones, mode B (accumulate rows into the slots) when
-    the kept dims are; the smaller side flips the choice when it is tiny. The choice
-    depends on the shape only, never on the thread count.
+    the kept dims are; the smaller side flips the choice when it is tiny. ``fast`` is the
+    dim with the smallest stride in memory (the last one for C order). The choice depends
+    on shapes and layout only, never on the thread count.
     """
     nd = len(shape)
     if axes is None:
@@ -337,7 +339,7 @@ def _layout(shape: tuple[int, ...], axes: tuple[int, ...] | None) -> tuple[int, 
     kept = tuple(d for d in range(nd) if d not in red)
     msz = math.prod(shape[d] for d in kept)
     rsz = math.prod(shape[d] for d in axes)
-    last = next((d for d in reversed(range(nd)) if shape[d] != 1), nd - 1)
+    last = fast if fast >= 0 else next((d for d in reversed(range(nd)) if shape[d] != 1), nd - 1)
     if last in red:
         mode = _MODE_RED_B if rsz < 128 and msz >= 1024 else _MODE_RED_A
     else:
@@ -370,9 +372,10 @@ _ARRAY_ORDER = ("pd", "pm2", "pi", "pidx", "pu", "rd", "rm2", "ri", "ridx", "ru"
 
 
 @functools.lru_cache(maxsize=4096)
-def _reduction_plan(shape: tuple[int, ...], axes: tuple[int, ...] | None, block: int) -> tuple[Any, ...]:
+def _reduction_plan(shape: tuple[int, ...], axes: tuple[int, ...] | None, block: int,
+                    fast: int = -1) -> tuple[Any, ...]:
     """Everything about a reduction call that depends on the shapes only (cached)."""
-    mode, order, n_outer = _layout(shape, axes)
+    mode, order, n_outer = _layout(shape, axes, fast)
     osz = math.prod(shape[d] for d in order[:n_outer])
     isz = math.prod(shape[d] for d in order[n_outer:])
     m, rsz = (osz, isz) if mode == _MODE_RED_A else (isz, osz)
@@ -395,8 +398,16 @@ def _run_reduction(c: Compiled, lowered: Lowered, inputs: list[np.ndarray], scal
                    shape: tuple[int, ...]) -> np.ndarray:
     op = c.reduction
     assert op is not None and c.compute is not None and c.canon is not None
+    axes = c.red_arg[0]
+    fast = -1
+    if axes is not None and inputs:      # the memory-fastest dim of the biggest input decides
+        big = max(inputs, key=lambda a: a.size)
+        if big.ndim == len(shape) and not big.flags.c_contiguous:
+            dims = [d for d in range(big.ndim) if big.shape[d] > 1]
+            if dims:
+                fast = min(dims, key=lambda d: (abs(big.strides[d]), -d))
     mode, order, n_outer, m, rsz, nb, nchunk, chunk_rows, nparts = _reduction_plan(
-        shape, c.red_arg[0], c.vm.block)
+        shape, axes, c.vm.block, fast)
     if m == 0:
         return np.empty(lowered.shape, c.result)
     if rsz == 0:
