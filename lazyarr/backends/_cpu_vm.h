@@ -213,7 +213,7 @@ typedef struct {
 typedef struct {
     char **vptr;
     npy_intp *vstr;
-    char *regs, *gbuf;
+    char *regs, *gbuf, *stage, *end;
     npy_intp *ooff;
 } lz_scratch;
 
@@ -229,7 +229,7 @@ static int lz_scratch_init(const lz_prog *P, lz_scratch *S) {
     size_t a = LZ_ALIGN(sizeof(char *) * (P->nvals + 1));
     size_t b = LZ_ALIGN(sizeof(npy_intp) * (P->nvals + 1));
     size_t c = LZ_ALIGN(sizeof(npy_intp) * (P->ninputs + 1));
-    size_t need = a + b + c + rb * (P->nregs + 1) + rb * (P->ninputs + 1) + 64;
+    size_t need = a + b + c + rb * (P->nregs + 1) + rb * (P->ninputs + 1) + 4 * rb + 64;
     if (need > lz_tls_size) {
         free(lz_tls_buf);
         lz_tls_buf = (char *)malloc(need);
@@ -242,6 +242,8 @@ static int lz_scratch_init(const lz_prog *P, lz_scratch *S) {
     S->ooff = (npy_intp *)(base + a + b);
     S->regs = base + a + b + c;
     S->gbuf = S->regs + rb * (P->nregs + 1);
+    S->stage = S->gbuf + rb * (P->ninputs + 1);
+    S->end = S->stage + 4 * rb;
     return 0;
 }
 
@@ -679,6 +681,40 @@ LZ_DEF_ACCSUM(lz_accsum_f64, npy_double, LZ_PRE_ID)
 LZ_DEF_ACCSUM(lz_accsum_f64_abs, npy_double, LZ_PRE_ABS)
 LZ_DEF_ACCSUM(lz_accsum_f64_sq, npy_double, LZ_PRE_SQ)
 
+/* Four rows at once: one read-modify-write of the partials per four rows. */
+#define LZ_DEF_ACCSUM4(NAME, T, LD)                                                          \
+    LZ_CLONES static void NAME(double *restrict ad, const T *restrict x0, const T *restrict x1, \
+                               const T *restrict x2, const T *restrict x3, npy_intp n, int first) { \
+        if (first) for (npy_intp i = 0; i < n; i++)                                          \
+            ad[i] = 0. + (((double)LD(T, x0[i]) + (double)LD(T, x1[i])) +                    \
+                          ((double)LD(T, x2[i]) + (double)LD(T, x3[i])));                    \
+        else for (npy_intp i = 0; i < n; i++)                                                \
+            ad[i] += ((double)LD(T, x0[i]) + (double)LD(T, x1[i])) +                         \
+                     ((double)LD(T, x2[i]) + (double)LD(T, x3[i]));                          \
+    }
+LZ_DEF_ACCSUM4(lz_accsum4_f32, npy_float, LZ_PRE_ID)
+LZ_DEF_ACCSUM4(lz_accsum4_f32_abs, npy_float, LZ_PRE_ABS)
+LZ_DEF_ACCSUM4(lz_accsum4_f32_sq, npy_float, LZ_PRE_SQ)
+LZ_DEF_ACCSUM4(lz_accsum4_f64, npy_double, LZ_PRE_ID)
+LZ_DEF_ACCSUM4(lz_accsum4_f64_abs, npy_double, LZ_PRE_ABS)
+LZ_DEF_ACCSUM4(lz_accsum4_f64_sq, npy_double, LZ_PRE_SQ)
+
+static void lz_accsum4(const lz_prog *P, double *ad, char *const *x, npy_intp n, int first) {
+    if (P->red_type == RT_F32) {
+        const npy_float *a = (const npy_float *)x[0], *b = (const npy_float *)x[1],
+                        *c = (const npy_float *)x[2], *d = (const npy_float *)x[3];
+        if (P->red_pre == PRE_ABS) lz_accsum4_f32_abs(ad, a, b, c, d, n, first);
+        else if (P->red_pre == PRE_SQUARE) lz_accsum4_f32_sq(ad, a, b, c, d, n, first);
+        else lz_accsum4_f32(ad, a, b, c, d, n, first);
+    } else {
+        const npy_double *a = (const npy_double *)x[0], *b = (const npy_double *)x[1],
+                         *c = (const npy_double *)x[2], *d = (const npy_double *)x[3];
+        if (P->red_pre == PRE_ABS) lz_accsum4_f64_abs(ad, a, b, c, d, n, first);
+        else if (P->red_pre == PRE_SQUARE) lz_accsum4_f64_sq(ad, a, b, c, d, n, first);
+        else lz_accsum4_f64(ad, a, b, c, d, n, first);
+    }
+}
+
 /* Accumulate row o of a chunk whose first row is o0 into the partials at j0. */
 static void lz_red_acc(const lz_prog *P, lz_run *R, npy_intp j0, const char *restrict p, npy_intp s,
                        npy_intp n, npy_intp o, npy_intp o0) {
@@ -732,7 +768,32 @@ static int lz_do_item(const lz_prog *P, lz_run *R, lz_scratch *S, npy_intp t) {
         const npy_intp o0 = c * R->chunk_rows;
         npy_intp o1 = o0 + R->chunk_rows;
         if (o1 > R->Osz) o1 = R->Osz;
-        for (npy_intp o = o0; o < o1; o++) {
+        npy_intp o = o0;
+        const int rt = P->red_type;
+        if (P->red_kind == RK_SUM && (rt == RT_F32 || rt == RT_F64)) {
+            /* float sums: four rows per pass over the partials (the sum of each slot is
+             * then ((r0 + r1) + (r2 + r3)) + ...: fixed by the chunking, not the threads) */
+            const npy_intp isz = rt == RT_F32 ? 4 : 8, rb = B * 8 + 64;
+            for (; o + 4 <= o1; o += 4) {
+                for (npy_intp j = j0; j < j0 + n; j += B) {
+                    npy_intp m = j0 + n - j < B ? j0 + n - j : B;
+                    char *x[4];
+                    for (int r = 0; r < 4; r++) {
+                        if (lz_exec_block(P, R, S, o + r, j, m, NULL) < 0) return -1;
+                        char *q = S->vptr[rv];
+                        npy_intp qs = S->vstr[rv];
+                        if (qs == isz && !(q >= S->regs && q < S->end)) {
+                            x[r] = q;            /* read in place from the input */
+                        } else {                 /* in a register: keep a copy */
+                            x[r] = S->stage + r * rb;
+                            lz_copy(x[r], q, qs, m, isz);
+                        }
+                    }
+                    lz_accsum4(P, R->pd + c * R->Isz + j, x, m, o == o0);
+                }
+            }
+        }
+        for (; o < o1; o++) {
             for (npy_intp j = j0; j < j0 + n; j += B) {
                 npy_intp m = j0 + n - j < B ? j0 + n - j : B;
                 if (lz_exec_block(P, R, S, o, j, m, NULL) < 0) return -1;
