@@ -91,7 +91,7 @@ def _rendered(fn: str = "sqrt"):
             captured["lowered"] = lowered
             return np.zeros(lowered.shape, lowered.program.root.dtype)
 
-    x = la.asarray(np.ones(100, np.float32))
+    x = la.asarray(np.ones(100, np.float32), device="cpu")   # only rendering: no GPU, no CuPy
     orig = _build.select
     _build.select = lambda device, mode: Capture()
     try:

@@ -1,0 +1,83 @@
+"""GPU failure modes (issue 6): out-of-memory and kernel compile errors.
+
+The compile-error case runs everywhere (Numba's PTX compiler is replaced by one that fails;
+CuPy's loader is faked as in test_cache.py); the others need the GPU machine
+(``pytest -m gpu``).
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import lazyarr as la
+
+pytest.importorskip("numba.cuda")
+
+class NVVMError(Exception):
+    pass
+
+
+def _failing_compile(*args, **kw):
+    raise NVVMError("libNVVM: error: invalid IR (simulated)")
+
+
+def test_compile_error_leaves_no_cache_entry(tmp_path, monkeypatch):
+    import test_cache as T
+
+    ns = T._setup(tmp_path, monkeypatch)
+    monkeypatch.setattr(T.C, "compile_ptx", _failing_compile)
+    rendered = T._rendered("cosh")
+    with pytest.raises(NVVMError):
+        T.C.load_kernel(rendered, T.CC)
+    assert not ns.dir.exists() or not list(ns.dir.iterdir())      # nothing half-written
+    assert T.C.cache_key(rendered, T.CC) not in T.C._loaded
+    monkeypatch.undo()                                             # the compiler works again
+    ns = T._setup(tmp_path, monkeypatch)
+    assert T.C.load_kernel(rendered, T.CC)[0] == "function" and len(ns.compiles) == 1
+
+
+def _huge_expression():
+    """An output of 2**41 float32 (8 TiB) from two small inputs, by broadcasting."""
+    a = la.asarray(np.ones((1 << 21, 1), np.float32), device="cuda")
+    b = la.asarray(np.ones((1, 1 << 20), np.float32), device="cuda")
+    return a * b + 1
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a CUDA GPU with CuPy and numba-cuda")
+def test_out_of_memory_is_a_memory_error_naming_the_size_and_the_process_continues():
+    y = _huge_expression()
+    with pytest.raises(MemoryError) as info:
+        y.compute()
+    nbytes = (1 << 41) * 4
+    assert re.search(f"{nbytes}|{nbytes:,}", str(info.value)), str(info.value)
+    z = la.asarray(np.arange(10.0), device="cuda") * 2          # the process carries on
+    np.testing.assert_array_equal(np.asarray(z), np.arange(10.0) * 2)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a CUDA GPU with CuPy and numba-cuda")
+@pytest.mark.xfail(strict=True, reason="cuda backend: out-of-memory surfaces as CuPy's OutOfMemoryError "
+                   "('Out of memory allocating N bytes (allocated so far: M bytes).'), a MemoryError with "
+                   "the size but no hint (free memory, a smaller array, eager mode); seen on the H200")
+def test_out_of_memory_message_has_a_hint():
+    with pytest.raises(MemoryError) as info:
+        _huge_expression().compute()
+    assert re.search(r"lazyarr|smaller|chunk|free", str(info.value), re.I), str(info.value)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a CUDA GPU with CuPy and numba-cuda")
+@pytest.mark.xfail(strict=True, reason="cuda backend: a kernel compile error propagates Numba's/NVVM's "
+                   "exception as it is, without naming the expression (program) being compiled; seen "
+                   "on the H200")
+def test_compile_error_names_the_expression(monkeypatch):
+    from lazyarr.backends.cuda import compile as C
+
+    monkeypatch.setattr(C, "compile_ptx", _failing_compile)
+    x = la.asarray(np.ones(7, np.float32), device="cuda")
+    with pytest.raises(Exception) as info:
+        (la.arcsinh(x) * 3.25 - x).compute()
+    assert "arcsinh" in str(info.value), str(info.value)
