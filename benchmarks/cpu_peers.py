@@ -5,7 +5,7 @@
     python benchmarks/cpu_peers.py --rst docs/cpu-peers-table.rst   # also write the docs table
 
 Prints a markdown table of medians (and speed-ups over NumPy eager), then the
-peak-memory rows, each measured in a fresh process. numexpr runs with as many
+peak-memory rows, each measured in a fresh process (Linux: /proc/self/status VmHWM). numexpr runs with as many
 threads as lazyarr (``LAZYARR_NUM_THREADS`` or all cores).
 """
 from __future__ import annotations
@@ -50,10 +50,9 @@ def cases(n: int, rows: int, cols: int, small: int) -> list[tuple[str, dict[str,
     xs, ys = x[:small].copy(), y[:small].copy()
     lx, ly, lm, lxs, lys = (la.asarray(a) for a in (x, y, m, xs, ys))
 
-    def lazy(fn):
+    def lazy(fn):   # the mode is set once (la.set_config in main), as a script would
         def run():
-            with la.config(mode="lazy", device="cpu"):
-                return np.asarray(fn())
+            return np.asarray(fn())
         return run
 
     out: list[tuple[str, dict[str, Callable[[], object]], int, int]] = []
@@ -88,7 +87,7 @@ def cases(n: int, rows: int, cols: int, small: int) -> list[tuple[str, dict[str,
 
 
 _MEM_CHILD = r"""
-import json, resource, sys
+import json, sys
 import numpy as np
 import lazyarr as la
 which, n = sys.argv[1], int(sys.argv[2])
@@ -104,7 +103,14 @@ with la.config(mode="lazy", device="cpu"):   # warm up imports, the cache and th
 np.sum(np.sqrt(np.abs(x[:4096] * y[:4096] + 1.5)) * np.tanh(x[:4096]) - y[:4096])
 import numexpr as ne
 ne.evaluate("sum(x)", local_dict={"x": x[:4096]})
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+def status_kib(field):
+    for line in open("/proc/self/status"):
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+# VmHWM is this process's own peak (ru_maxrss would inherit the parent's peak across fork+exec)
+base = status_kib("VmRSS")
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")            # reset VmHWM to the current RSS
 if which == "numpy":
     r = float(np.sum(np.sqrt(np.abs(x * y + 1.5)) * np.tanh(x) - y))
 elif which == "numexpr":
@@ -112,7 +118,7 @@ elif which == "numexpr":
 else:
     with la.config(mode="lazy", device="cpu"):
         r = float(la.sum(la.sqrt(abs(lx * ly + 1.5)) * la.tanh(lx) - ly))
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+peak = status_kib("VmHWM")
 print(json.dumps({"extra_mib": (peak - base) / 1024, "result": r}))
 """
 
@@ -136,12 +142,13 @@ def main() -> None:
     args = ap.parse_args()
     table: list[list[str]] = []
     n, rows, cols = (1 << 20, 512, 1024) if args.quick else (1 << 25, 4096, 8192)
+    la.set_config(mode="lazy", device="cpu")
     threads = cpu_fused.get_num_threads()
     if ne is not None:
         ne.set_num_threads(threads)
     print(f"# lazyarr CPU peers — {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"{threads} thread(s); numpy {np.__version__}, numexpr {ne.__version__ if ne else '-'}; "
-          "medians, float32\n")
+          f"medians, float32; load average {os.getloadavg()[0]:.1f}\n")
     print("| case | NumPy eager | lazyarr lazy (cpu-fused) | numexpr | lazyarr vs NumPy | numexpr vs NumPy |")
     print("|---|---|---|---|---|---|")
     for name, fns, repeat, number in cases(n, rows, cols, 1024):
