@@ -2,7 +2,7 @@
 
     python benchmarks/cpu_peers.py            # full sizes (issue 4): about a minute
     python benchmarks/cpu_peers.py --quick    # small sizes, smoke test
-    python benchmarks/cpu_peers.py --rst docs/cpu-peers-table.rst   # also write the docs table
+    python benchmarks/cpu_peers.py --rst docs/cpu-peers-table.inc   # also write the docs table
 
 Prints a markdown table of medians (and speed-ups over NumPy eager), then the
 peak-memory rows, each measured in a fresh process (Linux: /proc/self/status VmHWM). numexpr runs with as many
