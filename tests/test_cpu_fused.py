@@ -421,3 +421,18 @@ def test_thread_pool_survives_fork(threads, rng):
     os.close(w)
     assert os.read(r, 1) == b"1"
     os.waitpid(pid, 0)
+
+
+def test_changed_private_api_falls_back(monkeypatch, rng):
+    """If NumPy's private loop API misbehaves (renamed capsule, ...), programs run on the
+    reference backend instead of crashing."""
+    def broken(capsule):
+        raise ValueError("PyCapsule_GetPointer called with incorrect name")
+
+    monkeypatch.setattr(cpu_fused._cpu_vm, "loop_flags", broken)
+    monkeypatch.setattr(cpu_fused, "_cache", {})
+    x = random_array(rng, np.float32, (1000,))
+    assert_bits(la.cosh(la.asarray(x)) * 3, np.cosh(x) * np.float32(3))
+    assert isinstance(cpu_fused.get_compiled(la.explain(la.asarray(x) * 3).program), cpu_fused.Unsupported)
+    with pytest.raises(ImportError):
+        cpu_fused._self_check()

@@ -147,11 +147,21 @@ def _compute_dtype(op: str, operand: np.dtype, result: np.dtype, dtype_arg: Any)
 
 
 def _resolve_loop(ufunc: np.ufunc, dtypes: tuple[np.dtype, ...]) -> Any:
-    resolved, capsule = ufunc._resolve_dtypes_and_context(dtypes, casting="no")  # type: ignore[attr-defined]
-    if tuple(resolved) != dtypes:
-        raise Unsupported(f"{ufunc.__name__}{dtypes}: NumPy resolves {resolved}")
-    ufunc._get_strided_loop(capsule)  # type: ignore[attr-defined]
-    requires_pyapi, _ = _cpu_vm.loop_flags(capsule)
+    """NumPy's strided inner loop for exactly these dtypes (a filled call-info capsule).
+
+    The API is private and versioned (the capsule's name carries its layout version):
+    anything unexpected makes the program Unsupported, i.e. run by the reference backend.
+    """
+    try:
+        resolved, capsule = ufunc._resolve_dtypes_and_context(dtypes, casting="no")  # type: ignore[attr-defined]
+        if tuple(resolved) != dtypes:
+            raise Unsupported(f"{ufunc.__name__}{dtypes}: NumPy resolves {resolved}")
+        ufunc._get_strided_loop(capsule)  # type: ignore[attr-defined]
+        requires_pyapi, _ = _cpu_vm.loop_flags(capsule)
+    except Unsupported:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a changed private API: fall back, never crash
+        raise Unsupported(f"ufunc._get_strided_loop failed for {ufunc.__name__}{dtypes}: {exc}") from exc
     if requires_pyapi:
         raise Unsupported(f"{ufunc.__name__}{dtypes} needs the GIL")
     return capsule
@@ -515,3 +525,22 @@ class CpuFusedBackend:
 
 
 BACKEND = CpuFusedBackend()
+
+
+def _self_check() -> None:
+    """At import: NumPy's loop API must give a loop that adds two float64 blocks correctly;
+    otherwise the module refuses to import and lazy mode on cpu uses the reference backend."""
+    f8 = np.dtype(np.float64)
+    try:
+        capsule = _resolve_loop(np.add, (f8, f8, f8))
+        vm = _cpu_vm.VMProgram([("ufunc", 2, (0, 1), -1, 8, capsule)], [(0, 8), (1, 8)], [], 3, 0, 2,
+                               0, 0, 512)
+        a, b, out = np.arange(5.0), np.full(5, 0.5), np.empty(5)
+        _cpu_vm.execute(vm, [a, b], b"", (5,), (0,), 0, _MODE_EW, 1, out, nb=1)
+    except Exception as exc:  # noqa: BLE001
+        raise ImportError(f"cpu-fused: NumPy {np.__version__}'s strided-loop API is unusable ({exc})") from exc
+    if not np.array_equal(out, a + b):
+        raise ImportError(f"cpu-fused: NumPy {np.__version__}'s strided loops gave wrong results")
+
+
+_self_check()
