@@ -219,8 +219,13 @@ typedef struct {
 
 /* Per-thread scratch, kept between calls (OpenMP threads persist): a call pays no malloc
  * and no page faults for its block registers. */
-static __thread char *lz_tls_buf = NULL;
-static __thread size_t lz_tls_size = 0;
+#if defined(_MSC_VER)
+#define LZ_TLS __declspec(thread)
+#else
+#define LZ_TLS __thread
+#endif
+static LZ_TLS char *lz_tls_buf = NULL;
+static LZ_TLS size_t lz_tls_size = 0;
 
 #define LZ_ALIGN(x) (((x) + 63) & ~(size_t)63)
 
@@ -324,7 +329,8 @@ static int lz_exec_block(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_i
  * independent accumulators (8 like NumPy, 16 on contiguous data so that the adds
  * pipeline and vectorize), halves combined recursively. For float32 input every
  * partial is exact to ~2^-53: far more accurate than NumPy's float32 pairwise sum. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
+    defined(__GLIBC__)   /* target_clones needs ifunc (glibc) */
 #define LZ_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define LZ_CLONES
