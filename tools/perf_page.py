@@ -203,6 +203,30 @@ def _markdown_records(text: str) -> list[dict]:
     return records
 
 
+def _markdown_tables(text: str) -> list[tuple[list[str], list[list[str]]]]:
+    """(header, rows) of each markdown table in ``text``."""
+    tables: list[tuple[list[str], list[list[str]]]] = []
+    current: tuple[list[str], list[list[str]]] | None = None
+    for line in text.splitlines():
+        line = line.strip()
+        if not line.startswith("|"):
+            current = None
+            continue
+        if set(line) <= set("|-: "):
+            continue
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if current is None:
+            current = (cells, [])
+            tables.append(current)
+        else:
+            current[1].append(cells)
+    return [table for table in tables if table[1]]
+
+
+def _rst(text: str) -> str:
+    return text.replace("*", r"\*")
+
+
 def _n_of(work: str) -> int | None:
     m = (re.search(r"N\s*=\s*2\^(\d+)", work) or re.search(r"N\s*=\s*(\d+)", work)
          or re.search(r"(\d+)\s*elem", work))
@@ -456,11 +480,12 @@ def plot_peers(peers: list[dict], label: str, path: str) -> bool:
         ax.barh(names, vals, color=colors)
         for y, v in enumerate(vals):
             ax.text(v, y, f" {v:.3g} ms", va="center", fontsize=7.5)
-        ax.set_xscale("log")
+        ax.set_xlim(0, max(vals) * 1.18)
         ax.set_title(w, fontsize=9)
         ax.tick_params(axis="y", labelsize=8)
-        ax.grid(alpha=0.3, axis="x", which="both")
-    axes[-1].set_xlabel("time per call (ms, log scale; blue: lazyarr lazy)")
+        ax.tick_params(axis="x", labelsize=7)
+        ax.grid(alpha=0.3, axis="x")
+    axes[-1].set_xlabel("time per call (ms; blue: lazyarr lazy)")
     fig.suptitle(f"{label}: lazyarr vs its peers, one run (lower is better)", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -610,17 +635,25 @@ def build(args: argparse.Namespace) -> str:
         stem = f"peers-{device}"
         parts.append(f"From ``python benchmarks/{script}`` (all rows measured in one run, "
                      f"``{os.path.relpath(source, ROOT)}``).\n")
+        with open(source) as f:
+            heading = next((ln[2:].strip() for ln in f if ln.startswith("# ")), "")
+        if heading:
+            parts.append(f"Run: {heading.replace('*', chr(92) + '*')}\n")
         if plot_peers(peers[device], f"{DEVICE_NAMES[device]}", os.path.join(args.out, f"{stem}.png")):
             parts.append(fig(f"{stem}.png", "peers"))
+        if source.endswith(".md"):     # the script's own table(s), column for column
+            for header, body in _markdown_tables(open(source).read()):
+                parts.append(rst_table([_rst(c) for c in header], [[_rst(c) for c in r] for r in body]))
+            continue
         extra_cols = any(p.get("b2b") == p.get("b2b") and p.get("b2b") is not None for p in peers[device])
         header = ["work", "implementation", "per call (ms)"] + (["back to back (ms)"] if extra_cols else []) + ["note"]
         body = []
         for p in peers[device]:
-            row = [p["work"].replace("*", r"\*"), p["impl"], f"{p['ms']:.4g}"]
+            row = [_rst(p["work"]), p["impl"], f"{p['ms']:.4g}"]
             if extra_cols:
                 b = p.get("b2b")
                 row.append(f"{b:.4g}" if isinstance(b, (int, float)) and b == b else "")
-            row.append(str(p.get("extra", "") or p.get("note", "")).replace("*", r"\*"))
+            row.append(_rst(str(p.get("extra", "") or p.get("note", ""))))
             body.append(row)
         parts.append(rst_table(header, body))
     page = "\n".join(parts)
