@@ -214,3 +214,16 @@ def test_simulator_matches_numpy():
     failed = {k: v for k, v in results.items() if v is not True}
     assert not failed, failed
     assert set(results) == set(BATTERY)
+
+
+def test_template_selection_by_dtype_name_then_kind():
+    """``maximum`` has a float16-only template (NumPy's float16 loop keeps the first operand on
+    ties; its float32/float64 SIMD loops the second): each dtype must get its own."""
+    from lazyarr.backends.cuda import render as R
+
+    for dt, tie in ((np.float16, ">="), (np.float32, ">"), (np.float64, ">"), (np.int8, ">=")):
+        x = la.asarray(np.zeros(8, dt))
+        low = capture(lambda x=x: la.maximum(x, x * 2).compute())
+        src = R.render(low.program, R.analyze(low.program, low.inputs).spec).source
+        line = next(ln for ln in src.splitlines() if " if (" in ln or " if v" in ln)
+        assert f" {tie} " in line, (dt, line)

@@ -306,8 +306,9 @@ class _Source:
         templates = opdef.cuda
         if templates is None:
             raise NotImplementedError(f"no CUDA template for {ins.op}")
-        template = templates.get(key_dt.name) or \
-            next((t for kinds, t in templates.items() if key_dt.kind in kinds), None)
+        template = templates.get(key_dt.name) or next(
+            (t for kinds, t in templates.items() if set(kinds) <= set("biuf") and key_dt.kind in kinds),
+            None)
         if template is None:
             raise NotImplementedError(f"no CUDA template for {ins.op} on {key_dt}")
         cdt = compute_dtype(key_dt)
