@@ -201,7 +201,9 @@ def cache_dir() -> Path:
 
 def cache_key(rendered: Rendered, cc: tuple[int, int]) -> str:
     sig = ",".join(f"{kind}:{dt.str}" for _, kind, dt in rendered.params)
-    text = "\n".join([f"format={CACHE_FORMAT}", f"cc={cc}", toolchain(), sig, rendered.source])
+    link = os.environ.get("LAZYARR_CUDA_LINK", "cubin")
+    text = "\n".join([f"format={CACHE_FORMAT}", f"cc={cc}", f"link={link}", toolchain(), sig,
+                      rendered.source])
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -291,7 +293,11 @@ def load_kernel(rendered: Rendered, cc: tuple[int, int]) -> Any:
         t0 = _time.perf_counter()
         ptx, entry = compile_ptx(rendered, cc)
         t1 = _time.perf_counter()
-        cubin = link_cubin(ptx, cc)
+        # LAZYARR_CUDA_LINK=ptx stores the PTX and lets the driver JIT it at load (measured on
+        # the H200: a faster chain kernel, a slower column reduction than nvJitLink's cubin;
+        # see NOTES-gpu.md). Default: cubin.
+        route = os.environ.get("LAZYARR_CUDA_LINK", "cubin")
+        cubin = link_cubin(ptx, cc) if route != "ptx" else None
         t2 = _time.perf_counter()
         kind, payload = ("cubin", cubin) if cubin is not None else ("ptx", ptx.encode())
         module = function.Module()
