@@ -436,3 +436,19 @@ def test_changed_private_api_falls_back(monkeypatch, rng):
     assert isinstance(cpu_fused.get_compiled(la.explain(la.asarray(x) * 3).program), cpu_fused.Unsupported)
     with pytest.raises(ImportError):
         cpu_fused._self_check()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=str)
+def test_min_max_lanes_and_tails(dtype, rng):
+    """Vectorized min/max: every size around the lane widths, NaN anywhere, folded abs."""
+    for n in [*range(1, 70), 4095, 4096, 4097, 9000]:
+        x = (rng.standard_normal(n) * 100).astype(dtype)
+        lx = la.asarray(x)
+        for op in ("min", "max"):
+            assert_bits(getattr(la, op)(lx), getattr(np, op)(x))
+            assert_bits(getattr(la, op)(abs(lx)), getattr(np, op)(np.abs(x)))
+        y = x.copy()
+        y[rng.integers(n)] = np.nan
+        for op in ("min", "max"):
+            assert np.isnan(float(getattr(la, op)(la.asarray(y))))
+            assert np.isnan(float(getattr(la, op)(abs(la.asarray(y)))))

@@ -390,6 +390,76 @@ static double lz_pw_d(const double *a, npy_intp n, npy_intp s) {
     return lz_pw_f64((const char *)a, n, s * (npy_intp)sizeof(double), 0.);
 }
 
+/* min/max of a contiguous block with GCC/Clang vector extensions (SSE2 by default, AVX2 in
+ * the clone): two accumulators of W lanes, compare + bitwise select, a NaN mask on the side.
+ * Ties between equal elements: the later wins within a lane and in the tail (NumPy's loops
+ * behave the same way; only the sign of zero can tell). */
+typedef float lz_v8f __attribute__((vector_size(32)));
+typedef npy_int32 lz_v8i __attribute__((vector_size(32)));
+typedef double lz_v4d __attribute__((vector_size(32)));
+typedef npy_int64 lz_v4l __attribute__((vector_size(32)));
+#define LZ_VPRE_ID(VI, v) (v)
+#define LZ_VPRE_ABS(VI, v) ((__typeof__(v))((VI)(v) & ((VI){0} + ~lz_signmask_##VI)))  /* clear sign */
+#define LZ_VPRE_SQ(VI, v) ((v) * (v))
+#define lz_signmask_lz_v8i ((npy_int32)0x80000000)
+#define lz_signmask_lz_v4l ((npy_int64)0x8000000000000000LL)
+
+#define LZ_DEF_MINMAX(NAME, T, VT, VI, W, LD, VLD, CMP)                                      \
+    LZ_CLONES static double NAME(const T *restrict a, npy_intp n) {                          \
+        npy_intp i = 0;                                                                      \
+        T r = LD(T, a[0]);                                                                   \
+        int nan = 0;                                                                         \
+        if (n >= 4 * W) {                                                                    \
+            VT m0, m1, x0, x1;                                                               \
+            VI k0, k1, nn = (VI){0};                                                         \
+            memcpy(&m0, a, sizeof m0); memcpy(&m1, a + W, sizeof m1);                        \
+            m0 = VLD(VI, m0); m1 = VLD(VI, m1);                                              \
+            nn |= (m0 != m0) | (m1 != m1);                                                   \
+            for (i = 2 * W; i + 2 * W <= n; i += 2 * W) {                                    \
+                memcpy(&x0, a + i, sizeof x0); memcpy(&x1, a + i + W, sizeof x1);            \
+                x0 = VLD(VI, x0); x1 = VLD(VI, x1);                                          \
+                k0 = x0 CMP m0; k1 = x1 CMP m1;                                              \
+                m0 = (VT)((k0 & (VI)x0) | (~k0 & (VI)m0));                                   \
+                m1 = (VT)((k1 & (VI)x1) | (~k1 & (VI)m1));                                   \
+                nn |= (x0 != x0) | (x1 != x1);                                               \
+            }                                                                                \
+            r = m0[0];                                                                       \
+            for (int k = 1; k < W; k++) r = (m0[k] CMP r) ? m0[k] : r;                       \
+            for (int k = 0; k < W; k++) r = (m1[k] CMP r) ? m1[k] : r;                       \
+            for (int k = 0; k < W; k++) nan |= nn[k] != 0;                                   \
+        }                                                                                    \
+        for (; i < n; i++) { T x = LD(T, a[i]); r = (x CMP r) ? x : r; nan |= x != x; }      \
+        return nan ? (double)NAN : (double)r;                                                \
+    }
+#define LZ_DEF_MINMAX_ALL(T, SUF, VT, VI, W)                                                 \
+    LZ_DEF_MINMAX(lz_min_##SUF, T, VT, VI, W, LZ_PRE_ID, LZ_VPRE_ID, <=)                     \
+    LZ_DEF_MINMAX(lz_max_##SUF, T, VT, VI, W, LZ_PRE_ID, LZ_VPRE_ID, >=)                     \
+    LZ_DEF_MINMAX(lz_min_##SUF##_abs, T, VT, VI, W, LZ_PRE_ABS, LZ_VPRE_ABS, <=)             \
+    LZ_DEF_MINMAX(lz_max_##SUF##_abs, T, VT, VI, W, LZ_PRE_ABS, LZ_VPRE_ABS, >=)             \
+    LZ_DEF_MINMAX(lz_min_##SUF##_sq, T, VT, VI, W, LZ_PRE_SQ, LZ_VPRE_SQ, <=)                \
+    LZ_DEF_MINMAX(lz_max_##SUF##_sq, T, VT, VI, W, LZ_PRE_SQ, LZ_VPRE_SQ, >=)
+LZ_DEF_MINMAX_ALL(npy_float, f32, lz_v8f, lz_v8i, 8)
+LZ_DEF_MINMAX_ALL(npy_double, f64, lz_v4d, lz_v4l, 4)
+
+static int lz_minmax_contig(const lz_prog *P, const char *p, npy_intp s, npy_intp n, double *out) {
+    const int mx = P->red_kind == RK_MAX, pre = P->red_pre;
+    if (P->red_type == RT_F32 && s == 4) {
+        const npy_float *a = (const npy_float *)p;
+        *out = pre == PRE_ABS ? (mx ? lz_max_f32_abs(a, n) : lz_min_f32_abs(a, n))
+             : pre == PRE_SQUARE ? (mx ? lz_max_f32_sq(a, n) : lz_min_f32_sq(a, n))
+             : (mx ? lz_max_f32(a, n) : lz_min_f32(a, n));
+        return 1;
+    }
+    if (P->red_type == RT_F64 && s == 8) {
+        const npy_double *a = (const npy_double *)p;
+        *out = pre == PRE_ABS ? (mx ? lz_max_f64_abs(a, n) : lz_min_f64_abs(a, n))
+             : pre == PRE_SQUARE ? (mx ? lz_max_f64_sq(a, n) : lz_min_f64_sq(a, n))
+             : (mx ? lz_max_f64(a, n) : lz_min_f64(a, n));
+        return 1;
+    }
+    return 0;
+}
+
 /* Reduce one block (n values at p, stride s) into partial t; idx0 = the index of p[0]. */
 #define LZ_RED_BLOCK_FLOAT(T, PW, PWSQ, LD)                                                  \
     switch (kind) {                                                                          \
@@ -440,6 +510,7 @@ static double lz_pw_d(const double *a, npy_intp n, npy_intp s) {
 static void lz_red_block(const lz_prog *P, lz_run *R, npy_intp t, const char *p, npy_intp s,
                          npy_intp n, npy_intp idx0) {
     const int kind = P->red_kind;
+    if ((kind == RK_MIN || kind == RK_MAX) && lz_minmax_contig(P, p, s, n, &R->pd[t])) return;
     /* each kernel twice: with the stride a compile-time constant (contiguous data, so the
      * compiler vectorizes) and general */
 #define LZ_CONTIG(T, BODY) if (s == (npy_intp)sizeof(T)) { const npy_intp s = sizeof(T); BODY } else { BODY }
