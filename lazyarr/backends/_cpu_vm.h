@@ -394,15 +394,17 @@ static double lz_pw_d(const double *a, npy_intp n, npy_intp s) {
  * the clone): two accumulators of W lanes, compare + bitwise select, a NaN mask on the side.
  * Ties between equal elements: the later wins within a lane and in the tail (NumPy's loops
  * behave the same way; only the sign of zero can tell). */
-typedef float lz_v8f __attribute__((vector_size(32)));
-typedef npy_int32 lz_v8i __attribute__((vector_size(32)));
-typedef double lz_v4d __attribute__((vector_size(32)));
-typedef npy_int64 lz_v4l __attribute__((vector_size(32)));
+/* 16-byte vectors: native everywhere SSE2/NEON exist (32-byte ones made gcc 12 ICE in the
+ * default, non-AVX clone) */
+typedef float lz_v4f __attribute__((vector_size(16)));
+typedef npy_int32 lz_v4i __attribute__((vector_size(16)));
+typedef double lz_v2d __attribute__((vector_size(16)));
+typedef npy_int64 lz_v2l __attribute__((vector_size(16)));
 #define LZ_VPRE_ID(VI, v) (v)
 #define LZ_VPRE_ABS(VI, v) ((__typeof__(v))((VI)(v) & ((VI){0} + ~lz_signmask_##VI)))  /* clear sign */
 #define LZ_VPRE_SQ(VI, v) ((v) * (v))
-#define lz_signmask_lz_v8i ((npy_int32)0x80000000)
-#define lz_signmask_lz_v4l ((npy_int64)0x8000000000000000LL)
+#define lz_signmask_lz_v4i ((npy_int32)0x80000000)
+#define lz_signmask_lz_v2l ((npy_int64)0x8000000000000000LL)
 
 #define LZ_DEF_MINMAX(NAME, T, VT, VI, W, LD, VLD, CMP)                                      \
     LZ_CLONES static double NAME(const T *restrict a, npy_intp n) {                          \
@@ -438,8 +440,8 @@ typedef npy_int64 lz_v4l __attribute__((vector_size(32)));
     LZ_DEF_MINMAX(lz_max_##SUF##_abs, T, VT, VI, W, LZ_PRE_ABS, LZ_VPRE_ABS, >=)             \
     LZ_DEF_MINMAX(lz_min_##SUF##_sq, T, VT, VI, W, LZ_PRE_SQ, LZ_VPRE_SQ, <=)                \
     LZ_DEF_MINMAX(lz_max_##SUF##_sq, T, VT, VI, W, LZ_PRE_SQ, LZ_VPRE_SQ, >=)
-LZ_DEF_MINMAX_ALL(npy_float, f32, lz_v8f, lz_v8i, 8)
-LZ_DEF_MINMAX_ALL(npy_double, f64, lz_v4d, lz_v4l, 4)
+LZ_DEF_MINMAX_ALL(npy_float, f32, lz_v4f, lz_v4i, 4)
+LZ_DEF_MINMAX_ALL(npy_double, f64, lz_v2d, lz_v2l, 2)
 
 static int lz_minmax_contig(const lz_prog *P, const char *p, npy_intp s, npy_intp n, double *out) {
     const int mx = P->red_kind == RK_MAX, pre = P->red_pre;
@@ -758,6 +760,30 @@ LZ_DEF_ACCSUM(lz_accsum_f64, npy_double, LZ_PRE_ID)
 LZ_DEF_ACCSUM(lz_accsum_f64_abs, npy_double, LZ_PRE_ABS)
 LZ_DEF_ACCSUM(lz_accsum_f64_sq, npy_double, LZ_PRE_SQ)
 
+/* Row accumulation for min/max on contiguous blocks (vector compare + select, NaN sticks). */
+#define LZ_DEF_ACCMM(NAME, T, LD, CMP)                                                       \
+    LZ_CLONES static void NAME(double *restrict ad, const T *restrict x, npy_intp n, int first) { \
+        npy_intp i = 0;                                                                      \
+        if (first) { for (; i < n; i++) ad[i] = (double)LD(T, x[i]); return; }               \
+        for (; i + 2 <= n; i += 2) {                                                         \
+            lz_v2d a, v = {(double)LD(T, x[i]), (double)LD(T, x[i + 1])};                    \
+            memcpy(&a, ad + i, sizeof a);                                                    \
+            lz_v2l k = (v CMP a) | (v != v);                                                 \
+            a = (lz_v2d)((k & (lz_v2l)v) | (~k & (lz_v2l)a));                                \
+            memcpy(ad + i, &a, sizeof a);                                                    \
+        }                                                                                    \
+        for (; i < n; i++) { double v = (double)LD(T, x[i]), a = ad[i];                      \
+                             ad[i] = (v CMP a || v != v) ? v : a; }                          \
+    }
+#define LZ_DEF_ACCMM_ALL(T, SUF)                                                             \
+    LZ_DEF_ACCMM(lz_accmin_##SUF, T, LZ_PRE_ID, <=) LZ_DEF_ACCMM(lz_accmax_##SUF, T, LZ_PRE_ID, >=) \
+    LZ_DEF_ACCMM(lz_accmin_##SUF##_abs, T, LZ_PRE_ABS, <=)                                   \
+    LZ_DEF_ACCMM(lz_accmax_##SUF##_abs, T, LZ_PRE_ABS, >=)                                   \
+    LZ_DEF_ACCMM(lz_accmin_##SUF##_sq, T, LZ_PRE_SQ, <=)                                     \
+    LZ_DEF_ACCMM(lz_accmax_##SUF##_sq, T, LZ_PRE_SQ, >=)
+LZ_DEF_ACCMM_ALL(npy_float, f32)
+LZ_DEF_ACCMM_ALL(npy_double, f64)
+
 /* Four rows at once: one read-modify-write of the partials per four rows. */
 #define LZ_DEF_ACCSUM4(NAME, T, LD)                                                          \
     LZ_CLONES static void NAME(double *restrict ad, const T *restrict x0, const T *restrict x1, \
@@ -807,6 +833,22 @@ static void lz_red_acc(const lz_prog *P, lz_run *R, npy_intp j0, const char *res
         if (P->red_pre == PRE_ABS) lz_accsum_f32_abs(ad, x, n, first);
         else if (P->red_pre == PRE_SQUARE) lz_accsum_f32_sq(ad, x, n, first);
         else lz_accsum_f32(ad, x, n, first);
+        return;
+    }
+    if ((kind == RK_MIN || kind == RK_MAX) && P->red_type == RT_F32 && s == 4) {
+        const npy_float *x = (const npy_float *)p;
+        const int mx = kind == RK_MAX, pre = P->red_pre;
+        if (pre == PRE_ABS) (mx ? lz_accmax_f32_abs : lz_accmin_f32_abs)(ad, x, n, first);
+        else if (pre == PRE_SQUARE) (mx ? lz_accmax_f32_sq : lz_accmin_f32_sq)(ad, x, n, first);
+        else (mx ? lz_accmax_f32 : lz_accmin_f32)(ad, x, n, first);
+        return;
+    }
+    if ((kind == RK_MIN || kind == RK_MAX) && P->red_type == RT_F64 && s == 8) {
+        const npy_double *x = (const npy_double *)p;
+        const int mx = kind == RK_MAX, pre = P->red_pre;
+        if (pre == PRE_ABS) (mx ? lz_accmax_f64_abs : lz_accmin_f64_abs)(ad, x, n, first);
+        else if (pre == PRE_SQUARE) (mx ? lz_accmax_f64_sq : lz_accmin_f64_sq)(ad, x, n, first);
+        else (mx ? lz_accmax_f64 : lz_accmin_f64)(ad, x, n, first);
         return;
     }
     if (kind == RK_SUM && P->red_type == RT_F64 && s == 8) {
