@@ -440,15 +440,22 @@ def test_changed_private_api_falls_back(monkeypatch, rng):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=str)
 def test_min_max_lanes_and_tails(dtype, rng):
-    """Vectorized min/max: every size around the lane widths, NaN anywhere, folded abs."""
+    """Vectorized min/max/argmin/argmax: every size around the lane widths, ties, NaN
+    anywhere, folded abs."""
     for n in [*range(1, 70), 4095, 4096, 4097, 9000]:
         x = (rng.standard_normal(n) * 100).astype(dtype)
         lx = la.asarray(x)
         for op in ("min", "max"):
             assert_bits(getattr(la, op)(lx), getattr(np, op)(x))
             assert_bits(getattr(la, op)(abs(lx)), getattr(np, op)(np.abs(x)))
+        for op in ("argmin", "argmax"):
+            assert_bits(getattr(la, op)(lx), getattr(np, op)(x))
+            ties = np.round(x / 50).astype(dtype)          # many equal elements: the first wins
+            assert_bits(getattr(la, op)(la.asarray(ties)), getattr(np, op)(ties))
         y = x.copy()
-        y[rng.integers(n)] = np.nan
+        y[rng.integers(n, size=2)] = np.nan
         for op in ("min", "max"):
             assert np.isnan(float(getattr(la, op)(la.asarray(y))))
             assert np.isnan(float(getattr(la, op)(abs(la.asarray(y)))))
+        for op in ("argmin", "argmax"):                      # the first NaN wins
+            assert_bits(getattr(la, op)(la.asarray(y)), getattr(np, op)(y))

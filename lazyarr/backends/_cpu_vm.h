@@ -513,6 +513,27 @@ static void lz_red_block(const lz_prog *P, lz_run *R, npy_intp t, const char *p,
                          npy_intp n, npy_intp idx0) {
     const int kind = P->red_kind;
     if ((kind == RK_MIN || kind == RK_MAX) && lz_minmax_contig(P, p, s, n, &R->pd[t])) return;
+    if ((kind == RK_ARGMIN || kind == RK_ARGMAX) && P->red_pre == PRE_NONE) {
+        /* vectorized min/max first, then the first element equal to it (or the first NaN) */
+        double m;
+        lz_prog Q = *P;
+        Q.red_kind = kind == RK_ARGMIN ? RK_MIN : RK_MAX;
+        if (lz_minmax_contig(&Q, p, s, n, &m)) {
+            npy_intp i = 0;
+            if (P->red_type == RT_F32) {
+                const npy_float *a = (const npy_float *)p;
+                if (m != m) while (a[i] == a[i]) i++;
+                else while ((double)a[i] != m) i++;
+            } else {
+                const npy_double *a = (const npy_double *)p;
+                if (m != m) while (a[i] == a[i]) i++;
+                else while (a[i] != m) i++;
+            }
+            R->pd[t] = m;
+            R->pidx[t] = idx0 + i;
+            return;
+        }
+    }
     /* each kernel twice: with the stride a compile-time constant (contiguous data, so the
      * compiler vectorizes) and general */
 #define LZ_CONTIG(T, BODY) if (s == (npy_intp)sizeof(T)) { const npy_intp s = sizeof(T); BODY } else { BODY }
