@@ -192,7 +192,7 @@ CUDA_TEMPLATES: dict[str, dict[str, str]] = {
     "abs": {"b": "{0}", "u": "{0}", "i": "abs({0})", _FLT: "F_fabs({0})"},
     "square": _same("({0} * {0})"),
     "reciprocal": {_INT: "H_irecip({0})", _FLT: "({T}(1) / {0})"},
-    "sign": {"u": "({0} > 0)", "i": "(({0} > 0) - ({0} < 0))", _FLT: "H_fsign({0})"},
+    "sign": {"u": "({0} > 0)", "i": "(({0} > 0) * 1 - ({0} < 0) * 1)", _FLT: "H_fsign({0})"},
     # NumPy's float32/float64 loops (SIMD) return the second operand on ties (max(-0.0, 0.0)
     # is 0.0, max(0.0, -0.0) is -0.0); its float16 loop returns the first. NaN propagates.
     "maximum": {"biu": "({0} if {0} >= {1} else {1})",

@@ -170,8 +170,6 @@ def test_cpu_fused_compiles_each_program_once_in_8_threads(monkeypatch):
     assert sum(counts.values()) == 1, f"compiled {sum(counts.values())} times for one program"
 
 
-@pytest.mark.xfail(strict=True, reason="cuda compile.load_kernel has no per-key lock: threads that "
-                   "miss the memory cache together each compile (and write) the same kernel")
 def test_cuda_compiles_each_kernel_once_in_8_threads(tmp_path, monkeypatch):
     """With CuPy's module loader faked (see test_cache.py) and Numba's PTX compile slowed
     down so that the threads overlap."""

@@ -136,9 +136,6 @@ def test_fuzz_cuda_simulator(ops, policy, n):
         "\n\n".join(result["problems"])
 
 
-@pytest.mark.xfail(strict=True, reason="cuda backend: the registry's CUDA template for sign of a "
-                   "signed int, ((x > 0) - (x < 0)), subtracts NumPy bools in the simulator "
-                   "(TypeError: numpy boolean subtract is not supported)")
 def test_cuda_simulator_sign_of_signed_int():
     pytest.importorskip("numba.cuda")
     result = _simulate("[S.OPS['sign']]", "GPU_EXACT", 10)

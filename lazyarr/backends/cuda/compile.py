@@ -21,6 +21,7 @@ import math
 import os
 import re
 import tempfile
+import threading
 import time as _time
 from pathlib import Path
 from typing import Any
@@ -267,17 +268,34 @@ def link_cubin(ptx: str, cc: tuple[int, int]) -> bytes | None:
 
 _loaded: dict[str, Any] = {}
 _modules: list[Any] = []
+_locks: dict[str, threading.Lock] = {}
+_locks_guard = threading.Lock()
 stats: dict[str, float] = {"compiled": 0, "disk_hits": 0, "memory_hits": 0, "compile_s": 0.0,
                            "link_s": 0.0, "load_s": 0.0}
 
 
 def load_kernel(rendered: Rendered, cc: tuple[int, int]) -> Any:
-    """A launchable CuPy ``Function`` for the rendered kernel (memory cache, disk cache, build)."""
+    """A launchable CuPy ``Function`` for the rendered kernel (memory cache, disk cache, build).
+
+    Threads that miss the memory cache together wait on one per-key lock: each kernel is
+    compiled (and written to disk) once per process.
+    """
     key = cache_key(rendered, cc)
     fn = _loaded.get(key)
     if fn is not None:
         stats["memory_hits"] += 1
         return fn
+    with _locks_guard:
+        lock = _locks.setdefault(key, threading.Lock())
+    with lock:
+        fn = _loaded.get(key)
+        if fn is not None:
+            stats["memory_hits"] += 1
+            return fn
+        return _load_or_build(rendered, cc, key)
+
+
+def _load_or_build(rendered: Rendered, cc: tuple[int, int], key: str) -> Any:
     from cupy.cuda import function
 
     hit = read_cache(key)
