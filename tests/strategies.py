@@ -298,6 +298,10 @@ def run(expr: Expr, lib: str, oracle: list[Any] | None = None,
             values.append(value)
         if lib == "numpy" and oracle is not None:
             oracle[:] = values
+        if lib == "lazyarr":
+            problem = _explain_runs_nothing([values[i] for i in expr.outputs])
+            if problem:
+                return Raised(ExplainRan(problem), None)
         try:
             return [np.asarray(values[i]) for i in expr.outputs]
         except Exception as exc:  # noqa: BLE001 - data-dependent errors raise at materialization
@@ -309,6 +313,23 @@ def run_numpy(expr: Expr) -> tuple[list[np.ndarray] | Raised, list[Any]]:
     values: list[Any] = []
     outcome = run(expr, "numpy", oracle=values)
     return outcome, values
+
+
+class ExplainRan(AssertionError):
+    """``la.explain`` failed on, or materialized, a pending array."""
+
+
+def _explain_runs_nothing(outputs: list[Any]) -> str | None:
+    """``la.explain`` of each pending output returns a plan and leaves it pending."""
+    for v in outputs:
+        if isinstance(v, la.LazyArray) and not v.is_materialized:
+            try:
+                plan = la.explain(v)
+            except Exception as exc:  # noqa: BLE001
+                return f"la.explain raised {type(exc).__name__}: {exc}"
+            if v.is_materialized or not str(plan):
+                return "la.explain materialized its argument"
+    return None
 
 
 class ReductionMismatch(AssertionError):
