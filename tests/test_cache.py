@@ -180,8 +180,6 @@ def test_damaged_entry_is_detected_and_rebuilt(cache, how):
     assert len(cache.compiles) == 3                           # the repaired entry is used
 
 
-@pytest.mark.xfail(strict=True, reason="cuda compile.load_kernel rebuilds a damaged cache entry "
-                   "silently; issue 6 asks for exactly one warning naming the file")
 @pytest.mark.parametrize("how", ["truncated", "foreign"])
 def test_damaged_entry_warns_once(cache, how):
     r, other = _rendered("sqrt"), _rendered("exp")

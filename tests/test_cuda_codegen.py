@@ -171,7 +171,8 @@ def test_cache_key_and_files(tmp_path, monkeypatch):
     assert C.read_cache(key) == ("ptx", "entry", b"payload")
     path = tmp_path / f"{key}.bin"
     path.write_bytes(path.read_bytes()[:-2] + b"XX")           # corrupted: detected
-    assert C.read_cache(key) is None
+    with pytest.warns(RuntimeWarning, match="damaged CUDA kernel cache entry"):
+        assert C.read_cache(key) is None
     monkeypatch.setenv("LAZYARR_CACHE_DIR", "/proc/no-such-dir/cache")   # unwritable: no error
     assert not C.write_cache(key, "ptx", "entry", b"payload")
     assert C.read_cache(key) is None

@@ -23,6 +23,7 @@ import re
 import tempfile
 import threading
 import time as _time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -209,16 +210,30 @@ def cache_key(rendered: Rendered, cc: tuple[int, int]) -> str:
 
 
 def read_cache(key: str) -> tuple[str, str, bytes] | None:
-    """(kind, entry, payload) from the cache file, or None if missing, corrupt or foreign."""
+    """(kind, entry, payload) from the cache file, or None if it is missing or unreadable
+    (silently) or damaged: truncated, corrupt or another key's (one ``RuntimeWarning`` naming
+    the file; the caller rebuilds the kernel and rewrites the entry)."""
+    path = cache_dir() / f"{key}.bin"
     try:
-        raw = (cache_dir() / f"{key}.bin").read_bytes()
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    try:
         head, payload = raw.split(b"\n", 1)
         meta = json.loads(head)
-        if meta.get("key") != key or meta.get("sha256") != hashlib.sha256(payload).hexdigest():
-            return None
+        if meta.get("key") != key:
+            raise ValueError("written for another kernel")
+        if meta.get("sha256") != hashlib.sha256(payload).hexdigest():
+            raise ValueError("checksum mismatch: truncated or corrupted")
         return str(meta["kind"]), str(meta["entry"]), payload
-    except Exception:
+    except Exception as exc:
+        _warn_damaged(path, exc)
         return None
+
+
+def _warn_damaged(path: Path, why: object) -> None:
+    warnings.warn(f"lazyarr: damaged CUDA kernel cache entry {path} ({why}); rebuilding it",
+                  RuntimeWarning, stacklevel=4)
 
 
 def write_cache(key: str, kind: str, entry: str, payload: bytes) -> bool:
@@ -305,7 +320,8 @@ def _load_or_build(rendered: Rendered, cc: tuple[int, int], key: str) -> Any:
         try:
             module.load(payload)
             stats["disk_hits"] += 1
-        except Exception:
+        except Exception as exc:
+            _warn_damaged(cache_dir() / f"{key}.bin", f"the driver rejected it: {exc}")
             hit = None
     if hit is None:
         t0 = _time.perf_counter()
