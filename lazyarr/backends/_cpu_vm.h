@@ -217,7 +217,7 @@ typedef struct {
     npy_intp *ooff;
 } lz_scratch;
 
-/* Per-thread scratch, kept between calls (OpenMP threads persist): a call pays no malloc
+/* Per-thread scratch, kept between calls (pool threads persist): a call pays no malloc
  * and no page faults for its block registers. */
 #if defined(_MSC_VER)
 #define LZ_TLS __declspec(thread)

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """The compiled half of the fused CPU backend: program objects and the block VM driver.
 
-The VM itself (casts, where, gathers, reductions, the OpenMP work loop) is C in
+The VM itself (casts, where, gathers, reductions, the thread pool) is C in
 ``_cpu_vm.h``; this module turns the Python-side program description into C
 structs, computes the iteration layout of a call, and runs it with the GIL released.
 """

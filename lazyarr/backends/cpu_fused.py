@@ -2,7 +2,7 @@
 
 A lowered program runs in ONE pass over its inputs, block by block (a few thousand
 elements, so every intermediate stays in L1/L2), with the GIL released and the blocks
-spread over threads (OpenMP; ``LAZYARR_NUM_THREADS`` or :func:`set_num_threads`).
+spread over a small thread pool (``LAZYARR_NUM_THREADS`` or :func:`set_num_threads`).
 
 * Elementwise instructions call NumPy's own strided inner loops, fetched once per
   program with ``ufunc._resolve_dtypes_and_context`` + ``ufunc._get_strided_loop``
