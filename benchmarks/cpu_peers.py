@@ -83,6 +83,20 @@ def cases(n: int, rows: int, cols: int, small: int) -> list[tuple[str, dict[str,
         "numexpr": lambda: ne.evaluate("sum(sqrt(abs(xs*ys + 1.5)) * tanh(xs) - ys)",
                                        local_dict={"xs": xs, "ys": ys}),
     }, 7, 2000))
+    # the backend alone: the lowered program of the same expression, run again (what the
+    # cpu-fused backend costs per call; the rest of the row above is node building in Python)
+    from lazyarr import _node
+    from lazyarr._program import lower
+    from lazyarr.backends import cpu_fused as cf
+    with la.config(mode="lazy", device="cpu"):
+        expr = la.sqrt(abs(lxs * lys + 1.5)) * la.tanh(lxs) - lys
+    root = _node.op_node("sum", np.dtype(np.float32), (), "cpu", (expr._node,), (None, False, None, 0))
+    lowered = lower(root)
+    out.append((f"same, cpu-fused backend.run only (lowered program), N={small}", {
+        "numpy": out[-1][1]["numpy"],
+        "lazyarr": lambda: cf.BACKEND.run(lowered),
+        "numexpr": out[-1][1]["numexpr"],
+    }, 7, 2000))
     return out
 
 
