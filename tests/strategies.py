@@ -699,7 +699,7 @@ class _Builder:
         draw = self.draw
         first = self.pick()
         args: list[Any] = [first]
-        for pos in range(1, opdef.nin):
+        for _ in range(1, opdef.nin):
             if draw(st.integers(0, 3)) == 0:
                 args.append(_scalar(draw, self.dtype(first)))
             else:

@@ -9,11 +9,10 @@ import threading
 
 import numpy as np
 import pytest
+import strategies as S
 
 import lazyarr as la
 from lazyarr import backends
-
-import strategies as S
 
 N_THREADS = 8
 TIMEOUT = 120
@@ -161,7 +160,7 @@ def test_cpu_fused_compiles_each_program_once_in_8_threads(monkeypatch):
         with backends.use_backend("cpu-fused"):
             # a long program makes the compile window wide enough to overlap
             y = la.asarray(data[i])
-            for k in range(200):
+            for _ in range(200):
                 y = la.sin(y) * 0.5 + 0.125
             return np.asarray(y)
 

@@ -19,16 +19,15 @@ import sys
 import textwrap
 
 import pytest
+import strategies as S
 from hypothesis import HealthCheck, given, settings
 
-import strategies as S
+import lazyarr as la
 from lazyarr._registry import OPS
 
 FUZZ = settings(derandomize=True, deadline=None, database=None, print_blob=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                        HealthCheck.filter_too_much])
-import lazyarr as la
-
 # The real GPU is fuzzed by test_fuzz_cuda_gpu (per op pool and policy), not by the general tests.
 TARGETS = [t for t in S.targets() if t != "lazy-cuda"]
 

@@ -12,10 +12,9 @@ import warnings
 
 import numpy as np
 import pytest
+import strategies as S
 
 import lazyarr as la
-
-import strategies as S
 
 TARGETS = [t for t in S.targets() if t != "lazy-cuda"]
 F32 = np.finfo(np.float32)

@@ -10,12 +10,11 @@ import time
 
 import numpy as np
 import pytest
+import strategies as S
 
 import lazyarr as la
 from lazyarr import backends
 from lazyarr._program import lower
-
-import strategies as S
 
 TARGETS = [t for t in S.targets() if t != "lazy-cuda"]
 
@@ -54,7 +53,7 @@ def test_deep_chain_of_mixed_ops_and_dtypes(target):
     a = np.linspace(0.1, 2.0, 64, dtype=np.float32)
 
     def run(x, xp):
-        for i in range(500):
+        for _ in range(500):
             x = xp.sqrt(x * x + 1.0)                        # float32 throughout
             m = x > 1.5
             x = xp.where(m, x - 1.0, x)
@@ -127,6 +126,8 @@ def test_exponentially_many_paths(target):
 
 
 def _best_time(fn, repeat=3):
+    """The best of ``repeat`` runs, GC off: robust to a busy machine (runs of tens of
+    milliseconds each, so a time slice lost to another process does not decide the ratio)."""
     best = float("inf")
     for _ in range(repeat):
         gc.collect()
@@ -153,9 +154,9 @@ def test_plan_building_cost_is_linear(backend):
                 la.explain(y)
         return _best_time(work)
 
-    small, large = cost(1500), cost(12_000)
+    small, large = cost(2000), cost(16_000)
     ratio = large / small
-    assert ratio < 24, f"{backend}: 1,500 ops {small:.4f}s, 12,000 ops {large:.4f}s (x{ratio:.1f})"
+    assert ratio < 24, f"{backend}: 2,000 ops {small:.4f}s, 16,000 ops {large:.4f}s (x{ratio:.1f})"
 
 
 def test_lowering_cost_is_linear_in_nodes_not_paths():
@@ -165,7 +166,7 @@ def test_lowering_cost_is_linear_in_nodes_not_paths():
             y = (y + y) * 0.5
         return y
 
-    small, large = diamond(1000), diamond(8000)
-    t_small = _best_time(lambda: lower(small._node))
-    t_large = _best_time(lambda: lower(large._node))
+    small, large = diamond(2000), diamond(16_000)
+    t_small = _best_time(lambda: lower(small._node), repeat=5)
+    t_large = _best_time(lambda: lower(large._node), repeat=5)
     assert t_large / t_small < 24, (t_small, t_large)

@@ -48,10 +48,9 @@ def _settings(n: int, seed: int, shrink: bool = False) -> Any:
 def _worker(args: tuple[int, int, int]) -> dict[str, Any]:
     """Run ``n`` expressions from ``seed``; the count and the groups of mismatches."""
     n, seed, max_steps = args
+    import strategies as S
     from hypothesis import given
     from hypothesis import seed as hseed
-
-    import strategies as S
 
     targets = S.targets()
     count = [0]
@@ -74,10 +73,9 @@ def _worker(args: tuple[int, int, int]) -> dict[str, Any]:
 
 def _shrink(sig: str, seed: int, n: int, max_steps: int) -> str | None:
     """Re-run the chunk that found ``sig`` and let Hypothesis shrink its first example."""
+    import strategies as S
     from hypothesis import given
     from hypothesis import seed as hseed
-
-    import strategies as S
 
     targets = S.targets()
 
