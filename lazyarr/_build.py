@@ -162,22 +162,46 @@ def _eager_mode() -> bool:
     return get_config().mode == "eager"
 
 
+# (op, then per operand: (dtype, shape, device) of a node, or the type of a Python scalar)
+#   -> (loop dtypes, result shape, device). Every op a user writes goes through here, so the
+#   common case (LazyArrays and Python scalars) skips the general resolution after its first time.
+_resolved: dict[tuple[Any, ...], tuple[tuple[np.dtype, ...], tuple[int, ...], str]] = {}
+
+
 def elementwise(opdef: OpDef, *args: Any) -> Node:
     if len(args) != opdef.nin:
         raise TypeError(f"{opdef.name}() takes {opdef.nin} array argument(s), got {len(args)}")
     operands = operands_of(args)
-    device = common_device(operands)
-    shape = broadcast_shapes(*(x.shape for x in operands if isinstance(x, Node)))
-    if opdef.name == "where":
-        return _where(opdef, operands, shape, device)
-    if opdef.scalar_rule == COMPARE:
+    key: list[Any] = [opdef.name]
+    has_int = False
+    for x in operands:
+        if type(x) is Node:
+            key += (x.dtype, x.shape, x.device)
+        else:
+            key.append(type(x))
+            has_int = has_int or type(x) is int
+    if has_int and opdef.scalar_rule == COMPARE:
         constant = _out_of_range_comparison(opdef, operands)
         if constant is not None:   # x == x is all True for integers; x != x all False
             x = _wrap(next(n for n in operands if isinstance(n, Node)))
             return elementwise(OPS["equal" if constant else "not_equal"], x, x)
-    dtypes = resolve_ufunc(opdef, operands)
-    if _eager_mode():
-        return _eager(opdef, device, [x if isinstance(x, Node) else scalar_to_dtype(x, dt)
+    hit = _resolved.get(tuple(key))
+    if hit is None:
+        device = common_device(operands)
+        shape = broadcast_shapes(*(x.shape for x in operands if isinstance(x, Node)))
+        dtypes = () if opdef.name == "where" else resolve_ufunc(opdef, operands)
+        # Only constants: the device is the configured one, at each call (so not cached).
+        placed = any(type(x) is Node and x.device is not None for x in operands)
+        _resolved[tuple(key)] = (dtypes, shape, device if placed else None)
+    else:
+        dtypes, shape, device = hit
+        device = device or common_device(operands)
+        if has_int and opdef.name != "where":
+            resolve_ufunc(opdef, operands)   # value checks of Python ints (out of range, ** -1)
+    if opdef.name == "where":
+        return _where(opdef, operands, shape, device)
+    if get_config().mode == "eager":
+        return _eager(opdef, device, [x if type(x) is Node else scalar_to_dtype(x, dt)
                                       for x, dt in zip(operands, dtypes)])
     src = tuple((x if x.dtype == dt else cast(x, dt)) if type(x) is Node else _scalar_node(x, dt)
                 for x, dt in zip(operands, dtypes))
