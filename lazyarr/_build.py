@@ -277,31 +277,46 @@ def _normalize_axes(opdef: OpDef, axis: Any, ndim: int) -> tuple[int, ...] | Non
     return axes if not opdef.takes_axis_tuple else tuple(sorted(axes))
 
 
-def reduce(opdef: OpDef, x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None,
-           ddof: int | float = 0) -> Node:
-    """Build a reduction node and materialize it (a reduction is a materialization point)."""
-    node = operands_of((x,))[0]
-    assert isinstance(node, Node)
-    axes = _normalize_axes(opdef, axis, len(node.shape))
-    dtype_arg = check_dtype(dtype, f"{opdef.name}(dtype=...)") if dtype is not None else None
-    if dtype is not None and not opdef.takes_dtype:
+def _reduction_spec(op: str, dtype: np.dtype, in_shape: tuple[int, ...], axis: Any, keepdims: bool,
+                    dtype_kw: Any, ddof: Any) -> tuple[np.dtype, tuple[int, ...], tuple[Any, ...]]:
+    """(result dtype, result shape, node arg) of a reduction, with NumPy's errors."""
+    opdef = OPS[op]
+    axes = _normalize_axes(opdef, axis, len(in_shape))
+    if dtype_kw is not None and not opdef.takes_dtype:
         raise TypeError(f"{opdef.name}() got an unexpected keyword argument 'dtype'")
-    result_dtype = _reduction_dtype(opdef.name, node.dtype, dtype_arg)
-    reduced = range(len(node.shape)) if axes is None else axes
-    if opdef.identity is None and any(node.shape[a] == 0 for a in reduced) or \
-            opdef.identity is None and axes is None and 0 in node.shape:
+    dtype_arg = check_dtype(dtype_kw, f"{opdef.name}(dtype=...)") if dtype_kw is not None else None
+    result_dtype = _reduction_dtype(opdef.name, dtype, dtype_arg)
+    reduced = range(len(in_shape)) if axes is None else axes
+    if opdef.identity is None and (any(in_shape[a] == 0 for a in reduced)
+                                   or axes is None and 0 in in_shape):
         name = {"min": "minimum", "max": "maximum"}.get(opdef.name)
         if name:
             raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
         raise ValueError(f"attempt to get {opdef.name} of an empty sequence")
     if not opdef.takes_axis_tuple and axes is None:
-        shape: tuple[int, ...] = (1,) * len(node.shape) if keepdims else ()
+        shape: tuple[int, ...] = (1,) * len(in_shape) if keepdims else ()
     else:
         kept = set(reduced)
-        shape = tuple((1 if keepdims else None) if i in kept else n
-                      for i, n in enumerate(node.shape))  # type: ignore[misc]
-        shape = tuple(n for n in shape if n is not None)
-    arg = (axes, bool(keepdims), dtype_arg, ddof if opdef.takes_ddof else 0)
+        shape = tuple(1 if i in kept else n for i, n in enumerate(in_shape) if keepdims or i not in kept)
+    return result_dtype, shape, (axes, keepdims, dtype_arg, ddof if opdef.takes_ddof else 0)
+
+
+_reduction_spec_cached = functools.lru_cache(maxsize=4096)(_reduction_spec)
+
+
+def reduce(opdef: OpDef, x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None,
+           ddof: int | float = 0) -> Node:
+    """Build a reduction node and materialize it (a reduction is a materialization point)."""
+    node = operands_of((x,))[0]
+    assert isinstance(node, Node)
+    args = (opdef.name, node.dtype, node.shape, axis, bool(keepdims), dtype, ddof)
+    try:
+        hash(args)
+    except TypeError:            # e.g. axis=[0]: the uncached path raises NumPy's error
+        spec = _reduction_spec(*args)
+    else:
+        spec = _reduction_spec_cached(*args)
+    result_dtype, shape, arg = spec
     device = node.device or "cpu"
     if _eager_mode():
         return _eager(opdef, device, [node], arg)

@@ -92,28 +92,32 @@ def lower(root: Node) -> Lowered:
     instrs: list[Instr] = []
     inputs: list[Any] = []
     scalars: list[np.generic] = []
-    index: dict[int, int] = {}
+    index: dict[Node, int] = {}     # nodes hash by identity
     stack: list[Any] = [root]       # a node, or (node,) once its children are pushed
+    push, pop, emit = stack.append, stack.pop, instrs.append
     while stack:
-        item = stack.pop()
-        expanded = type(item) is tuple
-        node = item[0] if expanded else item
-        key = id(node)
-        if key in index:
+        item = pop()
+        if type(item) is tuple:      # children done: emit the node
+            node = item[0]
+            if node not in index:
+                index[node] = len(instrs)
+                emit(_new(Instr, (node.op, node.dtype, tuple([index[s] for s in node.src]), node.arg)))
+            continue
+        node = item
+        if node in index:
             continue
         if node.op == "leaf" or node.data is not None and node is not root:
-            index[key] = len(instrs)
-            instrs.append(_new(Instr, ("input", node.dtype, (), (len(inputs), len(node.shape)))))
+            index[node] = len(instrs)
+            emit(_new(Instr, ("input", node.dtype, (), (len(inputs), len(node.shape)))))
             inputs.append(node.data)
         elif node.op == "scalar":
-            index[key] = len(instrs)
-            instrs.append(_new(Instr, ("scalar", node.dtype, (), len(scalars))))
+            index[node] = len(instrs)
+            emit(_new(Instr, ("scalar", node.dtype, (), len(scalars))))
             scalars.append(node.arg)
-        elif expanded:
-            index[key] = len(instrs)
-            instrs.append(_new(Instr, (node.op, node.dtype, tuple([index[id(s)] for s in node.src]),
-                                       node.arg)))
         else:
-            stack.append((node,))
-            stack.extend([s for s in reversed(node.src) if id(s) not in index])
+            push((node,))
+            src = node.src
+            for i in range(len(src) - 1, -1, -1):
+                if src[i] not in index:
+                    push(src[i])
     return _new(Lowered, (Program(tuple(instrs)), inputs, scalars, root.shape, root.device or "cpu"))
