@@ -59,4 +59,4 @@ def write(outdir: str) -> None:
              if os.path.exists(os.path.join(docs, p + ".rst"))]
     toc = [".. toctree::", "   :maxdepth: 1", "   :caption: Backends, performance, testing", ""]
     with open(os.path.join(outdir, "extra_toc.rst"), "w") as f:
-        f.write("\n".join(toc + [f"   {p}" for p in extra]) + "\n" if extra else "")
+        f.write("\n".join(toc + [f"   /{p}" for p in extra]) + "\n" if extra else "")  # from docs/
