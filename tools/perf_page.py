@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import csv
 import datetime
 import json
 import math
@@ -29,7 +30,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from asv.results import iter_results_for_machine  # noqa: E402
-from matplotlib.ticker import FixedLocator, NullLocator  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HEADLINE = {"sum_abs": "sum(abs(x))", "axpy": "x * y + 1.5  (materialized)",
@@ -146,6 +147,8 @@ def load_peers(path: str | None) -> list[dict]:
         data = json.loads(text)
         if isinstance(data, dict):
             data = data.get("rows") or data.get("results") or []
+    elif path.endswith(".rst"):
+        data = _rst_csv_records(text)
     else:
         data = _markdown_records(text)
     out = []
@@ -201,6 +204,41 @@ def _markdown_records(text: str) -> list[dict]:
                 if ms is not None:
                     records.append({"work": cells[0], "impl": name, "ms": ms})
     return records
+
+
+def _rst_csv_records(text: str) -> list[dict]:
+    """Rows of the first ``.. csv-table::`` with a work/implementation header (the table the GPU
+    engineer pasted from ``gpu_peers.py`` into docs/gpu-backend.rst)."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if not line.startswith(".. csv-table::"):
+            continue
+        header: list[str] = []
+        body: list[str] = []
+        for ln in lines[i + 1:]:
+            if ln.strip().startswith(":header:"):
+                header = next(csv.reader([ln.split(":header:", 1)[1].strip()], skipinitialspace=True))
+            elif ln.strip().startswith(":"):
+                continue
+            elif ln.startswith("   ") and ln.strip():
+                body.append(ln.strip())
+            elif body:
+                break
+        header = [h.lower() for h in header]
+        if "work" not in header or "implementation" not in header:
+            continue
+        out = []
+        for row in csv.reader(body, skipinitialspace=True):
+            rec = dict(zip(header, row))
+            try:
+                ms = float(rec.get("per call (ms)", ""))
+            except ValueError:
+                continue
+            b2b = rec.get("back to back (ms)", "")
+            out.append({"work": rec["work"], "impl": rec["implementation"], "ms": ms,
+                        "b2b": float(b2b) if b2b else float("nan"), "extra": rec.get("note", "")})
+        return out
+    return []
 
 
 def _markdown_tables(text: str) -> list[tuple[list[str], list[list[str]]]]:
@@ -469,8 +507,9 @@ def plot_peers(peers: list[dict], label: str, path: str) -> bool:
     works = [w for w in works if len([p for p in peers if p["work"] == w]) >= 2]
     if not works:
         return False
-    fig, axes = plt.subplots(len(works), 1, figsize=(8, 1.0 + 1.15 * sum(
-        len([p for p in peers if p["work"] == w]) for w in works) / max(1, len(works)) * len(works) / 2))
+    counts = [len([p for p in peers if p["work"] == w]) for w in works]
+    fig, axes = plt.subplots(len(works), 1, figsize=(8, 0.8 + sum(0.62 + 0.27 * c for c in counts)),
+                             gridspec_kw={"height_ratios": counts})
     axes = [axes] if len(works) == 1 else list(axes)
     for ax, w in zip(axes, works):
         mine = [p for p in peers if p["work"] == w]
@@ -480,14 +519,20 @@ def plot_peers(peers: list[dict], label: str, path: str) -> bool:
         ax.barh(names, vals, color=colors)
         for y, v in enumerate(vals):
             ax.text(v, y, f" {v:.3g} ms", va="center", fontsize=7.5)
-        ax.set_xlim(0, max(vals) * 1.18)
+        if max(vals) / max(min(vals), 1e-12) > 30:     # e.g. cupy.fuse's 250 ms next to 0.6 ms
+            ax.set_xscale("log")
+            ax.set_xlim(min(vals) / 2, max(vals) * 4)
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            ax.xaxis.set_minor_formatter(NullFormatter())
+        else:
+            ax.set_xlim(0, max(vals) * 1.18)
         ax.set_title(w, fontsize=9)
         ax.tick_params(axis="y", labelsize=8)
         ax.tick_params(axis="x", labelsize=7)
         ax.grid(alpha=0.3, axis="x")
     axes[-1].set_xlabel("time per call (ms; blue: lazyarr lazy)")
     fig.suptitle(f"{label}: lazyarr vs its peers, one run (lower is better)", fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.985))
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
@@ -633,7 +678,7 @@ def build(args: argparse.Namespace) -> str:
                          "``python tools/perf_page.py``.\n")
             continue
         stem = f"peers-{device}"
-        parts.append(f"From ``python benchmarks/{script}`` (all rows measured in one run, "
+        parts.append(f"From ``python benchmarks/{script}`` (all rows measured in one run; read from "
                      f"``{os.path.relpath(source, ROOT)}``).\n")
         with open(source) as f:
             heading = next((ln[2:].strip() for ln in f if ln.startswith("# ")), "")
@@ -671,13 +716,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--results", default=os.path.join(ROOT, ".asv", "results"))
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "_static", "perf"))
     ap.add_argument("--page", default=os.path.join(ROOT, "docs", "performance.rst"))
-    ap.add_argument("--cpu-peers", default=None, help="default: docs/_static/perf/cpu_peers.{json,md}")
-    ap.add_argument("--gpu-peers", default=None, help="default: docs/_static/perf/gpu_peers.{json,md}")
+    ap.add_argument("--cpu-peers", default=None,
+                    help="default: docs/_static/perf/cpu_peers.{json,md}, else docs/cpu-backend.rst's csv-table")
+    ap.add_argument("--gpu-peers", default=None,
+                    help="default: docs/_static/perf/gpu_peers.{json,md}, else docs/gpu-backend.rst's csv-table")
     args = ap.parse_args(argv)
     for dev in ("cpu", "gpu"):
         if getattr(args, f"{dev}_peers") is None:
             stem = os.path.join(args.out, f"{dev}_peers")
             found = [stem + ext for ext in (".json", ".md") if os.path.exists(stem + ext)]
+            backend_page = os.path.join(os.path.dirname(args.page), f"{dev}-backend.rst")
+            if not found and os.path.exists(backend_page) and load_peers(backend_page):
+                found = [backend_page]   # the table the backend engineer pasted there
             setattr(args, f"{dev}_peers", found[0] if found else stem + ".json")
     print(build(args))
     return 0
