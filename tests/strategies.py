@@ -287,6 +287,11 @@ def run(expr: Expr, lib: str, oracle: list[Any] | None = None,
                 value = apply_step(s, values, lib)
             except Exception as exc:  # noqa: BLE001 - compared with NumPy's exception
                 return Raised(exc, i)
+            if isinstance(value, np.generic):
+                # A 0-d result stays a 0-d array, as lazyarr's are: NumPy's scalar arithmetic is
+                # a separate implementation (float32 ``s ** s`` on NumPy scalars is an ulp
+                # from np.power on 0-d arrays). NumPy-scalar inputs are still tested (leaves).
+                value = np.asarray(value)
             if oracle is not None and policy is not None and policy.reductions == "float64" \
                     and _accumulates_floats(s, value) and len(oracle) > len(values):
                 x = np.asarray(oracle[s.args[0]])
@@ -512,6 +517,10 @@ class CudaSimulatorBackend:
     before Numba is imported); roots the simulator does not run go to the reference."""
 
     name = "cuda-sim"
+
+    def plan(self, lowered: Any) -> Any:
+        from lazyarr.backends.cuda import BACKEND
+        return BACKEND.plan(lowered)      # rendering needs no GPU
 
     def run(self, lowered: Any) -> Any:
         from lazyarr.backends.cuda.simulate import run_simulated

@@ -106,10 +106,7 @@ _SIM = textwrap.dedent("""
 """)
 
 
-# ``sign`` of a signed integer is left out of the simulator pool: its CUDA template
-# ``((x > 0) - (x < 0))`` subtracts two NumPy bools in the simulator (TypeError), see
-# test_cuda_simulator_sign_of_signed_int below.
-_SIM_EXACT = "[op for op in S.EXACT_OPS if op.name != 'sign']"
+_SIM_EXACT = "S.EXACT_OPS"
 
 
 def _simulate(ops: str, policy: str, n: int) -> dict:
@@ -136,6 +133,8 @@ def test_fuzz_cuda_simulator(ops, policy, n):
 
 
 def test_cuda_simulator_sign_of_signed_int():
+    """Regression (fuzzing): the CUDA template for the sign of a signed int subtracted two
+    bools, which the simulator rejects (TypeError: numpy boolean subtract)."""
     pytest.importorskip("numba.cuda")
     result = _simulate("[S.OPS['sign']]", "GPU_EXACT", 10)
     assert result["count"] == 10
