@@ -337,11 +337,17 @@ def plot_sizes(snap: Snapshot, device: str, label: str, peers: list[dict], path:
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] * 1e3 for p in pts], "o-", color=COLORS[mode],
                         label=f"lazyarr {mode}", zorder=3)
-        mine = [p for p in peers if _headline_of(p["work"]) == expr and p["impl"] != "lazyarr"]
-        for i, p in enumerate(mine):
+        impls = list(dict.fromkeys(p["impl"] for p in peers))   # one marker and colour per peer
+        labelled = set()
+        for p in peers:
+            if _headline_of(p["work"]) != expr or p["impl"] == "lazyarr":
+                continue
+            i = impls.index(p["impl"])
             n = p.get("n") or (2**28 if device == "cuda" else 2**25)
+            legend = None if p["impl"] in labelled else f"{p['impl']} (peer run)"
+            labelled.add(p["impl"])
             ax.plot([n], [p["ms"]], PEER_MARKERS[i % len(PEER_MARKERS)], color=f"C{i + 2}",
-                    label=f"{p['impl']} (peer run)", markersize=7, alpha=0.85)
+                    label=legend, markersize=7, alpha=0.85)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("elements n (float32)")
