@@ -111,14 +111,6 @@ def finish(result: Any, device: str) -> Any:
     return result
 
 
-def xp(device: str) -> Any:
-    if device == "cuda":
-        import cupy
-
-        return cupy
-    return np
-
-
 # --------------------------------------------------------------------------- data
 _DATA: dict[tuple, Any] = {}
 
@@ -141,16 +133,6 @@ def data(device: str, shape: int | tuple[int, ...], seed: int = 0, low: float = 
         _DATA[key] = arr
         sync(device)
     return la.asarray(arr)
-
-
-def square_shape(n: int) -> tuple[int, int]:
-    """``n`` elements (a power of two) as a 2-D shape, rows <= columns."""
-    k = int(n).bit_length() - 1
-    return (1 << (k // 2), 1 << (k - k // 2))
-
-
-def size_label(n: int) -> str:
-    return f"2**{int(n).bit_length() - 1}"
 
 
 # --------------------------------------------------------------------------- workloads
