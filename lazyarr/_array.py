@@ -242,11 +242,16 @@ def asarray(obj: Any, dtype: Any = None, device: str | None = None) -> LazyArray
     return LazyArray._from_node(_node.leaf(data, target))
 
 
-def _create(fill: str, shape: Any, dtype: Any, device: str | None, *args: Any) -> LazyArray:
+def _made(device: str | None, make: str, *args: Any, **kwargs: Any) -> LazyArray:
+    """A new materialized array from the device's array library (``numpy.<make>``/``cupy.<make>``)."""
     dev = _devices.resolve(device)
-    dt = check_dtype(dtype if dtype is not None else np.float64)
-    data = getattr(_devices.xp(dev), fill)(shape, *args, dtype=dt)
+    data = getattr(_devices.xp(dev), make)(*args, **kwargs)
+    check_dtype(data.dtype)
     return LazyArray._from_node(_node.leaf(data, dev))
+
+
+def _create(fill: str, shape: Any, dtype: Any, device: str | None) -> LazyArray:
+    return _made(device, fill, shape, dtype=check_dtype(dtype if dtype is not None else np.float64))
 
 
 def zeros(shape: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
@@ -266,29 +271,20 @@ def empty(shape: Any, dtype: Any = None, device: str | None = None) -> LazyArray
 
 def full(shape: Any, fill_value: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
     """A new array filled with ``fill_value`` (dtype inferred from it as NumPy does)."""
-    dev = _devices.resolve(device)
-    data = _devices.xp(dev).full(shape, fill_value, dtype=dtype)
-    check_dtype(data.dtype)
-    return LazyArray._from_node(_node.leaf(data, dev))
+    return _made(device, "full", shape, fill_value, dtype=dtype)
 
 
 def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None,
            device: str | None = None) -> LazyArray:
     """Evenly spaced values in ``[start, stop)``, as ``np.arange``."""
-    dev = _devices.resolve(device)
     args = [a for a in (start, stop, step) if a is not None] if step is None else [start, stop, step]
-    data = _devices.xp(dev).arange(*args, dtype=dtype)
-    check_dtype(data.dtype)
-    return LazyArray._from_node(_node.leaf(data, dev))
+    return _made(device, "arange", *args, dtype=dtype)
 
 
 def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None,
              device: str | None = None) -> LazyArray:
     """``num`` evenly spaced values over ``[start, stop]``, as ``np.linspace``."""
-    dev = _devices.resolve(device)
-    data = _devices.xp(dev).linspace(start, stop, num, endpoint=endpoint, dtype=dtype)
-    check_dtype(data.dtype)
-    return LazyArray._from_node(_node.leaf(data, dev))
+    return _made(device, "linspace", start, stop, num, endpoint=endpoint, dtype=dtype)
 
 
 def _like(fill: str, x: Any, dtype: Any, device: str | None, *args: Any) -> LazyArray:
