@@ -247,9 +247,17 @@ def clip(x: Any, min: Any = None, max: Any = None) -> Node:
     return elementwise(OPS["clip"], _wrap(node), min, max)
 
 
+def _placed(node: Node) -> Node:
+    """A constant (a NumPy scalar operand) as a 0-d array on the configured device, as
+    ``la.asarray(np.int8(3))`` would be; other nodes as they are."""
+    if node.device is not None:
+        return node
+    device = resolve_device(None)
+    return _node.leaf(xp_for(device).asarray(node.arg), device)
+
+
 def astype(x: Any, dtype: Any) -> Node:
-    node = operands_of((x,))[0]
-    assert isinstance(node, Node)
+    node = _placed(operands_of((x,))[0])  # type: ignore[arg-type]
     dt = check_dtype(dtype, "astype")
     if _eager_mode():
         return _eager(OPS["astype"], node.device or "cpu", [node], dt)
@@ -307,8 +315,7 @@ _reduction_spec_cached = functools.lru_cache(maxsize=4096)(_reduction_spec)
 def reduce(opdef: OpDef, x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None,
            ddof: int | float = 0) -> Node:
     """Build a reduction node and materialize it (a reduction is a materialization point)."""
-    node = operands_of((x,))[0]
-    assert isinstance(node, Node)
+    node = _placed(operands_of((x,))[0])  # type: ignore[arg-type]
     args = (opdef.name, node.dtype, node.shape, axis, bool(keepdims), dtype, ddof)
     try:
         hash(args)

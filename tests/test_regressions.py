@@ -155,3 +155,16 @@ def test_fuzz_float32_power_of_0d_values():
     _fuzz_regression(S.Expr((S.Leaf(np.dtype("uint16"), (), "C", 126),),
                             (S.Step("log2", (0,), (), "function"),
                              S.Step("power", (1, 1), (), "operator")), (2,)))
+
+
+def test_astype_and_reductions_of_numpy_scalars_go_to_the_configured_device():
+    # Gap noted by the trust tests: la.astype(np.int8(3), ...) was always placed on cpu.
+    import pytest
+
+    with la.config(device="cpu"):
+        assert la.astype(np.int8(3), la.float32).device == "cpu"
+        assert float(la.astype(np.int8(3), la.float32)) == 3.0
+        assert la.sum(np.float32(2)).device == "cpu"
+    if not la.cuda_available():
+        with la.config(device="cuda"), pytest.raises(RuntimeError, match="no usable GPU"):
+            la.astype(np.int8(3), la.float32)
