@@ -380,9 +380,23 @@ def materialize(node: Node) -> Any:
             raise _Planned(plan(node, planning_mode))
         from ._program import lower
 
-        data = select(node.device or "cpu", get_config().mode).run(lower(node))
+        try:
+            data = select(node.device or "cpu", get_config().mode).run(lower(node))
+        except MemoryError as exc:
+            raise _out_of_memory(node, exc) from exc
         node.data = data
     return node.data
+
+
+def _out_of_memory(node: Node, exc: MemoryError) -> MemoryError:
+    """The library's MemoryError (it names the allocation) plus what was being computed
+    and what to do about it. The process can carry on: nothing was left half-built."""
+    nbytes = int(np.prod(node.shape, dtype=np.int64)) * node.dtype.itemsize
+    device = node.device or "cpu"
+    free = " (and cupy.get_default_memory_pool().free_all_blocks())" if device == "cuda" else ""
+    return MemoryError(f"{exc}\nlazyarr: out of {device} memory materializing a {node.shape} "
+                       f"{node.dtype} result ({nbytes:,} bytes). Free arrays you no longer need"
+                       f"{free}, or work on smaller pieces of the data.")
 
 
 def _wrap(node: Node) -> Any:

@@ -78,8 +78,9 @@ def _setup(tmp_path, monkeypatch):
     return types.SimpleNamespace(dir=tmp_path / "cache", compiles=compiles)
 
 
-def _rendered(fn: str = "sqrt"):
-    """A real rendered kernel (``fn(|x * 1.5|) + 1`` over a float32 vector)."""
+def _lowered_for(build):
+    """The lowered program of ``build(x)`` for a float32 vector ``x`` on the cpu, captured
+    at materialization instead of run (only rendering follows: no GPU, no CuPy)."""
     from lazyarr import _build
 
     captured = {}
@@ -91,15 +92,20 @@ def _rendered(fn: str = "sqrt"):
             captured["lowered"] = lowered
             return np.zeros(lowered.shape, lowered.program.root.dtype)
 
-    x = la.asarray(np.ones(100, np.float32), device="cpu")   # only rendering: no GPU, no CuPy
+    x = la.asarray(np.ones(100, np.float32), device="cpu")
     orig = _build.select
     _build.select = lambda device, mode: Capture()
     try:
         with la.config(mode="lazy", device="cpu"):
-            (getattr(la, fn)(abs(x * 1.5)) + 1).compute()
+            build(x).compute()
     finally:
         _build.select = orig
-    low = captured["lowered"]
+    return captured["lowered"]
+
+
+def _rendered(fn: str = "sqrt"):
+    """A real rendered kernel (``fn(|x * 1.5|) + 1`` over a float32 vector)."""
+    low = _lowered_for(lambda x: getattr(la, fn)(abs(x * 1.5)) + 1)
     geo = R.analyze(low.program, low.inputs)
     return R.render(low.program, geo.spec)
 

@@ -110,7 +110,14 @@ class CudaBackend:
                 return cupy.empty(lowered.shape, root.dtype)
             sms, cc = _current_device_info()
             rendered = R.render(program, geo.spec)
-            entry = _Entry(load_kernel(rendered, cc), geo, rendered, sms)
+            try:
+                kernel = load_kernel(rendered, cc)
+            except Exception as exc:
+                raise RuntimeError(
+                    f"lazyarr could not compile the CUDA kernel for the expression "
+                    f"{' -> '.join(program.ops())} ({root.dtype}, {geo.spec.kind} kernel): "
+                    f"{type(exc).__name__}: {exc}") from exc
+            entry = _Entry(kernel, geo, rendered, sms)
             if all(a is b for a, b in zip(inputs, lowered.inputs)):
                 self._entries[key] = entry
         out = cupy.empty(lowered.shape, root.dtype)
