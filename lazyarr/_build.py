@@ -26,6 +26,7 @@ from ._devices import resolve as resolve_device
 from ._devices import xp as xp_for
 from ._dtypes import WEAK_SCALAR_TYPES, check_dtype, scalar_fits, scalar_to_dtype
 from ._node import Node
+from ._program import lower, lower_cached
 from ._registry import COMPARE, OPS, OpDef
 from .backends import reference, select
 
@@ -346,8 +347,6 @@ class _Planned(Exception):
 
 def plan(node: Node, mode: str | None = None) -> Any:
     """The backend's plan for materializing ``node`` (nothing runs)."""
-    from ._program import lower
-
     return select(node.device or "cpu", mode or get_config().mode).plan(lower(node))
 
 
@@ -378,13 +377,11 @@ def materialize(node: Node) -> Any:
         planning_mode = _planning.get()
         if planning_mode is not None:
             raise _Planned(plan(node, planning_mode))
-        from ._program import lower
-
         try:
-            data = select(node.device or "cpu", get_config().mode).run(lower(node))
+            data = select(node.device or "cpu", get_config().mode).run(lower_cached(node))
         except MemoryError as exc:
             raise _out_of_memory(node, exc) from exc
-        node.data = data
+        _node.materialized(node, data)
     return node.data
 
 

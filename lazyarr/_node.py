@@ -8,17 +8,36 @@ shared by construction and ``is`` compares them.
 
 When an interior node is materialized its buffer is stored in ``data``; from then
 on every expression containing it treats it as a leaf (like ``dask.persist``).
+
+Structure ids. Every node also gets, when it is built, a small integer ``sid`` naming its
+*structure*: what lowering it would produce, i.e. the ops, dtypes and static args of the
+DAG, and which of its leaves are the same leaf (``x * x`` is not ``x * y``), but not the
+data, the scalar values or the shapes. Beside it, ``leaves`` lists the DAG's distinct
+leaves (inputs and scalars) in the order lowering numbers them. Two DAGs with one sid lower
+to the same program, so a repeated expression skips lowering (see ``_program.lower_cached``).
+
+A structure id describes the DAG as it was when the node was built: materializing an
+interior node later turns it into a leaf. ``epoch`` (bumped after every materialization)
+records when the node was built; a node from an older epoch is re-checked before its sid
+is trusted (``is_fresh``). Large DAGs (more than ``MAX_LEAVES`` leaves) get no sid and
+are always lowered: the leaf lists are copied on merge, which must stay O(1) per node.
 """
 from __future__ import annotations
 
+import itertools
 import weakref
 from typing import Any
 
 import numpy as np
 
+MAX_LEAVES = 16           # bigger DAGs get no structure id (sid None): lowered every time
+_MAX_STRUCTURES = 1 << 16  # the table is cleared when it grows past this (ids are never reused)
+_MAX_WALK = 64            # interior nodes is_fresh may visit before giving up
+
 
 class Node:
-    __slots__ = ("op", "dtype", "shape", "device", "src", "arg", "data", "__weakref__")
+    __slots__ = ("op", "dtype", "shape", "device", "src", "arg", "data",
+                 "sid", "leaves", "epoch", "__weakref__")
 
     op: str                  # registry op name, or "leaf" / "scalar"
     dtype: np.dtype
@@ -27,16 +46,125 @@ class Node:
     src: tuple[Node, ...]
     arg: Any                 # static operand: cast dtype, reduction spec, scalar value
     data: Any                # the buffer, once materialized (always set for leaves)
+    sid: int | None          # structure id (see the module docstring); None: too big, or stale
+    leaves: tuple[Node, ...] | None  # interior nodes: the distinct leaves, in lowering order
+    epoch: int               # interior nodes: the epoch the sid was last known valid in
 
     def __init__(self, op: str, dtype: np.dtype, shape: tuple[int, ...], device: str | None,
                  src: tuple[Node, ...] = (), arg: Any = None, data: Any = None) -> None:
         self.op, self.dtype, self.shape, self.device = op, dtype, shape, device
         self.src, self.arg, self.data = src, arg, data
+        self.sid, self.leaves, self.epoch = None, None, 0
 
     def __repr__(self) -> str:
         return f"Node({self.op}, {self.dtype}, {self.shape})"
 
 
+# ----------------------------------------------------------------------------- structures
+_structures: dict[tuple[Any, ...], int] = {}
+_next_sid = itertools.count()
+_ticks = itertools.count(1)
+epoch = 0   # bumped (after the buffer is stored) by every materialization: see materialized()
+
+
+def structure(key: tuple[Any, ...]) -> int:
+    """The id of a structure key. Ids are never reused, so clearing the table is safe."""
+    sid = _structures.get(key)
+    if sid is None:
+        if len(_structures) >= _MAX_STRUCTURES:
+            _structures.clear()
+        sid = _structures.setdefault(key, next(_next_sid))
+    return sid
+
+
+def materialized(node: Node, data: Any) -> None:
+    """Store a computed buffer on ``node``. Every sid built before now may be stale: the
+    node is a leaf from now on. (The epoch moves after the store: a node built in between
+    sees the buffer, and is stale anyway.)"""
+    global epoch
+    node.data = data
+    epoch = next(_ticks)
+
+
+def _as_leaf(node: Node) -> int:
+    """The structure id of a materialized interior node seen as an input."""
+    return structure(("input", node.dtype, len(node.shape)))
+
+
+def _describe(node: Node, src: tuple[Node, ...], head: tuple[Any, ...]) -> None:
+    """Set ``node``'s sid, leaves and epoch from its children's (``head``: op, dtype, arg).
+
+    Leaves merge by first occurrence, left to right, which is the order lowering's
+    depth-first walk numbers them in. When children share leaves the key records where
+    each child's leaves land in the merged list (so ``x * x`` and ``x * y`` differ).
+    """
+    now = epoch
+    leaves: tuple[Node, ...] = ()
+    key = list(head)
+    parts = []
+    shared = False
+    for c in src:
+        if not c.src:                     # a leaf or a scalar
+            key.append(c.sid)
+            mine: tuple[Node, ...] = (c,)
+        elif c.data is not None:          # materialized: an input from now on
+            key.append(_as_leaf(c))
+            mine = (c,)
+        elif c.sid is None or c.epoch != now and not is_fresh(c, now):
+            return
+        else:
+            key.append(c.sid)
+            mine = c.leaves  # type: ignore[assignment]
+        parts.append(mine)
+        if not leaves:
+            leaves = mine
+        elif any(l in leaves for l in mine):
+            shared = True
+            leaves += tuple(l for l in mine if l not in leaves)
+        else:
+            leaves += mine
+    if len(leaves) > MAX_LEAVES:
+        return
+    if shared:
+        key.append(tuple(leaves.index(l) for part in parts for l in part))
+    node.sid = structure(tuple(key))
+    node.leaves, node.epoch = leaves, now
+
+
+def is_fresh(node: Node, now: int) -> bool:
+    """True if no interior node under ``node`` was materialized since its sid was set
+    (so the sid still describes the DAG); marks the nodes checked with epoch ``now``.
+
+    A child that has a buffer now was a leaf when its parent was built only if it is in
+    the parent's leaves. Gives up (False) after ``_MAX_WALK`` interior nodes.
+    """
+    if node.sid is None or node.data is not None:
+        return False
+    seen: list[Node] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.epoch == now:
+            continue
+        seen.append(n)
+        if len(seen) > _MAX_WALK:
+            return False
+        for c in n.src:
+            if not c.src:                 # a leaf or a scalar: never changes
+                continue
+            if c.data is not None:        # materialized: since n was built?
+                if c not in n.leaves:
+                    return False
+            elif c.sid is None:
+                return False
+            else:
+                stack.append(c)
+    for n in seen:
+        n.epoch = now
+    return True
+
+
+# ----------------------------------------------------------------------------- interning
 # The intern table: structural key -> weak reference to the node. (A WeakValueDictionary
 # does the same but costs ~3 us per insertion, on the path of every op a user writes.)
 # No lock: dict operations are atomic under the GIL, and the only race (two threads building
@@ -44,33 +172,52 @@ class Node:
 _interned: dict[tuple[Any, ...], weakref.ref[Node]] = {}
 
 
-def _forget(key: tuple[Any, ...]) -> Any:
-    def callback(ref: weakref.ref[Node]) -> None:
-        if _interned.get(key) is ref:
-            del _interned[key]
-    return callback
+class _Ref(weakref.ref):  # type: ignore[type-arg]
+    """A weak reference that knows its intern key (cheaper than a closure per node)."""
+    __slots__ = ("key",)
+    key: tuple[Any, ...]
 
 
-def _intern(key: tuple[Any, ...], make: Any) -> Node:
+def _forget(ref: _Ref) -> None:
+    if _interned.get(ref.key) is ref:
+        del _interned[ref.key]
+
+
+def _store(key: tuple[Any, ...], node: Node) -> Node:
+    ref = _Ref(node, _forget)
+    ref.key = key
+    _interned[key] = ref
+    return node
+
+
+def _lookup(key: tuple[Any, ...]) -> Node | None:
+    """The live interned node for ``key``. A materialized node holds the value its inputs
+    had when it ran; a new expression reads the buffers as they are now, so it gets a fresh
+    node (the old one keeps its memo)."""
     ref = _interned.get(key)
-    node = ref() if ref is not None else None
-    # A materialized node holds the value its inputs had when it ran; a new expression reads
-    # the buffers as they are now, so it gets a fresh node (the old one keeps its memo).
-    if node is None or node.data is not None:
-        node = make()
-        _interned[key] = weakref.ref(node, _forget(key))
-    return node  # type: ignore[no-any-return]
+    if ref is not None:
+        node = ref()
+        if node is not None and node.data is None:
+            return node
+    return None
 
 
 def leaf(data: Any, device: str) -> Node:
     """A materialized buffer as a node. Leaves are not interned: one per buffer wrapper."""
-    return Node("leaf", data.dtype, tuple(data.shape), device, data=data)
+    node = Node("leaf", data.dtype, tuple(data.shape), device, data=data)
+    node.sid = structure(("input", node.dtype, len(node.shape)))
+    return node
 
 
 def scalar(value: np.generic) -> Node:
     """A constant operand (already of its final dtype); interned by dtype and bit pattern."""
-    return _intern(("scalar", value.dtype, value.tobytes()),
-                   lambda: Node("scalar", value.dtype, (), None, arg=value))
+    key = ("scalar", value.dtype, value.tobytes())
+    node = _lookup(key)
+    if node is None:
+        node = Node("scalar", value.dtype, (), None, arg=value)
+        node.sid = structure(("scalar", value.dtype))
+        _store(key, node)
+    return node
 
 
 def op_node(op: str, dtype: np.dtype, shape: tuple[int, ...], device: str | None,
@@ -83,5 +230,11 @@ def op_node(op: str, dtype: np.dtype, shape: tuple[int, ...], device: str | None
     Keys use the children's ids: a child cannot die (and its id be reused) while
     a parent referencing it is alive, and the parent's entry dies with the parent.
     """
-    return _intern((op, dtype, arg, *map(id, src)),
-                   lambda: Node(op, dtype, shape, device, src, arg))
+    head = (op, dtype, arg)
+    key = head + tuple(map(id, src))
+    node = _lookup(key)
+    if node is None:
+        node = Node(op, dtype, shape, device, src, arg)
+        _describe(node, src, head)
+        _store(key, node)
+    return node

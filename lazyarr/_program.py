@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from . import _node
 from ._node import Node
 
 
@@ -121,3 +122,41 @@ def lower(root: Node) -> Lowered:
                 if src[i] not in index:
                     push(src[i])
     return _new(Lowered, (Program(tuple(instrs)), inputs, scalars, root.shape, root.device or "cpu"))
+
+
+# ----------------------------------------------------------------------------- repeated expressions
+# structure id -> program (see _node: one sid, one program). Bounded: cleared when full.
+_by_structure: dict[int, Program] = {}
+_MAX_PROGRAMS = 4096
+stats = {"lowered": 0, "reused": 0}   # lower_cached: programs built / taken from _by_structure
+
+
+def _gather(leaves: tuple[Node, ...]) -> tuple[list[Any], list[np.generic]]:
+    """The buffers and scalar values of a DAG's leaves, numbered as ``lower`` numbers them."""
+    inputs = [n.data for n in leaves if n.op != "scalar"]
+    scalars = [n.arg for n in leaves if n.op == "scalar"]
+    return inputs, scalars
+
+
+def lower_cached(root: Node) -> Lowered:
+    """``lower(root)``, skipping the lowering when an expression of the same structure was
+    lowered before: then only the leaves are gathered (see ``_node``'s structure ids)."""
+    sid = root.sid
+    fresh = sid is not None and (root.epoch == _node.epoch or _node.is_fresh(root, _node.epoch))
+    if fresh:
+        program = _by_structure.get(sid)  # type: ignore[arg-type]
+        if program is not None:
+            stats["reused"] += 1
+            inputs, scalars = _gather(root.leaves)  # type: ignore[arg-type]
+            return _new(Lowered, (program, inputs, scalars, root.shape, root.device or "cpu"))
+    lowered = lower(root)
+    stats["lowered"] += 1
+    if fresh:
+        # The first DAG of each structure checks that the leaves are in lowering's order.
+        inputs, scalars = _gather(root.leaves)  # type: ignore[arg-type]
+        if list(map(id, inputs)) == list(map(id, lowered.inputs)) and \
+                list(map(id, scalars)) == list(map(id, lowered.scalars)):
+            if len(_by_structure) >= _MAX_PROGRAMS:
+                _by_structure.clear()
+            _by_structure[sid] = lowered.program  # type: ignore[index]
+    return lowered

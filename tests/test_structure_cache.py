@@ -1,0 +1,131 @@
+"""Repeated expressions skip lowering: a structure id computed when each node is built
+picks the program lowered for the first expression of that structure (see ``lazyarr._node``).
+The reused program must be exactly what lowering would give, and every result NumPy's."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazyarr as la
+from lazyarr import _node, _program
+from lazyarr._program import lower, lower_cached
+
+
+def _sum_counting(fn):
+    """``la.sum(fn())`` and how many lowerings (not reuses) its materialization took."""
+    before = _program.stats["lowered"]
+    return la.sum(fn()), _program.stats["lowered"] - before
+
+
+def _close(s, want):
+    """A float32 sum: lazyarr accumulates in float64, NumPy pairwise in float32."""
+    return s.item() == pytest.approx(float(want), rel=1e-5)
+
+
+def _same_as_lower(y):
+    """lower_cached gives lower's program, inputs and scalars (same objects, same order)."""
+    want, got = lower(y._node), lower_cached(y._node)
+    assert got.program == want.program
+    assert [id(a) for a in got.inputs] == [id(a) for a in want.inputs]
+    assert [id(s) for s in got.scalars] == [id(s) for s in want.scalars]
+    assert (got.shape, got.device) == (want.shape, want.device)
+
+
+@pytest.fixture
+def xy():
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(100).astype(np.float32), rng.standard_normal(100).astype(np.float32)
+    return a, b, la.asarray(a), la.asarray(b)
+
+
+def test_repeated_expression_reuses_the_program(xy):
+    a, b, x, y = xy
+    chain = lambda: la.sqrt(abs(x * y + 1.5)) * la.tanh(x) - y  # noqa: E731
+    want = np.sum(np.sqrt(abs(a * b + np.float32(1.5))) * np.tanh(a) - b)
+    first, n_first = _sum_counting(chain)
+    assert n_first == 1 and _close(first, want)
+    for _ in range(3):
+        again, n = _sum_counting(chain)
+        assert n == 0 and _close(again, want)
+
+
+def test_same_leaf_twice_is_another_structure(xy):
+    a, b, x, y = xy
+    assert (x * x)._node.sid != (x * y)._node.sid
+    assert (x * y + x)._node.sid != (x * y + y)._node.sid
+    la.sum(x * y)
+    s, n = _sum_counting(lambda: x * x)
+    assert n == 1 and _close(s, np.sum(a * a))
+    s, n = _sum_counting(lambda: x * y + x)
+    assert n == 1 and _close(s, np.sum(a * b + a))
+    s, n = _sum_counting(lambda: x * y + y)
+    assert n == 1 and _close(s, np.sum(a * b + b))
+    s, n = _sum_counting(lambda: y * x + y)        # the same structure as x * y + x
+    assert n == 0 and _close(s, np.sum(b * a + b))
+
+
+def test_new_constants_reuse_the_program(xy):
+    a, _, x, _ = xy
+    _sum_counting(lambda: x * 2.25 + 3.5)
+    s, n = _sum_counting(lambda: x * 5.5 + 6.25)
+    assert n == 0 and _close(s, np.sum(a * np.float32(5.5) + np.float32(6.25)))
+    s, n = _sum_counting(lambda: x * 7.5 + 7.5)    # one scalar used twice: another program
+    assert n == 1 and _close(s, np.sum(a * np.float32(7.5) + np.float32(7.5)))
+
+
+@pytest.mark.parametrize("other", [np.ones(7, np.float32), np.ones((3, 4), np.float32),
+                                   np.ones(5, np.float64), np.ones(5, np.int32),
+                                   np.ones((4, 6), np.float32)[:, ::2]])
+def test_inputs_of_other_shapes_and_dtypes(other):
+    base = np.linspace(-1, 1, 5, dtype=np.float32)
+    for data in (base, other, base[::-1], other):
+        x = la.asarray(data)
+        y = la.sqrt(abs(x * 3 - 1)) + x
+        _same_as_lower(la.sqrt(abs(x * 3 - 1)) + x)
+        np.testing.assert_array_equal(np.asarray(y), np.sqrt(abs(data * 3 - 1)) + data)
+        assert la.sum(y).item() == pytest.approx(np.sum(np.sqrt(abs(data * 3 - 1)) + data), rel=1e-6)
+
+
+def test_leaf_order_matches_lowering(xy):
+    a, b, x, y = xy
+    z = la.asarray(a[::-1].copy())
+    for expr in (lambda: (x * y) + (y * z), lambda: (z * 2.0) * (x + 2.0) - z,
+                 lambda: la.where(x > y, z, x) * 0.5, lambda: (x + y) * (x + y) + x,
+                 lambda: ((y + x) - (z * 1.5)) / (x - 1.5)):
+        _same_as_lower(expr())
+        s, _ = _sum_counting(expr)
+        s2, n = _sum_counting(expr)
+        assert n == 0 and s.item() == s2.item()
+
+
+def test_materialized_interior_node_is_not_read_from_a_stale_structure(xy):
+    a, b, x, y = xy
+    t = x * y
+    u = t + 1.0
+    assert _close(la.sum(u), np.sum(a * b + np.float32(1)))
+    node_t = t._node
+    t.compute()                                   # node_t now holds its buffer: an input
+    assert node_t.data is not None
+    _same_as_lower(u)
+    s, n = _sum_counting(lambda: u)
+    assert n == 1 and _close(s, np.sum(a * b + np.float32(1)))
+
+
+def test_kept_results_do_not_defeat_the_reuse(xy):
+    """Interning hands back the nodes of a kept result (built in an older epoch); they are
+    re-checked, not lowered again."""
+    a, b, x, y = xy
+    kept = [_sum_counting(lambda: abs(x * y) - 0.5) for _ in range(4)]
+    assert [n for _, n in kept][1:] == [0, 0, 0]
+    assert all(_close(s, np.sum(abs(a * b) - np.float32(0.5))) for s, _ in kept)
+
+
+def test_dags_with_many_leaves_are_lowered_every_time():
+    arrays = [np.full(3, float(i)) for i in range(_node.MAX_LEAVES + 4)]
+    leaves = [la.asarray(v) for v in arrays]
+    y = leaves[0]
+    for v in leaves[1:]:
+        y = y + v
+    assert y._node.sid is None
+    s, n = _sum_counting(lambda: y)
+    assert n == 1 and _close(s, np.sum(sum(arrays)))
