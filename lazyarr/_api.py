@@ -13,6 +13,7 @@ from ._node import Node
 from ._registry import ELEMENTWISE, OPS, REDUCTIONS, OpDef
 
 _wrap = LazyArray._from_node
+_elementwise = _build.elementwise   # bound once: the operators call it on every op
 _ARG_NAMES = {1: ("x",), 2: ("x1", "x2"), 3: ("condition", "x1", "x2")}
 
 
@@ -24,7 +25,7 @@ def _docstring(opdef: OpDef, params: str) -> str:
 
 def _elementwise_function(opdef: OpDef) -> Callable[..., LazyArray]:
     def fn(*args: Any) -> LazyArray:
-        return _wrap(_build.elementwise(opdef, *args))
+        return _wrap(_elementwise(opdef, *args))
 
     names = _ARG_NAMES[opdef.nin]
     fn.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
@@ -154,22 +155,42 @@ def _install_operators() -> None:
 
 def _unary_operator(opdef: OpDef) -> Callable[[LazyArray], LazyArray]:
     def method(self: LazyArray) -> LazyArray:
-        return _wrap(_build.elementwise(opdef, self))
+        return _wrap(_elementwise(opdef, self))
     return method
 
 
 def _binary_operator(opdef: OpDef, reflected: bool) -> Callable[[LazyArray, Any], Any]:
-    def method(self: LazyArray, other: Any) -> Any:
-        if opdef.name in ("equal", "not_equal") and (other is None or isinstance(other, str)):
+    """``x op y`` (or, reflected, ``y op x``). The plain methods are one call from the node
+    builder (every operator a user writes runs them); the special cases wrap them."""
+    if reflected:
+        def method(self: LazyArray, other: Any) -> Any:
+            return _wrap(_elementwise(opdef, other, self))
+    else:
+        def method(self: LazyArray, other: Any) -> Any:
+            return _wrap(_elementwise(opdef, self, other))
+    if opdef.name in ("equal", "not_equal"):
+        return _identity_comparison_of_non_arrays(method)
+    if opdef.name == "power" and not reflected:
+        return _bool_square(method)
+    return method
+
+
+def _identity_comparison_of_non_arrays(method: Callable[[LazyArray, Any], Any]) -> Callable[..., Any]:
+    def compare(self: LazyArray, other: Any) -> Any:
+        if other is None or isinstance(other, str):
             return NotImplemented   # let Python compare identities, as for any object
-        args = (other, self) if reflected else (self, other)
-        if opdef.name == "power" and not reflected and type(other) is int and other == 2 \
-                and self.dtype == np.bool_:
+        return method(self, other)
+    return compare
+
+
+def _bool_square(method: Callable[[LazyArray, Any], Any]) -> Callable[..., Any]:
+    def power(self: LazyArray, other: Any) -> Any:
+        if type(other) is int and other == 2 and self.dtype == np.bool_:
             # ndarray.__pow__'s fast path: ``a ** 2`` is ``np.square(a)``, which for bool is
             # int8 where ``np.power(a, 2)`` is int64 (the only dtype where the two differ).
-            return _wrap(_build.elementwise(OPS["square"], self))
-        return _wrap(_build.elementwise(opdef, *args))
-    return method
+            return _wrap(_elementwise(OPS["square"], self))
+        return method(self, other)
+    return power
 
 
 def _inplace_operator(opdef: OpDef) -> Callable[[LazyArray, Any], LazyArray]:

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import math
 import operator
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
@@ -143,8 +144,25 @@ def cast(x: Node, dtype: np.dtype) -> Node:
     return _node.op_node("astype", dtype, x.shape, x.device, (x,), dtype)
 
 
+# (Python number, dtype[, sign of a zero]) -> its scalar node: the constants of a program
+# repeat, and converting one (NumPy scalar, bytes for the intern key) costs a microsecond.
+# Equal numbers convert to the same value, except 0.0 and -0.0 (hence the sign); NaN is
+# never equal to itself, so it is not memoized. Holds the nodes alive: bounded.
+_scalar_nodes: dict[tuple[Any, ...], Node] = {}
+_MAX_SCALAR_NODES = 1024
+
+
 def _scalar_node(value: Any, dtype: np.dtype) -> Node:
-    return _node.scalar(scalar_to_dtype(value, dtype))
+    if value != value:
+        return _node.scalar(scalar_to_dtype(value, dtype))
+    key = (value, dtype) if value else (value, dtype, math.copysign(1.0, value))
+    node = _scalar_nodes.get(key)
+    if node is None:
+        node = _node.scalar(scalar_to_dtype(value, dtype))
+        if len(_scalar_nodes) >= _MAX_SCALAR_NODES:
+            _scalar_nodes.clear()
+        _scalar_nodes[key] = node
+    return node
 
 
 # ----------------------------------------------------------------------------- building
@@ -163,13 +181,66 @@ def _eager_mode() -> bool:
     return get_config().mode == "eager"
 
 
+class _Rule(NamedTuple):
+    """What NumPy's rules decided for one op on operands of given dtypes, shapes, devices."""
+
+    dtypes: tuple[np.dtype, ...]   # loop dtypes: one per operand, then the result's
+    shape: tuple[int, ...]
+    device: str | None             # None: only constants, so the configured one (each call)
+    fast: bool                     # the fast path may build it: see ``_fast_rule``
+    uncast: bool                   # every operand a node already of its loop dtype
+
+
 # (op, then per operand: (dtype, shape, device) of a node, or the type of a Python scalar)
-#   -> (loop dtypes, result shape, device). Every op a user writes goes through here, so the
-#   common case (LazyArrays and Python scalars) skips the general resolution after its first time.
-_resolved: dict[tuple[Any, ...], tuple[tuple[np.dtype, ...], tuple[int, ...], str]] = {}
+#   -> _Rule. Every op a user writes goes through here, so the common case (LazyArrays and
+#   Python scalars) skips the general resolution after its first time.
+_rules: dict[tuple[Any, ...], _Rule] = {}
 
 
 def elementwise(opdef: OpDef, *args: Any) -> Node:
+    """An elementwise op with NumPy's semantics: a new node (lazy) or a computed leaf (eager).
+
+    The fast path: every argument a LazyArray or a Python float/int, a memoized rule for
+    their types, lazy mode. The rest (and each first time) takes ``_elementwise``.
+    """
+    lazy = _array.LazyArray
+    key: list[Any] = [opdef.name]
+    operands: list[Operand] = []
+    for a in args:
+        t = type(a)
+        if t is lazy:
+            x = a._node
+            key += (x.dtype, x.shape, x.device)
+        elif t is float or t is int:
+            x = a
+            key.append(t)
+        else:
+            return _elementwise(opdef, args)
+        operands.append(x)
+    rule = _rules.get(tuple(key))
+    if rule is None:
+        return _elementwise(opdef, args)
+    dtypes, shape, device, fast, uncast = rule
+    if not fast or get_config().mode != "lazy":
+        return _elementwise(opdef, args)
+    src = tuple(operands) if uncast else _cast_operands(operands, dtypes)
+    return _node.op_node(opdef.name, dtypes[-1], shape, device, src)  # type: ignore[arg-type]
+
+
+def _fast_rule(opdef: OpDef, operands: list[Operand], dtypes: tuple[np.dtype, ...],
+               device: str | None) -> bool:
+    """Whether ``elementwise``'s fast path may build this op from its rule alone. Not for
+    ``where``, nor where the device is the configured one (only constants), nor for Python
+    int operands whose value NumPy checks at each call: out of range for an integer or bool
+    loop (``int8_array + 300``), ``** -1``, comparisons out of range."""
+    if opdef.name == "where" or device is None:
+        return False
+    if opdef.scalar_rule == COMPARE or opdef.name == "power":
+        return not any(type(x) is int for x in operands)
+    return not any(type(x) is int and dt.kind in "iub" for x, dt in zip(operands, dtypes))
+
+
+def _elementwise(opdef: OpDef, args: tuple[Any, ...]) -> Node:
     if len(args) != opdef.nin:
         raise TypeError(f"{opdef.name}() takes {opdef.nin} array argument(s), got {len(args)}")
     operands = operands_of(args)
@@ -186,27 +257,36 @@ def elementwise(opdef: OpDef, *args: Any) -> Node:
         if constant is not None:   # x == x is all True for integers; x != x all False
             x = _wrap(next(n for n in operands if isinstance(n, Node)))
             return elementwise(OPS["equal" if constant else "not_equal"], x, x)
-    hit = _resolved.get(tuple(key))
-    if hit is None:
-        device = common_device(operands)
-        shape = broadcast_shapes(*(x.shape for x in operands if isinstance(x, Node)))
-        dtypes = () if opdef.name == "where" else resolve_ufunc(opdef, operands)
-        # Only constants: the device is the configured one, at each call (so not cached).
-        placed = any(type(x) is Node and x.device is not None for x in operands)
-        _resolved[tuple(key)] = (dtypes, shape, device if placed else None)
-    else:
-        dtypes, shape, device = hit
-        device = device or common_device(operands)
-        if has_int and opdef.name != "where":
-            resolve_ufunc(opdef, operands)   # value checks of Python ints (out of range, ** -1)
+    rule = _rules.get(tuple(key))
+    if rule is None:
+        rule = _rules[tuple(key)] = _new_rule(opdef, operands)
+    elif has_int and opdef.name != "where":
+        resolve_ufunc(opdef, operands)   # value checks of Python ints (out of range, ** -1)
+    dtypes, shape, device = rule.dtypes, rule.shape, rule.device or common_device(operands)
     if opdef.name == "where":
         return _where(opdef, operands, shape, device)
     if get_config().mode == "eager":
         return _eager(opdef, device, [x if type(x) is Node else scalar_to_dtype(x, dt)
                                       for x, dt in zip(operands, dtypes)])
-    src = tuple((x if x.dtype == dt else cast(x, dt)) if type(x) is Node else _scalar_node(x, dt)
-                for x, dt in zip(operands, dtypes))
-    return _node.op_node(opdef.name, dtypes[-1], shape, device, src)
+    return _node.op_node(opdef.name, dtypes[-1], shape, device, _cast_operands(operands, dtypes))
+
+
+def _new_rule(opdef: OpDef, operands: list[Operand]) -> _Rule:
+    """Resolve an op on these operands with NumPy's rules (raising NumPy's errors)."""
+    device: str | None = common_device(operands)
+    shape = broadcast_shapes(*(x.shape for x in operands if isinstance(x, Node)))
+    dtypes = () if opdef.name == "where" else resolve_ufunc(opdef, operands)
+    # Only constants: the device is the configured one, at each call (so not cached).
+    if not any(type(x) is Node and x.device is not None for x in operands):
+        device = None
+    uncast = all(type(x) is Node and x.dtype == dt for x, dt in zip(operands, dtypes))
+    return _Rule(dtypes, shape, device, _fast_rule(opdef, operands, dtypes, device), uncast)
+
+
+def _cast_operands(operands: list[Operand], dtypes: tuple[np.dtype, ...]) -> tuple[Node, ...]:
+    """The operands as nodes of their loop dtypes (Python scalars converted, nodes cast)."""
+    return tuple([(x if x.dtype == dt else cast(x, dt)) if type(x) is Node else _scalar_node(x, dt)
+                  for x, dt in zip(operands, dtypes)])
 
 
 def _where(opdef: OpDef, operands: list[Operand], shape: tuple[int, ...], device: str) -> Node:

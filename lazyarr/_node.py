@@ -97,37 +97,36 @@ def _describe(node: Node, src: tuple[Node, ...], head: tuple[Any, ...]) -> None:
     Leaves merge by first occurrence, left to right, which is the order lowering's
     depth-first walk numbers them in. When children share leaves the key records where
     each child's leaves land in the merged list (so ``x * x`` and ``x * y`` differ).
+    (Plain loops and list comprehensions: this runs for every node built.)
     """
     now = epoch
-    leaves: tuple[Node, ...] = ()
-    key = list(head)
+    sids = []
     parts = []
-    shared = False
     for c in src:
         if not c.src:                     # a leaf or a scalar
-            key.append(c.sid)
-            mine: tuple[Node, ...] = (c,)
+            sids.append(c.sid)
+            parts.append((c,))
         elif c.data is not None:          # materialized: an input from now on
-            key.append(_as_leaf(c))
-            mine = (c,)
+            sids.append(_as_leaf(c))
+            parts.append((c,))
         elif c.sid is None or c.epoch != now and not is_fresh(c, now):
             return
         else:
-            key.append(c.sid)
-            mine = c.leaves  # type: ignore[assignment]
-        parts.append(mine)
-        if not leaves:
-            leaves = mine
-        elif any(l in leaves for l in mine):
-            shared = True
-            leaves += tuple(l for l in mine if l not in leaves)
-        else:
-            leaves += mine
+            sids.append(c.sid)
+            parts.append(c.leaves)
+    leaves = parts[0]
+    shared = False
+    for part in parts[1:]:
+        new = [leaf for leaf in part if leaf not in leaves]
+        shared = shared or len(new) != len(part)
+        leaves += tuple(new)
     if len(leaves) > MAX_LEAVES:
         return
-    if shared:
-        key.append(tuple(leaves.index(l) for part in parts for l in part))
-    node.sid = structure(tuple(key))
+    if shared:   # where each child's leaves are in the merged list
+        sids.append(tuple([leaves.index(leaf) for part in parts for leaf in part]))
+    key = head + tuple(sids)
+    sid = _structures.get(key)
+    node.sid = structure(key) if sid is None else sid
     node.leaves, node.epoch = leaves, now
 
 
