@@ -13,7 +13,8 @@ from ._node import Node
 from ._registry import ELEMENTWISE, OPS, REDUCTIONS, OpDef
 
 _wrap = LazyArray._from_node
-_elementwise = _build.elementwise   # bound once: the operators call it on every op
+# Bound once: every operator and reduction a user writes calls them.
+_elementwise, _reduce = _build.elementwise, _build.reduce
 _ARG_NAMES = {1: ("x",), 2: ("x1", "x2"), 3: ("condition", "x1", "x2")}
 
 
@@ -38,10 +39,12 @@ def _reduction_function(opdef: OpDef) -> Callable[..., LazyArray]:
     allowed = {name for name, ok in (("dtype", opdef.takes_dtype), ("ddof", opdef.takes_ddof)) if ok}
 
     def fn(x: Any, axis: Any = None, *, keepdims: bool = False, **kw: Any) -> LazyArray:
-        unknown = set(kw) - allowed
-        if unknown:
-            raise TypeError(f"{opdef.name}() got an unexpected keyword argument {unknown.pop()!r}")
-        return _wrap(_build.reduce(opdef, x, axis=axis, keepdims=keepdims, **kw))
+        if kw:
+            unknown = set(kw) - allowed
+            if unknown:
+                raise TypeError(f"{opdef.name}() got an unexpected keyword argument {unknown.pop()!r}")
+            return _wrap(_reduce(opdef, x, axis, keepdims, **kw))
+        return _wrap(_reduce(opdef, x, axis, keepdims))
 
     P = inspect.Parameter
     params = [P("x", P.POSITIONAL_OR_KEYWORD), P("axis", P.POSITIONAL_OR_KEYWORD, default=None),

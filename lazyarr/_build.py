@@ -396,7 +396,7 @@ _reduction_spec_cached = functools.lru_cache(maxsize=4096)(_reduction_spec)
 def reduce(opdef: OpDef, x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None,
            ddof: int | float = 0) -> Node:
     """Build a reduction node and materialize it (a reduction is a materialization point)."""
-    node = _placed(operands_of((x,))[0])  # type: ignore[arg-type]
+    node = _placed(x._node if type(x) is _array.LazyArray else operands_of((x,))[0])  # type: ignore[arg-type]
     args = (opdef.name, node.dtype, node.shape, axis, bool(keepdims), dtype, ddof)
     try:
         hash(args)
