@@ -200,8 +200,9 @@ _rules: dict[tuple[Any, ...], _Rule] = {}
 def elementwise(opdef: OpDef, *args: Any) -> Node:
     """An elementwise op with NumPy's semantics: a new node (lazy) or a computed leaf (eager).
 
-    The fast path: every argument a LazyArray or a Python float/int, a memoized rule for
-    their types, lazy mode. The rest (and each first time) takes ``_elementwise``.
+    The fast path: every argument a LazyArray or a Python float/int, and a memoized rule for
+    their types that needs no per-call check. The rest (and each first time) takes
+    ``_elementwise``.
     """
     lazy = _array.LazyArray
     key: list[Any] = [opdef.name]
@@ -218,11 +219,11 @@ def elementwise(opdef: OpDef, *args: Any) -> Node:
             return _elementwise(opdef, args)
         operands.append(x)
     rule = _rules.get(tuple(key))
-    if rule is None:
+    if rule is None or not rule.fast:
         return _elementwise(opdef, args)
-    dtypes, shape, device, fast, uncast = rule
-    if not fast or get_config().mode != "lazy":
-        return _elementwise(opdef, args)
+    dtypes, shape, device, _, uncast = rule
+    if get_config().mode == "eager":
+        return _eager_elementwise(opdef, device, operands, dtypes)  # type: ignore[arg-type]
     src = tuple(operands) if uncast else _cast_operands(operands, dtypes)
     return _node.op_node(opdef.name, dtypes[-1], shape, device, src)  # type: ignore[arg-type]
 
@@ -266,9 +267,14 @@ def _elementwise(opdef: OpDef, args: tuple[Any, ...]) -> Node:
     if opdef.name == "where":
         return _where(opdef, operands, shape, device)
     if get_config().mode == "eager":
-        return _eager(opdef, device, [x if type(x) is Node else scalar_to_dtype(x, dt)
-                                      for x, dt in zip(operands, dtypes)])
+        return _eager_elementwise(opdef, device, operands, dtypes)
     return _node.op_node(opdef.name, dtypes[-1], shape, device, _cast_operands(operands, dtypes))
+
+
+def _eager_elementwise(opdef: OpDef, device: str, operands: list[Operand],
+                       dtypes: tuple[np.dtype, ...]) -> Node:
+    return _eager(opdef, device, [x if type(x) is Node else scalar_to_dtype(x, dt)
+                                  for x, dt in zip(operands, dtypes)])
 
 
 def _new_rule(opdef: OpDef, operands: list[Operand]) -> _Rule:

@@ -100,8 +100,8 @@ def _describe(node: Node, src: tuple[Node, ...], head: tuple[Any, ...]) -> None:
     (Plain loops and list comprehensions: this runs for every node built.)
     """
     now = epoch
-    sids = []
-    parts = []
+    sids: list[Any] = []
+    parts: list[tuple[Node, ...]] = []
     for c in src:
         if not c.src:                     # a leaf or a scalar
             sids.append(c.sid)
@@ -113,7 +113,7 @@ def _describe(node: Node, src: tuple[Node, ...], head: tuple[Any, ...]) -> None:
             return
         else:
             sids.append(c.sid)
-            parts.append(c.leaves)
+            parts.append(c.leaves)  # type: ignore[arg-type]  # set with the sid
     leaves = parts[0]
     shared = False
     for part in parts[1:]:
@@ -152,7 +152,7 @@ def is_fresh(node: Node, now: int) -> bool:
             if not c.src:                 # a leaf or a scalar: never changes
                 continue
             if c.data is not None:        # materialized: since n was built?
-                if c not in n.leaves:
+                if c not in n.leaves:  # type: ignore[operator]  # set with the sid
                     return False
             elif c.sid is None:
                 return False

@@ -129,3 +129,27 @@ def test_dags_with_many_leaves_are_lowered_every_time():
     assert y._node.sid is None
     s, n = _sum_counting(lambda: y)
     assert n == 1 and _close(s, np.sum(sum(arrays)))
+
+
+def test_memoized_constants_keep_zero_signs_and_nan():
+    a = np.array([1.0, -2.0, 0.5], np.float32)
+    x = la.asarray(a)
+    for c in (0.0, -0.0, 0, 0.0, -0.0, float("nan"), float("nan")):
+        got, want = np.asarray(x * c), a * np.float32(c)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("mode", ["lazy", "eager"])
+def test_memoized_rules_still_check_python_int_values(mode):
+    """The rule for (int8 array, Python int) is memoized after the first op; each later op
+    still checks the int's value, as NumPy does."""
+    x = la.asarray(np.array([1, 2, 3], np.int8))
+    with la.config(mode=mode):
+        for _ in range(2):
+            np.testing.assert_array_equal(np.asarray(x + 1), np.array([2, 3, 4], np.int8))
+            with pytest.raises(OverflowError):
+                x + 300
+            with pytest.raises(ValueError, match="negative integer powers"):
+                x ** -1
+            np.testing.assert_array_equal(np.asarray(x < 300), [True] * 3)
