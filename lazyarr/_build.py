@@ -353,11 +353,20 @@ def astype(x: Any, dtype: Any) -> Node:
 
 # ----------------------------------------------------------------------------- reductions
 @functools.lru_cache(maxsize=1024)
-def _reduction_dtype(op: str, dtype: np.dtype, dtype_arg: np.dtype | None) -> np.dtype:
-    """NumPy's result dtype, asked of NumPy itself on a one-element array."""
-    kw = {"dtype": dtype_arg} if dtype_arg is not None else {}
-    return check_dtype(np.asarray(OPS[op].numpy(np.ones(1, dtype), **kw)).dtype,
-                       f"the result of {op}")
+def _reduction_dtype(op: str, dtype: np.dtype, dtype_arg: np.dtype | None, ndim: int,
+                     axes: tuple[int, ...] | None, keepdims: bool) -> np.dtype:
+    """NumPy's result dtype, asked of NumPy itself on a one-element array of the same ndim,
+    axes and keepdims: NumPy's own errors come out here, at the line that wrote the reduction
+    (``std(dtype=int8)`` fails only when the result is an array: its ``sqrt(out=)`` cannot cast)."""
+    opdef = OPS[op]
+    kw: dict[str, Any] = {"dtype": dtype_arg} if dtype_arg is not None else {}
+    if axes is not None:
+        kw["axis"] = axes if opdef.takes_axis_tuple else axes[0]
+    if keepdims:
+        kw["keepdims"] = True
+    with np.errstate(all="ignore"):
+        probe = opdef.numpy(np.ones((1,) * ndim, dtype), **kw)
+    return check_dtype(np.asarray(probe).dtype, f"the result of {op}")
 
 
 def _normalize_axes(opdef: OpDef, axis: Any, ndim: int) -> tuple[int, ...] | None:
@@ -380,7 +389,7 @@ def _reduction_spec(op: str, dtype: np.dtype, in_shape: tuple[int, ...], axis: A
     if dtype_kw is not None and not opdef.takes_dtype:
         raise TypeError(f"{opdef.name}() got an unexpected keyword argument 'dtype'")
     dtype_arg = check_dtype(dtype_kw, f"{opdef.name}(dtype=...)") if dtype_kw is not None else None
-    result_dtype = _reduction_dtype(opdef.name, dtype, dtype_arg)
+    result_dtype = _reduction_dtype(opdef.name, dtype, dtype_arg, len(in_shape), axes, keepdims)
     reduced = range(len(in_shape)) if axes is None else axes
     if opdef.identity is None and (any(in_shape[a] == 0 for a in reduced)
                                    or axes is None and 0 in in_shape):

@@ -228,7 +228,9 @@ CUDA_TEMPLATES: dict[str, dict[str, str]] = {
     "invert": {"b": "({0} == 0)", _INT: "(~{0})"},
     "left_shift": {_INT: "H_lshift({0}, {1}, {W})"}, "right_shift": {_INT: "H_rshift({0}, {1}, {W})"},
     "where": _same("({1} if {0} else {2})"),
-    "clip": {"biu": "H_iclip({0}, {1}, {2})", _FLT: "H_fclip({0}, {1}, {2})"},
+    # "single-bounds": float32/float64 with both bounds single values (see helpers._FCLIP)
+    "clip": {"biu": "H_iclip({0}, {1}, {2})", "float16": "H_fclip_keep({0}, {1}, {2})",
+             "single-bounds": "H_fclip_keep({0}, {1}, {2})", _FLT: "H_fclip({0}, {1}, {2})"},
 }
 _OP_LIST = [replace(op, cuda=CUDA_TEMPLATES[op.name]) if op.name in CUDA_TEMPLATES else op
             for op in _OP_LIST]

@@ -70,6 +70,11 @@ def data():
         "s": la.asarray(rng.standard_normal((20, 30))[::2, ::-3]),     # negative + gapped strides
         "row": la.asarray(rng.standard_normal(70).astype(np.float32)),
         "zero": la.asarray(np.float32(2.5)),
+        # signed zeros for NumPy's tie rules (clip); the bounds: several elements vs one
+        **{f"z{b}": la.asarray(np.tile(np.array([-0.0, 0.0, 1.0, -2.0], f"f{b // 8}"), 25))
+           for b in (16, 32, 64)},
+        **{f"lo{b}": la.asarray(np.zeros(100, f"f{b // 8}")) for b in (16, 32, 64)},
+        "one64": la.asarray(np.zeros(1)),
     }
 
 
@@ -103,6 +108,15 @@ BATTERY = {
     "trig": lambda d: (la.sin(d["x"]) + la.cos(d["y"]) + la.arctan2(d["x"], d["y"])).compute(),
     "clip_minmax": lambda d: (la.clip(d["x"], -1, 1) + la.maximum(d["x"], la.nan)
                               + la.fmin(d["y"], 0.5)).compute(),
+    "clip_ties_f32_single_bounds": lambda d: la.clip(d["z32"], 0.0, 5.0).compute(),
+    "clip_ties_f32_single_hi": lambda d: la.clip(d["z32"], -5.0, -0.0).compute(),
+    "clip_ties_f64_array_lo": lambda d: la.clip(d["z64"], d["lo64"], 5.0).compute(),
+    "clip_ties_f64_size1_lo": lambda d: la.clip(d["z64"], d["one64"], 5.0).compute(),
+    "clip_ties_f64_size1_expr": lambda d: la.clip(d["z64"], d["one64"] * 2, 5.0).compute(),
+    "clip_ties_f16_arrays": lambda d: la.clip(d["z16"], d["lo16"], d["lo16"] + 1).compute(),
+    "clip_ties_f32_arrays_hi": lambda d: la.clip(d["z32"], d["lo32"] - 5, d["lo32"]).compute(),
+    "mean_dtype_uint64": lambda d: la.mean(d["i8"], dtype=la.uint64),
+    "mean_dtype_int8_rows": lambda d: la.mean(d["m"] * 9, axis=1, dtype=la.int8),
     "logical": lambda d: (la.logical_xor(d["x"] > 0, d["y"] < 1) & la.isfinite(d["x"] / 0)).compute(),
 }
 
@@ -198,6 +212,8 @@ _SIM = textwrap.dedent("""
         if ok and want.dtype.kind == "f":
             ok = bool(np.allclose(got, want, rtol=2e-3 if want.dtype == np.float16 else 1e-5,
                                   atol=1e-6, equal_nan=True))
+            zeros = want == 0      # and the sign of every zero, as NumPy's
+            ok = ok and bool(np.array_equal(np.signbit(got[zeros]), np.signbit(want[zeros])))
         elif ok:
             ok = bool(np.array_equal(got, want))
         out[name] = ok if ok else f"{{got!r}} != {{want!r}}"
@@ -228,3 +244,36 @@ def test_template_selection_by_dtype_name_then_kind():
         src = R.render(low.program, R.analyze(low.program, low.inputs).spec).source
         line = next(ln for ln in src.splitlines() if " if (" in ln or " if v" in ln)
         assert f" {tie} " in line, (dt, line)
+
+
+def test_link_route_by_kernel_kind(monkeypatch):
+    """Row/column reductions are linked to a cubin by nvJitLink, the rest cached as PTX for the
+    driver to compile (the faster SASS of each, measured on the H200; compile.link_route)."""
+    from lazyarr.backends.cuda import compile as C
+    from lazyarr.backends.cuda import render as R
+
+    d = data()
+    monkeypatch.delenv("LAZYARR_CUDA_LINK", raising=False)
+    kinds = {}
+    for name in ("chain", "sum_chain", "sum_rows", "sum_cols"):
+        low = capture(lambda name=name: BATTERY[name](d))
+        rendered = R.render(low.program, R.analyze(low.program, low.inputs).spec)
+        kinds[rendered.kind] = C.link_route(rendered)
+        monkeypatch.setenv("LAZYARR_CUDA_LINK", "cubin")
+        assert C.link_route(rendered) == "cubin"
+        key_cubin = C.cache_key(rendered, (9, 0))
+        monkeypatch.setenv("LAZYARR_CUDA_LINK", "ptx")
+        assert C.link_route(rendered) == "ptx" and C.cache_key(rendered, (9, 0)) != key_cubin
+        monkeypatch.delenv("LAZYARR_CUDA_LINK")
+    assert kinds == {"map": "ptx", "full": "ptx", "rows": "cubin", "cols": "cubin"}
+
+
+def test_nvjitlink_links_a_cubin_without_a_gpu():
+    from lazyarr.backends.cuda import compile as C
+    from lazyarr.backends.cuda import render as R
+
+    low = capture(lambda: BATTERY["sum_rows"](data()))
+    rendered = R.render(low.program, R.analyze(low.program, low.inputs).spec)
+    ptx, entry = C.compile_ptx(rendered, (9, 0))
+    cubin = C.link_cubin(ptx, (9, 0))
+    assert cubin is not None and cubin[:4] == b"\x7fELF" and entry.encode() in cubin

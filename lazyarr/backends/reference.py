@@ -14,6 +14,7 @@ from .._devices import xp as xp_for
 from .._plan import InputInfo, Kernel, Plan
 from .._program import Instr, Lowered
 from .._registry import OPS
+from . import numpy_methods
 
 
 @functools.cache
@@ -33,8 +34,18 @@ def apply(xp: ModuleType, op: str, arg: Any, operands: list[Any]) -> Any:
     if opdef.kind == "cast":
         return xp.asarray(operands[0]).astype(arg)
     if opdef.kind == "reduction":
+        if xp.__name__ != "numpy" and numpy_methods.needs_numpy_steps(op, arg[2]):
+            return _numpy_steps(xp, op, arg, operands[0])
         return fn(operands[0], **reduction_kwargs(opdef.name, arg))
     return fn(*operands)
+
+
+def _numpy_steps(xp: ModuleType, op: str, arg: Any, a: Any) -> Any:
+    """mean/var/std with an integer dtype= the way NumPy computes them."""
+    axes, keepdims, dtype, ddof = arg
+    if op == "mean":
+        return numpy_methods.mean(xp, a, axes, keepdims, dtype)
+    return getattr(numpy_methods, op)(xp, a, axes, keepdims, dtype, ddof)
 
 
 def reduction_kwargs(op: str, arg: Any) -> dict[str, Any]:

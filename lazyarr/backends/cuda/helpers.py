@@ -119,11 +119,19 @@ def {name}(x):
         return {T}(0)
     return x
 """
-# numpy/_core/src/umath/clip.cpp: _NPY_MIN(_NPY_MAX(x, min), max), NaN-propagating
+# numpy/_core/src/umath/clip.cpp: _NPY_MIN(_NPY_MAX(x, min), max), NaN-propagating. On a tie
+# of zeros (clip(-0.0, 0.0, 1.0)) NumPy 2.4 returns the bound when a bound has several elements
+# (float32/float64) and x when both bounds are single values, or for float16 (measured;
+# tests/test_cuda_codegen.py pins it): H_fclip_keep is the second rule.
 _FCLIP = """\
 def {name}(x, lo, hi):
     m = x if (x != x or x > lo) else lo
     return m if (m != m or m < hi) else hi
+"""
+_FCLIP_KEEP = """\
+def {name}(x, lo, hi):
+    m = x if (x != x or x >= lo) else lo
+    return m if (m != m or m <= hi) else hi
 """
 
 _TEMPLATES: dict[str, tuple[str, str]] = {   # name -> (signed/float template, unsigned template)
@@ -138,6 +146,7 @@ _TEMPLATES: dict[str, tuple[str, str]] = {   # name -> (signed/float template, u
     "H_frem": (_FREM, _FREM),
     "H_fsign": (_FSIGN, _FSIGN),
     "H_fclip": (_FCLIP, _FCLIP),
+    "H_fclip_keep": (_FCLIP_KEEP, _FCLIP_KEEP),
 }
 
 

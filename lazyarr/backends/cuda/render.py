@@ -92,6 +92,7 @@ class Spec:
     ty: int
     unroll: int = UNROLL
     threads_per_sm: int = 2048
+    singles: tuple[int, ...] = ()  # inputs holding a single element (NumPy's clip ties differ)
 
     @property
     def block(self) -> int:
@@ -164,7 +165,8 @@ def analyze(program: Program, inputs: list[Any]) -> Geometry:
     heavy = any(ins.op in HEAVY_OPS for ins in program.instrs)
     kind = geo.spec.kind
     geo.spec = replace(geo.spec, unroll=HEAVY_UNROLL if heavy else UNROLL_BY_KIND[kind],
-                       threads_per_sm=GRID_THREADS_PER_SM[kind])
+                       threads_per_sm=GRID_THREADS_PER_SM[kind],
+                       singles=tuple(k for k, a in enumerate(inputs) if a.size == 1))
     return geo
 
 
@@ -246,6 +248,11 @@ class Reduction:
         return f"({a} if {a} {cmp} {b} else {b})"
 
     def finalize(self, a: str, count: str) -> str:
+        if self.op == "mean" and self.acc.kind != "f":
+            # mean(dtype=<int or bool>), as NumPy's _mean: the sum wrapped in that dtype, then
+            # true_divide in float64, cast back unsafely
+            total = f"{cast_name(F64)}({_cast_expr(a, self.acc, self.result)})"
+            return _cast_expr(f"({total} / {cast_name(F64)}({count}))", F64, self.result)
         if self.op == "mean":
             a = f"({a} / {cast_name(self.acc)}({count}))"
         return _cast_expr(a, self.acc, self.result)
@@ -264,9 +271,7 @@ def reduction_of(root: Instr, value_dtype: np.dtype) -> Reduction:
         acc = U8
     elif root.op in ("min", "max"):
         acc = U8 if value_dtype == BOOL else compute_dtype(value_dtype)
-    elif root.op == "mean":
-        acc = compute_dtype(R) if R.kind == "f" else F64
-    else:
+    else:       # mean: the result dtype is float64 for integer inputs unless dtype= says otherwise
         acc = compute_dtype(R)
     return Reduction(root.op, value_dtype, R, acc)
 
@@ -300,13 +305,15 @@ class _Source:
         self.helpers: dict[str, str] = {}
         self.casts: set[str] = set()
 
-    def op_expr(self, ins: Instr, operands: list[str], operand_dtypes: list[np.dtype]) -> str:
+    def op_expr(self, ins: Instr, operands: list[str], operand_dtypes: list[np.dtype],
+                variant: str | None = None) -> str:
         opdef = OPS[ins.op]
         key_dt = operand_dtypes[1] if ins.op == "where" else operand_dtypes[0]
         templates = opdef.cuda
         if templates is None:
             raise NotImplementedError(f"no CUDA template for {ins.op}")
-        template = templates.get(key_dt.name) or next(
+        template = (variant and key_dt.kind == "f" and templates.get(variant)) or \
+            templates.get(key_dt.name) or next(
             (t for kinds, t in templates.items() if set(kinds) <= set("biuf") and key_dt.kind in kinds),
             None)
         if template is None:
@@ -349,6 +356,7 @@ class Rendered:
     name: str
     params: list[tuple[str, str, np.dtype]]   # (name, "ptr" | "i64" | "scalar", dtype)
     block: int = BLOCK                        # threads per block (launch bounds)
+    kind: str = "map"                         # Spec.kind: picks the PTX -> SASS route
 
 
 class _Kernel:
@@ -402,18 +410,24 @@ class _Kernel:
     def computes(self, u: str) -> list[str]:
         lines = []
         names: dict[int, str] = {}
+        single: list[bool] = []      # the value is one element (scalars and size-1 inputs only)
         for n, ins in enumerate(self.chain):
             if ins.op == "input":
                 names[n] = f"v{n}{u}"
+                single.append(ins.arg[0] in self.spec.singles)
             elif ins.op == "scalar":
                 names[n] = f"sv{ins.arg}"
+                single.append(True)
             else:
+                single.append(all(single[a] for a in ins.args))
                 ops = [names[a] for a in ins.args]
                 dts = [self.chain[a].dtype for a in ins.args]
                 if ins.op == "astype":
                     expr = _cast_expr(ops[0], dts[0], ins.dtype)
                 else:
-                    expr = self.src.op_expr(ins, ops, dts)
+                    variant = "single-bounds" if ins.op == "clip" and all(
+                        single[a] for a in ins.args[1:]) else None
+                    expr = self.src.op_expr(ins, ops, dts, variant)
                 lines.append(f"v{n}{u} = {expr}")
                 names[n] = f"v{n}{u}"
         self.value_name = names
@@ -539,7 +553,7 @@ class _Kernel:
         helper_src = "\n\n".join(f"@_devfn\n{src}" for src in self.src.helpers.values())
         source = "\n".join(consts) + "\n\n\n" + (helper_src + "\n\n" if helper_src else "") + \
             "\n".join(head + body) + "\n"
-        return Rendered(source, "lazyarr_kernel", params, s.block)
+        return Rendered(source, "lazyarr_kernel", params, s.block, s.kind)
 
     def _full(self) -> list[str]:
         red = self.reduction
