@@ -35,7 +35,7 @@ export LAZYARR_BENCH_DEVICES=cuda          # the CPU rows belong to the CPU mach
 export LAZYARR_CACHE_DIR=${LAZYARR_CACHE_DIR:-/tmp/lazyarr-asv-cache}
 
 # 2. what we are about to benchmark
-commit=$(git rev-parse HEAD 2>/dev/null) || { say "no git checkout here: cannot tag results"; exit 1; }
+commit=${ASV_COMMIT:-$(git rev-parse HEAD 2>/dev/null)} || { say "no git checkout here: cannot tag results"; exit 1; }
 say "commit $commit"
 python3 - <<'EOF' || { echo "lazyarr/cupy not usable: stopping"; exit 1; }
 import cupy, numpy, lazyarr as la

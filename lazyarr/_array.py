@@ -1,6 +1,7 @@
 """``LazyArray``: the user-facing array, and the functions that create one."""
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -231,8 +232,7 @@ def asarray(obj: Any, dtype: Any = None, device: str | None = None) -> LazyArray
     src_device = _devices.device_of(obj)
     target = _devices.resolve(device) if device is not None else (src_device or _devices.resolve(None))
     if target == "cuda":
-        xp = _devices.xp("cuda")
-        data = xp.asarray(obj, dtype=dtype)  # zero-copy for CAI / DLPack objects
+        data = _devices.asarray("cuda", obj, dtype)  # zero-copy for CAI / DLPack objects
     elif src_device == "cuda":
         data = _devices.xp("cuda").asnumpy(obj)
         data = data if dtype is None else data.astype(dtype)
@@ -245,7 +245,8 @@ def asarray(obj: Any, dtype: Any = None, device: str | None = None) -> LazyArray
 def _made(device: str | None, make: str, *args: Any, **kwargs: Any) -> LazyArray:
     """A new materialized array from the device's array library (``numpy.<make>``/``cupy.<make>``)."""
     dev = _devices.resolve(device)
-    data = getattr(_devices.xp(dev), make)(*args, **kwargs)
+    maker = functools.partial(_devices.full, dev) if make == "full" else getattr(_devices.xp(dev), make)
+    data = maker(*args, **kwargs)
     check_dtype(data.dtype)
     return LazyArray._from_node(_node.leaf(data, dev))
 

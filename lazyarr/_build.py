@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
-from . import _node
+from . import _devices, _node
 from ._config import get_config
 from ._devices import resolve as resolve_device
 from ._devices import xp as xp_for
@@ -174,7 +174,7 @@ def _eager(opdef: OpDef, device: str, operands: list[Any], arg: Any = None) -> N
     """
     values = [materialize(x) if isinstance(x, Node) else x for x in operands]
     data = reference.apply(xp_for(device), opdef.name, arg, values)
-    return _node.leaf(xp_for(device).asarray(data), device)
+    return _node.leaf(_devices.asarray(device, data), device)
 
 
 def _eager_mode() -> bool:
@@ -340,7 +340,7 @@ def _placed(node: Node) -> Node:
     if node.device is not None:
         return node
     device = resolve_device(None)
-    return _node.leaf(xp_for(device).asarray(node.arg), device)
+    return _node.leaf(_devices.asarray(device, node.arg), device)
 
 
 def astype(x: Any, dtype: Any) -> Node:
@@ -468,7 +468,7 @@ def materialize(node: Node) -> Any:
     """The node's buffer, computing it (and memoizing it on the node) if needed."""
     if node.data is None:
         if node.op == "scalar":   # a LazyArray over a constant (``la.astype(np.int8(3), ...)``)
-            return xp_for(node.device or "cpu").asarray(node.arg)
+            return _devices.asarray(node.device or "cpu", node.arg)
         planning_mode = _planning.get()
         if planning_mode is not None:
             raise _Planned(plan(node, planning_mode))

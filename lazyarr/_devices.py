@@ -48,6 +48,34 @@ def xp(device: str) -> ModuleType:
     return np
 
 
+def asarray(device: str, obj: Any, dtype: Any = None) -> Any:
+    """``numpy.asarray`` / ``cupy.asarray`` on ``device``, keeping the sign of zero.
+
+    CuPy copies 0-d host data with ``ndarray.fill``, which writes any value equal to 0 with a
+    memset (cupy/_core/core.pyx ``_array_default``; CuPy 14): ``cupy.asarray(np.array(-0.0))``
+    is +0.0. A one-element 1-D copy is a plain memcpy. (Seen on the H200 machine; tested by
+    tests/test_gpu.py::test_signed_zero_reaches_the_gpu.)
+    """
+    module = xp(device)
+    if device == "cuda" and device_of(obj) is None:
+        host = np.asarray(obj, dtype=dtype)
+        if host.ndim == 0:
+            return module.asarray(host.reshape(1)).reshape(())
+        return module.asarray(host)
+    return module.asarray(obj, dtype=dtype)
+
+
+def full(device: str, shape: Any, fill_value: Any, dtype: Any = None) -> Any:
+    """``numpy.full`` / ``cupy.full``; CuPy's ``fill`` memsets a -0.0 fill value to +0.0 (as
+    above), so on the GPU the value is broadcast-copied from a one-element array."""
+    if device != "cuda":
+        return np.full(shape, fill_value, dtype=dtype)
+    value = asarray(device, fill_value, dtype)
+    data = xp(device).empty(shape, value.dtype)
+    data[...] = value
+    return data
+
+
 def device_of(obj: Any) -> str | None:
     """``"cuda"`` for GPU buffers (CUDA array interface or a CUDA DLPack device), else None."""
     if isinstance(obj, np.ndarray):

@@ -75,6 +75,7 @@ def data():
            for b in (16, 32, 64)},
         **{f"lo{b}": la.asarray(np.zeros(100, f"f{b // 8}")) for b in (16, 32, 64)},
         "one64": la.asarray(np.zeros(1)),
+        "wide": la.asarray(rng.standard_normal((2, 3, 300)).astype(np.float32)),
     }
 
 
@@ -116,6 +117,9 @@ BATTERY = {
     "clip_ties_f16_arrays": lambda d: la.clip(d["z16"], d["lo16"], d["lo16"] + 1).compute(),
     "clip_ties_f32_arrays_hi": lambda d: la.clip(d["z32"], d["lo32"] - 5, d["lo32"]).compute(),
     "mean_dtype_uint64": lambda d: la.mean(d["i8"], dtype=la.uint64),
+    # "wide_": run with a thread per output (COLS_ONE_THREAD_MIN_OUTPUTS lowered in the test)
+    "wide_sum_middle": lambda d: la.sum(d["wide"] * 2, axis=1),
+    "wide_max_outer": lambda d: la.max(d["wide"] - 1, axis=(0, 1)),
     "mean_dtype_int8_rows": lambda d: la.mean(d["m"] * 9, axis=1, dtype=la.int8),
     "logical": lambda d: (la.logical_xor(d["x"] > 0, d["y"] < 1) & la.isfinite(d["x"] / 0)).compute(),
 }
@@ -203,8 +207,11 @@ _SIM = textwrap.dedent("""
     warnings.simplefilter("ignore")
     d = T.data()
     out = {{}}
+    from lazyarr.backends.cuda import render as R
+    default_min = R.COLS_ONE_THREAD_MIN_OUTPUTS
     for name, fn in T.BATTERY.items():
         low = T.capture(lambda fn=fn: fn(d))
+        R.COLS_ONE_THREAD_MIN_OUTPUTS = 1 if name.startswith("wide_") else default_min
         got = run_simulated(low)
         with np.errstate(all="ignore"):
             want = np.asarray(for_device("cpu").run(low))
@@ -277,3 +284,14 @@ def test_nvjitlink_links_a_cubin_without_a_gpu():
     ptx, entry = C.compile_ptx(rendered, (9, 0))
     cubin = C.link_cubin(ptx, (9, 0))
     assert cubin is not None and cubin[:4] == b"\x7fELF" and entry.encode() in cubin
+
+
+def test_column_reduction_with_many_outputs_gives_each_thread_an_output(monkeypatch):
+    from lazyarr.backends.cuda import render as R
+
+    low = capture(lambda: BATTERY["wide_sum_middle"](data()))
+    spec = R.analyze(low.program, low.inputs).spec
+    assert (spec.kind, spec.tx, spec.ty) == ("cols", R.COLS_TX, R.COLS_TY)    # 600 outputs: few
+    monkeypatch.setattr(R, "COLS_ONE_THREAD_MIN_OUTPUTS", 600)
+    spec = R.analyze(low.program, low.inputs).spec
+    assert (spec.kind, spec.tx, spec.ty) == ("cols", R.BLOCK, 1)

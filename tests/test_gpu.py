@@ -309,6 +309,22 @@ def test_strided_and_broadcast_inputs(gmode, rng):
 
 
 # ------------------------------------------------------------------------------ interop
+def test_signed_zero_reaches_the_gpu():
+    """CuPy copies 0-d host data and fills with a memset for any value == 0, losing -0.0
+    (lazyarr._devices.asarray/full work around it); found by the GPU fuzz run."""
+    with la.config(device="cuda"):
+        for dt in (np.float16, np.float32, np.float64):
+            zero = np.array(-0.0, dt)
+            for arr in (la.asarray(zero), la.asarray(zero[()]), la.full((), -0.0, dtype=dt),
+                        la.full((5,), zero)):
+                assert arr.device == "cuda" and np.all(np.signbit(np.asarray(arr))), arr
+            for mode in ("eager", "lazy"):
+                with la.config(mode=mode):
+                    x = la.asarray(zero)
+                    got = np.asarray(x + x)
+                    assert got.dtype == dt and np.signbit(got), (mode, got)
+
+
 def test_zero_copy_interop_cupy_and_torch():
     import cupy
     c = cupy.arange(10, dtype=cupy.float32)

@@ -1,10 +1,11 @@
-"""NumPy's ``mean``/``var`` with an integer or bool ``dtype=``, step by step on any array module.
+"""NumPy's ``mean``/``var``/``std`` with a ``dtype=``, step by step on any array module.
 
 NumPy computes these in ``numpy/_core/_methods.py`` (``_mean``, ``_var``) from ufunc calls: the
-sum wrapped in the requested dtype, then ``true_divide`` in float64 cast back unsafely into it.
-CuPy's ``mean``/``var`` do not follow that for integer dtypes (``var`` returns float64,
-``mean(dtype=uint64)`` of negative int8 values gives 0), so on the cuda device the same steps
-are run with CuPy. Written against the array-module API, so CI checks it with NumPy itself.
+sums in the requested dtype (wrapped, for integers), ``true_divide`` cast back unsafely into it.
+CuPy departs from that when ``dtype=`` is given (seen on the H200 with CuPy 14.2): ``var``
+returns float64 for an integer dtype, ``mean(dtype=uint64)`` of negative int8 values gives 0,
+and ``var(int8 data, dtype=float32)`` is 1.5e-4 away from NumPy's. So on the cuda device these
+run as NumPy's steps with CuPy. Written against the array-module API: CI checks it with NumPy.
 """
 from __future__ import annotations
 
@@ -14,8 +15,11 @@ from typing import Any
 
 
 def needs_numpy_steps(op: str, dtype: Any) -> bool:
-    """True where CuPy's own reduction departs from NumPy's: mean/var/std with dtype= int/bool."""
-    return op in ("mean", "var", "std") and dtype is not None and dtype.kind not in "fc"
+    """True where CuPy's own reduction departs from NumPy's: var/std with any ``dtype=``, mean
+    with an integer or bool one (CuPy's float mean matches NumPy's within rounding)."""
+    if dtype is None:
+        return False
+    return op in ("var", "std") or op == "mean" and dtype.kind not in "fc"
 
 
 def _count(a: Any, axes: tuple[int, ...] | None) -> int:
@@ -45,7 +49,7 @@ def var(xp: ModuleType, a: Any, axes: tuple[int, ...] | None, keepdims: bool, dt
 
 def std(xp: ModuleType, a: Any, axes: tuple[int, ...] | None, keepdims: bool, dtype: Any,
         ddof: int) -> Any:
-    """Only reached for a 0-d result: NumPy's ``sqrt(out=)`` into an integer array raises, and
-    lazyarr raises that when the expression is built; a scalar is converted back instead."""
+    """For an integer dtype only a 0-d result gets here (NumPy's ``sqrt(out=)`` into an integer
+    array raises, and lazyarr raises that when the expression is built): converted back."""
     v = var(xp, a, axes, keepdims, dtype, ddof)
     return xp.sqrt(v).astype(v.dtype)

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..._plan import InputInfo, Kernel, Plan
 from ..._program import Lowered, Program
+from .. import numpy_methods
 from . import render as R
 from .compile import load_kernel
 
@@ -187,8 +188,12 @@ class CudaBackend:
                 fused_lowered = None  # type: ignore[assignment]
             chain_bytes = int(np.prod(np.broadcast_shapes(*(a.shape for a in lowered.inputs)))) * \
                 program.instrs[child].dtype.itemsize
+            then = (f"NumPy's steps for {root.op}(dtype=...) run with CuPy (numpy_methods: sums, "
+                    "divides, a square; several launches)"
+                    if numpy_methods.needs_numpy_steps(root.op, root.arg[2])
+                    else f"CuPy's {root.op} runs on it (a second launch)")
             notes.append(f"{root.op} is not fused: the chain is materialized by the fused kernel "
-                         f"into a temporary, then CuPy's {root.op} runs on it (a second launch)")
+                         f"into a temporary, then {then}")
         if fused_lowered is not None:
             geo = R.analyze(fused_lowered.program, [_usable(a) for a in fused_lowered.inputs])
             rendered = R.render(fused_lowered.program, geo.spec)

@@ -33,6 +33,11 @@ from . import helpers
 BLOCK = 256          # threads per block for map / full / rows
 UNROLL = 4           # independent elements (loads in flight) per thread per loop iteration
 COLS_TX, COLS_TY = 32, 16
+#: Column reductions with this many outputs or more give each thread a whole output (256
+#: consecutive outputs per block, no tree): enough outputs to fill the GPU, and a few-row
+#: reduction (a middle axis of 32) is not split into 16 lanes of 2 rows each. Measured on the
+#: H200, sum(x*x, axis=1) of a (512, 32, 16384) view: see NOTES-gpu.md.
+COLS_ONE_THREAD_MIN_OUTPUTS = 1 << 18
 ROWS_TX = 32         # lanes per output row (a warp: reduced with shuffles, no barriers)
 #: Threads per SM that a grid-stride kernel's grid asks for (2048 = one full wave). Measured on
 #: the H200 (NOTES-gpu.md): elementwise kernels do best with no cap (one tile per thread),
@@ -198,6 +203,8 @@ def _analyze_axes(shape: tuple[int, ...], strides: list[list[int]], kept: list[i
     if rows:
         tx = ROWS_TX if K >= ROWS_TX else 4
         ty = BLOCK // tx
+    elif M >= COLS_ONE_THREAD_MIN_OUTPUTS:
+        tx, ty = BLOCK, 1
     else:
         tx, ty = COLS_TX, COLS_TY
     spec = Spec("rows" if rows else "cols", len(ksizes), len(rsizes), ("s",) * len(strides), tx, ty)

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# One device call: wheels, build, then the steps named in $STEPS (probe, gpu-tests, peers, demo,
+# asv) under one deadline. Logs and results under $OUT. Development tool (see NOTES-gpu.md).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+# Logs go to a work folder; at the end $OUT gets logs.tgz, plus asv's h200 results as files
+# (the device tool brings back at most 8 files).
+FINAL_OUT=${OUT:-/tmp/gpu-session}; OUT=/tmp/gpu-session-work; mkdir -p "$OUT" "$FINAL_OUT"
+t0=$(date +%s)
+say() { echo "[gpu_session $(( $(date +%s) - t0 ))s] $*"; }
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site .whl/*.whl || { say "wheel install failed"; exit 1; }
+export PYTHONPATH=/tmp/site:$PWD PATH=/tmp/site/bin:$PATH
+python3 setup.py build_ext --inplace -q > "$OUT/build.log" 2>&1 || { say "build failed"; tail -30 "$OUT/build.log"; }
+export LAZYARR_CACHE_DIR=/tmp/lazyarr-cache
+say "built; nvidia-smi: $(nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,utilization.gpu --format=csv,noheader)"
+for step in ${STEPS:-probe gpu-tests peers demo}; do
+    say "step $step"
+    case $step in
+    probe) timeout ${PROBE_S:-150} python3 tools/gpu_probe.py --out "$OUT" ${PROBE_ARGS:-} 2>&1 | tee "$OUT/probe.log" | grep -v "^\s*$" | head -${PROBE_LINES:-200} ;;
+    gpu-tests)
+        nx=""; python3 -c "import xdist" 2>/dev/null && nx="-n ${NWORKERS:-12}"
+        timeout -s INT ${TESTS_S:-300} python3 -m pytest -m gpu -q -p no:cacheprovider -p no:benchmark -rfE --tb=line $nx --maxfail=300 \
+            --junitxml="$OUT/gpu-tests.xml" -o junit_family=xunit1 ${TESTS_K:+-k "$TESTS_K"} ${TESTS:-tests} > "$OUT/gpu-tests.log" 2>&1
+        say "pytest exit $?"; grep -E "^(FAILED|ERROR)" "$OUT/gpu-tests.log" | cut -c1-400 | head -80; tail -3 "$OUT/gpu-tests.log" ;;
+    peers) timeout ${PEERS_S:-180} python3 benchmarks/gpu_peers.py --json "$OUT/gpu_peers.json" > "$OUT/gpu_peers.md" 2>&1
+        say "peers exit $?"; sed -n '/^| work/,$p' "$OUT/gpu_peers.md" ;;
+    diag) timeout 90 python3 tools/gpu_diag.py 2>&1 | tee "$OUT/diag.log" | head -150 ;;
+    demo) timeout 120 python3 -m lazyarr demo 2>&1 | tee "$OUT/demo.log" | tail -25 ;;
+    asv) ASV_GPU_BUDGET_S=${ASV_S:-300} OUT=$OUT bash benchmarks/run_asv_gpu.sh > /dev/null 2>&1
+        grep -v "^\s*$" "$OUT/run_asv_gpu.log" | tail -40 ;;
+    esac
+done
+tar czf "$FINAL_OUT/logs.tgz" -C "$OUT" .
+if [ -d "$OUT/results/h200" ]; then
+    mkdir -p "$FINAL_OUT/h200" && cp "$OUT"/results/h200/*.json "$FINAL_OUT/h200/"
+    cp "$OUT/results/benchmarks.json" "$FINAL_OUT/" 2>/dev/null
+fi
+say "done"
