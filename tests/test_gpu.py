@@ -254,7 +254,9 @@ def test_reduction_dtype_argument(op, gmode, rng):
 
 
 @pytest.mark.parametrize("shape,axis", [((1000, 3000), 1), ((3000, 1000), 0), ((64, 50, 70), (0, 2)),
-                                        ((64, 50, 70), 1), ((300, 7), 1), ((7, 3000), 0)])
+                                        ((64, 50, 70), 1), ((300, 7), 1), ((7, 3000), 0),
+                                        # >= 2^18 outputs: a thread per output (cols kernel)
+                                        ((4, 7, 70000), 1), ((2, 3, 270000), (0, 1))])
 def test_axis_reduction_of_chain(shape, axis, gmode, rng):
     x = rng.standard_normal(shape).astype(np.float32)
     lx = la.asarray(x)
