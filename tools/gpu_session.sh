@@ -14,6 +14,13 @@ export PYTHONPATH=/tmp/site:$PWD PATH=/tmp/site/bin:$PATH
 python3 setup.py build_ext --inplace -q > "$OUT/build.log" 2>&1 || { say "build failed"; tail -30 "$OUT/build.log"; }
 export LAZYARR_CACHE_DIR=/tmp/lazyarr-cache
 say "built; nvidia-smi: $(nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,utilization.gpu --format=csv,noheader)"
+collect() {   # after every step: a cut call still brings back what is done
+    tar czf "$FINAL_OUT/logs.tgz" -C "$OUT" --exclude=./results . 2>/dev/null
+    if [ -d "$OUT/results/h200" ]; then
+        mkdir -p "$FINAL_OUT/h200" && cp "$OUT"/results/h200/*.json "$FINAL_OUT/h200/"
+        cp "$OUT/results/benchmarks.json" "$FINAL_OUT/" 2>/dev/null
+    fi
+}
 for step in ${STEPS:-probe gpu-tests peers demo}; do
     say "step $step"
     case $step in
@@ -30,10 +37,7 @@ for step in ${STEPS:-probe gpu-tests peers demo}; do
     asv) ASV_GPU_BUDGET_S=${ASV_S:-300} OUT=$OUT bash benchmarks/run_asv_gpu.sh > /dev/null 2>&1
         grep -v "^\s*$" "$OUT/run_asv_gpu.log" | tail -40 ;;
     esac
+    collect
 done
-tar czf "$FINAL_OUT/logs.tgz" -C "$OUT" .
-if [ -d "$OUT/results/h200" ]; then
-    mkdir -p "$FINAL_OUT/h200" && cp "$OUT"/results/h200/*.json "$FINAL_OUT/h200/"
-    cp "$OUT/results/benchmarks.json" "$FINAL_OUT/" 2>/dev/null
-fi
+collect
 say "done"
