@@ -250,7 +250,12 @@ def test_reduction(op, dtype, keepdims, gmode, rng):
 def test_reduction_dtype_argument(op, gmode, rng):
     a = random_array(rng, np.int8, (4, 6))
     for dt in (np.int16, np.float32, np.float64, np.uint64):
-        _check(getattr(la, op.name), op.numpy, (a,), inexact=True, axis=1, dtype=dt)
+        data = a
+        if op.name in ("var", "std") and np.dtype(dt).kind == "u":
+            # negative data into uint64: the mean wraps to ~3e18, its squares overflow uint64, and
+            # float -> uint64 out of range is undefined in C (x86 NumPy 0, the GPU saturates)
+            data = np.where(a < 0, 0, a).astype(a.dtype)
+        _check(getattr(la, op.name), op.numpy, (data,), inexact=True, axis=1, dtype=dt)
 
 
 @pytest.mark.parametrize("shape,axis", [((1000, 3000), 1), ((3000, 1000), 0), ((64, 50, 70), (0, 2)),
