@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 
 import lazyarr as la
+from lazyarr._memo import BuildOnce
 
 pytest.importorskip("numba.cuda")
 C = pytest.importorskip("lazyarr.backends.cuda.compile")
@@ -65,7 +66,7 @@ def _setup(tmp_path, monkeypatch):
     for name, mod in (("cupy", cupy), ("cupy.cuda", cuda), ("cupy.cuda.function", function)):
         monkeypatch.setitem(sys.modules, name, mod)
     monkeypatch.setenv("LAZYARR_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(C, "_loaded", {})
+    monkeypatch.setattr(C, "_kernels", BuildOnce())
     compiles: list[str] = []
     real = C.compile_ptx
 
@@ -115,7 +116,7 @@ def _file(cache, rendered):
 
 
 def _drop_memory_cache():
-    C._loaded.clear()
+    C._kernels.values.clear()
 
 
 # --------------------------------------------------------------------------- the good path

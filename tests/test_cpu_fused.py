@@ -17,6 +17,7 @@ from helpers import DTYPES, random_array
 
 import lazyarr as la
 from lazyarr import backends
+from lazyarr._memo import BuildOnce
 from lazyarr._registry import ELEMENTWISE
 from lazyarr.backends import cpu_fused  # ImportError here = the extension is not built: fail loudly
 
@@ -296,11 +297,11 @@ def test_program_cache_hit(rng):
 
     x, y = (random_array(rng, np.float64, (40, 50), edges=False) for _ in range(2))
     expr(x, y)
-    hits, misses = cpu_fused.cache_stats["hits"], cpu_fused.cache_stats["misses"]
+    hits, misses = cpu_fused._compiled.hits, cpu_fused._compiled.misses
     x2, y2 = x + 1, y * 2                       # new data, same structure: no compile
     got = expr(x2, y2)
-    assert cpu_fused.cache_stats["misses"] == misses
-    assert cpu_fused.cache_stats["hits"] == hits + 1
+    assert cpu_fused._compiled.misses == misses
+    assert cpu_fused._compiled.hits == hits + 1
     np.testing.assert_allclose(got, np.sum(np.exp(x2) * y2 - 0.25, axis=0), rtol=1e-12)
 
 
@@ -430,7 +431,7 @@ def test_changed_private_api_falls_back(monkeypatch, rng):
         raise ValueError("PyCapsule_GetPointer called with incorrect name")
 
     monkeypatch.setattr(cpu_fused._cpu_vm, "loop_flags", broken)
-    monkeypatch.setattr(cpu_fused, "_cache", {})
+    monkeypatch.setattr(cpu_fused, "_compiled", BuildOnce(max_size=1024))
     x = random_array(rng, np.float32, (1000,))
     assert_bits(la.cosh(la.asarray(x)) * 3, np.cosh(x) * np.float32(3))
     assert isinstance(cpu_fused.get_compiled(la.explain(la.asarray(x) * 3).program), cpu_fused.Unsupported)

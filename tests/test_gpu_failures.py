@@ -32,7 +32,7 @@ def test_compile_error_leaves_no_cache_entry(tmp_path, monkeypatch):
     with pytest.raises(NVVMError):
         T.C.load_kernel(rendered, T.CC)
     assert not ns.dir.exists() or not list(ns.dir.iterdir())      # nothing half-written
-    assert T.C.cache_key(rendered, T.CC) not in T.C._loaded
+    assert T.C.cache_key(rendered, T.CC) not in T.C._kernels.values
     monkeypatch.undo()                                             # the compiler works again
     ns = T._setup(tmp_path, monkeypatch)
     assert T.C.load_kernel(rendered, T.CC)[0] == "function" and len(ns.compiles) == 1

@@ -22,12 +22,12 @@ from __future__ import annotations
 import functools
 import math
 import os
-import threading
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from .._memo import BuildOnce
 from .._plan import InputInfo, Kernel, Plan
 from .._program import Lowered, Program
 from .._registry import OPS
@@ -284,38 +284,21 @@ def compile_program(program: Program) -> Compiled:
 
 
 # ----------------------------------------------------------------------------- the cache
-_cache: dict[Any, Compiled | Unsupported] = {}
-_cache_lock = threading.Lock()
-_key_locks: dict[Any, threading.Lock] = {}
-_CACHE_MAX = 1024
-cache_stats = {"hits": 0, "misses": 0}
+#: program key -> its compiled form, or the reason it cannot be compiled (then the reference
+#: backend runs it); each key compiled once per process
+_compiled: BuildOnce[Compiled | Unsupported] = BuildOnce(max_size=1024)
 
 
 def get_compiled(program: Program) -> Compiled | Unsupported:
     """The compiled program for ``program.key``; compiled once, even when threads miss together."""
-    key = program.key
-    entry = _cache.get(key)
-    if entry is not None:
-        cache_stats["hits"] += 1
-        return entry
-    with _cache_lock:
-        key_lock = _key_locks.setdefault(key, threading.Lock())
-    with key_lock:                     # one thread compiles, the others wait for it
-        entry = _cache.get(key)
-        if entry is not None:
-            cache_stats["hits"] += 1
-            return entry
-        cache_stats["misses"] += 1
-        try:
-            entry = compile_program(program)
-        except Unsupported as exc:
-            entry = exc
-        with _cache_lock:
-            if len(_cache) >= _CACHE_MAX:
-                _cache.clear()
-            _cache[key] = entry
-            _key_locks.pop(key, None)
-    return entry
+    return _compiled.get(program.key, lambda: _compile_or_reason(program))
+
+
+def _compile_or_reason(program: Program) -> Compiled | Unsupported:
+    try:
+        return compile_program(program)
+    except Unsupported as exc:
+        return exc
 
 
 # ----------------------------------------------------------------------------- running

@@ -21,7 +21,6 @@ import math
 import os
 import re
 import tempfile
-import threading
 import time as _time
 import warnings
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._memo import BuildOnce
 from .render import Rendered
 
 CACHE_FORMAT = 1
@@ -295,33 +295,18 @@ def link_cubin(ptx: str, cc: tuple[int, int]) -> bytes | None:
         return None
 
 
-_loaded: dict[str, Any] = {}
+#: cache key -> the loaded CuPy Function; each kernel compiled (and written to disk) once
+_kernels: BuildOnce[Any] = BuildOnce()
 _modules: list[Any] = []
-_locks: dict[str, threading.Lock] = {}
-_locks_guard = threading.Lock()
-stats: dict[str, float] = {"compiled": 0, "disk_hits": 0, "memory_hits": 0, "compile_s": 0.0,
-                           "link_s": 0.0, "load_s": 0.0}
+stats: dict[str, float] = {"compiled": 0, "disk_hits": 0, "compile_s": 0.0, "link_s": 0.0,
+                           "load_s": 0.0}
 
 
 def load_kernel(rendered: Rendered, cc: tuple[int, int]) -> Any:
     """A launchable CuPy ``Function`` for the rendered kernel (memory cache, disk cache, build).
-
-    Threads that miss the memory cache together wait on one per-key lock: each kernel is
-    compiled (and written to disk) once per process.
-    """
+    Threads that miss the memory cache together build it once (``_memo.BuildOnce``)."""
     key = cache_key(rendered, cc)
-    fn = _loaded.get(key)
-    if fn is not None:
-        stats["memory_hits"] += 1
-        return fn
-    with _locks_guard:
-        lock = _locks.setdefault(key, threading.Lock())
-    with lock:
-        fn = _loaded.get(key)
-        if fn is not None:
-            stats["memory_hits"] += 1
-            return fn
-        return _load_or_build(rendered, cc, key)
+    return _kernels.get(key, lambda: _load_or_build(rendered, cc, key))
 
 
 def _load_or_build(rendered: Rendered, cc: tuple[int, int], key: str) -> Any:
@@ -358,6 +343,5 @@ def _load_or_build(rendered: Rendered, cc: tuple[int, int], key: str) -> Any:
         write_cache(key, kind, entry, payload)
         stats["compiled"] += 1
     fn = module.get_function(entry)
-    _loaded[key] = fn
     _modules.append(module)      # keep every loaded module alive with its functions
     return fn
