@@ -8,6 +8,11 @@ cd "$(dirname "$0")/.."
 FINAL_OUT=${OUT:-/tmp/gpu-session}; OUT=/tmp/gpu-session-work; mkdir -p "$OUT" "$FINAL_OUT"
 t0=$(date +%s)
 say() { echo "[gpu_session $(( $(date +%s) - t0 ))s] $*"; }
+# The device's copy of the repo may carry an old .git (seen: asv then rejects this commit).
+# Here: `git bundle create lazyarr.bundle main` (untracked, so it travels); there: HEAD := it.
+if [ -f lazyarr.bundle ]; then
+    git fetch -q lazyarr.bundle main && git reset -q --soft FETCH_HEAD && say "HEAD $(git rev-parse --short HEAD) from lazyarr.bundle"
+fi
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl || { say "wheel install failed"; exit 1; }
 export PYTHONPATH=/tmp/site:$PWD PATH=/tmp/site/bin:$PATH
