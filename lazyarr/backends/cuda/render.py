@@ -319,8 +319,8 @@ class _Source:
         templates = opdef.cuda
         if templates is None:
             raise NotImplementedError(f"no CUDA template for {ins.op}")
-        template = (variant and key_dt.kind == "f" and templates.get(variant)) or \
-            templates.get(key_dt.name) or next(
+        special = templates.get(variant) if variant and key_dt.kind == "f" else None
+        template = special or templates.get(key_dt.name) or next(
             (t for kinds, t in templates.items() if set(kinds) <= set("biuf") and key_dt.kind in kinds),
             None)
         if template is None:
