@@ -151,7 +151,8 @@ _OP_LIST: list[OpDef] = [
     # The ufunc behind np.clip when both bounds are given (np.clip itself is a Python function
     # that picks positive/minimum/maximum/clip: _build.clip does the same). Private but stable
     # since NumPy 1.17; numpy is pinned <2.5 and tests/test_api.py checks it exists.
-    _ew("clip", 3, np._core.umath.clip, "Limit values to [min, max].", "selection"),
+    _ew("clip", 3, np._core.umath.clip,  # type: ignore[attr-defined]  # private, pinned (above)
+        "Limit values to [min, max].", "selection"),
     OpDef("astype", "cast", 1, lambda x, dtype: x.astype(dtype), "Cast to a dtype (unsafe casting, "
           "as ndarray.astype).", "selection"),
     # reductions

@@ -33,6 +33,7 @@ def apply(xp: ModuleType, op: str, arg: Any, operands: list[Any]) -> Any:
     fn = _functions(xp).get(op)
     if opdef.kind == "cast":
         return xp.asarray(operands[0]).astype(arg)
+    assert fn is not None, op       # every elementwise op and reduction has a library function
     if opdef.kind == "reduction":
         if xp.__name__ != "numpy" and numpy_methods.needs_numpy_steps(op, arg[2]):
             return _numpy_steps(xp, op, arg, operands[0])

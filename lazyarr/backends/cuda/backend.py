@@ -134,6 +134,7 @@ class CudaBackend:
         for slot, pos, typ in entry.scalar_slots:
             args[slot] = typ(scalars[pos])
         if entry.kind == "full":
+            assert entry.acc is not None        # full reductions have a partials parameter
             scratch, counter = self._stream_buffers(entry.grid[0] * entry.acc.itemsize)
             args[1], args[2] = scratch, counter
         return tuple(args)

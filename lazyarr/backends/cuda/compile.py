@@ -100,9 +100,9 @@ def simulator_namespace() -> dict[str, Any]:
     ns["_C_float16"] = lambda x: np.float32(np.asarray(x).astype(np.float16))
     ns["_S_uint8"], ns["_S_float16"] = np.uint8, np.float16
     for fn in FLOAT_FUNCTIONS:
-        f = np.power if fn == "pow" else getattr(np, fn)
+        f: Any = np.power if fn == "pow" else getattr(np, fn)
         ns[f"F_{fn}_f8"] = f
-        ns[f"F_{fn}_f4"] = (lambda g: lambda *a: np.float32(g(*(np.float32(x) for x in a))))(f)
+        ns[f"F_{fn}_f4"] = (lambda g: lambda *a: np.float32(g(*[np.float32(x) for x in a])))(f)
     return ns
 
 
@@ -115,7 +115,7 @@ def _python_function(rendered: Rendered, ns: dict[str, Any]) -> Any:
 def simulator_kernel(rendered: Rendered) -> Any:
     """The kernel as a simulator ``cuda.jit`` function (needs ``NUMBA_ENABLE_CUDASIM=1``)."""
     from numba import config, cuda
-    if not config.ENABLE_CUDASIM:
+    if not config.ENABLE_CUDASIM:  # type: ignore[attr-defined]  # set from the environment
         raise RuntimeError("set NUMBA_ENABLE_CUDASIM=1 before importing numba to simulate")
     return cuda.jit(_python_function(rendered, simulator_namespace()))
 
@@ -157,14 +157,15 @@ def _compile_no_fma(fn: Any, sig: tuple[Any, ...], cc: tuple[int, int], block: i
     from numba.cuda.cudadrv import nvvm
 
     options: dict[str, Any] = {"fastmath": False, "opt": 3, "fma": False, **(extra or {})}
-    cres = compiler.compile_cuda(fn, None, sig, debug=False, lineinfo=False,
+    # numba-cuda's internal compile API (pinned <0.31 in pyproject; test_cuda_codegen uses it)
+    cres = compiler.compile_cuda(fn, None, sig, debug=False, lineinfo=False,  # type: ignore[attr-defined]
                                  fastmath=bool(options["fastmath"]), nvvm_options=options, cc=cc,
                                  abi="numba", abi_info={})
     lib = cres.library
     kernel = lib.get_function(cres.fndesc.llvm_func_name)
     lib._entry_name = cres.fndesc.llvm_func_name
-    compiler.kernel_fixup(kernel, False)
-    nvvm.set_launch_bounds(kernel, block)
+    compiler.kernel_fixup(kernel, False)  # type: ignore[attr-defined]
+    nvvm.set_launch_bounds(kernel, block)  # type: ignore[attr-defined]
     return str(lib.get_asm_str(cc=cc))
 
 
