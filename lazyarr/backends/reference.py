@@ -42,7 +42,8 @@ def apply(xp: ModuleType, op: str, arg: Any, operands: list[Any]) -> Any:
 
 
 def _numpy_steps(xp: ModuleType, op: str, arg: Any, a: Any) -> Any:
-    """mean/var/std with an integer dtype= the way NumPy computes them."""
+    """mean/var/std with a dtype= that CuPy handles differently, the way NumPy computes them
+    (``numpy_methods.needs_numpy_steps`` says which)."""
     axes, keepdims, dtype, ddof = arg
     if op == "mean":
         return numpy_methods.mean(xp, a, axes, keepdims, dtype)

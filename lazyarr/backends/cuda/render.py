@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -382,6 +383,11 @@ class _Kernel:
         self.input_dtypes = {ins.arg[0]: ins.dtype for _, ins in self.inputs}
         self.n_inputs = len(self.input_dtypes)
         self.scalars = sorted({ins.arg: ins.dtype for ins in instrs if ins.op == "scalar"}.items())
+        # per chain value: one element only (built from scalars and size-1 inputs alone)
+        self.single: list[bool] = []
+        for ins in self.chain:
+            self.single.append(ins.arg[0] in spec.singles if ins.op == "input" else
+                               ins.op == "scalar" or all(self.single[a] for a in ins.args))
 
     # -- parameters
     def params(self) -> list[tuple[str, str, np.dtype]]:
@@ -417,23 +423,19 @@ class _Kernel:
     def computes(self, u: str) -> list[str]:
         lines = []
         names: dict[int, str] = {}
-        single: list[bool] = []      # the value is one element (scalars and size-1 inputs only)
         for n, ins in enumerate(self.chain):
             if ins.op == "input":
                 names[n] = f"v{n}{u}"
-                single.append(ins.arg[0] in self.spec.singles)
             elif ins.op == "scalar":
                 names[n] = f"sv{ins.arg}"
-                single.append(True)
             else:
-                single.append(all(single[a] for a in ins.args))
                 ops = [names[a] for a in ins.args]
                 dts = [self.chain[a].dtype for a in ins.args]
                 if ins.op == "astype":
                     expr = _cast_expr(ops[0], dts[0], ins.dtype)
                 else:
                     variant = "single-bounds" if ins.op == "clip" and all(
-                        single[a] for a in ins.args[1:]) else None
+                        self.single[a] for a in ins.args[1:]) else None
                     expr = self.src.op_expr(ins, ops, dts, variant)
                 lines.append(f"v{n}{u} = {expr}")
                 names[n] = f"v{n}{u}"
@@ -470,36 +472,42 @@ class _Kernel:
                 offs[k] = " + ".join(f"{c} * st{k}_{j}" for j, c in enumerate(coords))
         return lines, offs
 
+    def unrolled(self, var: str, index: Callable[[int], str], limit: str,
+                 offsets: Callable[[str, str], tuple[list[str], dict[int, str]]],
+                 consume: Callable[[str, str], list[str]]) -> tuple[list[str], list[str]]:
+        """The ``U`` elements ``{var}_u = index(u)`` of one tile, as (the tile when all are in
+        range: every load before any compute, for loads in flight; the tail: each element
+        guarded by ``if {var}_u < limit``). ``consume(u, idx)`` -> lines using the value."""
+        full = [f"{var}_{u} = {index(u)}" for u in range(self.spec.unroll)]
+        offs_all = []
+        for u in range(self.spec.unroll):
+            lines, offs = offsets(f"{var}_{u}", f"_{u}")
+            full += lines
+            offs_all.append(offs)
+        for u, offs in enumerate(offs_all):
+            full += self.loads(f"_{u}", offs)
+        for u in range(self.spec.unroll):
+            full += self.computes(f"_{u}")
+        for u in range(self.spec.unroll):
+            full += consume(f"_{u}", f"{var}_{u}")
+        tail: list[str] = []
+        for u in range(self.spec.unroll):
+            tail += [f"{var}_{u} = {index(u)}", f"if {var}_{u} < {limit}:"]
+            lines, offs = offsets(f"{var}_{u}", f"_{u}")
+            tail += ["    " + ln for ln in lines + self.loads(f"_{u}", offs) + self.computes(f"_{u}")
+                     + consume(f"_{u}", f"{var}_{u}")]
+        return full, tail
+
     def flat_tile(self, consume: Any, indent: str) -> list[str]:
         """Grid-stride loop over the flat index; ``consume(u, idx)`` -> lines using the value."""
-        U = self.spec.unroll
         out = [f"{indent}base = cuda.blockIdx.x * BS * U + cuda.threadIdx.x",
                f"{indent}step = cuda.gridDim.x * BS * U",
                f"{indent}while base < n:",
                f"{indent}    if base + (U - 1) * BS < n:"]
-        body: list[str] = []
-        for u in range(U):
-            body.append(f"i_{u} = base + {u} * BS")
-        offs_all = []
-        for u in range(U):
-            lines, offs = self.flat_offsets(f"i_{u}", f"_{u}")
-            body += lines
-            offs_all.append(offs)
-        for u in range(U):
-            body += self.loads(f"_{u}", offs_all[u])
-        for u in range(U):
-            body += self.computes(f"_{u}")
-        for u in range(U):
-            body += consume(f"_{u}", f"i_{u}")
+        body, tail = self.unrolled("i", lambda u: f"base + {u} * BS", "n", self.flat_offsets,
+                                   consume)
         out += [f"{indent}        {ln}" for ln in body]
         out.append(f"{indent}    else:")
-        tail: list[str] = []
-        for u in range(U):
-            tail.append(f"i_{u} = base + {u} * BS")
-            tail.append(f"if i_{u} < n:")
-            lines, offs = self.flat_offsets(f"i_{u}", f"_{u}")
-            inner = lines + self.loads(f"_{u}", offs) + self.computes(f"_{u}") + consume(f"_{u}", f"i_{u}")
-            tail += [f"    {ln}" for ln in inner]
         out += [f"{indent}        {ln}" for ln in tail]
         out.append(f"{indent}    base += step")
         return out
@@ -626,27 +634,10 @@ class _Kernel:
         inner += [f"kb = {lane}",
                   "while kb < K:",
                   f"    if kb + {(U - 1) * step} < K:"]
-        full: list[str] = []
-        offs_all = []
-        for u in range(U):
-            full.append(f"k_{u} = kb + {u * step}")
-            lines, offs = self._red_offsets(f"k_{u}", f"_{u}")
-            full += lines
-            offs_all.append(offs)
-        for u in range(U):
-            full += self.loads(f"_{u}", offs_all[u])
-        for u in range(U):
-            full += self.computes(f"_{u}")
-        for u in range(U):
-            full += self.acc_consume(f"_{u}", "")
+        full, tail = self.unrolled("k", lambda u: f"kb + {u * step}", "K", self._red_offsets,
+                                   lambda u, idx: self.acc_consume(u, ""))
         inner += [f"        {ln}" for ln in full]
         inner.append("    else:")
-        tail: list[str] = []
-        for u in range(U):
-            tail += [f"k_{u} = kb + {u * step}", f"if k_{u} < K:"]
-            lines, offs = self._red_offsets(f"k_{u}", f"_{u}")
-            tail += ["    " + ln for ln in lines + self.loads(f"_{u}", offs) + self.computes(f"_{u}")
-                     + self.acc_consume(f"_{u}", "")]
         inner += [f"        {ln}" for ln in tail]
         inner.append(f"    kb += {U * step}")
         out += [f"            {ln}" for ln in inner]
