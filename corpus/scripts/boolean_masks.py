@@ -2,7 +2,7 @@
 masked mean per group."""
 import numpy as np
 
-PRESETS = {"S": {"n": 10_000}, "L": {"n": 4_000_000}}
+PRESETS = {"S": {"n": 10_000}, "L": {"n": 1_000_000}}
 
 
 def init(n):

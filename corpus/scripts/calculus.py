@@ -2,7 +2,7 @@
 rule and a polynomial evaluated with np.polyval."""
 import numpy as np
 
-PRESETS = {"S": {"n": 10_000}, "L": {"n": 4_000_000}}
+PRESETS = {"S": {"n": 10_000}, "L": {"n": 500_000}}
 
 
 def init(n):

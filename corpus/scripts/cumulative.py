@@ -2,7 +2,7 @@
 compounded returns, the running maximum and the maximum drawdown."""
 import numpy as np
 
-PRESETS = {"S": {"n": 10_000, "w": 20}, "L": {"n": 4_000_000, "w": 50}}
+PRESETS = {"S": {"n": 10_000, "w": 20}, "L": {"n": 1_000_000, "w": 50}}
 
 
 def init(n, w):

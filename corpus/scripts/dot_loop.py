@@ -2,7 +2,7 @@
 a port from C or MATLAB often starts."""
 import numpy as np
 
-PRESETS = {"S": {"n": 300}, "L": {"n": 30_000}}
+PRESETS = {"S": {"n": 300}, "L": {"n": 20_000}}
 
 
 def init(n):

@@ -2,7 +2,7 @@
 the direct sum for the first samples."""
 import numpy as np
 
-PRESETS = {"S": {"n": 4096, "m": 257}, "L": {"n": 2_000_000, "m": 4097}}
+PRESETS = {"S": {"n": 4096, "m": 257}, "L": {"n": 500_000, "m": 4097}}
 
 
 def init(n, m):

@@ -1,7 +1,7 @@
 """Separable 5-tap Gaussian blur of a float32 image with edge padding, applied twice."""
 import numpy as np
 
-PRESETS = {"S": {"n": 128}, "L": {"n": 2048}}
+PRESETS = {"S": {"n": 128}, "L": {"n": 1024}}
 
 
 def init(n):

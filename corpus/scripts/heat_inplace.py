@@ -2,7 +2,7 @@
 number of steps, with fixed boundary values written into the array first."""
 import numpy as np
 
-PRESETS = {"S": {"n": 64, "steps": 20}, "L": {"n": 1024, "steps": 20}}
+PRESETS = {"S": {"n": 64, "steps": 20}, "L": {"n": 512, "steps": 20}}
 
 
 def init(n, steps):

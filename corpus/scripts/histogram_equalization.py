@@ -2,7 +2,7 @@
 indexed by the pixel values."""
 import numpy as np
 
-PRESETS = {"S": {"n": 128}, "L": {"n": 4096}}
+PRESETS = {"S": {"n": 128}, "L": {"n": 2048}}
 
 
 def init(n):

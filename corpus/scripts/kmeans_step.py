@@ -2,7 +2,7 @@
 masked means of each cluster, the inertia."""
 import numpy as np
 
-PRESETS = {"S": {"n": 1000, "k": 4, "steps": 3}, "L": {"n": 200_000, "k": 8, "steps": 3}}
+PRESETS = {"S": {"n": 1000, "k": 4, "steps": 3}, "L": {"n": 50_000, "k": 8, "steps": 3}}
 
 
 def init(n, k, steps):

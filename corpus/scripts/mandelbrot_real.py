@@ -2,7 +2,7 @@
 masked updates with np.where."""
 import numpy as np
 
-PRESETS = {"S": {"n": 64, "iters": 30}, "L": {"n": 800, "iters": 30}}
+PRESETS = {"S": {"n": 64, "iters": 30}, "L": {"n": 400, "iters": 30}}
 
 
 def init(n, iters):

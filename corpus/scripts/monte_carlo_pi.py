@@ -2,7 +2,7 @@
 The samples are drawn inside the script with np.random."""
 import numpy as np
 
-PRESETS = {"S": {"n": 100_000}, "L": {"n": 10_000_000}}
+PRESETS = {"S": {"n": 100_000}, "L": {"n": 2_000_000}}
 
 
 def init(n):

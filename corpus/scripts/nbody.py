@@ -2,7 +2,7 @@
 leapfrog steps, the kinetic energy."""
 import numpy as np
 
-PRESETS = {"S": {"n": 64, "steps": 3}, "L": {"n": 1000, "steps": 3}}
+PRESETS = {"S": {"n": 64, "steps": 3}, "L": {"n": 400, "steps": 3}}
 
 
 def init(n, steps):

@@ -2,7 +2,7 @@
 standard error of the estimate (normal draws made by the data initialisation)."""
 import numpy as np
 
-PRESETS = {"S": {"n": 100_000}, "L": {"n": 4_000_000}}
+PRESETS = {"S": {"n": 100_000}, "L": {"n": 1_000_000}}
 
 
 def init(n):

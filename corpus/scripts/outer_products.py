@@ -2,7 +2,7 @@
 kernel matrix and its row sums."""
 import numpy as np
 
-PRESETS = {"S": {"n": 200}, "L": {"n": 2000}}
+PRESETS = {"S": {"n": 200}, "L": {"n": 1000}}
 
 
 def init(n):

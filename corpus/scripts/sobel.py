@@ -2,7 +2,7 @@
 a thresholded edge map."""
 import numpy as np
 
-PRESETS = {"S": {"n": 128}, "L": {"n": 2048}}
+PRESETS = {"S": {"n": 128}, "L": {"n": 1024}}
 
 
 def init(n):

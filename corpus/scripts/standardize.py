@@ -2,7 +2,7 @@
 column, and unit-length rows."""
 import numpy as np
 
-PRESETS = {"S": {"n": 1000, "m": 16}, "L": {"n": 1_000_000, "m": 16}}
+PRESETS = {"S": {"n": 1000, "m": 16}, "L": {"n": 100_000, "m": 16}}
 
 
 def init(n, m):
