@@ -610,6 +610,8 @@ What the suite measures
   op (``Reductions``); ``sum(x * x, axis)`` at the issue's sizes (``SumSquares``).
 * ``bench_workloads``: softmax row normalization, standardization ``(x - x.mean()) / x.std()``,
   a degree-8 polynomial, a Lennard-Jones energy.
+* ``bench_corpus``: each script of the drop-in corpus (``corpus/scripts/``, docs/testing.rst)
+  that runs correctly, at its preset L: NumPy vs lazyarr on the CPU, CuPy vs lazyarr on cuda.
 * ``bench_overhead``: a cached call on 1024 elements, graph building, the cold first call in a
   fresh process with and without the disk cache (``timeraw_``), ``import lazyarr``.
 * ``bench_memory``: peak RSS on the CPU (``peakmem_``), CuPy pool growth and CUDA-event
