@@ -136,6 +136,11 @@ class LazyArray:
     def copy(self) -> LazyArray:
         return LazyArray._from_node(_node.leaf(self.data.copy(), self.device))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickling sends the values only: a pending array is materialized first (as any
+        conversion), and neither its expression nor its inputs travel along."""
+        return _unpickle, (self.data, self.device)
+
     # ----------------------------------------------------------------- interop
     @property
     def __cuda_array_interface__(self) -> dict[str, Any]:
@@ -199,6 +204,10 @@ class LazyArray:
         if not spec:
             return str(self)
         return format(self.to_numpy().item() if self.ndim == 0 else self.to_numpy(), spec)
+
+
+def _unpickle(data: Any, device: str) -> LazyArray:
+    return LazyArray._from_node(_node.leaf(data, device))
 
 
 def _pending_ops(root: Node) -> list[str]:

@@ -473,7 +473,10 @@ def materialize(node: Node) -> Any:
         if planning_mode is not None:
             raise _Planned(plan(node, planning_mode))
         try:
-            data = select(node.device or "cpu", get_config().mode).run(lower_cached(node))
+            lowered = lower_cached(node)
+            if node.data is not None:   # another thread computed it meanwhile
+                return node.data
+            data = select(node.device or "cpu", get_config().mode).run(lowered)
         except MemoryError as exc:
             raise _out_of_memory(node, exc) from exc
         _node.materialized(node, data)
