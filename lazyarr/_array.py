@@ -129,6 +129,10 @@ class LazyArray:
             key = key.data
         return LazyArray._from_node(_node.leaf(self.data[key], self.device))
 
+    def __contains__(self, value: Any) -> bool:
+        """``value in x``: whether any element equals ``value`` (``ndarray.__contains__``)."""
+        return bool((self == value).any())  # type: ignore[attr-defined]  # installed by _api
+
     def __iter__(self) -> Any:
         for i in range(len(self)):
             yield self[i]
