@@ -97,6 +97,7 @@ class LazyArray:
         data = self.data
         if isinstance(data, np.ndarray):
             return data
+        _devices.wait(data)        # interruptible (Ctrl-C) while the kernel runs
         return data.get()  # type: ignore[no-any-return]
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
