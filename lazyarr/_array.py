@@ -82,9 +82,8 @@ class LazyArray:
     def compute(self) -> LazyArray:
         """Materialize (run the pending expression as one kernel); returns ``self``."""
         node = self._node
-        if node.op != "leaf":
-            data = _build.materialize(node)
-            self._node = _node.leaf(data, self.device)  # drop our hold on the expression
+        if node.data is None:
+            _build.materialize(node)   # the node keeps the buffer and drops its expression
         return self
 
     @property
