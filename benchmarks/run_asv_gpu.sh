@@ -32,7 +32,9 @@ else
 fi
 export ASV_PYTHONPATH=$PYTHONPATH          # asv drops PYTHONPATH for its benchmark processes
 export LAZYARR_BENCH_DEVICES=cuda          # the CPU rows belong to the CPU machine's history
-export LAZYARR_CACHE_DIR=${LAZYARR_CACHE_DIR:-/tmp/lazyarr-asv-cache}
+# the kernel cache in a folder of this user only (lazyarr refuses one others could write)
+export LAZYARR_CACHE_DIR=${LAZYARR_CACHE_DIR:-${HOME:-/root}/.cache/lazyarr/asv}
+mkdir -p -m 700 "$LAZYARR_CACHE_DIR"
 
 # 2. what we are about to benchmark
 commit=${ASV_COMMIT:-$(git rev-parse HEAD 2>/dev/null)} || { say "no git checkout here: cannot tag results"; exit 1; }

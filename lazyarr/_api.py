@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from . import _build
-from ._array import LazyArray
+from ._array import LazyArray, _made
 from ._node import Node
 from ._registry import ELEMENTWISE, OPS, REDUCTIONS, OpDef
 
@@ -100,7 +100,10 @@ def explain(x: Any, device: str | None = None) -> Any:
     lazyarr_kernel[map]
     """
     if device is not None:
+        from . import _devices
         from .backends import plan_for_device
+        if device not in ("cpu", "cuda"):      # "auto" as configured; anything else: ValueError
+            device = _devices.resolve(device)
         with plan_for_device(device):
             return explain(x)
     from ._plan import Plan
@@ -172,16 +175,19 @@ def _binary_operator(opdef: OpDef, reflected: bool) -> Callable[[LazyArray, Any]
         def method(self: LazyArray, other: Any) -> Any:
             return _wrap(_elementwise(opdef, self, other))
     if opdef.name in ("equal", "not_equal"):
-        return _identity_comparison_of_non_arrays(method)
+        return _identity_comparison_of_non_arrays(method, opdef.name == "equal")
     if opdef.name == "power" and not reflected:
         return _bool_square(method)
     return method
 
 
-def _identity_comparison_of_non_arrays(method: Callable[[LazyArray, Any], Any]) -> Callable[..., Any]:
+def _identity_comparison_of_non_arrays(method: Callable[[LazyArray, Any], Any],
+                                       equal: bool) -> Callable[..., Any]:
     def compare(self: LazyArray, other: Any) -> Any:
         if other is None or isinstance(other, str):
-            return NotImplemented   # let Python compare identities, as for any object
+            # As NumPy 2: elementwise, and no element equals such an object (all False for
+            # ==, all True for !=); a materialized array, as nothing needs computing.
+            return _made(self.device, "full", self.shape, not equal, dtype=np.bool_)
         return method(self, other)
     return compare
 

@@ -82,9 +82,8 @@ class LazyArray:
     def compute(self) -> LazyArray:
         """Materialize (run the pending expression as one kernel); returns ``self``."""
         node = self._node
-        if node.op != "leaf":
-            data = _build.materialize(node)
-            self._node = _node.leaf(data, self.device)  # drop our hold on the expression
+        if node.data is None:
+            _build.materialize(node)   # the node keeps the buffer and drops its expression
         return self
 
     @property
@@ -97,6 +96,7 @@ class LazyArray:
         data = self.data
         if isinstance(data, np.ndarray):
             return data
+        _devices.wait(data)        # interruptible (Ctrl-C) while the kernel runs
         return data.get()  # type: ignore[no-any-return]
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
@@ -129,12 +129,21 @@ class LazyArray:
             key = key.data
         return LazyArray._from_node(_node.leaf(self.data[key], self.device))
 
+    def __contains__(self, value: Any) -> bool:
+        """``value in x``: whether any element equals ``value`` (``ndarray.__contains__``)."""
+        return bool((self == value).any())  # type: ignore[attr-defined]  # installed by _api
+
     def __iter__(self) -> Any:
         for i in range(len(self)):
             yield self[i]
 
     def copy(self) -> LazyArray:
         return LazyArray._from_node(_node.leaf(self.data.copy(), self.device))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickling sends the values only: a pending array is materialized first (as any
+        conversion), and neither its expression nor its inputs travel along."""
+        return _unpickle, (self.data, self.device)
 
     # ----------------------------------------------------------------- interop
     @property
@@ -199,6 +208,10 @@ class LazyArray:
         if not spec:
             return str(self)
         return format(self.to_numpy().item() if self.ndim == 0 else self.to_numpy(), spec)
+
+
+def _unpickle(data: Any, device: str) -> LazyArray:
+    return LazyArray._from_node(_node.leaf(data, device))
 
 
 def _pending_ops(root: Node) -> list[str]:

@@ -16,12 +16,13 @@ import contextvars
 import functools
 import math
 import operator
+import warnings
 from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
-from . import _devices, _node
+from . import _devices, _node, _shapes
 from ._config import get_config
 from ._devices import resolve as resolve_device
 from ._devices import xp as xp_for
@@ -43,9 +44,7 @@ def _ufunc_dtypes(ufunc: np.ufunc, signature: tuple[Any, ...]) -> tuple[np.dtype
     return dtypes
 
 
-@functools.lru_cache(maxsize=4096)
-def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(np.broadcast_shapes(*shapes))
+broadcast_shapes = functools.lru_cache(maxsize=4096)(_shapes.broadcast_shapes)
 
 
 def _signature_entry(x: Operand) -> Any:
@@ -244,6 +243,10 @@ def _fast_rule(opdef: OpDef, operands: list[Operand], dtypes: tuple[np.dtype, ..
 def _elementwise(opdef: OpDef, args: tuple[Any, ...]) -> Node:
     if len(args) != opdef.nin:
         raise TypeError(f"{opdef.name}() takes {opdef.nin} array argument(s), got {len(args)}")
+    if opdef.name != "where" and all(type(a) in WEAK_SCALAR_TYPES for a in args) and \
+            any(type(a) is int and not scalar_fits(a, _INT64) for a in args):
+        device = resolve_device(None)
+        return _node.leaf(_devices.asarray(device, _numpy_on_python_scalars(opdef, args)), device)
     operands = operands_of(args)
     key: list[Any] = [opdef.name]
     has_int = False
@@ -264,11 +267,33 @@ def _elementwise(opdef: OpDef, args: tuple[Any, ...]) -> Node:
     elif has_int and opdef.name != "where":
         resolve_ufunc(opdef, operands)   # value checks of Python ints (out of range, ** -1)
     dtypes, shape, device = rule.dtypes, rule.shape, rule.device or common_device(operands)
+    if opdef.name == "power" and dtypes[0].kind in "iu":
+        _check_integer_power(operands[1])
     if opdef.name == "where":
         return _where(opdef, operands, shape, device)
     if get_config().mode == "eager":
         return _eager_elementwise(opdef, device, operands, dtypes)
     return _node.op_node(opdef.name, dtypes[-1], shape, device, _cast_operands(operands, dtypes))
+
+
+_INT64 = np.dtype(np.int64)
+
+
+def _numpy_on_python_scalars(opdef: OpDef, args: tuple[Any, ...]) -> np.ndarray:
+    """An op on Python numbers only, one of them an int beyond int64: NumPy's own answer
+    (``add(1.5, 2**70)`` is float64 1.18e21; ``add(1, 2**70)`` an OverflowError), as a 0-d
+    array (its dtype checked: an object result is not supported)."""
+    with np.errstate(all="ignore"):
+        value = np.asarray(opdef.numpy(*args))
+    check_dtype(value.dtype, f"the result of {opdef.name}")
+    return value
+
+
+def _check_integer_power(exponent: Operand) -> None:
+    """NumPy's check of an integer power whose exponent is known at the line: a constant
+    (``x ** np.int8(-1)``; Python ints are checked by ``resolve_ufunc``)."""
+    if type(exponent) is Node and exponent.op == "scalar" and exponent.arg < 0:
+        raise ValueError("Integers to negative integer powers are not allowed.")
 
 
 def _eager_elementwise(opdef: OpDef, device: str, operands: list[Operand],
@@ -390,6 +415,8 @@ def _reduction_spec(op: str, dtype: np.dtype, in_shape: tuple[int, ...], axis: A
         raise TypeError(f"{opdef.name}() got an unexpected keyword argument 'dtype'")
     dtype_arg = check_dtype(dtype_kw, f"{opdef.name}(dtype=...)") if dtype_kw is not None else None
     result_dtype = _reduction_dtype(opdef.name, dtype, dtype_arg, len(in_shape), axes, keepdims)
+    if opdef.takes_ddof and not (type(ddof) is int and 0 <= ddof < 1 << 31):
+        _check_ddof(opdef, ddof)
     reduced = range(len(in_shape)) if axes is None else axes
     if opdef.identity is None and (any(in_shape[a] == 0 for a in reduced)
                                    or axes is None and 0 in in_shape):
@@ -405,20 +432,41 @@ def _reduction_spec(op: str, dtype: np.dtype, in_shape: tuple[int, ...], axis: A
     return result_dtype, shape, (axes, keepdims, dtype_arg, ddof if opdef.takes_ddof else 0)
 
 
+def _check_ddof(opdef: OpDef, ddof: Any) -> None:
+    """NumPy's errors for a ``ddof`` it cannot use (``2**70``: OverflowError; ``"1"``: a
+    TypeError), asked of NumPy itself on a two-element array."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        opdef.numpy(np.ones(2), ddof=ddof)
+
+
+# Keyed on the arguments' values: only for arguments whose values say everything (``axis``
+# an int or a tuple of ints, ``keepdims`` a bool), as 1 == 1.0 == True would otherwise let
+# ``axis=1.0`` hit the entry of ``axis=1`` (NumPy: TypeError).
 _reduction_spec_cached = functools.lru_cache(maxsize=4096)(_reduction_spec)
+
+
+def _cacheable(axis: Any, keepdims: Any) -> bool:
+    if type(keepdims) is not bool:
+        return False
+    if axis is None or type(axis) is int:
+        return True
+    return type(axis) is tuple and all(type(a) is int for a in axis)
 
 
 def reduce(opdef: OpDef, x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None,
            ddof: int | float = 0) -> Node:
     """Build a reduction node and materialize it (a reduction is a materialization point)."""
     node = _placed(x._node if type(x) is _array.LazyArray else operands_of((x,))[0])  # type: ignore[arg-type]
-    args = (opdef.name, node.dtype, node.shape, axis, bool(keepdims), dtype, ddof)
-    try:
-        hash(args)
-    except TypeError:            # e.g. axis=[0]: the uncached path raises NumPy's error
-        spec = _reduction_spec(*args)
-    else:
-        spec = _reduction_spec_cached(*args)
+    if _cacheable(axis, keepdims):
+        try:
+            spec = _reduction_spec_cached(opdef.name, node.dtype, node.shape, axis, keepdims,
+                                          dtype, ddof)
+        except TypeError:        # unhashable (dtype=[...]): the uncached path raises NumPy's error
+            spec = _reduction_spec(opdef.name, node.dtype, node.shape, axis, keepdims, dtype, ddof)
+    else:                        # NumPy's errors (axis=1.0, keepdims="no", axis=[0]), uncached
+        spec = _reduction_spec(opdef.name, node.dtype, node.shape, axis,
+                               bool(operator.index(keepdims)), dtype, ddof)
     result_dtype, shape, arg = spec
     device = node.device or "cpu"
     if _eager_mode():
@@ -473,7 +521,10 @@ def materialize(node: Node) -> Any:
         if planning_mode is not None:
             raise _Planned(plan(node, planning_mode))
         try:
-            data = select(node.device or "cpu", get_config().mode).run(lower_cached(node))
+            lowered = lower_cached(node)
+            if node.data is not None:   # another thread computed it meanwhile
+                return node.data
+            data = select(node.device or "cpu", get_config().mode).run(lowered)
         except MemoryError as exc:
             raise _out_of_memory(node, exc) from exc
         _node.materialized(node, data)
@@ -486,8 +537,9 @@ def _out_of_memory(node: Node, exc: MemoryError) -> MemoryError:
     nbytes = int(np.prod(node.shape, dtype=np.int64)) * node.dtype.itemsize
     device = node.device or "cpu"
     free = " (and cupy.get_default_memory_pool().free_all_blocks())" if device == "cuda" else ""
-    return MemoryError(f"{exc}\nlazyarr: out of {device} memory materializing a {node.shape} "
-                       f"{node.dtype} result ({nbytes:,} bytes). Free arrays you no longer need"
+    return MemoryError(f"{exc}\nlazyarr: out of {device} memory while computing a {node.shape} "
+                       f"{node.dtype} result ({nbytes:,} bytes; the allocation that failed is "
+                       "named above). Free arrays you no longer need"
                        f"{free}, or work on smaller pieces of the data.")
 
 

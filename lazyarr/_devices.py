@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import functools
+import threading
+import time
 from types import ModuleType
 from typing import Any
 
@@ -74,6 +76,26 @@ def full(device: str, shape: Any, fill_value: Any, dtype: Any = None) -> Any:
     data = xp(device).empty(shape, value.dtype)
     data[...] = value
     return data
+
+
+_events = threading.local()
+
+
+def wait(data: Any) -> None:
+    """Wait until the GPU work queued on the current stream (which writes ``data``) is done,
+    sleeping in Python between polls: a signal handler (Ctrl-C: KeyboardInterrupt) runs
+    while the GPU computes, where a blocking copy would hold the thread in the driver until
+    the kernel ends. The kernel itself runs on; later work queues behind it."""
+    import cupy
+
+    event = getattr(_events, "event", None)
+    if event is None:
+        event = _events.event = cupy.cuda.Event(disable_timing=True)
+    event.record()
+    delay = 1e-5
+    while not event.done:
+        time.sleep(delay)
+        delay = min(2 * delay, 2e-3)
 
 
 def device_of(obj: Any) -> str | None:

@@ -7,7 +7,9 @@ on the same children twice returns the same object, so common subexpressions are
 shared by construction and ``is`` compares them.
 
 When an interior node is materialized its buffer is stored in ``data``; from then
-on every expression containing it treats it as a leaf (like ``dask.persist``).
+on every expression containing it treats it as a leaf (like ``dask.persist``), and the
+node drops its sources and leaf list: a computed result holds its buffer and nothing
+else, so the inputs it was computed from can be freed (``materialized``).
 
 Structure ids. Every node also gets, when it is built, a small integer ``sid`` naming its
 *structure*: what lowering it would produce, i.e. the ops, dtypes and static args of the
@@ -78,11 +80,20 @@ def structure(key: tuple[Any, ...]) -> int:
 
 
 def materialized(node: Node, data: Any) -> None:
-    """Store a computed buffer on ``node``. Every sid built before now may be stale: the
-    node is a leaf from now on. (The epoch moves after the store: a node built in between
-    sees the buffer, and is stale anyway.)"""
+    """Store a computed buffer on ``node`` and drop its expression (sources, leaves): the
+    node is an input from now on and holds nothing but its buffer. Every sid built before
+    now may be stale. (The epoch moves after the store: a node built in between sees the
+    buffer, and is stale anyway.)
+
+    Order matters to readers in other threads: the buffer is stored first, then the
+    input sid, then the sources go. So a reader that finds ``src`` empty finds ``data``
+    and the input sid set, and one that read ``src`` before it went may use it.
+    """
     global epoch
     node.data = data
+    node.sid = _as_leaf(node)
+    node.leaves = ()
+    node.src = ()
     epoch = next(_ticks)
 
 
@@ -103,7 +114,7 @@ def _describe(node: Node, src: tuple[Node, ...], head: tuple[Any, ...]) -> None:
     sids: list[Any] = []
     parts: list[tuple[Node, ...]] = []
     for c in src:
-        if not c.src:                     # a leaf or a scalar
+        if not c.src:                     # a leaf, a scalar, or materialized (its input sid)
             sids.append(c.sid)
             parts.append((c,))
         elif c.data is not None:          # materialized: an input from now on
@@ -112,8 +123,11 @@ def _describe(node: Node, src: tuple[Node, ...], head: tuple[Any, ...]) -> None:
         elif c.sid is None or c.epoch != now and not is_fresh(c, now):
             return
         else:
-            sids.append(c.sid)
-            parts.append(c.leaves)  # type: ignore[arg-type]  # set with the sid
+            known, sid = c.leaves, c.sid  # (in this order: _forget_structure clears sid first)
+            if known is None or sid is None:
+                return
+            sids.append(sid)
+            parts.append(known)
     leaves = parts[0]
     shared = False
     for part in parts[1:]:
@@ -136,31 +150,48 @@ def is_fresh(node: Node, now: int) -> bool:
 
     A child that has a buffer now was a leaf when its parent was built only if it is in
     the parent's leaves. Gives up (False) after ``_MAX_WALK`` interior nodes.
+
+    A stale node found on the way loses its sid and leaves (with the nodes above it on the
+    path walked): its leaves may hold inputs that only the since-materialized child read,
+    and it would be found stale again at every later check anyway.
     """
     if node.sid is None or node.data is not None:
         return False
     seen: list[Node] = []
-    stack = [node]
+    parent: list[int] = []          # parent[i]: the index in ``seen`` of seen[i]'s parent
+    stack: list[tuple[Node, int]] = [(node, -1)]
     while stack:
-        n = stack.pop()
+        n, up = stack.pop()
         if n.epoch == now:
             continue
         seen.append(n)
+        parent.append(up)
         if len(seen) > _MAX_WALK:
             return False
+        here = len(seen) - 1
         for c in n.src:
-            if not c.src:                 # a leaf or a scalar: never changes
-                continue
-            if c.data is not None:        # materialized: since n was built?
-                if c not in n.leaves:  # type: ignore[operator]  # set with the sid
+            if c.data is not None:        # a leaf, or materialized: since n was built?
+                if c.op != "leaf" and c not in n.leaves:  # type: ignore[operator]
+                    _forget_structure(seen, parent, here)
                     return False
+            elif not c.src:               # a scalar: never changes
+                continue
             elif c.sid is None:
                 return False
             else:
-                stack.append(c)
+                stack.append((c, here))
     for n in seen:
         n.epoch = now
     return True
+
+
+def _forget_structure(seen: list[Node], parent: list[int], i: int) -> None:
+    """Drop the sid and leaves of seen[i] and of the nodes above it on the path walked."""
+    while i >= 0:
+        n = seen[i]
+        if n.data is None:
+            n.sid, n.leaves = None, None
+        i = parent[i]
 
 
 # ----------------------------------------------------------------------------- interning

@@ -107,6 +107,7 @@ def lower(root: Node) -> Lowered:
         node = item
         if node in index:
             continue
+        src = node.src   # read before data: materialized() stores data, then drops src
         if node.op == "leaf" or node.data is not None and node is not root:
             index[node] = len(instrs)
             emit(_new(Instr, ("input", node.dtype, (), (len(inputs), len(node.shape)))))
@@ -117,7 +118,6 @@ def lower(root: Node) -> Lowered:
             scalars.append(node.arg)
         else:
             push((node,))
-            src = node.src
             for i in range(len(src) - 1, -1, -1):
                 if src[i] not in index:
                     push(src[i])
@@ -141,19 +141,20 @@ def _gather(leaves: tuple[Node, ...]) -> tuple[list[Any], list[np.generic]]:
 def lower_cached(root: Node) -> Lowered:
     """``lower(root)``, skipping the lowering when an expression of the same structure was
     lowered before: then only the leaves are gathered (see ``_node``'s structure ids)."""
-    sid = root.sid
-    fresh = sid is not None and (root.epoch == _node.epoch or _node.is_fresh(root, _node.epoch))
+    sid, leaves = root.sid, root.leaves
+    fresh = sid is not None and leaves is not None and \
+        (root.epoch == _node.epoch or _node.is_fresh(root, _node.epoch))
     if fresh:
         program = _by_structure.get(sid)  # type: ignore[arg-type]
         if program is not None:
             stats["reused"] += 1
-            inputs, scalars = _gather(root.leaves)  # type: ignore[arg-type]
+            inputs, scalars = _gather(leaves)  # type: ignore[arg-type]
             return _new(Lowered, (program, inputs, scalars, root.shape, root.device or "cpu"))
     lowered = lower(root)
     stats["lowered"] += 1
     if fresh:
         # The first DAG of each structure checks that the leaves are in lowering's order.
-        inputs, scalars = _gather(root.leaves)  # type: ignore[arg-type]
+        inputs, scalars = _gather(leaves)  # type: ignore[arg-type]
         if list(map(id, inputs)) == list(map(id, lowered.inputs)) and \
                 list(map(id, scalars)) == list(map(id, lowered.scalars)):
             if len(_by_structure) >= _MAX_PROGRAMS:

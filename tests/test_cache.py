@@ -321,3 +321,79 @@ def test_two_processes_compiling_the_same_kernel_both_succeed(tmp_path, monkeypa
     assert len(files) == 1 and files[0].suffix == ".bin"        # one entry, no temp files
     monkeypatch.setenv("LAZYARR_CACHE_DIR", str(tmp_path / "cache"))
     assert C.read_cache(files[0].stem) is not None              # and it is complete
+
+
+# --------------------------------------------------------------------------- trust (issue 11, finding 9)
+# A cache entry is machine code run in this process: the folder is private, and a folder or
+# entry another local user could have written is refused (one warning), never loaded.
+@pytest.fixture
+def trust(cache, monkeypatch):
+    monkeypatch.setattr(C, "_refused", set(), raising=False)
+    return cache
+
+
+def _planted(trust, rendered):
+    """A well-formed entry (right key, right checksum) with an attacker's payload."""
+    key = C.cache_key(rendered, CC)
+    payload = b"// planted kernel\n"
+    assert C.write_cache(key, "ptx", "lazyarr_kernel", payload)
+    return _file(trust, rendered), payload
+
+
+def _loads_without_the_plant(trust, rendered, payload, match):
+    with pytest.warns(RuntimeWarning, match=match) as record:
+        assert C.load_kernel(rendered, CC)[0] == "function"
+        _drop_memory_cache()
+        assert C.load_kernel(rendered, CC)[0] == "function"
+    assert len([w for w in record if "not using the CUDA kernel cache" in str(w.message)]) == 1
+    assert payload not in FakeModule.loads
+    assert len(trust.compiles) == 2
+
+
+def test_cache_folder_and_entries_are_private(trust):
+    r = _rendered()
+    C.load_kernel(r, CC)
+    assert os.stat(trust.dir).st_mode & 0o777 == 0o700
+    assert os.stat(_file(trust, r)).st_mode & 0o077 == 0
+    _drop_memory_cache()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        C.load_kernel(r, CC)                                  # trusted: a disk hit, no warning
+    assert len(trust.compiles) == 1
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o770, 0o1777])
+def test_cache_folder_writable_by_others_is_refused(trust, mode):
+    r = _rendered()
+    path, payload = _planted(trust, r)
+    os.chmod(trust.dir, mode)
+    _loads_without_the_plant(trust, r, payload, "writable by group or others")
+    assert path.read_bytes().endswith(payload)               # nothing written there either
+
+
+def test_cache_folder_of_another_user_is_refused(trust, monkeypatch):
+    r = _rendered()
+    _, payload = _planted(trust, r)
+    me = os.geteuid()
+    monkeypatch.setattr(C.os, "geteuid", lambda: me + 1)
+    _loads_without_the_plant(trust, r, payload, "owned by uid")
+
+
+def test_cache_entry_writable_by_others_is_refused(trust):
+    r = _rendered()
+    path, payload = _planted(trust, r)
+    os.chmod(path, 0o666)
+    with pytest.warns(RuntimeWarning, match="writable by group or others"):
+        assert C.load_kernel(r, CC)[0] == "function"
+    assert payload not in FakeModule.loads and len(trust.compiles) == 1
+    assert os.stat(path).st_mode & 0o077 == 0                # replaced by this user's own entry
+
+
+def test_cache_entry_that_is_a_symlink_is_not_followed(trust, tmp_path):
+    r = _rendered()
+    outside, payload = _planted(trust, r)
+    target = tmp_path / "elsewhere.bin"
+    outside.rename(target)
+    outside.symlink_to(target)
+    assert C.load_kernel(r, CC)[0] == "function"
+    assert payload not in FakeModule.loads and len(trust.compiles) == 1

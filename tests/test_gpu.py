@@ -399,3 +399,68 @@ def test_explain_shows_kernel_source_and_launch():
     assert plan.backend == "cuda" and len(plan.kernels) == 1
     assert "def lazyarr_kernel" in plan.kernels[0].source and "grid=" in plan.kernels[0].launch
     assert plan.bytes_read == 4 << 20 and plan.bytes_written == 4 << 20
+
+
+# ----------------------------------------------------------------------------- issue 11
+_GPU_CHILD = textwrap.dedent("""
+    import json, time
+    import numpy as np
+    import lazyarr as la
+    x = la.asarray(np.linspace(0, 1, 1 << 21, dtype=np.float32).reshape(-1, 1), device="cuda")
+    y = la.asarray(np.linspace(0, 1, 1 << 20, dtype=np.float32).reshape(1, -1), device="cuda")
+    float(la.sum(la.sin(x[:4] * y[:, :4])))        # compiled before the long call
+    long = lambda: float(la.sum(la.sin(x * y) * la.cos(x - y) + la.sqrt(x + y)))  # 2^41 elements
+    t0 = time.monotonic(); long(); once = time.monotonic() - t0
+    print(json.dumps({"once": once}), flush=True)
+    start = time.monotonic()
+    try:
+        for _ in range(1000):
+            long()
+        outcome = "finished"
+    except KeyboardInterrupt:
+        outcome = "interrupted"
+    stopped = time.monotonic()
+    a = np.arange(1 << 20, dtype=np.float64)
+    ok = float(la.sum(la.asarray(a, device="cuda") * 2)) == float(np.sum(a * 2))
+    print(json.dumps({"outcome": outcome, "ran_for": stopped - start, "then_correct": ok}))
+""")
+
+
+def test_ctrl_c_while_waiting_on_the_gpu():
+    """SIGINT while the process waits for a long kernel: KeyboardInterrupt within a fraction
+    of the kernel's time (the wait polls, sleeping in Python), and the next result is right."""
+    import signal
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-c", _GPU_CHILD], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        once = json.loads(proc.stdout.readline())["once"]
+        time.sleep(max(0.5, once / 2))
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=600)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err[-3000:]
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["outcome"] == "interrupted" and result["then_correct"], result
+    assert result["ran_for"] < 1000 * once
+
+
+def test_computed_gpu_result_releases_inputs_and_pickles_small():
+    import gc
+    import pickle
+    import weakref
+
+    import cupy
+
+    data = cupy.arange(1 << 22, dtype=cupy.float32)
+    alive = weakref.ref(data)
+    s = la.sum(la.asarray(data) * 2 + 1)
+    del data
+    gc.collect()
+    assert alive() is None
+    assert len(pickle.dumps(s)) < 1000
+    back = pickle.loads(pickle.dumps(s))
+    assert back.device == "cuda" and back.item() == s.item()

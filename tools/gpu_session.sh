@@ -17,7 +17,9 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
     --target /tmp/site .whl/*.whl || { say "wheel install failed"; exit 1; }
 export PYTHONPATH=/tmp/site:$PWD PATH=/tmp/site/bin:$PATH
 python3 setup.py build_ext --inplace -q > "$OUT/build.log" 2>&1 || { say "build failed"; tail -30 "$OUT/build.log"; }
-export LAZYARR_CACHE_DIR=/tmp/lazyarr-cache
+# the kernel cache in a folder of this user only (lazyarr refuses one others could write)
+export LAZYARR_CACHE_DIR=${HOME:-/root}/.cache/lazyarr/gpu-session
+mkdir -p -m 700 "$LAZYARR_CACHE_DIR"
 say "built; nvidia-smi: $(nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,utilization.gpu --format=csv,noheader)"
 collect() {   # after every step: a cut call still brings back what is done
     tar czf "$FINAL_OUT/logs.tgz" -C "$OUT" --exclude=./results . 2>/dev/null

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fenv.h>
+#include <time.h>
 #include "numpy/halffloat.h"
 
 /* ---------------------------------------------------------------- type codes */
@@ -206,6 +207,7 @@ typedef struct {
     npy_int64 *ri, *ridx;
     npy_uint64 *ru;
     int error;
+    int check_signals;          /* the caller may run Python signal handlers (main thread) */
 } lz_run;
 
 #define LZ_GATHER NPY_MIN_INTP
@@ -215,6 +217,11 @@ typedef struct {
     npy_intp *vstr;
     char *regs, *gbuf, *stage, *end;
     npy_intp *ooff;
+    /* interruption (see lz_poll) */
+    int check_signals;          /* this thread runs Python's signal handlers */
+    int *abort;                 /* set (atomically) when the call is abandoned; or NULL */
+    npy_intp budget;            /* elements until the next poll */
+    double next_check;          /* monotonic time of the next signal check */
 } lz_scratch;
 
 /* Per-thread scratch, kept between calls (pool threads persist): a call pays no malloc
@@ -226,6 +233,23 @@ typedef struct {
 #endif
 static LZ_TLS char *lz_tls_buf = NULL;
 static LZ_TLS size_t lz_tls_size = 0;
+
+#ifndef _WIN32
+/* The buffer is also registered under a pthread key whose destructor frees it when the
+ * thread exits: a program that runs lazyarr in many short-lived threads must not leak one
+ * buffer per thread. (The key's value is only written when the buffer changes.) */
+#include <pthread.h>
+static pthread_key_t lz_tls_key;
+static pthread_once_t lz_tls_once = PTHREAD_ONCE_INIT;
+static int lz_tls_key_ok = 0;
+static void lz_tls_make_key(void) { lz_tls_key_ok = pthread_key_create(&lz_tls_key, free) == 0; }
+static void lz_tls_register(char *buf) {
+    pthread_once(&lz_tls_once, lz_tls_make_key);
+    if (lz_tls_key_ok) pthread_setspecific(lz_tls_key, buf);
+}
+#else
+static void lz_tls_register(char *buf) { (void)buf; }
+#endif
 
 #define LZ_ALIGN(x) (((x) + 63) & ~(size_t)63)
 
@@ -239,6 +263,7 @@ static int lz_scratch_init(const lz_prog *P, lz_scratch *S) {
         free(lz_tls_buf);
         lz_tls_buf = (char *)malloc(need);
         lz_tls_size = lz_tls_buf ? need : 0;
+        lz_tls_register(lz_tls_buf);
         if (!lz_tls_buf) return -1;
     }
     char *base = (char *)LZ_ALIGN((size_t)lz_tls_buf);
@@ -253,6 +278,48 @@ static int lz_scratch_init(const lz_prog *P, lz_scratch *S) {
 }
 
 static void lz_scratch_free(lz_scratch *S) { (void)S; }
+
+/* ---------------------------------------------------------------- interruption
+ * A fused kernel can run for minutes (a lazy broadcast of 2^36 elements). Every
+ * LZ_POLL_ELEMS elements a thread looks whether the call was abandoned; the thread that
+ * called from Python's main thread also, at most every LZ_SIGNAL_PERIOD seconds, takes the
+ * GIL and runs Python's signal handlers (Ctrl-C: KeyboardInterrupt). An exception there
+ * abandons the call: -3, with the exception set for execute() to raise. */
+#define LZ_POLL_ELEMS ((npy_intp)1 << 16)
+#define LZ_SIGNAL_PERIOD 0.05
+#define LZ_INTERRUPTED (-3)
+
+static double lz_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void lz_poll_init(lz_scratch *S, int check_signals, int *abort) {
+    S->check_signals = check_signals;
+    S->abort = abort;
+    S->budget = LZ_POLL_ELEMS;
+    S->next_check = check_signals ? lz_now() + LZ_SIGNAL_PERIOD : 0.0;
+}
+
+static int lz_poll_slow(lz_scratch *S) {
+    S->budget = LZ_POLL_ELEMS;
+    if (S->abort && __atomic_load_n(S->abort, __ATOMIC_RELAXED)) return LZ_INTERRUPTED;
+    if (!S->check_signals) return 0;
+    double now = lz_now();
+    if (now < S->next_check) return 0;
+    S->next_check = now + LZ_SIGNAL_PERIOD;
+    PyGILState_STATE g = PyGILState_Ensure();
+    int r = PyErr_CheckSignals();
+    PyGILState_Release(g);
+    return r < 0 ? LZ_INTERRUPTED : 0;
+}
+
+/* Count n elements done; 0, or LZ_INTERRUPTED when the call must stop. */
+static inline int lz_poll(lz_scratch *S, npy_intp n) {
+    if ((S->budget -= n) > 0) return 0;
+    return lz_poll_slow(S);
+}
 
 static int lz_prefetch = 0;  /* measured: no gain here (NOTES-cpu.md) */
 static void lz_set_prefetch(int on) { lz_prefetch = on; }
@@ -930,6 +997,7 @@ static int lz_do_item(const lz_prog *P, lz_run *R, lz_scratch *S, npy_intp t) {
                         }
                     }
                     lz_accsum4(P, R->pd + c * R->Isz + j, x, m, o == o0);
+                    if (lz_poll(S, 4 * m)) return LZ_INTERRUPTED;
                 }
             }
         }
@@ -938,6 +1006,7 @@ static int lz_do_item(const lz_prog *P, lz_run *R, lz_scratch *S, npy_intp t) {
                 npy_intp m = j0 + n - j < B ? j0 + n - j : B;
                 if (lz_exec_block(P, R, S, o, j, m, NULL) < 0) return -1;
                 lz_red_acc(P, R, c * R->Isz + j, S->vptr[rv], S->vstr[rv], m, o, o0);
+                if (lz_poll(S, m)) return LZ_INTERRUPTED;
             }
         }
         return 0;
@@ -947,11 +1016,12 @@ static int lz_do_item(const lz_prog *P, lz_run *R, lz_scratch *S, npy_intp t) {
     if (n > B) n = B;
     if (R->mode == MODE_EW) {
         char *out = R->out + (o * R->Isz + start) * P->instr[P->ninstr - 1].osize;
-        return lz_exec_block(P, R, S, o, start, n, out);
+        if (lz_exec_block(P, R, S, o, start, n, out) < 0) return -1;
+        return lz_poll(S, n);
     }
     if (lz_exec_block(P, R, S, o, start, n, NULL) < 0) return -1;
     lz_red_block(P, R, t, S->vptr[rv], S->vstr[rv], n, start);
-    return 0;
+    return lz_poll(S, n);
 }
 
 /* ---------------------------------------------------------------- the thread pool
@@ -982,9 +1052,10 @@ static lz_pool_t lz_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
                             PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, NULL, NULL, 0, 0, 0, 0};
 static pthread_mutex_t lz_pool_busy = PTHREAD_MUTEX_INITIALIZER;
 
-static void lz_run_items(const lz_prog *P, lz_run *R, npy_intp nitems) {
+static void lz_run_items(const lz_prog *P, lz_run *R, npy_intp nitems, int check_signals) {
     lz_scratch S;
     int err = lz_scratch_init(P, &S) < 0 ? -2 : 0;
+    lz_poll_init(&S, check_signals, &lz_pool.err);
     npy_intp t;
     while ((t = __atomic_fetch_add(&lz_pool.next, 1, __ATOMIC_ACQ_REL)) < nitems) {
         if (!err && !__atomic_load_n(&lz_pool.err, __ATOMIC_RELAXED)) err = lz_do_item(P, R, &S, t);
@@ -1011,7 +1082,7 @@ static void *lz_helper(void *arg) {
         lz_run *R = lz_pool.R;
         npy_intp nitems = lz_pool.nitems;
         pthread_mutex_unlock(&lz_pool.mu);
-        lz_run_items(P, R, nitems);
+        lz_run_items(P, R, nitems, 0);
         pthread_mutex_lock(&lz_pool.mu);
         if (--lz_pool.active == 0) pthread_cond_broadcast(&lz_pool.cv_done);
     }
@@ -1065,7 +1136,7 @@ static int lz_pool_run(const lz_prog *P, lz_run *R, npy_intp nitems, int nthread
     lz_pool.gen++;
     pthread_cond_broadcast(&lz_pool.cv_work);
     pthread_mutex_unlock(&lz_pool.mu);
-    lz_run_items(P, R, nitems);
+    lz_run_items(P, R, nitems, R->check_signals);
     pthread_mutex_lock(&lz_pool.mu);
     while (lz_pool.active > 0 || __atomic_load_n(&lz_pool.done, __ATOMIC_ACQUIRE) < nitems)
         pthread_cond_wait(&lz_pool.cv_done, &lz_pool.mu);
@@ -1077,7 +1148,8 @@ static int lz_pool_run(const lz_prog *P, lz_run *R, npy_intp nitems, int nthread
 }
 #endif
 
-/* Run all items on up to nthreads threads. Returns 0, -1 (loop error) or -2 (no memory). */
+/* Run all items on up to nthreads threads. Returns 0, -1 (loop error), -2 (no memory) or
+ * LZ_INTERRUPTED (a Python signal handler raised: the exception is set). */
 static int lz_execute(const lz_prog *P, lz_run *R, int nthreads) {
     npy_intp nitems;
     if (R->mode == MODE_RED_B) nitems = R->nchunk * ((R->Isz + R->nb - 1) / R->nb);
@@ -1094,6 +1166,7 @@ static int lz_execute(const lz_prog *P, lz_run *R, int nthreads) {
     if (!done) {
         lz_scratch S;
         if (lz_scratch_init(P, &S) < 0) err = -2;
+        lz_poll_init(&S, R->check_signals, NULL);
         for (npy_intp t = 0; t < nitems && !err; t++) err = lz_do_item(P, R, &S, t);
         lz_scratch_free(&S);
     }

@@ -8,6 +8,7 @@ structs, computes the iteration layout of a call, and runs it with the GIL relea
 cimport numpy as cnp
 from cpython.exc cimport PyErr_Occurred
 from cpython.pycapsule cimport PyCapsule_GetPointer
+from cpython.pythread cimport PyThread_get_thread_ident
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
@@ -64,6 +65,7 @@ cdef extern from "_cpu_vm.h" nogil:
         cnp.npy_int64 *ridx
         cnp.npy_uint64 *ru
         int error
+        int check_signals
     lz_cast_t lz_get_cast(int dst, int src)
     void lz_set_prefetch(int on)
     int lz_execute(const lz_prog *P, lz_run *R, int nthreads)
@@ -72,6 +74,10 @@ cdef extern from "_cpu_vm.h" nogil:
     int MODE_EW, MODE_RED_A, MODE_RED_B
 
 cdef const char *CAPSULE_NAME = b"numpy_1.24_ufunc_call_info"
+
+import threading
+# Python runs signal handlers in the main thread only: a call from there polls for them.
+cdef unsigned long _main_thread = threading.main_thread().ident
 
 
 def set_prefetch(bint on):
@@ -271,11 +277,14 @@ def execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tuple order
         R.ru = <cnp.npy_uint64 *>_ptr(ru)
         R.nb = nb
         R.nchunk, R.chunk_rows = nchunk, chunk_rows
+        R.check_signals = PyThread_get_thread_ident() == _main_thread
         if R.Osz == 0 or R.Isz == 0 or nb == 0:
             return R.Osz, R.Isz
         with nogil:
             ok = lz_execute(&prog.P, &R, nthreads)
         _raise_pending()
+        if ok == -3:     # abandoned without an exception set: cannot happen, but never silent
+            raise KeyboardInterrupt()
         if ok == -2:
             raise MemoryError("lazyarr cpu-fused: out of memory for block registers")
         if ok != 0:

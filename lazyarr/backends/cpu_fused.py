@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from .._memo import BuildOnce
+from .._shapes import broadcast_shapes
 from .._plan import InputInfo, Kernel, Plan
 from .._program import Lowered, Program
 from .._registry import OPS
@@ -54,6 +55,10 @@ _F64 = np.dtype(np.float64)
 SERIAL_BELOW = 1 << 15
 
 
+#: the most threads a call may ask for (a C int; the pool itself stops at 257)
+MAX_THREADS = (1 << 31) - 1
+
+
 def _default_threads() -> int:
     env = os.environ.get("LAZYARR_NUM_THREADS")
     if env:
@@ -61,8 +66,8 @@ def _default_threads() -> int:
             n = int(env)
         except ValueError as exc:
             raise ValueError(f"LAZYARR_NUM_THREADS={env!r} is not an integer") from exc
-        if n < 1:
-            raise ValueError(f"LAZYARR_NUM_THREADS={env!r} must be >= 1")
+        if not 1 <= n <= MAX_THREADS:
+            raise ValueError(f"LAZYARR_NUM_THREADS={env!r} must be between 1 and {MAX_THREADS}")
         return n
     try:
         return len(os.sched_getaffinity(0))
@@ -76,8 +81,8 @@ _num_threads = _default_threads()
 def set_num_threads(n: int) -> int:
     """Set the number of threads the fused CPU backend uses; returns the previous value."""
     global _num_threads
-    if int(n) < 1:
-        raise ValueError("the number of threads must be >= 1")
+    if not 1 <= int(n) <= MAX_THREADS:
+        raise ValueError(f"the number of threads must be between 1 and {MAX_THREADS}, got {n}")
     old, _num_threads = _num_threads, int(n)
     return old
 
@@ -311,7 +316,7 @@ def _prepare(buf: Any, dtype: np.dtype) -> np.ndarray:
 
 @functools.lru_cache(maxsize=4096)
 def _broadcast(shapes: tuple[tuple[int, ...], ...]) -> tuple[int, ...]:
-    return tuple(np.broadcast_shapes(*shapes))
+    return broadcast_shapes(*shapes)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -410,7 +415,11 @@ def _run_reduction(c: Compiled, lowered: Lowered, inputs: list[np.ndarray], scal
             return np.full(lowered.shape, fill, dtype=c.result)
     arrays: dict[str, np.ndarray] = {}
     for name, dt in _partial_arrays(op, c.canon):
-        arrays["p" + name] = np.empty(nparts, dt)
+        try:
+            arrays["p" + name] = np.empty(nparts, dt)
+        except MemoryError as exc:
+            raise MemoryError(f"{exc}: the partial results of the {op} over {shape} "
+                              f"({nparts:,} x {np.dtype(dt).name})") from exc
         arrays["r" + name] = np.empty(m, dt)
     _cpu_vm.execute(c.vm, inputs, scalars, shape, order, n_outer, mode,
                     1 if c.serial else _threads_for(m * rsz), None,

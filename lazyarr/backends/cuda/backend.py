@@ -14,6 +14,7 @@ import numpy as np
 
 from ..._plan import InputInfo, Kernel, Plan
 from ..._program import Lowered, Program
+from ..._shapes import broadcast_shapes
 from .. import numpy_methods
 from . import render as R
 from .compile import load_kernel
@@ -187,7 +188,7 @@ class CudaBackend:
                 fused_lowered = _chain_of(lowered)
             else:
                 fused_lowered = None  # type: ignore[assignment]
-            chain_bytes = int(np.prod(np.broadcast_shapes(*(a.shape for a in lowered.inputs)))) * \
+            chain_bytes = int(np.prod(broadcast_shapes(*(a.shape for a in lowered.inputs)))) * \
                 program.instrs[child].dtype.itemsize
             then = (f"NumPy's steps for {root.op}(dtype=...) run with CuPy (numpy_methods: sums, "
                     "divides, a square; several launches)"
@@ -223,7 +224,7 @@ def _chain_of(lowered: Lowered) -> Lowered:
     if child != len(program.instrs) - 2:
         raise NotImplementedError("unexpected program order under a reduction")
     sub = Program(program.instrs[:-1])
-    shape = tuple(np.broadcast_shapes(*(a.shape for a in lowered.inputs))) if lowered.inputs else ()
+    shape = broadcast_shapes(*(a.shape for a in lowered.inputs)) if lowered.inputs else ()
     return Lowered(sub, lowered.inputs, lowered.scalars, shape, lowered.device)
 
 

@@ -20,6 +20,7 @@ import json
 import math
 import os
 import re
+import stat
 import tempfile
 import time as _time
 import warnings
@@ -202,6 +203,50 @@ def cache_dir() -> Path:
     return Path(base) / "lazyarr" / "cuda"
 
 
+# ----------------------------------------------------------------------------- trusting the cache
+# A cache entry is machine code that runs in this process: only files that no other local user
+# could have written are loaded. The folder is created private (0700); a folder or entry owned
+# by another user, or writable by group or others, is refused (as ccache and pip refuse theirs)
+# with one RuntimeWarning, and kernels are then compiled without the disk cache.
+_refused: set[str] = set()   # folders and entries already warned about (one warning each)
+
+
+def _untrusted(st: os.stat_result) -> str | None:
+    """Why a file or folder with this stat could have been written by another user, or None."""
+    if not hasattr(os, "geteuid"):      # pragma: no cover - Windows: per-user profile folders
+        return None
+    if st.st_uid != os.geteuid():
+        return f"owned by uid {st.st_uid}, not by this user (uid {os.geteuid()})"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"writable by group or others (mode {stat.S_IMODE(st.st_mode):o})"
+    return None
+
+
+def _refuse(path: Path, why: str) -> None:
+    if str(path) not in _refused:
+        _refused.add(str(path))
+        warnings.warn(f"lazyarr: not using the CUDA kernel cache {path}: it is {why}; kernels "
+                      "are compiled without the disk cache (fix: chmod go-w it, or point "
+                      "LAZYARR_CACHE_DIR at a folder of your own)", RuntimeWarning, stacklevel=5)
+
+
+def trusted_cache_dir(create: bool) -> Path | None:
+    """The cache folder if it may be used (created 0700 when ``create``), else None: missing
+    or unusable (silently), or untrusted (one warning)."""
+    d = cache_dir()
+    try:
+        if create:
+            d.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = os.stat(d)
+    except OSError:
+        return None
+    why = _untrusted(st)
+    if why is not None:
+        _refuse(d, why)
+        return None
+    return d
+
+
 def link_route(rendered: Rendered) -> str:
     """How PTX becomes SASS: ``"ptx"`` (cache the PTX; the driver compiles it at load, as
     ``ptxas -O3`` does) or ``"cubin"`` (nvJitLink links a cubin here, no GPU needed).
@@ -228,9 +273,17 @@ def read_cache(key: str) -> tuple[str, str, bytes] | None:
     """(kind, entry, payload) from the cache file, or None if it is missing or unreadable
     (silently) or damaged: truncated, corrupt or another key's (one ``RuntimeWarning`` naming
     the file; the caller rebuilds the kernel and rewrites the entry)."""
-    path = cache_dir() / f"{key}.bin"
+    d = trusted_cache_dir(create=False)
+    if d is None:
+        return None
+    path = d / f"{key}.bin"
     try:
-        raw = path.read_bytes()
+        with open(path, "rb", opener=_open_no_follow) as f:
+            why = _untrusted(os.fstat(f.fileno()))
+            if why is not None:
+                _refuse(path, why)
+                return None
+            raw = f.read()
     except OSError:
         return None
     try:
@@ -246,6 +299,11 @@ def read_cache(key: str) -> tuple[str, str, bytes] | None:
         return None
 
 
+def _open_no_follow(path: str, flags: int) -> int:
+    """Open without following a symbolic link (one in the cache could point anywhere)."""
+    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0))
+
+
 def _warn_damaged(path: Path, why: object) -> None:
     warnings.warn(f"lazyarr: damaged CUDA kernel cache entry {path} ({why}); rebuilding it",
                   RuntimeWarning, stacklevel=4)
@@ -254,8 +312,9 @@ def _warn_damaged(path: Path, why: object) -> None:
 def write_cache(key: str, kind: str, entry: str, payload: bytes) -> bool:
     meta = {"key": key, "kind": kind, "entry": entry, "sha256": hashlib.sha256(payload).hexdigest()}
     try:
-        d = cache_dir()
-        d.mkdir(parents=True, exist_ok=True)
+        d = trusted_cache_dir(create=True)
+        if d is None:
+            return False
         fd, tmp = tempfile.mkstemp(dir=d, prefix=f".{key[:16]}-", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as f:

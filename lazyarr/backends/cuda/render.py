@@ -29,6 +29,7 @@ import numpy as np
 
 from ..._program import Instr, Program
 from ..._registry import OPS
+from ..._shapes import broadcast_shapes
 from . import helpers
 
 BLOCK = 256          # threads per block for map / full / rows
@@ -179,7 +180,7 @@ def analyze(program: Program, inputs: list[Any]) -> Geometry:
 def _analyze(program: Program, inputs: list[Any]) -> Geometry:
     root = program.root
     shapes = [tuple(a.shape) for a in inputs]
-    it_shape = tuple(np.broadcast_shapes(*shapes)) if shapes else ()
+    it_shape = broadcast_shapes(*shapes) if shapes else ()
     strides = [_element_strides(a, it_shape) for a in inputs]
     if root.op in NATIVE_REDUCTIONS:
         axes = root.arg[0]

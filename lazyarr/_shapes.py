@@ -1,0 +1,31 @@
+"""Broadcasting of shapes, for any number of dimensions NumPy arrays may have (64).
+
+``np.broadcast_shapes`` goes through ``np.broadcast``, which stops at 32 dimensions
+("this function only supports up to 32 dimensions"); NumPy 2 arrays and ufuncs take 64.
+Up to 32 dimensions NumPy's own function answers (its error message names the shapes);
+beyond, the same rule and the same message, here.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+_NP_LIMIT = 32
+
+
+def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    if not shapes or max(map(len, shapes)) <= _NP_LIMIT:
+        return tuple(np.broadcast_shapes(*shapes))
+    ndim = max(map(len, shapes))
+    out = [1] * ndim
+    owner = [0] * ndim          # which shape set each dimension (for the message)
+    for k, shape in enumerate(shapes):
+        for i, n in enumerate(shape, ndim - len(shape)):
+            if n == 1 or out[i] == n:
+                continue
+            if out[i] != 1:
+                raise ValueError(
+                    "shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is "
+                    f"between arg {owner[i]} with shape {shapes[owner[i]]} and arg {k} with shape "
+                    f"{shape}.")
+            out[i], owner[i] = n, k
+    return tuple(out)
