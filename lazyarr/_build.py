@@ -111,6 +111,8 @@ def to_operand(x: Any, device: str | None = None) -> Operand:
         return x._node
     if type(x) in WEAK_SCALAR_TYPES:
         return x
+    if device == "cuda" and isinstance(x, np.ndarray) and x.ndim == 0:
+        x = x[()]     # a 0-d host array is a value, as a NumPy scalar: it goes along to the GPU
     if isinstance(x, (bool, np.generic)):
         return _node.scalar(np.asarray(x)[()] if not isinstance(x, np.generic)
                             else np.asarray(x, dtype=check_dtype(x.dtype, "a scalar operand"))[()])
@@ -118,7 +120,8 @@ def to_operand(x: Any, device: str | None = None) -> Operand:
         raise TypeError("lazyarr does not support complex numbers")
     if isinstance(x, (np.ndarray, list, tuple)) and device == "cuda":
         raise ValueError("cannot mix a host (NumPy) array with a cuda array; move it explicitly "
-                         "with la.asarray(x, device='cuda')")
+                         "with la.asarray(x, device='cuda') (only 0-d arrays and scalars go "
+                         "along as values)")
     return _array.asarray(x, device=device)._node
 
 
