@@ -94,10 +94,9 @@ class LazyArray:
     def to_numpy(self) -> np.ndarray:
         """The values as a NumPy array (copied from the GPU for cuda arrays)."""
         data = self.data
-        if isinstance(data, np.ndarray):
+        if isinstance(data, np.ndarray) and self.device == "cpu":
             return data
-        _devices.wait(data)        # interruptible (Ctrl-C) while the kernel runs
-        return data.get()  # type: ignore[no-any-return]
+        return _devices.to_host(self.device, data)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         arr = self.to_numpy()
@@ -241,13 +240,15 @@ def asarray(obj: Any, dtype: Any = None, device: str | None = None) -> LazyArray
             return obj
         if target == obj.device:
             return obj.astype(dtype)
+        src_device: str | None = obj.device if obj.device != "cpu" else None
         obj = obj.data
-    src_device = _devices.device_of(obj)
+    else:
+        src_device = _devices.device_of(obj)
     target = _devices.resolve(device) if device is not None else (src_device or _devices.resolve(None))
     if target == "cuda":
         data = _devices.asarray("cuda", obj, dtype)  # zero-copy for CAI / DLPack objects
     elif src_device == "cuda":
-        data = _devices.xp("cuda").asnumpy(obj)
+        data = _devices.to_host("cuda", obj)
         data = data if dtype is None else data.astype(dtype)
     else:
         data = np.asarray(obj, dtype=dtype)

@@ -110,6 +110,8 @@ def to_operand(x: Any, device: str | None = None) -> Operand:
         return x._node
     if type(x) in WEAK_SCALAR_TYPES:
         return x
+    if device == "cuda" and isinstance(x, np.ndarray) and x.ndim == 0:
+        x = x[()]     # a 0-d host array is a value, as a NumPy scalar: it goes along to the GPU
     if isinstance(x, (bool, np.generic)):
         return _node.scalar(np.asarray(x)[()] if not isinstance(x, np.generic)
                             else np.asarray(x, dtype=check_dtype(x.dtype, "a scalar operand"))[()])
@@ -117,7 +119,8 @@ def to_operand(x: Any, device: str | None = None) -> Operand:
         raise TypeError("lazyarr does not support complex numbers")
     if isinstance(x, (np.ndarray, list, tuple)) and device == "cuda":
         raise ValueError("cannot mix a host (NumPy) array with a cuda array; move it explicitly "
-                         "with la.asarray(x, device='cuda')")
+                         "with la.asarray(x, device='cuda') (only 0-d arrays and scalars go "
+                         "along as values)")
     return _array.asarray(x, device=device)._node
 
 
@@ -222,7 +225,7 @@ def elementwise(opdef: OpDef, *args: Any) -> Node:
         return _elementwise(opdef, args)
     dtypes, shape, device, _, uncast = rule
     if get_config().mode == "eager":
-        return _eager_elementwise(opdef, device, operands, dtypes)  # type: ignore[arg-type]
+        return _eager_elementwise(opdef, device, operands, dtypes, shape)  # type: ignore[arg-type]
     src = tuple(operands) if uncast else _cast_operands(operands, dtypes)
     return _node.op_node(opdef.name, dtypes[-1], shape, device, src)  # type: ignore[arg-type]
 
@@ -272,7 +275,7 @@ def _elementwise(opdef: OpDef, args: tuple[Any, ...]) -> Node:
     if opdef.name == "where":
         return _where(opdef, operands, shape, device)
     if get_config().mode == "eager":
-        return _eager_elementwise(opdef, device, operands, dtypes)
+        return _eager_elementwise(opdef, device, operands, dtypes, shape)
     return _node.op_node(opdef.name, dtypes[-1], shape, device, _cast_operands(operands, dtypes))
 
 
@@ -296,8 +299,22 @@ def _check_integer_power(exponent: Operand) -> None:
         raise ValueError("Integers to negative integer powers are not allowed.")
 
 
+#: Float ops that eager mode on cuda runs as lazyarr's own one-op kernel (NumPy's values) instead
+#: of CuPy's ufunc. CuPy compiles every kernel with ``-ftz=true`` (cupy/cuda/compiler.py
+#: ``_compile_with_cache_cuda``), so float32/float16 subnormals are read as zero: ``log`` of a
+#: subnormal is -inf (NumPy: finite) and of a negative subnormal -inf (NumPy: NaN). Its
+#: maximum/minimum/fmax/fmin are CUDA's fmax/fmin, whose choice between -0.0 and +0.0 is not
+#: NumPy's. (docs/gpu-backend.rst lists the deviations that remain, with their cost.)
+EAGER_OWN_KERNEL_ON_CUDA = frozenset({"log", "log2", "log10", "log1p",
+                                      "maximum", "minimum", "fmax", "fmin"})
+
+
 def _eager_elementwise(opdef: OpDef, device: str, operands: list[Operand],
-                       dtypes: tuple[np.dtype, ...]) -> Node:
+                       dtypes: tuple[np.dtype, ...], shape: tuple[int, ...]) -> Node:
+    if device == "cuda" and opdef.name in EAGER_OWN_KERNEL_ON_CUDA and dtypes[-1].kind == "f":
+        node = _node.op_node(opdef.name, dtypes[-1], shape, device,
+                             _cast_operands(operands, dtypes))
+        return _node.leaf(select(device, "lazy").run(lower_cached(node)), device)
     return _eager(opdef, device, [x if type(x) is Node else scalar_to_dtype(x, dt)
                                   for x, dt in zip(operands, dtypes)])
 

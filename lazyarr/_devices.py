@@ -1,7 +1,14 @@
-"""Devices: ``"cpu"`` (NumPy buffers) and ``"cuda"`` (CuPy buffers)."""
+"""Devices: ``"cpu"`` (NumPy buffers) and ``"cuda"`` (CuPy buffers).
+
+With ``LAZYARR_CUDA_SIM=1`` in the environment the ``"cuda"`` device is *simulated*: the same
+placement, planning and code generation, its kernels launched in Numba's CUDA simulator, with
+host memory (NumPy arrays) standing in for device buffers and NumPy for CuPy's calls (eager
+mode, the CuPy steps of var/std/argmin/argmax). For testing without a GPU (docs/testing.rst).
+"""
 from __future__ import annotations
 
 import functools
+import os
 import threading
 import time
 from types import ModuleType
@@ -13,8 +20,20 @@ from ._config import get_config
 
 
 @functools.cache
+def cuda_simulated() -> bool:
+    """True when the cuda device is simulated (``LAZYARR_CUDA_SIM=1``; read once per process)."""
+    value = os.environ.get("LAZYARR_CUDA_SIM", "")
+    if value not in ("", "0", "1"):
+        raise ValueError(f"LAZYARR_CUDA_SIM={value!r} is not valid; choose '0' or '1'")
+    return value == "1"
+
+
+@functools.cache
 def cuda_available() -> bool:
-    """True when CuPy and numba-cuda import and see at least one GPU."""
+    """True when CuPy and numba-cuda import and see at least one GPU (or when the cuda device
+    is simulated: ``LAZYARR_CUDA_SIM=1``)."""
+    if cuda_simulated():
+        return True
     try:
         import cupy
         from numba import cuda
@@ -43,8 +62,9 @@ def resolve(device: str | None) -> str:
 
 
 def xp(device: str) -> ModuleType:
-    """The array module behind a device: ``numpy`` or ``cupy``."""
-    if device == "cuda":
+    """The array module behind a device: ``numpy`` or ``cupy`` (``numpy`` on the simulated
+    cuda device)."""
+    if device == "cuda" and not cuda_simulated():
         import cupy
         return cupy
     return np
@@ -59,6 +79,8 @@ def asarray(device: str, obj: Any, dtype: Any = None) -> Any:
     tests/test_gpu.py::test_signed_zero_reaches_the_gpu.)
     """
     module = xp(device)
+    if device == "cuda" and cuda_simulated():     # host memory stands in: a copy, as to a GPU
+        return np.array(obj, dtype=dtype)
     if device == "cuda" and device_of(obj) is None:
         host = np.asarray(obj, dtype=dtype)
         if host.ndim == 0:
@@ -96,6 +118,14 @@ def wait(data: Any) -> None:
     while not event.done:
         time.sleep(delay)
         delay = min(2 * delay, 2e-3)
+def to_host(device: str, data: Any) -> np.ndarray:
+    """A device buffer as a NumPy array: a copy from the GPU (from the simulated device too)."""
+    if device != "cuda":
+        return np.asarray(data)
+    if cuda_simulated():
+        return np.array(data)
+    wait(data)        # interruptible (Ctrl-C) while the kernel runs
+    return data.get()  # type: ignore[no-any-return]
 
 
 def device_of(obj: Any) -> str | None:

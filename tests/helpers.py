@@ -1,13 +1,46 @@
 """Test data and comparison helpers shared by the test modules."""
 from __future__ import annotations
 
-import numpy as np
+from typing import Any
 
+import numpy as np
+import pytest
+
+from lazyarr._devices import cuda_simulated
 from lazyarr._dtypes import SUPPORTED_DTYPES
 
 DTYPES = list(SUPPORTED_DTYPES)
 FLOAT_DTYPES = [d for d in DTYPES if d.kind == "f"]
 INT_DTYPES = [d for d in DTYPES if d.kind in "iu"]
+
+#: The cuda device is Numba's simulator here (``LAZYARR_CUDA_SIM=1``): GPU tests run a
+#: representative subset at small sizes (docs/testing.rst), and those needing CuPy skip.
+SIMULATED = cuda_simulated()
+#: one dtype of each kind and width class the kernels special-case (bool as uint8, float16
+#: through float32, 64-bit ints, unsigned)
+SIM_DTYPES = [np.dtype(d) for d in ("bool", "int8", "uint16", "int64", "float16", "float32",
+                                    "float64")]
+GPU_DTYPES = SIM_DTYPES if SIMULATED else DTYPES
+NO_CUPY = "needs CuPy: the simulated cuda device (LAZYARR_CUDA_SIM=1) has none; checked on the GPU"
+needs_cupy = pytest.mark.skipif(SIMULATED, reason=NO_CUPY)
+
+
+def sim_sized(gpu: Any, sim: Any) -> Any:
+    """``gpu`` on a GPU, ``sim`` on the simulated device (a launch of one block of 256 threads
+    takes ~0.1 s there, a full reduction ~1 s)."""
+    return sim if SIMULATED else gpu
+
+
+def op_dtype_params(ops: list[Any], per_op: int = 2) -> list[Any]:
+    """``(op, dtype)`` parameters: every pair on a GPU; on the simulated device ``per_op``
+    dtypes per op, taken in turn from :data:`SIM_DTYPES` so that each dtype meets many ops."""
+    if SIMULATED:
+        k = len(SIM_DTYPES)
+        pairs = [(op, SIM_DTYPES[(i * per_op + j) % k]) for i, op in enumerate(ops)
+                 for j in range(per_op)]
+    else:
+        pairs = [(op, dt) for op in ops for dt in DTYPES]
+    return [pytest.param(op, dt, id=f"{op.name}-{dt}") for op, dt in pairs]
 
 
 def edge_values(dtype: np.dtype) -> np.ndarray:

@@ -291,6 +291,8 @@ def run(expr: Expr, lib: str, oracle: list[Any] | None = None,
                 # A 0-d result stays a 0-d array, as lazyarr's are: NumPy's scalar arithmetic is
                 # a separate implementation (float32 ``s ** s`` on NumPy scalars is an ulp
                 # from np.power on 0-d arrays). NumPy-scalar inputs are still tested (leaves).
+                # (A NumPy method on a NumPy-scalar leaf gives one, in lazyarr runs too: like a
+                # NumPy scalar, a 0-d host array is a value and goes along to a cuda array.)
                 value = np.asarray(value)
             if oracle is not None and policy is not None and policy.reductions == "float64" \
                     and _accumulates_floats(s, value) and len(oracle) > len(values):
@@ -507,52 +509,22 @@ def compare(expr: Expr, got: Any, want: Any, policy: Policy = EXACT) -> str | No
 
 # ----------------------------------------------------------------------------- modes
 def targets() -> list[str]:
-    """Every lazyarr evaluation available here: eager, and lazy on each backend."""
+    """Every lazyarr evaluation available here: eager, and lazy on each backend (the cuda one
+    where a cuda device is usable: a GPU, or the simulated device)."""
     return ["eager", *(f"lazy-{b}" for b in backends.available()
-                       if b != "cuda" or la.cuda_available())]
-
-
-class CudaSimulatorBackend:
-    """The cuda backend's kernels run in Numba's simulator (needs ``NUMBA_ENABLE_CUDASIM=1``
-    before Numba is imported); roots the simulator does not run go to the reference."""
-
-    name = "cuda-sim"
-
-    def plan(self, lowered: Any) -> Any:
-        from lazyarr.backends.cuda import BACKEND
-        return BACKEND.plan(lowered)      # rendering needs no GPU
-
-    def run(self, lowered: Any) -> Any:
-        from lazyarr.backends.cuda.simulate import run_simulated
-        from lazyarr.backends.reference import for_device
-        # The simulator writes to its argument arrays' flags: read-only inputs (broadcast_to
-        # views) raise "assignment destination is read-only" there, so they are copied.
-        inputs = [a if not isinstance(a, np.ndarray) or a.flags.writeable else a.copy()
-                  for a in lowered.inputs]
-        try:
-            return run_simulated(lowered._replace(inputs=inputs))
-        except NotImplementedError:
-            return for_device("cpu").run(lowered)
+                       if backends.BACKENDS.get(b, ("cpu",))[0] != "cuda" or la.cuda_available())]
 
 
 @contextlib.contextmanager
 def target(name: str) -> Any:
-    """Enter a target of :func:`targets` (or ``"lazy-cuda-sim"``)."""
-    from unittest import mock
-
-    import lazyarr._build as build
-
+    """Enter a target of :func:`targets`: ``"eager"`` or ``"lazy-<backend>"`` (on the backend's
+    device; ``lazy-cuda-sim`` is the simulated cuda device, ``LAZYARR_CUDA_SIM=1``)."""
     with contextlib.ExitStack() as stack:
-        if name == "lazy-cuda-sim":
-            stack.enter_context(la.config(mode="lazy", device="cpu"))
-            sim = CudaSimulatorBackend()
-            stack.enter_context(mock.patch.object(
-                build, "select", lambda device, mode: sim if mode == "lazy" else backends.select(device, mode)))
-        elif name == "eager":
+        if name == "eager":
             stack.enter_context(la.config(mode="eager", device="cpu"))
         else:
             backend = name.removeprefix("lazy-")
-            device = "cuda" if backend.startswith("cuda") else "cpu"
+            device = backends.BACKENDS[backend][0] if backend in backends.BACKENDS else "cpu"
             stack.enter_context(la.config(mode="lazy", device=device))
             stack.enter_context(backends.use_backend(backend))
         yield

@@ -2,8 +2,8 @@
 
 Each example is an expression drawn by :func:`strategies.expressions` from the op registry,
 run by NumPy (the oracle) and by lazyarr in eager mode and in lazy mode on every backend
-available here (``reference``, ``cpu-fused`` when built, ``cuda`` on a GPU machine; the CUDA
-simulator in :func:`test_fuzz_cuda_simulator`). The tolerance policy is
+available here (``reference``, ``cpu-fused`` when built; the cuda device, real or simulated,
+in :func:`test_fuzz_cuda_gpu`). The tolerance policy is
 ``strategies.POLICIES`` (docs/testing.rst). The budget is fixed and derandomized, so CI runs
 the same examples every time; ``python tools/fuzz_campaign.py`` runs the long campaign.
 
@@ -14,22 +14,24 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-import textwrap
+import time
+from collections.abc import Callable
 
 import pytest
 import strategies as S
-from hypothesis import HealthCheck, given, settings
+from helpers import sim_sized
+from hypothesis import HealthCheck, given, seed, settings
 
 import lazyarr as la
+from lazyarr import backends
 from lazyarr._registry import OPS
 
 FUZZ = settings(derandomize=True, deadline=None, database=None, print_blob=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                        HealthCheck.filter_too_much])
-# The real GPU is fuzzed by test_fuzz_cuda_gpu (per op pool and policy), not by the general tests.
-TARGETS = [t for t in S.targets() if t != "lazy-cuda"]
+# The cuda device (a GPU or the simulated one) is fuzzed by test_fuzz_cuda_gpu (per op pool
+# and policy), not by the general tests.
+TARGETS = [t for t in S.targets() if not t.startswith("lazy-cuda")]
 
 
 def _check(expr: S.Expr) -> None:
@@ -41,9 +43,8 @@ def _check(expr: S.Expr) -> None:
 def test_targets_include_every_cpu_backend():
     # No silent skip: the fuzz runs on everything available, which includes these two.
     assert "eager" in TARGETS and "lazy-reference" in TARGETS
-    from lazyarr import backends
     for name in backends.available():
-        if name != "cuda":
+        if backends.BACKENDS.get(name, ("cpu",))[0] == "cpu":
             assert f"lazy-{name}" in TARGETS
 
 
@@ -82,86 +83,99 @@ def test_fuzz_each_registry_op(op):
     assert sum(seen) >= 10, f"{op} was drawn in only {sum(seen)} of {len(seen)} expressions"
 
 
-# ------------------------------------------------------------------------- CUDA simulator
-_SIM = textwrap.dedent("""
-    import json, os, sys
-    assert os.environ["NUMBA_ENABLE_CUDASIM"] == "1"
-    sys.path.insert(0, {tests!r})
-    sys.argv = ["sim"]
-    import strategies as S
-    from hypothesis import HealthCheck, given, settings
-    count, problems = [0], []
-
-    @settings(derandomize=True, deadline=None, database=None, max_examples={n},
-              suppress_health_check=list(HealthCheck))
-    @given(S.expressions(max_steps=6, ops={ops}, allow_errors=False))
-    def fuzz(expr):
-        count[0] += 1
-        p = S.check(expr, ["lazy-cuda-sim"], {{"lazy-cuda-sim": S.{policy}}})
-        if p:
-            problems.append(repr(expr) + "\\n" + p["lazy-cuda-sim"])
-
-    fuzz()
-    print(json.dumps({{"count": count[0], "problems": problems[:3], "n_problems": len(problems)}}))
-""")
+# ------------------------------------------------------------------------- the cuda device
+# The cuda backend is fuzzed by test_fuzz_cuda_gpu: on the H200 (``pytest -m gpu``) and in CI
+# on the simulated device (``LAZYARR_CUDA_SIM=1 pytest -m gpu``). Each pool is split into
+# shards that pytest-xdist spreads over its workers; each shard draws its own examples (its
+# own seed: derandomize=True would give every shard the same ones), reproducibly, and a
+# failure is shrunk for at most GPU_SHRINK_S seconds (every new expression compiles kernels).
+GPU_EXAMPLES = int(os.environ.get("LAZYARR_GPU_FUZZ_EXAMPLES", sim_sized("200", "80")))
+GPU_SHARD = sim_sized(25, 20)                   # examples per shard
+GPU_SHRINK_S = float(os.environ.get("LAZYARR_GPU_SHRINK_S", "60"))
+GPU_SHARDS = -(-GPU_EXAMPLES // GPU_SHARD)
+CUDA_TARGET = f"lazy-{backends.fused_name('cuda')}"     # lazy-cuda, or lazy-cuda-sim
+_GPU_POOLS = {"exact": (S.EXACT_OPS, S.GPU_EXACT), "transcendental": (S.CONTINUOUS_OPS, S.GPU_ULPS)}
 
 
-_SIM_EXACT = "S.EXACT_OPS"
+class BoundedShrink:
+    """Wraps a property so that shrinking stops ``budget_s`` after the first failure: from
+    then on an example not seen failing passes at once (nothing runs), and one seen failing
+    fails again the same way, so Hypothesis ends its shrink with the smallest failure found so
+    far and replays it consistently."""
 
+    def __init__(self, check: Callable[[S.Expr], None], budget_s: float) -> None:
+        self.check, self.budget_s = check, budget_s
+        self.first_failure: float | None = None
+        self.failures: dict[str, BaseException] = {}
 
-def _simulate(ops: str, policy: str, n: int) -> dict:
-    tests = os.path.dirname(os.path.abspath(__file__))
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    proc = subprocess.run([sys.executable, "-c", _SIM.format(tests=tests, n=n, ops=ops, policy=policy)],
-                          env=env, capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-@pytest.mark.parametrize("ops, policy, n", [(_SIM_EXACT, "GPU_EXACT", 80),
-                                            ("S.CONTINUOUS_OPS", "GPU_ULPS", 80)],
-                         ids=["correctly-rounded-ops", "transcendentals"])
-def test_fuzz_cuda_simulator(ops, policy, n):
-    """The CUDA kernels (rendered exactly as for the GPU) run in Numba's simulator. Two
-    pools: ops CUDA computes correctly rounded (exact policy, float64-reference reductions),
-    and transcendentals in continuous expressions (ulp-bounded policy); docs/testing.rst."""
-    pytest.importorskip("numba.cuda")
-    result = _simulate(ops, policy, n)
-    assert result["count"] == n
-    assert not result["problems"], f"{result['n_problems']} mismatches, first:\n" + \
-        "\n\n".join(result["problems"])
-
-
-def test_cuda_simulator_sign_of_signed_int():
-    """Regression (fuzzing): the CUDA template for the sign of a signed int subtracted two
-    bools, which the simulator rejects (TypeError: numpy boolean subtract)."""
-    pytest.importorskip("numba.cuda")
-    result = _simulate("[S.OPS['sign']]", "GPU_EXACT", 10)
-    assert result["count"] == 10
-    assert not result["problems"], result["problems"][0]
-
-
-GPU_EXAMPLES = int(os.environ.get("LAZYARR_GPU_FUZZ_EXAMPLES", "200"))
+    def __call__(self, expr: S.Expr) -> None:
+        key = repr(expr)
+        if key in self.failures:
+            raise self.failures[key]
+        if self.first_failure is not None and \
+                time.monotonic() - self.first_failure > self.budget_s:
+            return
+        try:
+            self.check(expr)
+        except Exception as exc:
+            self.failures[key] = exc
+            if self.first_failure is None:
+                self.first_failure = time.monotonic()
+            raise
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not la.cuda_available(), reason="needs a CUDA GPU with CuPy and numba-cuda")
-@pytest.mark.parametrize("pool, policy", [("exact", S.GPU_EXACT), ("transcendental", S.GPU_ULPS)])
-def test_fuzz_cuda_gpu(pool, policy):
-    """On the GPU machine: the cuda backend against NumPy, GPU_EXAMPLES expressions per pool
-    (each compiles new kernels, ~0.8 s on the H200 machine)."""
-    ops = [op for op in S.EXACT_OPS] if pool == "exact" else S.CONTINUOUS_OPS
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device (a GPU, or LAZYARR_CUDA_SIM=1)")
+@pytest.mark.parametrize("shard", range(GPU_SHARDS))
+@pytest.mark.parametrize("pool", list(_GPU_POOLS))
+def test_fuzz_cuda_gpu(pool, shard):
+    """The cuda backend against NumPy: GPU_EXAMPLES expressions per pool (ops CUDA computes
+    correctly rounded, exact policy with float64-reference reductions; transcendentals in
+    continuous expressions, ulp-bounded policy: docs/testing.rst), GPU_SHARD per shard. Each
+    new expression compiles kernels (~0.8 s on the H200, cached on disk across runs)."""
+    ops, policy = _GPU_POOLS[pool]
+    n = min(GPU_SHARD, GPU_EXAMPLES - shard * GPU_SHARD)
     count = [0]
 
-    @settings(FUZZ, max_examples=GPU_EXAMPLES)
-    @given(S.expressions(max_steps=10, ops=ops, allow_errors=False))
+    def check(expr: S.Expr) -> None:
+        problems = S.check(expr, [CUDA_TARGET], {CUDA_TARGET: policy})
+        assert not problems, f"{problems[CUDA_TARGET]}\n\n{expr!r}"
+
+    bounded = BoundedShrink(check, GPU_SHRINK_S)
+
+    @seed(20260 + 1000 * list(_GPU_POOLS).index(pool) + shard)
+    @settings(FUZZ, derandomize=False, max_examples=n)
+    @given(S.expressions(max_steps=sim_sized(10, 6), ops=list(ops), allow_errors=False))
     def run(expr):
         count[0] += 1
-        problems = S.check(expr, ["lazy-cuda"], {"lazy-cuda": policy})
-        assert not problems, f"{problems['lazy-cuda']}\n\n{expr!r}"
+        bounded(expr)
 
     run()
-    assert count[0] == GPU_EXAMPLES
+    assert count[0] == n
+
+
+def test_bounded_shrink_reports_the_smallest_failure_found_in_budget():
+    """The shrink bound itself: past the budget, unseen examples pass without running and
+    a failure seen before fails the same way (so Hypothesis's final replay is consistent)."""
+    calls = []
+
+    def check(expr):
+        calls.append(expr)
+        raise AssertionError(f"bad {expr}")
+
+    bounded = BoundedShrink(check, budget_s=0.0)
+    with pytest.raises(AssertionError, match="bad a"):
+        bounded("a")
+    time.sleep(0.01)
+    bounded("b")                                   # past the budget: passes, nothing runs
+    with pytest.raises(AssertionError, match="bad a"):
+        bounded("a")                               # seen failing: fails again
+    assert calls == ["a"]
+
+
+def test_gpu_fuzz_shards_cover_the_budget():
+    # at least as many examples as one pool of GPU_EXAMPLES, every shard with its own seed
+    assert GPU_SHARDS * GPU_SHARD >= GPU_EXAMPLES > (GPU_SHARDS - 1) * GPU_SHARD
 
 
 def test_check_detects_a_wrong_backend(monkeypatch):

@@ -2,7 +2,9 @@
 strided inputs, zero-copy interop, the disk cache across processes.
 
 Run on the GPU machine with ``pytest -m gpu`` (``-n 8`` with pytest-xdist compiles in
-parallel). Without a GPU every test here is skipped.
+parallel). With ``LAZYARR_CUDA_SIM=1`` (CI) they run on the simulated cuda device: a
+representative subset at small sizes (``helpers.GPU_DTYPES``, ``sim_sized``), lazy mode only;
+what needs CuPy skips there with that reason. Without either, every test here is skipped.
 
 Tolerances: ops whose NumPy result is correctly rounded (``+ - * /``, ``sqrt``, rounding,
 comparisons, integer ops, ``floor_divide``/``remainder``, casts) must match NumPy bit for bit.
@@ -21,9 +23,11 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import DTYPES, assert_same, random_array
+from helpers import (DTYPES, GPU_DTYPES, NO_CUPY, SIMULATED, assert_same, needs_cupy, op_dtype_params,
+                     random_array, sim_sized)
 
 import lazyarr as la
+from lazyarr import backends
 from lazyarr._registry import ELEMENTWISE, REDUCTIONS
 
 pytestmark = [pytest.mark.gpu,
@@ -39,6 +43,8 @@ BINARY = [op for op in ELEMENTWISE if op.nin == 2]
 
 @pytest.fixture(params=["eager", "lazy"])
 def gmode(request):
+    if SIMULATED and request.param == "eager":
+        pytest.skip("eager mode on cuda is CuPy op by op: " + NO_CUPY)
     with la.config(mode=request.param, device="cuda"):
         yield request.param
 
@@ -129,18 +135,17 @@ def _operand(rng, dtype, shape, op_name, position):
 
 
 # ------------------------------------------------------------------------------ elementwise
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("op", UNARY, ids=lambda o: o.name)
+@pytest.mark.parametrize("op, dtype", op_dtype_params(UNARY))
 def test_unary(op, dtype, gmode, rng):
-    for shape in [(), (0,), (7,), (3, 5), (1000,)]:
+    for shape in sim_sized([(), (0,), (7,), (3, 5), (1000,)], [(), (0,), (3, 5), (20,)]):
         a = _operand(rng, dtype, shape, op.name, 0)
         _check(getattr(la, op.name), op.numpy, (a,), inexact=op.name in INEXACT)
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("op", BINARY, ids=lambda o: o.name)
+@pytest.mark.parametrize("op, dtype", op_dtype_params(BINARY))
 def test_binary(op, dtype, gmode, rng):
-    for sa, sb in [((1001,), (1001,)), ((3, 1), (1, 5)), ((), (4,)), ((0,), (1,)), ((6, 7), (7,))]:
+    for sa, sb in sim_sized([((1001,), (1001,)), ((6, 7), (7,))], [((20,), (20,))]) + \
+            [((3, 1), (1, 5)), ((), (4,)), ((0,), (1,))]:
         a = _operand(rng, dtype, sa, op.name, 0)
         b = _operand(rng, dtype, sb, op.name, 1)
         _check(getattr(la, op.name), op.numpy, (a, b), inexact=op.name in INEXACT)
@@ -151,21 +156,26 @@ def test_binary_mixed_dtypes(op, gmode, rng):
     if gmode == "eager" and op.name.startswith("logical_"):
         pytest.xfail("eager cuda = CuPy: logical_and/or/xor of some mixed dtype pairs differ "
                      "from NumPy (seen on the H200, CuPy 14.2)")
-    pairs = [(DTYPES[i], DTYPES[j]) for i, j in rng.integers(0, len(DTYPES), (10, 2))]
+    pairs = [(DTYPES[i], DTYPES[j]) for i, j in rng.integers(0, len(DTYPES), (sim_sized(10, 2), 2))]
     for da, db in pairs:
         a = _operand(rng, da, (9,), op.name, 0)
         b = _operand(rng, db, (9,), op.name, 1)
         _check(getattr(la, op.name), op.numpy, (a, b), inexact=op.name in INEXACT)
 
 
-@pytest.mark.parametrize("scalar", [2, -3, 0, 2.5, -0.0, float("nan"), True, 300], ids=repr)
+SCALARS = [2, -3, 0, 2.5, -0.0, float("nan"), True, 300]
+
+
+@pytest.mark.parametrize("scalar", SCALARS, ids=repr)
 @pytest.mark.parametrize("op", [o for o in BINARY if o.name in (
     "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "maximum", "less",
     "power", "left_shift", "right_shift", "bitwise_and")], ids=lambda o: o.name)
 def test_binary_python_scalars(op, scalar, gmode, rng):
     if gmode == "eager" and scalar is True:
         pytest.xfail("eager cuda: `cupy_array + True` raises TypeError (core eager path + CuPy)")
-    for dtype in (np.int8, np.uint16, np.int64, np.float16, np.float32, np.float64):
+    dtypes = (np.int8, np.uint16, np.int64, np.float16, np.float32, np.float64)
+    turn = (BINARY.index(op) + SCALARS.index(scalar)) % len(dtypes)   # the simulator: one in turn
+    for dtype in sim_sized(dtypes, dtypes[turn:turn + 1]):
         if op.name == "power" and np.dtype(dtype).kind in "iu" and isinstance(scalar, int) \
                 and scalar > 60:
             continue
@@ -173,7 +183,7 @@ def test_binary_python_scalars(op, scalar, gmode, rng):
         _check(getattr(la, op.name), op.numpy, (a, scalar), inexact=op.name in INEXACT)
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("dtype", GPU_DTYPES, ids=str)
 def test_where_clip_astype(dtype, gmode, rng):
     cond = rng.integers(0, 2, 12).astype(bool).reshape(3, 4)
     a = _rand(rng, dtype, (3, 4))
@@ -186,7 +196,7 @@ def test_where_clip_astype(dtype, gmode, rng):
     for lo, hi in bounds:
         _check(la.clip, np.clip, (a, lo, hi))
     src = _rand(rng, dtype, (4, 4), edges=np.dtype(dtype).kind != "f")
-    for dst in DTYPES:
+    for dst in GPU_DTYPES:
         data = src
         if _eager() and src.dtype.kind == "f" and np.dtype(dst).kind == "u":
             # a negative float to an unsigned int is undefined in C: NumPy (x86) wraps through
@@ -196,8 +206,9 @@ def test_where_clip_astype(dtype, gmode, rng):
 
 
 def test_chain_matches_numpy(gmode, rng):
-    x = rng.standard_normal(100_003).astype(np.float32)
-    y = rng.standard_normal(100_003).astype(np.float32)
+    n = sim_sized(100_003, 1003)
+    x = rng.standard_normal(n).astype(np.float32)
+    y = rng.standard_normal(n).astype(np.float32)
     lx, ly = la.asarray(x), la.asarray(y)
     got = np.asarray(la.sqrt(abs(lx * ly + 1.5)) * la.tanh(lx) - ly)
     want = np.sqrt(np.abs(x * y + np.float32(1.5))) * np.tanh(x) - y
@@ -212,6 +223,11 @@ def _reduction_cases(op, full):
     yield (0,), None
     yield (0, 3), 0
     yield (0, 3), 1
+    if SIMULATED:       # a full reduction, one over the rows, one over the columns
+        yield (6, 9), None
+        yield (6, 9), 1
+        yield (3, 4, 5), 0
+        return
     shapes = [(17,), (6, 9), (3, 4, 5), (5000,)] if full else [(6, 9), (3, 4, 5)]
     for shape in shapes:
         for axis in [None, 0, -1, *([(0, -1), 1] if len(shape) > 1 else [])]:
@@ -220,9 +236,8 @@ def _reduction_cases(op, full):
             yield shape, axis
 
 
-@pytest.mark.parametrize("keepdims", [False, True])
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("op", REDUCTIONS, ids=lambda o: o.name)
+@pytest.mark.parametrize("keepdims", sim_sized([False, True], [False]))
+@pytest.mark.parametrize("op, dtype", op_dtype_params(REDUCTIONS, per_op=1))
 def test_reduction(op, dtype, keepdims, gmode, rng):
     full = np.dtype(dtype) in (np.dtype(np.float32), np.dtype(np.int8), np.dtype(bool),
                                np.dtype(np.float16), np.dtype(np.uint64))
@@ -258,10 +273,14 @@ def test_reduction_dtype_argument(op, gmode, rng):
         _check(getattr(la, op.name), op.numpy, (data,), inexact=True, axis=1, dtype=dt)
 
 
-@pytest.mark.parametrize("shape,axis", [((1000, 3000), 1), ((3000, 1000), 0), ((64, 50, 70), (0, 2)),
-                                        ((64, 50, 70), 1), ((300, 7), 1), ((7, 3000), 0),
-                                        # >= 2^18 outputs: a thread per output (cols kernel)
-                                        ((4, 7, 70000), 1), ((2, 3, 270000), (0, 1))])
+@pytest.mark.parametrize("shape,axis", sim_sized(
+    [((1000, 3000), 1), ((3000, 1000), 0), ((64, 50, 70), (0, 2)), ((64, 50, 70), 1), ((300, 7), 1),
+     ((7, 3000), 0),
+     # >= 2^18 outputs: a thread per output (cols kernel)
+     ((4, 7, 70000), 1), ((2, 3, 270000), (0, 1))],
+    # the simulator: the row, column and outer-axes kernels at small sizes (a thread per output:
+    # test_cuda_codegen.py's battery, wide_*)
+    [((10, 300), 1), ((300, 10), 0), ((6, 5, 7), (0, 2)), ((6, 5, 7), 1)]))
 def test_axis_reduction_of_chain(shape, axis, gmode, rng):
     x = rng.standard_normal(shape).astype(np.float32)
     lx = la.asarray(x)
@@ -271,6 +290,8 @@ def test_axis_reduction_of_chain(shape, axis, gmode, rng):
     np.testing.assert_array_equal(got, np.max(np.abs(x) - 1, axis=axis))
 
 
+@pytest.mark.skipif(SIMULATED, reason="the simulator runs blocks one after another: GPU scheduling "
+                    "is what this checks")
 def test_reductions_bitwise_deterministic(rng):
     with la.config(mode="lazy", device="cuda"):
         x = la.asarray(rng.standard_normal(1 << 24).astype(np.float32))
@@ -281,6 +302,7 @@ def test_reductions_bitwise_deterministic(rng):
             assert all(np.asarray(fn()).tobytes() == first for _ in range(10))
 
 
+@needs_cupy
 def test_full_reduction_is_one_launch_and_small(rng):
     import cupy
     with la.config(mode="lazy", device="cuda"):
@@ -296,6 +318,7 @@ def test_full_reduction_is_one_launch_and_small(rng):
 
 
 # ------------------------------------------------------------------------------ layouts
+@needs_cupy
 def test_strided_and_broadcast_inputs(gmode, rng):
     import cupy
     base = rng.standard_normal((64, 96)).astype(np.float32)
@@ -316,6 +339,7 @@ def test_strided_and_broadcast_inputs(gmode, rng):
 
 
 # ------------------------------------------------------------------------------ interop
+@needs_cupy
 def test_signed_zero_reaches_the_gpu():
     """CuPy copies 0-d host data and fills with a memset for any value == 0, losing -0.0
     (lazyarr._devices.asarray/full work around it); found by the GPU fuzz run."""
@@ -332,6 +356,7 @@ def test_signed_zero_reaches_the_gpu():
                     assert got.dtype == dt and np.signbit(got), (mode, got)
 
 
+@needs_cupy
 def test_zero_copy_interop_cupy_and_torch():
     import cupy
     c = cupy.arange(10, dtype=cupy.float32)
@@ -376,6 +401,7 @@ def _child(env):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@needs_cupy
 def test_disk_cache_across_processes(tmp_path):
     env = dict(os.environ, LAZYARR_CACHE_DIR=str(tmp_path / "cache"))
     first = _child(env)
@@ -396,7 +422,7 @@ def test_explain_shows_kernel_source_and_launch():
     with la.config(mode="lazy", device="cuda"):
         x = la.asarray(np.ones(1 << 20, np.float32), device="cuda")
         plan = la.explain(abs(x) * 2 + 1)
-    assert plan.backend == "cuda" and len(plan.kernels) == 1
+    assert plan.backend == backends.fused_name("cuda") and len(plan.kernels) == 1
     assert "def lazyarr_kernel" in plan.kernels[0].source and "grid=" in plan.kernels[0].launch
     assert plan.bytes_read == 4 << 20 and plan.bytes_written == 4 << 20
 

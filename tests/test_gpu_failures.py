@@ -11,6 +11,8 @@ import re
 import numpy as np
 import pytest
 
+from helpers import SIMULATED, needs_cupy
+
 import lazyarr as la
 
 pytest.importorskip("numba.cuda")
@@ -47,6 +49,7 @@ def _huge_expression():
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not la.cuda_available(), reason="needs a CUDA GPU with CuPy and numba-cuda")
+@needs_cupy
 def test_out_of_memory_is_a_memory_error_naming_the_size_and_the_process_continues():
     y = _huge_expression()
     with pytest.raises(MemoryError) as info:
@@ -59,6 +62,7 @@ def test_out_of_memory_is_a_memory_error_naming_the_size_and_the_process_continu
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not la.cuda_available(), reason="needs a CUDA GPU with CuPy and numba-cuda")
+@needs_cupy
 def test_out_of_memory_message_has_a_hint():
     with pytest.raises(MemoryError) as info:
         _huge_expression().compute()
@@ -67,6 +71,8 @@ def test_out_of_memory_message_has_a_hint():
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not la.cuda_available(), reason="needs a CUDA GPU with CuPy and numba-cuda")
+@pytest.mark.skipif(SIMULATED, reason="the simulator compiles no PTX (the message: "
+                    "test_compile_error_names_the_expression_without_gpu)")
 def test_compile_error_names_the_expression(monkeypatch):
     from lazyarr.backends.cuda import compile as C
 

@@ -6,6 +6,7 @@ reduced them to, so a reader sees the minimal expression.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import lazyarr as la
 
@@ -168,3 +169,75 @@ def test_astype_and_reductions_of_numpy_scalars_go_to_the_configured_device():
     if not la.cuda_available():
         with la.config(device="cuda"), pytest.raises(RuntimeError, match="no usable GPU"):
             la.astype(np.int8(3), la.float32)
+
+
+# ----------------------------------------------------------------------------- the cuda device
+# These run on a GPU and, in CI, on the simulated cuda device (LAZYARR_CUDA_SIM=1 pytest -m gpu).
+
+
+def _cuda_regression(expr, pool_policy):
+    import strategies as S
+    from lazyarr import backends
+
+    target = f"lazy-{backends.fused_name('cuda')}"
+    assert S.check(expr, [target], {target: getattr(S, pool_policy)}) == {}
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device (a GPU, or LAZYARR_CUDA_SIM=1)")
+def test_fuzz_zero_d_host_array_goes_along_to_cuda():
+    # GPU fuzz run (issue 10): `v1.sum()` on a NumPy-scalar leaf is NumPy's own method; its
+    # NumPy-scalar result is kept as a 0-d NumPy array (strategies.run), and
+    # `add(v8, v0)` with a cuda v0 raised "cannot mix a host (NumPy) array with a cuda array"
+    # where NumPy did not. Rule: a 0-d host array is a value, as a NumPy scalar, and goes along.
+    import strategies as S
+    from strategies import Scalar
+
+    expr = S.Expr(
+        (S.Leaf(np.dtype("bool"), (), "C", 1), S.Leaf(np.dtype("bool"), (), "numpy-scalar", 2),
+         S.Leaf(np.dtype("float16"), (), "numpy-scalar", 3)),
+        (S.Step("clip", (2, Scalar(-127.0), Scalar(127.0)), (), "function"),   # v3
+         S.Step("isnan", (2,), (), "function"),                                 # v4
+         S.Step("where", (4, Scalar(0.0), 3), (), "function"),                  # v5
+         S.Step("astype", (5,), (("dtype", np.dtype("int8")),), "function"),    # v6
+         S.Step("left_shift", (6, Scalar(0)), (), "function"),                  # v7
+         S.Step("sum", (1,), (), "method"),                                     # v8
+         S.Step("add", (8, 0), (), "function")),                                # v9
+        (9,))
+    _cuda_regression(expr, "GPU_EXACT")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device (a GPU, or LAZYARR_CUDA_SIM=1)")
+@pytest.mark.parametrize("mode", ["lazy", "eager"])
+def test_zero_d_host_values_mix_with_cuda_arrays_and_larger_host_arrays_do_not(mode):
+    from helpers import SIMULATED, assert_same
+
+    if SIMULATED and mode == "eager":
+        pytest.skip("eager mode on cuda is CuPy: the simulated device has none")
+    host = np.array(3, np.int16)                       # 0-d: a value, as np.int16(3)
+    with la.config(device="cuda", mode=mode):
+        x = la.asarray(np.arange(4, dtype=np.int8))
+        for got, want in [(x + host, np.arange(4, dtype=np.int8) + host),
+                          (la.add(host, x), np.add(host, np.arange(4, dtype=np.int8))),
+                          (la.where(x > 1, host, x), np.where(np.arange(4) > 1, host,
+                                                              np.arange(4, dtype=np.int8)))]:
+            assert got.device == "cuda"
+            assert_same(np.asarray(got), want)
+        with pytest.raises(ValueError, match="cannot mix a host"):
+            x + np.ones(4, np.int8)
+        with pytest.raises(ValueError, match="cannot mix a host"):
+            x + np.ones(1, np.int8)                    # one element is still an array
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device (a GPU, or LAZYARR_CUDA_SIM=1)")
+def test_fuzz_sign_of_signed_int_on_cuda():
+    # CUDA simulator fuzzing: the template for the sign of a signed int subtracted two bools,
+    # which the simulator rejects (TypeError: numpy boolean subtract).
+    import strategies as S
+
+    for dt in ("int8", "int16", "int32", "int64"):
+        expr = S.Expr((S.Leaf(np.dtype(dt), (9,), "C", 5),),
+                      (S.Step("sign", (0,), (), "function"),), (1,))
+        _cuda_regression(expr, "GPU_EXACT")

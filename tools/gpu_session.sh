@@ -3,8 +3,8 @@
 # asv) under one deadline. Logs and results under $OUT. Development tool (see NOTES-gpu.md).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-# Logs go to a work folder; at the end $OUT gets logs.tgz, plus asv's h200 results as files
-# (the device tool brings back at most 8 files).
+# Logs go to a work folder; at the end $OUT gets logs.tgz and kcache.tgz (the kernel cache),
+# plus asv's h200 results as files (the device tool brings back at most 8 files).
 FINAL_OUT=${OUT:-/tmp/gpu-session}; OUT=/tmp/gpu-session-work; mkdir -p "$OUT" "$FINAL_OUT"
 t0=$(date +%s)
 say() { echo "[gpu_session $(( $(date +%s) - t0 ))s] $*"; }
@@ -17,12 +17,26 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
     --target /tmp/site .whl/*.whl || { say "wheel install failed"; exit 1; }
 export PYTHONPATH=/tmp/site:$PWD PATH=/tmp/site/bin:$PATH
 python3 setup.py build_ext --inplace -q > "$OUT/build.log" 2>&1 || { say "build failed"; tail -30 "$OUT/build.log"; }
-# the kernel cache in a folder of this user only (lazyarr refuses one others could write)
-export LAZYARR_CACHE_DIR=${HOME:-/root}/.cache/lazyarr/gpu-session
-mkdir -p -m 700 "$LAZYARR_CACHE_DIR"
+# The kernel cache travels: .kcache/ is ignored by git; the device tool carries it here
+# (carry: [".kcache"]) holding cuda.tgz, the packed cache of the last session, and this call
+# packs the cache into $OUT/kcache.tgz at the end (docs/testing.rst, "The GPU suite").
+export LAZYARR_CACHE_DIR=$PWD/.kcache/cuda
+mkdir -p .kcache && chmod 0700 .kcache && mkdir -p -m 0700 "$LAZYARR_CACHE_DIR" && chmod 0700 "$LAZYARR_CACHE_DIR"
+if [ -f .kcache/cuda.tgz ]; then
+    tar xzf .kcache/cuda.tgz -C "$LAZYARR_CACHE_DIR" --no-same-owner --no-same-permissions \
+        && find "$LAZYARR_CACHE_DIR" -maxdepth 1 -type f -exec chmod 0600 {} + \
+        && say "kernel cache: $(ls "$LAZYARR_CACHE_DIR" | wc -l) entries unpacked" || say "kernel cache: unpack failed"
+else
+    say "kernel cache: cold (no .kcache/cuda.tgz carried)"
+fi
+pack_cache() {   # the entries only (no directory entry: the folder keeps its 0700 there too)
+    (cd "$LAZYARR_CACHE_DIR" && find . -maxdepth 1 -type f -name '*.bin' -printf '%P\n' \
+        | tar czf "$FINAL_OUT/kcache.tgz" -T -) 2>/dev/null
+}
 say "built; nvidia-smi: $(nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,utilization.gpu --format=csv,noheader)"
 collect() {   # after every step: a cut call still brings back what is done
     tar czf "$FINAL_OUT/logs.tgz" -C "$OUT" --exclude=./results . 2>/dev/null
+    pack_cache
     if [ -d "$OUT/results/h200" ]; then
         mkdir -p "$FINAL_OUT/h200" && cp "$OUT"/results/h200/*.json "$FINAL_OUT/h200/"
         cp "$OUT/results/benchmarks.json" "$FINAL_OUT/" 2>/dev/null

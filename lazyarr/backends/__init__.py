@@ -7,7 +7,8 @@ A backend is an object with
   of the root's dtype and shape);
 * ``plan(lowered) -> Plan`` — describe the launches ``run`` would make, without running.
 
-``select(device, mode)`` picks one. Eager mode materializes every op as it is
+Fused backends are registered by name in :data:`BACKENDS`; :data:`FUSED` names each
+device's. ``select(device, mode)`` picks one. Eager mode materializes every op as it is
 built, so a program reaching a backend in eager mode only happens when a pending
 array (built in lazy mode) is materialized inside an eager block: the op-by-op
 reference backend runs it. Lazy mode uses the fused backend of the device.
@@ -22,6 +23,7 @@ import warnings
 from collections.abc import Iterator
 from typing import Any, Protocol
 
+from .._devices import cuda_simulated
 from .._plan import Plan
 from .._program import Lowered
 
@@ -40,7 +42,8 @@ _forced: contextvars.ContextVar[str | None] = contextvars.ContextVar("lazyarr_ba
 
 @contextlib.contextmanager
 def use_backend(name: str | None) -> Iterator[None]:
-    """Force the lazy-mode backend by name (``"reference"``, ``"cpu-fused"``, ``"cuda"``)."""
+    """Force the lazy-mode backend by name (``"reference"``, ``"cpu-fused"``, ``"cuda"``,
+    ``"cuda-sim"``)."""
     if name not in (None, *available()):
         raise ValueError(f"unknown or unavailable backend {name!r}; available: {available()}")
     token = _forced.set(name)
@@ -55,10 +58,28 @@ def _reference(device: str) -> Backend:
     return for_device(device)
 
 
+#: Every fused backend, by name: the device it runs on and the module (under
+#: ``lazyarr.backends``) whose ``BACKEND`` it is. A new backend is one row here.
+BACKENDS: dict[str, tuple[str, str]] = {
+    "cpu-fused": ("cpu", "cpu_fused"),
+    "cuda": ("cuda", "cuda"),
+    "cuda-sim": ("cuda", "cuda.simulate"),   # the simulated cuda device (LAZYARR_CUDA_SIM=1)
+}
+#: device -> the name of its fused backend (the simulated cuda device: ``cuda-sim``)
+FUSED: dict[str, str] = {"cpu": "cpu-fused", "cuda": "cuda"}
+
+
+def fused_name(device: str) -> str:
+    """The name of the fused backend of ``device`` in this process."""
+    if device == "cuda" and cuda_simulated():
+        return "cuda-sim"
+    return FUSED[device]
+
+
 @functools.cache
-def _fused(device: str) -> Backend | None:
-    """The device's fused backend, or None where it is not built/installed (imported once)."""
-    module = "cuda" if device == "cuda" else "cpu_fused"
+def load(name: str) -> Backend | None:
+    """The registered backend ``name``, or None where it is not built/installed (imported once)."""
+    device, module = BACKENDS[name]
     try:
         loaded = importlib.import_module(f".{module}", __name__)
     except ImportError as exc:
@@ -71,9 +92,14 @@ def _fused(device: str) -> Backend | None:
     return getattr(loaded, "BACKEND", None)  # a module may set BACKEND = None: unusable here
 
 
+def _fused(device: str) -> Backend | None:
+    """The device's fused backend, or None where it is not built/installed."""
+    return load(fused_name(device))
+
+
 def available() -> list[str]:
     names = ["reference"]
-    for device in ("cpu", "cuda"):
+    for device in FUSED:
         fused = _fused(device)
         if fused is not None:
             names.append(fused.name)

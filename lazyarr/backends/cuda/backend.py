@@ -87,16 +87,53 @@ class _Entry:
 
 
 class CudaBackend:
+    """Launches through CuPy on the GPU. The methods under "the device" are all that touch it:
+    the simulated device (:mod:`.simulate`) overrides them and shares everything else."""
+
     name = "cuda"
+    shuffles = True      # warp shuffles in row reductions (the simulator has none)
 
     def __init__(self) -> None:
         self._entries: dict[Any, _Entry] = {}
         self._buffers: dict[Any, tuple[Any, Any]] = {}
 
+    # ------------------------------------------------------------------ the device
+    def xp(self) -> Any:
+        """The array module of the device's buffers."""
+        import cupy
+        return cupy
+
+    def device_info(self) -> tuple[int, tuple[int, int]]:
+        """(multiprocessor count, compute capability) of the current device."""
+        return _current_device_info()
+
+    def load(self, rendered: R.Rendered, cc: tuple[int, int]) -> Any:
+        """The launchable kernel for a rendered source."""
+        return load_kernel(rendered, cc)
+
+    def launch(self, entry: _Entry, args: tuple) -> None:
+        entry.fn(entry.grid, entry.block, args)
+
+    def usable(self, a: Any) -> Any:
+        """Strides that are not whole elements cannot be indexed: copy those (rare)."""
+        return _usable(a)
+
+    def _stream_buffers(self, nbytes: int) -> tuple[Any, Any]:
+        """Per-(device, stream) scratch for the per-block partials of full reductions and the
+        zeroed uint32 ticket counter. Reused: launches on one stream run one after another, and
+        every full-reduction kernel leaves the counter at zero again. Grown when needed."""
+        import cupy
+        key = (cupy.cuda.runtime.getDevice(), cupy.cuda.get_current_stream().ptr)
+        bufs = self._buffers.get(key)
+        if bufs is None or bufs[0].nbytes < nbytes:
+            scratch = cupy.empty(max(nbytes, 1 << 16), np.uint8)
+            counter = bufs[1] if bufs is not None else cupy.zeros(1, np.uint32)
+            bufs = self._buffers[key] = (scratch, counter)
+        return bufs
+
     # ------------------------------------------------------------------ run
     def run(self, lowered: Lowered) -> Any:
-        import cupy
-
+        xp = self.xp()
         program = lowered.program
         root = program.root
         if root.op in R.FALLBACK_REDUCTIONS:
@@ -106,14 +143,14 @@ class CudaBackend:
         key = (program.key, layout)
         entry = self._entries.get(key)
         if entry is None:
-            inputs = [_usable(a) for a in inputs]
+            inputs = [self.usable(a) for a in inputs]
             geo = R.analyze(program, inputs)
             if geo.out_size == 0 or geo.work == 0 and geo.spec.kind == "map":
-                return cupy.empty(lowered.shape, root.dtype)
-            sms, cc = _current_device_info()
-            rendered = R.render(program, geo.spec)
+                return xp.empty(lowered.shape, root.dtype)
+            sms, cc = self.device_info()
+            rendered = R.render(program, geo.spec, shuffles=self.shuffles)
             try:
-                kernel = load_kernel(rendered, cc)
+                kernel = self.load(rendered, cc)
             except Exception as exc:
                 raise RuntimeError(
                     f"lazyarr could not compile the CUDA kernel for the expression "
@@ -122,8 +159,8 @@ class CudaBackend:
             entry = _Entry(kernel, geo, rendered, sms)
             if all(a is b for a, b in zip(inputs, lowered.inputs)):
                 self._entries[key] = entry
-        out = cupy.empty(lowered.shape, root.dtype)
-        entry.fn(entry.grid, entry.block, self.arguments(entry, inputs, lowered.scalars, out))
+        out = xp.empty(lowered.shape, root.dtype)
+        self.launch(entry, self.arguments(entry, inputs, lowered.scalars, out))
         return out
 
     def arguments(self, entry: _Entry, inputs: list[Any], scalars: list[Any], out: Any) -> tuple:
@@ -140,32 +177,18 @@ class CudaBackend:
             args[1], args[2] = scratch, counter
         return tuple(args)
 
-    def _stream_buffers(self, nbytes: int) -> tuple[Any, Any]:
-        """Per-(device, stream) scratch for the per-block partials of full reductions and the
-        zeroed uint32 ticket counter. Reused: launches on one stream run one after another, and
-        every full-reduction kernel leaves the counter at zero again. Grown when needed."""
-        import cupy
-        key = (cupy.cuda.runtime.getDevice(), cupy.cuda.get_current_stream().ptr)
-        bufs = self._buffers.get(key)
-        if bufs is None or bufs[0].nbytes < nbytes:
-            scratch = cupy.empty(max(nbytes, 1 << 16), np.uint8)
-            counter = bufs[1] if bufs is not None else cupy.zeros(1, np.uint32)
-            bufs = self._buffers[key] = (scratch, counter)
-        return bufs
-
     def _fallback(self, lowered: Lowered) -> Any:
         """var/std/argmin/argmax: the fused chain into a temporary (one launch), then CuPy's
         reduction on it (its own launches)."""
-        import cupy
-
         from ..reference import apply
+        xp = self.xp()
         program, root = lowered.program, lowered.program.root
         child = root.args[0]
         if program.instrs[child].op == "input":
             tmp = lowered.inputs[program.instrs[child].arg[0]]
         else:
             tmp = self.run(_chain_of(lowered))
-        return cupy.asarray(apply(cupy, root.op, root.arg, [tmp]))
+        return xp.asarray(apply(xp, root.op, root.arg, [tmp]))
 
     # ------------------------------------------------------------------ plan
     def plan(self, lowered: Lowered) -> Plan:
@@ -177,7 +200,7 @@ class CudaBackend:
         out_bytes = int(np.prod(lowered.shape)) * root.dtype.itemsize
         written = out_bytes
         try:
-            sms, _ = _current_device_info()
+            sms, _ = self.device_info()
         except Exception:
             sms = 132
             notes.append("no GPU here: launch configuration shown for an H200 (132 SMs, sm_90)")
@@ -197,8 +220,8 @@ class CudaBackend:
             notes.append(f"{root.op} is not fused: the chain is materialized by the fused kernel "
                          f"into a temporary, then {then}")
         if fused_lowered is not None:
-            geo = R.analyze(fused_lowered.program, [_usable(a) for a in fused_lowered.inputs])
-            rendered = R.render(fused_lowered.program, geo.spec)
+            geo = R.analyze(fused_lowered.program, [self.usable(a) for a in fused_lowered.inputs])
+            rendered = R.render(fused_lowered.program, geo.spec, shuffles=self.shuffles)
             s = geo.spec
             launch = f"grid=({geo.grid(sms)},), block=({s.block},)"
             kernels.append(Kernel(f"lazyarr_kernel[{s.kind}]", rendered.source, launch))

@@ -7,9 +7,9 @@ any of them is a different file. Files are written atomically (temporary file + 
 with a header holding the key and the payload's SHA-256; a corrupt, truncated or foreign file
 is detected on load and rebuilt. A read-only or missing cache directory only costs speed.
 
-The same rendered source also runs under ``NUMBA_ENABLE_CUDASIM=1`` (:func:`simulator_kernel`):
-there, pointers are 1-D NumPy arrays, casts are ``ndarray.astype`` and float functions are
-NumPy's, so CI can check the generated code against NumPy without a GPU.
+The same rendered source also runs in Numba's CUDA simulator (:func:`simulator_kernel`, the
+simulated cuda device): there, pointers are 1-D NumPy arrays, casts are ``ndarray.astype`` and
+float functions are NumPy's, so CI can check the generated code against NumPy without a GPU.
 """
 from __future__ import annotations
 
@@ -114,11 +114,11 @@ def _python_function(rendered: Rendered, ns: dict[str, Any]) -> Any:
 
 
 def simulator_kernel(rendered: Rendered) -> Any:
-    """The kernel as a simulator ``cuda.jit`` function (needs ``NUMBA_ENABLE_CUDASIM=1``)."""
-    from numba import config, cuda
-    if not config.ENABLE_CUDASIM:  # type: ignore[attr-defined]  # set from the environment
-        raise RuntimeError("set NUMBA_ENABLE_CUDASIM=1 before importing numba to simulate")
-    return cuda.jit(_python_function(rendered, simulator_namespace()))
+    """The kernel as a Numba CUDA simulator kernel. The simulator's ``jit`` is used directly,
+    so ``NUMBA_ENABLE_CUDASIM`` need not be set and the GPU compiler stays usable in the same
+    process: at launch the simulator swaps the kernel's ``cuda`` global for its fake module."""
+    from numba.cuda.simulator.api import jit
+    return jit(_python_function(rendered, simulator_namespace()))
 
 
 # ----------------------------------------------------------------------------- PTX

@@ -1,20 +1,31 @@
-"""Run a lowered program's CUDA kernel in Numba's simulator (``NUMBA_ENABLE_CUDASIM=1``).
+"""The simulated cuda device (``LAZYARR_CUDA_SIM=1``): the cuda backend with its kernels
+launched in Numba's CUDA simulator and host memory (NumPy arrays) standing in for device buffers.
 
-Exactly the kernel the GPU runs (same :func:`render.analyze` / :func:`render.render`), with
-NumPy arrays standing in for device pointers, except that the simulator has no warp shuffles:
-the lanes of a row reduce through shared memory there. Used by the CI tests (no GPU).
+Everything but the launch is the real backend's (:class:`.backend.CudaBackend`): the same
+analysis, rendering, argument recipe and launch geometry, so placement, planning and codegen
+are tested on a machine without a GPU. What differs: the simulator has no warp shuffles (the
+lanes of a row reduce through shared memory), kernel arguments are 1-D NumPy arrays instead of
+pointers, float functions are NumPy's instead of libdevice's, and NumPy stands in for CuPy (the
+second step of var/std/argmin/argmax). Launches run one at a time (the simulator's rule) on a
+small simulated GPU (2 multiprocessors), so grids stay small. docs/testing.rst says what only a
+real GPU checks.
 """
 from __future__ import annotations
 
+import threading
 import warnings
 from typing import Any
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ..._program import Lowered
 from . import render as R
+from .backend import CudaBackend, _Entry
 from .compile import simulator_kernel
+
+SIMULATED_SMS = 2
+SIMULATED_CC = (9, 0)
+_LAUNCH = threading.Lock()      # the simulator runs one kernel at a time
 
 
 def _pointer(a: np.ndarray) -> np.ndarray:
@@ -27,58 +38,39 @@ def _pointer(a: np.ndarray) -> np.ndarray:
     return as_strided(a, shape=(span,), strides=(a.itemsize,))
 
 
-def _prepare(a: Any) -> np.ndarray:
-    a = np.asarray(a)
-    if any(s < 0 or s % a.itemsize for s in a.strides):
-        a = np.ascontiguousarray(a)
-    return a
+class SimulatedCudaBackend(CudaBackend):
+    name = "cuda-sim"
+    shuffles = False
+
+    def xp(self) -> Any:
+        return np
+
+    def device_info(self) -> tuple[int, tuple[int, int]]:
+        return SIMULATED_SMS, SIMULATED_CC
+
+    def load(self, rendered: R.Rendered, cc: tuple[int, int]) -> Any:
+        return simulator_kernel(rendered)
+
+    def usable(self, a: Any) -> Any:
+        """Element 0 first (no negative strides: a 1-D view cannot start before its base), whole
+        elements, and writeable (the simulator writes to its arguments' flags)."""
+        a = np.asarray(a)
+        if any(s < 0 or s % a.itemsize for s in a.strides) or not a.flags.writeable:
+            return np.array(a, order="C")
+        return a
+
+    def _stream_buffers(self, nbytes: int) -> tuple[Any, Any]:
+        return np.empty(max(nbytes, 8), np.uint8), np.zeros(1, np.uint32)
+
+    def launch(self, entry: _Entry, args: tuple) -> None:
+        values = list(args)
+        if entry.kind == "full":
+            assert entry.acc is not None
+            values[1] = values[1][: entry.grid[0] * entry.acc.itemsize].view(entry.acc)
+        values = [_pointer(v) if isinstance(v, np.ndarray) else v for v in values]
+        with _LAUNCH, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            entry.fn[entry.grid, entry.block](*values)
 
 
-def run_simulated(lowered: Lowered, sms: int = 2) -> np.ndarray:
-    """The materialized root, computed by the simulated kernel."""
-    program, root = lowered.program, lowered.program.root
-    if root.op in R.FALLBACK_REDUCTIONS:
-        raise NotImplementedError(f"{root.op} runs through CuPy on the GPU")
-    inputs = [_prepare(a) for a in lowered.inputs]
-    geo = R.analyze(program, inputs)
-    out = np.empty(lowered.shape, root.dtype)
-    if geo.out_size == 0:
-        return out
-    rendered = R.render(program, geo.spec, shuffles=False)
-    kernel = simulator_kernel(rendered)
-    grid = geo.grid(sms)
-    flat_out = out.reshape(-1).view(np.uint8) if root.dtype == np.bool_ else out.reshape(-1)
-    args: list[Any] = []
-    for name, kind, dt in rendered.params:
-        if name == "out":
-            args.append(flat_out)
-        elif name == "partials":
-            args.append(np.empty(grid, dt))
-        elif name == "counter":
-            args.append(np.zeros(1, np.uint32))
-        elif kind == "ptr":
-            args.append(_pointer(inputs[int(name[1:])]))
-        elif kind == "scalar":
-            args.append(dt.type(lowered.scalars[int(name[1:])]))
-        else:
-            args.append(np.int64(_size(geo, name)))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        kernel[grid, geo.spec.block](*args)
-    return out
-
-
-def _size(geo: R.Geometry, name: str) -> int:
-    nd = geo.spec.nd
-    if name.startswith("st"):
-        k, j = map(int, name[2:].split("_"))
-        return geo.strides[k][j]
-    if name in ("n", "M"):
-        return geo.sizes[0]
-    if name == "K":
-        return geo.sizes[1]
-    if name.startswith("dm"):
-        return geo.sizes[2 + int(name[2:])]
-    if name.startswith("dk"):
-        return geo.sizes[2 + nd + int(name[2:])]
-    return geo.sizes[1 + int(name[1:])]
+BACKEND = SimulatedCudaBackend()
