@@ -452,6 +452,7 @@ _GPU_CHILD = textwrap.dedent("""
 """)
 
 
+@needs_cupy   # waits on a CUDA event for a kernel long enough to interrupt
 def test_ctrl_c_while_waiting_on_the_gpu():
     """SIGINT while the process waits for a long kernel: KeyboardInterrupt within a fraction
     of the kernel's time (the wait polls, sleeping in Python), and the next result is right."""
@@ -474,6 +475,7 @@ def test_ctrl_c_while_waiting_on_the_gpu():
     assert result["ran_for"] < 1000 * once
 
 
+@needs_cupy
 def test_computed_gpu_result_releases_inputs_and_pickles_small():
     import gc
     import pickle
