@@ -151,7 +151,7 @@ def chain(x: Any, y: Any) -> Any:
     return la.sum(la.sqrt(abs(x * y + 1.5)) * la.tanh(x) - y)
 
 
-#: The three headline expressions, shared with benchmarks/cpu_peers.py and gpu_peers.py.
+#: The three headline expressions, shared with tools/peers/cpu_peers.py and gpu_peers.py.
 HEADLINE: dict[str, Callable[[Any, Any], Any]] = {"sum_abs": sum_abs, "axpy": axpy, "chain": chain}
 
 

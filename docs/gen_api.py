@@ -54,9 +54,3 @@ def write(outdir: str) -> None:
     api += [".. autofunction:: astype", ""]
     with open(os.path.join(outdir, "api.rst"), "w") as f:
         f.write("\n".join(api))
-    docs = os.path.dirname(outdir)
-    extra = [p for p in ("cpu-backend", "gpu-backend", "performance", "testing")
-             if os.path.exists(os.path.join(docs, p + ".rst"))]
-    toc = [".. toctree::", "   :maxdepth: 1", "   :caption: Backends, performance, testing", ""]
-    with open(os.path.join(outdir, "extra_toc.rst"), "w") as f:
-        f.write("\n".join(toc + [f"   /{p}" for p in extra]) + "\n" if extra else "")  # from docs/

@@ -4,8 +4,8 @@
 
 reads ``.asv/results/<machine>/*.json`` (every machine: ``cpu-2core``, ``h200``, ...) and the
 peer-comparison output, if present (``docs/_static/perf/cpu_peers.json`` written by
-``python benchmarks/cpu_peers.py --json ...``, ``docs/_static/perf/gpu_peers.json`` by
-``python benchmarks/gpu_peers.py --json ...``), and writes PNG plots to ``docs/_static/perf/``
+``python tools/peers/cpu_peers.py --json ...``, ``docs/_static/perf/gpu_peers.json`` by
+``python tools/peers/gpu_peers.py --json ...``), and writes PNG plots to ``docs/_static/perf/``
 and the page ``docs/performance.rst``. Nothing is measured here: rerun asv (or the peer
 scripts) first, then this. Needs asv and matplotlib (``pip install -e .[bench]``).
 """
@@ -677,8 +677,8 @@ def build(args: argparse.Namespace) -> str:
         parts.append(f"{title}\n{'-' * len(title)}\n")
         script = "cpu_peers.py" if device == "cpu" else "gpu_peers.py"
         if not peers[device]:
-            how = ("python benchmarks/cpu_peers.py > docs/_static/perf/cpu_peers.md" if device == "cpu"
-                   else "python benchmarks/gpu_peers.py --json docs/_static/perf/gpu_peers.json")
+            how = ("python tools/peers/cpu_peers.py > docs/_static/perf/cpu_peers.md" if device == "cpu"
+                   else "python tools/peers/gpu_peers.py --json docs/_static/perf/gpu_peers.json")
             where = " on the GPU machine (or ``WITH_PEERS=1 bash benchmarks/run_asv_gpu.sh``)" \
                 if device == "cuda" else ""
             parts.append(f"No output of ``benchmarks/{script}`` was found (looked for "

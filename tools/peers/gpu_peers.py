@@ -1,6 +1,6 @@
 """lazyarr's cuda backend against its peers, all in one run on one GPU.
 
-    python benchmarks/gpu_peers.py [--quick] [--json out.json]
+    python tools/peers/gpu_peers.py [--quick] [--json out.json]
 
 Peers: CuPy eager (op by op), ``cupy.fuse``, ``torch.compile`` (inductor), and the read / copy
 ceilings (CuPy ``x.sum()`` and a device-to-device copy). float32, 2^28 elements per input
