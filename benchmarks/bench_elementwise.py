@@ -21,7 +21,7 @@ class ChainLength(Benchmark):
     """A chain of 1, 2, 4, 8, 16 elementwise ops: eager pays one pass over memory per op,
     lazy one pass in all. ``materialize`` writes the result, ``sum`` reduces it."""
 
-    params = [DEVICES, MODES, [1, 2, 4, 8, 16], [2**10, 2**20, 2**26]]
+    params = [DEVICES, MODES, [16, 8, 4, 2, 1], [2**26, 2**20, 2**10]]
     param_names = ["device", "mode", "length", "n"]
 
     def setup(self, device, mode, length, n):
@@ -39,7 +39,7 @@ class Headline(Benchmark):
     """The issue's three expressions across sizes: ``sum_abs`` = sum(abs(x)), ``axpy`` =
     x * y + 1.5 materialized, ``chain`` = sum(sqrt(abs(x*y + 1.5)) * tanh(x) - y)."""
 
-    params = [DEVICES, MODES, list(HEADLINE), sorted(set(CPU_SIZES) | set(GPU_SIZES) - {2**24, 2**26})]
+    params = [DEVICES, MODES, list(HEADLINE), sorted(set(CPU_SIZES) | set(GPU_SIZES) - {2**24, 2**26}, reverse=True)]
     param_names = ["device", "mode", "expr", "n"]
     repeat = (3, 10, 3.0)
 
@@ -57,7 +57,7 @@ class Broadcast(Benchmark):
     """A broadcasting expression over a (rows, 1) column, a (1, cols) row and a (cols,)
     vector: ``exp(-(a - b)**2 * c)``, materialized (rows x cols) and reduced along rows."""
 
-    params = [DEVICES, MODES, [2**12, 2**20, 2**22, 2**26]]
+    params = [DEVICES, MODES, [2**26, 2**22, 2**20, 2**12]]
     param_names = ["device", "mode", "n"]
 
     def setup(self, device, mode, n):

@@ -8,7 +8,7 @@ from .common import DEVICES, HEADLINE, MODES, Benchmark, data, finish, prepare, 
 class PeakMemory(Benchmark):
     """Peak resident memory of the benchmark process (inputs included: 2 x 128 MiB at 2**25)."""
 
-    params = [DEVICES, MODES, list(HEADLINE), [2**22, 2**25]]
+    params = [DEVICES, MODES, list(HEADLINE), [2**25, 2**22]]
     param_names = ["device", "mode", "expr", "n"]
 
     def setup(self, device, mode, expr, n):
@@ -27,7 +27,7 @@ class GpuPool(Benchmark):
     """Growth of CuPy's default memory pool (MiB) during one call, the result included
     (for ``axpy`` that is the N-sized output itself): extra device memory the call needed."""
 
-    params = [DEVICES, MODES, list(HEADLINE), [2**24, 2**28]]
+    params = [DEVICES, MODES, list(HEADLINE), [2**28, 2**24]]
     param_names = ["device", "mode", "expr", "n"]
     unit = "MiB"
 
@@ -58,7 +58,7 @@ class GpuEvents(Benchmark):
     warm-ups; each call alone between two events and followed by a synchronize, host work
     before the launch included (the method of ../shared/device/README.md)."""
 
-    params = [DEVICES, MODES, list(HEADLINE), [2**10, 2**20, 2**28]]
+    params = [DEVICES, MODES, list(HEADLINE), [2**28, 2**20, 2**10]]
     param_names = ["device", "mode", "expr", "n"]
     unit = "ms"
 

@@ -43,7 +43,7 @@ class Workloads(Benchmark):
     """Each workload on a (n / 1024, 1024) float32 array (distances in [0.9, 2.5) for
     Lennard-Jones)."""
 
-    params = [DEVICES, MODES, list(WORKLOADS), [2**20, 2**22, 2**26]]
+    params = [DEVICES, MODES, list(WORKLOADS), [2**26, 2**22, 2**20]]
     param_names = ["device", "mode", "workload", "n"]
 
     def setup(self, device, mode, workload, n):

@@ -8,6 +8,9 @@ calls :func:`prepare`, which
   that device (CPU sizes stop at 2**25, GPU sizes go to 2**28);
 * sets lazyarr's process-wide mode and device (each asv benchmark runs in its own process).
 
+Sizes (and chain lengths) are listed largest first: asv's graph page selects the first values
+of each parameter by default, and the large sizes are where the fused kernels matter.
+
 GPU timings include completion: every timed body ends with :func:`finish`, which
 materializes and then synchronizes the device, so a number is what a user's script waits for.
 
@@ -151,7 +154,7 @@ def chain(x: Any, y: Any) -> Any:
     return la.sum(la.sqrt(abs(x * y + 1.5)) * la.tanh(x) - y)
 
 
-#: The three headline expressions, shared with benchmarks/cpu_peers.py and gpu_peers.py.
+#: The three headline expressions, shared with tools/peers/cpu_peers.py and gpu_peers.py.
 HEADLINE: dict[str, Callable[[Any, Any], Any]] = {"sum_abs": sum_abs, "axpy": axpy, "chain": chain}
 
 

@@ -79,9 +79,9 @@ say "asv launch method: $launch, preimport: ${LAZYARR_BENCH_PREIMPORT:-0}"
 asv machine --yes --machine h200 > "$OUT/asv_machine.log" 2>&1 || say "asv machine failed"
 
 # optional: the peer comparison of the same session, for the docs page (WITH_PEERS=1, ~1-2 min)
-if [ "${WITH_PEERS:-0}" = 1 ] && [ -f benchmarks/gpu_peers.py ]; then
+if [ "${WITH_PEERS:-0}" = 1 ] && [ -f tools/peers/gpu_peers.py ]; then
     say "gpu_peers.py"
-    timeout 150 python3 benchmarks/gpu_peers.py --json "$OUT/gpu_peers.json" > "$OUT/gpu_peers.md" 2>&1
+    timeout 150 python3 tools/peers/gpu_peers.py --json "$OUT/gpu_peers.json" > "$OUT/gpu_peers.md" 2>&1
     say "gpu_peers.py: exit $?"; tail -25 "$OUT/gpu_peers.md"
 fi
 

@@ -47,30 +47,37 @@ class LazyArray:
     # ----------------------------------------------------------------- attributes
     @property
     def shape(self) -> tuple[int, ...]:
+        """The array's dimensions, a tuple of ints (known without running anything)."""
         return self._node.shape
 
     @property
     def dtype(self) -> np.dtype:
+        """The element type, a :class:`numpy.dtype` (NumPy's result type, known without running)."""
         return self._node.dtype
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions, ``len(shape)``."""
         return len(self._node.shape)
 
     @property
     def size(self) -> int:
+        """The number of elements, the product of ``shape`` (1 for a 0-d array)."""
         return int(np.prod(self._node.shape, dtype=np.int64))
 
     @property
     def nbytes(self) -> int:
+        """The bytes the materialized values take: ``size * dtype.itemsize``."""
         return self.size * self.dtype.itemsize
 
     @property
     def device(self) -> str:
+        """Where the data lives and the kernel runs: ``"cpu"`` or ``"cuda"``."""
         return self._node.device or "cpu"
 
     @property
     def is_materialized(self) -> bool:
+        """Whether the values exist (a buffer), as opposed to a pending expression."""
         return self._node.data is not None
 
     def __len__(self) -> int:
@@ -105,9 +112,16 @@ class LazyArray:
         return arr.copy() if copy else arr
 
     def item(self) -> Any:
+        """The single element as a Python scalar (materializes; ``ValueError`` unless size is 1).
+
+        >>> import lazyarr as la
+        >>> (la.asarray([2.0]) * 3).item()
+        6.0
+        """
         return self.to_numpy().item()
 
     def tolist(self) -> Any:
+        """The values as nested Python lists of Python scalars (materializes)."""
         return self.to_numpy().tolist()
 
     def __float__(self) -> float:
@@ -137,6 +151,7 @@ class LazyArray:
             yield self[i]
 
     def copy(self) -> LazyArray:
+        """A materialized copy with its own buffer."""
         return LazyArray._from_node(_node.leaf(self.data.copy(), self.device))
 
     def __reduce__(self) -> tuple[Any, ...]:

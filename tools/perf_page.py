@@ -4,8 +4,8 @@
 
 reads ``.asv/results/<machine>/*.json`` (every machine: ``cpu-2core``, ``h200``, ...) and the
 peer-comparison output, if present (``docs/_static/perf/cpu_peers.json`` written by
-``python benchmarks/cpu_peers.py --json ...``, ``docs/_static/perf/gpu_peers.json`` by
-``python benchmarks/gpu_peers.py --json ...``), and writes PNG plots to ``docs/_static/perf/``
+``python tools/peers/cpu_peers.py --json ...``, ``docs/_static/perf/gpu_peers.json`` by
+``python tools/peers/gpu_peers.py --json ...``), and writes PNG plots to ``docs/_static/perf/``
 and the page ``docs/performance.rst``. Nothing is measured here: rerun asv (or the peer
 scripts) first, then this. Needs asv and matplotlib (``pip install -e .[bench]``).
 """
@@ -301,7 +301,7 @@ def plot_chain_length(snap: Snapshot, device: str, label: str, path: str) -> boo
     if not rows:
         return False
     n = max(r.p("n") for r in rows)
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=False)
+    fig, axes = plt.subplots(2, 1, figsize=(7, 7), sharey=False)   # stacked: readable at page width
     for ax, (method, title) in zip(axes, (("time_materialize", "materialized"), ("time_sum", "summed"))):
         for mode in ("eager", "lazy"):
             pts = sorted((r.p("length"), r.value) for r in snap.get(f"ChainLength.{method}",
@@ -329,7 +329,7 @@ def plot_chain_length(snap: Snapshot, device: str, label: str, path: str) -> boo
 def plot_sizes(snap: Snapshot, device: str, label: str, peers: list[dict], path: str) -> bool:
     if not snap.get("Headline.time_expr", device=device):
         return False
-    fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
+    fig, axes = plt.subplots(3, 1, figsize=(7, 11))   # stacked: readable at page width
     for ax, (expr, title) in zip(axes, HEADLINE.items()):
         for mode in ("eager", "lazy"):
             pts = sorted((r.p("n"), r.value) for r in snap.get("Headline.time_expr", device=device,
@@ -362,7 +362,7 @@ def plot_sizes(snap: Snapshot, device: str, label: str, peers: list[dict], path:
         ax.set_title(title, fontsize=9.5)
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize=7.5)
-    fig.suptitle(f"{label}: the headline expressions across sizes (log-log, lower is better)",
+    fig.suptitle(f"{label}: the headline expressions across sizes\n(log-log, lower is better)",
                  fontsize=11)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -415,7 +415,7 @@ def _size_text(n: Any) -> str:
 def plot_speedup(rows: list[tuple[str, float, float, float]], label: str, path: str) -> bool:
     if not rows:
         return False
-    fig, ax = plt.subplots(figsize=(9, 0.38 * len(rows) + 1.4))
+    fig, ax = plt.subplots(figsize=(7.5, 0.38 * len(rows) + 1.4))
     labels = [r[0] for r in rows][::-1]
     ratios = [r[3] for r in rows][::-1]
     colors = ["#2ca02c" if x >= 1 else "#d62728" for x in ratios]
@@ -432,7 +432,7 @@ def plot_speedup(rows: list[tuple[str, float, float, float]], label: str, path: 
     for y, x in enumerate(ratios):
         ax.text(x, y, f" {x:.2f}x", va="center", fontsize=8)
     ax.set_xlabel("speedup of lazy over eager (eager time / lazy time; > 1: fusion wins)")
-    ax.set_title(f"{label}: lazy (fused) vs eager (op by op), largest size benchmarked", fontsize=10)
+    ax.set_title(f"{label}: lazy (fused) vs eager (op by op),\nlargest size benchmarked", fontsize=10)
     ax.tick_params(axis="y", labelsize=8)
     ax.grid(alpha=0.3, axis="x", which="both")
     fig.tight_layout()
@@ -483,7 +483,7 @@ def plot_history(rows: list[Row], machine: str, device: str, order: dict[str, in
     for r in mine:
         counts[r.p("n")].add(r.commit)
     n = max(counts, key=lambda k: (len(counts[k]), k))
-    fig, ax = plt.subplots(figsize=(11, 4.2))
+    fig, ax = plt.subplots(figsize=(7.5, 5))
     index = {c: i for i, c in enumerate(commits)}
     for j, (expr, mode) in enumerate([(e, m) for e in ("sum_abs", "chain", "axpy") for m in ("eager", "lazy")]):
         by_commit: dict[str, list[float]] = defaultdict(list)
@@ -498,7 +498,7 @@ def plot_history(rows: list[Row], machine: str, device: str, order: dict[str, in
     ax.set_yscale("log")
     ax.set_ylabel("time per call (ms)")
     ax.set_xlabel("commit (oldest to newest)")
-    ax.set_title(f"{label}: history of the headline benchmarks, n = 2^{n.bit_length() - 1} "
+    ax.set_title(f"{label}: history of the headline benchmarks, n = 2^{n.bit_length() - 1}\n"
                  f"(solid: lazy, dashed: eager)", fontsize=10)
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8, ncol=3)
@@ -514,7 +514,7 @@ def plot_peers(peers: list[dict], label: str, path: str) -> bool:
     if not works:
         return False
     counts = [len([p for p in peers if p["work"] == w]) for w in works]
-    fig, axes = plt.subplots(len(works), 1, figsize=(8, 0.8 + sum(0.62 + 0.27 * c for c in counts)),
+    fig, axes = plt.subplots(len(works), 1, figsize=(7.5, 0.8 + sum(0.62 + 0.27 * c for c in counts)),
                              gridspec_kw={"height_ratios": counts})
     axes = [axes] if len(works) == 1 else list(axes)
     for ax, w in zip(axes, works):
@@ -567,6 +567,16 @@ device (``cpu``, ``cuda``), mode (``eager``, ``lazy``) and size; GPU timings inc
 completion (every timed call ends with a device synchronize). Results are committed in
 ``.asv/results`` so the graphs can be rebuilt anywhere.
 
+The benchmark site (asv's HTML: one graph per benchmark and parameter, each machine's history
+apart) is not published online; build it from the committed results with
+``asv publish && python tools/asv_site.py && asv preview``. ``tools/asv_site.py`` makes each
+graph show one machine (the CPU machine's and the H200's histories apart, without the other
+device's empty series) and drops the parameter rows a machine has no result for from the
+benchmark list; on a machine without access to asv's script CDNs, also run
+``python tools/asv_html_offline.py`` before ``asv preview``. Sizes are listed largest first, so
+a graph opens at the largest size. The repository has no public address yet, so commit links
+stay on the page (``show_commit_url`` in asv.conf.json).
+
 This page is generated by ``python tools/perf_page.py`` from those results and the
 peer-comparison scripts' output; do not edit it by hand. The CPU machine (``cpu-2core``) is a
 shared 2-core virtual machine: other work runs beside the benchmarks, so single points are
@@ -581,7 +591,7 @@ Running the benchmarks
    asv machine --yes --machine cpu-2core  # once per machine: a fixed name keeps one history
    asv run --machine cpu-2core            # builds HEAD's wheel (Cython included) in .asv/env, runs it
    asv run --machine cpu-2core HEAD~10..HEAD --quick -b Headline   # history of a subset
-   asv publish && asv preview             # HTML with a graph per benchmark in .asv/html
+   asv publish && python tools/asv_site.py && asv preview   # the site, in .asv/html
 
 Without a build (machines with no internet, such as the GPU machine, or CI), benchmark the
 lazyarr the running Python imports with the existing-environment configuration:
@@ -677,16 +687,16 @@ def build(args: argparse.Namespace) -> str:
         parts.append(f"{title}\n{'-' * len(title)}\n")
         script = "cpu_peers.py" if device == "cpu" else "gpu_peers.py"
         if not peers[device]:
-            how = ("python benchmarks/cpu_peers.py > docs/_static/perf/cpu_peers.md" if device == "cpu"
-                   else "python benchmarks/gpu_peers.py --json docs/_static/perf/gpu_peers.json")
+            how = ("python tools/peers/cpu_peers.py > docs/_static/perf/cpu_peers.md" if device == "cpu"
+                   else "python tools/peers/gpu_peers.py --json docs/_static/perf/gpu_peers.json")
             where = " on the GPU machine (or ``WITH_PEERS=1 bash benchmarks/run_asv_gpu.sh``)" \
                 if device == "cuda" else ""
-            parts.append(f"No output of ``benchmarks/{script}`` was found (looked for "
+            parts.append(f"No output of ``tools/peers/{script}`` was found (looked for "
                          f"``{os.path.relpath(source, ROOT)}``). Run ``{how}``{where}, then "
                          "``python tools/perf_page.py``.\n")
             continue
         stem = f"peers-{device}"
-        parts.append(f"From ``python benchmarks/{script}`` (all rows measured in one run; read from "
+        parts.append(f"From ``python tools/peers/{script}`` (all rows measured in one run; read from "
                      f"``{os.path.relpath(source, ROOT)}``).\n")
         with open(source) as f:
             heading = next((ln[2:].strip() for ln in f if ln.startswith("# ")), "")

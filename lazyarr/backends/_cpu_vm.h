@@ -321,7 +321,7 @@ static inline int lz_poll(lz_scratch *S, npy_intp n) {
     return lz_poll_slow(S);
 }
 
-static int lz_prefetch = 0;  /* measured: no gain here (NOTES-cpu.md) */
+static int lz_prefetch = 0;  /* measured: no gain here (docs/notes/cpu.rst) */
 static void lz_set_prefetch(int on) { lz_prefetch = on; }
 
 /* Run the program over block (o, [start, start+n)); `out` receives the root if it writes

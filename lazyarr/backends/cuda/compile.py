@@ -251,7 +251,7 @@ def link_route(rendered: Rendered) -> str:
     """How PTX becomes SASS: ``"ptx"`` (cache the PTX; the driver compiles it at load, as
     ``ptxas -O3`` does) or ``"cubin"`` (nvJitLink links a cubin here, no GPU needed).
 
-    Measured on the H200 (tools/gpu_probe.py, same PTX, kernel time): the two routes give
+    Measured on the H200 (tools/device/gpu_probe.py, same PTX, kernel time): the two routes give
     different SASS. The chain kernel: 0.625 ms by the driver vs 0.804 ms by nvJitLink; column
     reductions: 0.310 vs 0.262 ms; rows 0.297 vs 0.289; full sums and maps equal. So row and
     column reductions take nvJitLink's cubin, the rest the driver's. ``LAZYARR_CUDA_LINK``

@@ -38,11 +38,11 @@ COLS_TX, COLS_TY = 32, 16
 #: Column reductions with this many outputs or more give each thread a whole output (256
 #: consecutive outputs per block, no tree): enough outputs to fill the GPU, and a few-row
 #: reduction (a middle axis of 32) is not split into 16 lanes of 2 rows each. Measured on the
-#: H200, sum(x*x, axis=1) of a (512, 32, 16384) view: see NOTES-gpu.md.
+#: H200, sum(x*x, axis=1) of a (512, 32, 16384) view: see docs/notes/gpu.rst.
 COLS_ONE_THREAD_MIN_OUTPUTS = 1 << 18
 ROWS_TX = 32         # lanes per output row (a warp: reduced with shuffles, no barriers)
 #: Threads per SM that a grid-stride kernel's grid asks for (2048 = one full wave). Measured on
-#: the H200 (NOTES-gpu.md): elementwise kernels do best with no cap (one tile per thread),
+#: the H200 (docs/notes/gpu.rst): elementwise kernels do best with no cap (one tile per thread),
 #: full reductions with two waves.
 GRID_THREADS_PER_SM = {"map": 1 << 40, "full": 4096, "rows": 2048, "cols": 2048}
 #: Ops that make a chain compute-heavy (libdevice calls, IEEE sqrt/division sequences): fewer

@@ -1,8 +1,8 @@
 """CPU peers: NumPy eager vs lazyarr lazy (cpu-fused) vs numexpr, in one run.
 
-    python benchmarks/cpu_peers.py            # full sizes (issue 4): about a minute
-    python benchmarks/cpu_peers.py --quick    # small sizes, smoke test
-    python benchmarks/cpu_peers.py --rst docs/cpu-peers-table.inc   # also write the docs table
+    python tools/peers/cpu_peers.py            # full sizes (issue 4): about a minute
+    python tools/peers/cpu_peers.py --quick    # small sizes, smoke test
+    python tools/peers/cpu_peers.py --rst docs/cpu-peers-table.inc   # also write the docs table
 
 Prints a markdown table of medians (and speed-ups over NumPy eager), then the
 peak-memory rows, each measured in a fresh process (Linux: /proc/self/status VmHWM). numexpr runs with as many
@@ -178,7 +178,7 @@ def main() -> None:
     if args.rst:
         head = ["case", "NumPy eager", "lazyarr lazy (cpu-fused)", "numexpr", "lazyarr vs NumPy",
                 "numexpr vs NumPy"]
-        lines = [f".. list-table:: ``python benchmarks/cpu_peers.py`` ({threads} threads)",
+        lines = [f".. list-table:: ``python tools/peers/cpu_peers.py`` ({threads} threads)",
                  "   :header-rows: 1", ""]
         for row in [head, *table]:
             lines.append("   * - " + (row[0].replace("*", "\\*") or " "))

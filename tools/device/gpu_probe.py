@@ -1,7 +1,7 @@
 """Development probe for the GPU machine: where the host time of a small call goes, and how the
-chain kernel's time depends on the PTX -> SASS route. Results go to NOTES-gpu.md.
+chain kernel's time depends on the PTX -> SASS route. Findings: docs/notes/gpu.rst.
 
-    python tools/gpu_probe.py [--out DIR]
+    python tools/device/gpu_probe.py [--out DIR]
 """
 from __future__ import annotations
 
@@ -19,9 +19,9 @@ import time
 
 import cupy
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))  # the repository root
 import lazyarr as la  # noqa: E402
-from benchmarks.gpu_variants import capture  # noqa: E402
+from gpu_variants import capture  # noqa: E402  (beside this script)
 from lazyarr._program import lower  # noqa: E402
 from lazyarr.backends.cuda import BACKEND  # noqa: E402
 from lazyarr.backends.cuda import backend as B  # noqa: E402

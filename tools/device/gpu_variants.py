@@ -1,7 +1,7 @@
 """Kernel-only timings of lazyarr's CUDA kernel variants (unroll, block shape, grid, NVVM
-options), to choose the defaults. Development tool; results go to NOTES-gpu.md.
+options), to choose the defaults. Development tool; findings in docs/notes/gpu.rst.
 
-    python benchmarks/gpu_variants.py [--only NAME,...]
+    python tools/device/gpu_variants.py [--only NAME,...]
 """
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One device call: wheels, build, then the steps named in $STEPS (probe, gpu-tests, peers, demo,
-# asv) under one deadline. Logs and results under $OUT. Development tool (see NOTES-gpu.md).
+# asv) under one deadline. Logs and results under $OUT. Development tool (tools/device/README.md).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."  # the repository root
 # Logs go to a work folder; at the end $OUT gets logs.tgz and kcache.tgz (the kernel cache),
 # plus asv's h200 results as files (the device tool brings back at most 8 files).
 FINAL_OUT=${OUT:-/tmp/gpu-session}; OUT=/tmp/gpu-session-work; mkdir -p "$OUT" "$FINAL_OUT"
@@ -45,15 +45,15 @@ collect() {   # after every step: a cut call still brings back what is done
 for step in ${STEPS:-probe gpu-tests peers demo}; do
     say "step $step"
     case $step in
-    probe) timeout ${PROBE_S:-150} python3 tools/gpu_probe.py --out "$OUT" ${PROBE_ARGS:-} 2>&1 | tee "$OUT/probe.log" | grep -v "^\s*$" | head -${PROBE_LINES:-200} ;;
+    probe) timeout ${PROBE_S:-150} python3 tools/device/gpu_probe.py --out "$OUT" ${PROBE_ARGS:-} 2>&1 | tee "$OUT/probe.log" | grep -v "^\s*$" | head -${PROBE_LINES:-200} ;;
     gpu-tests)
         nx=""; python3 -c "import xdist" 2>/dev/null && nx="-n ${NWORKERS:-12}"
         timeout -s INT ${TESTS_S:-300} python3 -m pytest -m gpu -q -p no:cacheprovider -p no:benchmark -rfE --tb=line $nx --maxfail=300 \
             --junitxml="$OUT/gpu-tests.xml" -o junit_family=xunit1 ${TESTS_K:+-k "$TESTS_K"} ${TESTS:-tests} > "$OUT/gpu-tests.log" 2>&1
         say "pytest exit $?"; grep -E "^(FAILED|ERROR)" "$OUT/gpu-tests.log" | cut -c1-400 | head -80; tail -3 "$OUT/gpu-tests.log" ;;
-    peers) timeout ${PEERS_S:-180} python3 benchmarks/gpu_peers.py --json "$OUT/gpu_peers.json" > "$OUT/gpu_peers.md" 2>&1
+    peers) timeout ${PEERS_S:-180} python3 tools/peers/gpu_peers.py --json "$OUT/gpu_peers.json" > "$OUT/gpu_peers.md" 2>&1
         say "peers exit $?"; sed -n '/^| work/,$p' "$OUT/gpu_peers.md" ;;
-    diag) timeout 90 python3 tools/gpu_diag.py 2>&1 | tee "$OUT/diag.log" | head -150 ;;
+    diag) timeout 90 python3 tools/device/gpu_diag.py 2>&1 | tee "$OUT/diag.log" | head -150 ;;
     demo) timeout 120 python3 -m lazyarr demo 2>&1 | tee "$OUT/demo.log" | tail -25 ;;
     asv) ASV_GPU_BUDGET_S=${ASV_S:-300} OUT=$OUT bash benchmarks/run_asv_gpu.sh > /dev/null 2>&1
         grep -v "^\s*$" "$OUT/run_asv_gpu.log" | tail -40 ;;
