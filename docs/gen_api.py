@@ -45,7 +45,8 @@ def write(outdir: str) -> None:
                                                 "empty_like")]
     api += ["", "Configuration", "-------------", ""]
     api += [f".. autofunction:: {n}" for n in ("config", "set_config", "get_config")]
-    api += ["", ".. autoclass:: Config", "", "Plans", "-----", "", ".. autofunction:: explain", "",
+    api += ["", ".. autoclass:: Config", ".. autoclass:: FallbackWarning",
+            ".. autoclass:: FallbackError", "", "Plans", "-----", "", ".. autofunction:: explain", "",
             ".. autoclass:: Plan", ".. autoclass:: Kernel", ""]
     for title, kind in (("Elementwise functions", "elementwise"), ("Reductions", "reduction")):
         api += [title, "-" * len(title), ""]
