@@ -49,7 +49,7 @@ def _outcome(fn, value):
 
 
 def test_float_of_an_element_issue_14():
-    x = la.asarray([1.5, 2.0, 3.0])
+    x = la.asarray([1.5, 2.0, 3.0], device="cpu")
     assert float(x[0]) == 1.5 and int(x[1]) == 2 and x[2].item() == 3.0
     assert repr(x[0]) == "LazyArray(1.5)" and str(x[1]) == "2.0"
     assert [float(v) for v in list(x)] == [1.5, 2.0, 3.0]
