@@ -9,6 +9,7 @@ sys.path.insert(0, os.path.abspath(".."))
 sys.path.insert(0, os.path.abspath("."))
 
 import gen_api  # noqa: E402  (generates docs/generated/*.rst from lazyarr's op registry)
+import gen_numpy_names  # noqa: E402  (the NumPy name table: native / fallback / unsupported)
 
 project = "lazyarr"
 author = "the lazyarr developers"
@@ -27,3 +28,4 @@ napoleon_numpy_docstring = True
 nitpicky = False
 
 gen_api.write(os.path.join(os.path.dirname(__file__), "generated"))
+gen_numpy_names.write(os.path.join(os.path.dirname(__file__), "generated"))

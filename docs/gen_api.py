@@ -197,8 +197,10 @@ def _api_page() -> tuple[str, set[str]]:
     documented.update(DTYPES + CONSTANTS)
     api += ["Configuration and devices", "-------------------------", ""]
     api += [f".. autofunction:: {n}" for n in ("config", "set_config", "get_config", "cuda_available")]
-    api += ["", ".. autoclass:: Config", "   :members:", ""]
-    documented.update(("config", "set_config", "get_config", "cuda_available", "Config"))
+    api += ["", ".. autoclass:: Config", "   :members:", "", ".. autoclass:: FallbackWarning", "",
+            ".. autoclass:: FallbackError", ""]
+    documented.update(("config", "set_config", "get_config", "cuda_available", "Config",
+                       "FallbackWarning", "FallbackError"))
     api += ["Plans", "-----", "", ".. autofunction:: explain", "", ".. autoclass:: Plan", "",
             ".. autoclass:: Kernel", ""]
     documented.update(("explain", "Plan", "Kernel"))

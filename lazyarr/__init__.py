@@ -8,9 +8,11 @@
 from __future__ import annotations
 
 import math as _math
+from typing import Any as _Any
 
 import numpy as _np
 
+from . import _fallback
 from ._api import ALIASES as _ALIASES
 from ._api import FUNCTIONS as _FUNCTIONS
 from ._api import explain
@@ -30,6 +32,8 @@ from ._array import (
 )
 from ._config import Config, config, get_config, set_config
 from ._devices import cuda_available
+from ._dtypes import SUPPORTED_DTYPES as _SUPPORTED_DTYPES
+from ._fallback import FallbackError, FallbackWarning
 from ._plan import Kernel, Plan
 from ._registry import OPS, OpDef
 
@@ -40,9 +44,35 @@ int8, int16, int32, int64 = _np.int8, _np.int16, _np.int32, _np.int64
 uint8, uint16, uint32, uint64 = _np.uint8, _np.uint16, _np.uint32, _np.uint64
 float16, float32, float64 = _np.float16, _np.float32, _np.float64
 pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan
+euler_gamma = _np.euler_gamma
+newaxis = None
+ndarray = LazyArray        # isinstance(x, la.ndarray); la.ndarray(shape, dtype) as numpy.ndarray
+dtype, finfo, iinfo = _np.dtype, _np.finfo, _np.iinfo
+
+
+def _scalar_type_names() -> dict[str, type]:
+    """NumPy's other names of the dtypes above (platform aliases such as intp, double, int_)."""
+    names = {}
+    for name in _np.__all__:
+        t = getattr(_np, name)
+        if isinstance(t, type) and issubclass(t, _np.generic) and not t.__subclasses__():
+            if _np.dtype(t) in _SUPPORTED_DTYPES:
+                names[name] = t
+    return names
+
+
+globals().update(_scalar_type_names())
 
 globals().update(_FUNCTIONS)
 globals().update({alias: _FUNCTIONS[name] for alias, name in _ALIASES.items()})
+_fallback.install(globals())
+
+
+def __getattr__(name: str) -> _Any:
+    """Every other public NumPy name: through the NumPy/CuPy fallback (lazyarr/_fallback.py),
+    or an AttributeError saying why lazyarr does not provide it."""
+    return _fallback.attribute(name)
+
 
 __all__ = [
     "LazyArray", "Plan", "Kernel", "Config", "OpDef", "OPS",
@@ -50,6 +80,7 @@ __all__ = [
     "zeros_like", "ones_like", "full_like", "empty_like",
     "config", "set_config", "get_config", "explain", "cuda_available",
     "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "float32", "float64", "pi", "e", "inf", "nan",
-    *_FUNCTIONS, *_ALIASES,
+    "float16", "float32", "float64", "pi", "e", "inf", "nan", "euler_gamma", "newaxis", "ndarray",
+    "dtype", "finfo", "iinfo", "FallbackWarning", "FallbackError",
+    *_FUNCTIONS, *_ALIASES, *_scalar_type_names(),
 ]

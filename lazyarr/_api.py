@@ -1,13 +1,14 @@
 """The public functions and the ``LazyArray`` operators, generated from the registry."""
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from . import _build
+from . import _build, _fallback
 from ._array import LazyArray, _made
 from ._node import Node
 from ._registry import ELEMENTWISE, OPS, REDUCTIONS, OpDef
@@ -114,8 +115,10 @@ def explain(x: Any, device: str | None = None) -> Any:
     node: Node = _build.operands_of((x,))[0]  # type: ignore[assignment]
     if node.data is not None:
         return Plan("none", node.device or "cpu", Program(()), [], [], 0, 0,
-                    ["already materialized: nothing to run"])
-    return _build.plan(node)
+                    ["already materialized: nothing to run", *_fallback.notes(node)])
+    plan = _build.plan(node)
+    plan.notes.extend(_fallback.notes(node))
+    return plan
 
 
 # ------------------------------------------------------------------------------ generation
@@ -139,6 +142,12 @@ NUMPY_FUNCTIONS: dict[Any, Callable[..., Any]] = {
 }
 NUMPY_FUNCTIONS.update({np.where: where, np.clip: clip, np.amin: FUNCTIONS["min"],
                         np.amax: FUNCTIONS["max"]})
+
+
+@functools.cache
+def signature_of(fn: Callable[..., Any]) -> inspect.Signature:
+    """The signature of a native function (to tell whether it takes a call's arguments)."""
+    return inspect.signature(fn)
 
 
 def _install_operators() -> None:

@@ -14,6 +14,7 @@ from ._registry import BY_NUMPY
 _MAX_REPR_OPS = 8
 _UFUNC_REDUCTIONS = {np.add: "sum", np.multiply: "prod", np.minimum: "min", np.maximum: "max",
                      np.logical_or: "any", np.logical_and: "all"}
+_NATIVE_OPERANDS: tuple[type, ...] = (int, float, bool, np.generic, np.ndarray, list, tuple)  # LazyArray: added below
 _IMPLICIT_REPR_DTYPES = (np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_))  # as NumPy
 
 
@@ -37,6 +38,16 @@ class LazyArray:
     __hash__ = None                 # type: ignore[assignment]  # == is elementwise
 
     _node: Node
+
+    def __new__(cls, shape: Any, dtype: Any = float, buffer: Any = None, offset: int = 0,
+                strides: Any = None, order: Any = None) -> LazyArray:
+        """``la.ndarray(shape, dtype)`` (``la.ndarray`` is ``LazyArray``): a new uninitialized
+        array, as ``numpy.ndarray(shape, dtype)``; ``la.empty`` says the same more plainly.
+        Arrays over a given buffer are made with ``la.asarray(numpy.ndarray(...))``."""
+        if buffer is not None or strides is not None or offset:
+            raise TypeError("la.ndarray(shape, dtype) makes a new array; for one over a given "
+                            "buffer use la.asarray(numpy.ndarray(shape, dtype, buffer, ...))")
+        return empty(shape, dtype)
 
     @classmethod
     def _from_node(cls, node: Node) -> LazyArray:
@@ -136,11 +147,31 @@ class LazyArray:
     def __bool__(self) -> bool:
         return bool(self.to_numpy())
 
+    def __complex__(self) -> complex:
+        return complex(self.to_numpy())
+
     def __getitem__(self, key: Any) -> LazyArray:
-        """Basic and advanced indexing, on the materialized buffer (a view where NumPy gives one)."""
-        if isinstance(key, LazyArray):
+        """Basic and advanced indexing, on the materialized buffer (a view where NumPy gives one).
+
+        Indexing down to one element gives a 0-d array (as CuPy, JAX and the array API do;
+        NumPy gives a scalar): ``float(x[0])``, ``x[0].item()``, ``x[x[0]]`` work as on NumPy.
+        """
+        data = self.data
+        if isinstance(key, tuple):
+            key = tuple(k.data if isinstance(k, LazyArray) else k for k in key)
+        elif isinstance(key, LazyArray):
             key = key.data
-        return LazyArray._from_node(_node.leaf(self.data[key], self.device))
+        result = data[key]
+        if isinstance(result, np.generic):      # NumPy's scalar: the 0-d array of its value
+            result = np.asarray(result)
+        return LazyArray._from_node(_node.leaf(result, self.device))
+
+    def __round__(self, ndigits: int | None = None) -> Any:
+        """``round(x)``: for a 0-d array NumPy's scalar rule (a Python int without ``ndigits``),
+        else ``np.round`` (through the fallback)."""
+        if self.ndim == 0:
+            return round(self.to_numpy()[()], ndigits)  # type: ignore[call-overload]
+        return np.round(self, ndigits or 0)
 
     def __contains__(self, value: Any) -> bool:
         """``value in x``: whether any element equals ``value`` (``ndarray.__contains__``)."""
@@ -174,7 +205,9 @@ class LazyArray:
         return self.data.__dlpack_device__()
 
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        """``np.exp(lazy)`` stays lazy: a NumPy ufunc call becomes the lazyarr op."""
+        """``np.exp(lazy)`` stays lazy: a NumPy ufunc call becomes the lazyarr op. Other ufunc
+        calls and methods (``out=``, ``np.add.outer``, ``np.add.at``) run through the fallback
+        (lazyarr/_fallback.py); NotImplemented where another library's array takes part."""
         if method == "reduce" and ufunc in _UFUNC_REDUCTIONS and len(inputs) == 1 \
                 and set(kwargs) <= {"axis", "keepdims", "dtype"}:
             from . import _api  # np.add.reduce(x, axis=0) -> la.sum(x, axis=0)
@@ -182,18 +215,28 @@ class LazyArray:
             kwargs.setdefault("axis", 0)   # ufunc.reduce's default axis is 0, not None
             return _api.FUNCTIONS[_UFUNC_REDUCTIONS[ufunc]](*inputs, **kwargs)
         opdef = BY_NUMPY.get(ufunc)
-        if method != "__call__" or opdef is None or kwargs:
-            return NotImplemented
-        return LazyArray._from_node(_build.elementwise(opdef, *inputs))
+        if method == "__call__" and opdef is not None and not kwargs \
+                and all(isinstance(x, _NATIVE_OPERANDS) for x in inputs):
+            return LazyArray._from_node(_build.elementwise(opdef, *inputs))
+        from . import _fallback
+
+        return _fallback.array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
-        """``np.sum(lazy)`` and friends go to the lazyarr function of the same name."""
-        from . import _api
+        """``np.sum(lazy)`` and friends go to the lazyarr function of the same name; NumPy
+        functions lazyarr has no native form of (or given keywords the native form lacks) run
+        through the fallback; NotImplemented where another library's array takes part."""
+        from . import _api, _fallback
 
         impl = _api.NUMPY_FUNCTIONS.get(func)
-        if impl is None:
-            return NotImplemented
-        return impl(*args, **kwargs)
+        if impl is not None and not any(_fallback.foreign(t) for t in types):
+            try:
+                _api.signature_of(impl).bind(*args, **kwargs)
+            except TypeError:
+                pass                    # e.g. out=, where=, initial=: NumPy's through the fallback
+            else:
+                return impl(*args, **kwargs)
+        return _fallback.array_function(func, types, args, kwargs)
 
     # ----------------------------------------------------------------- printing
     def __repr__(self) -> str:
@@ -226,6 +269,9 @@ class LazyArray:
 
 def _unpickle(data: Any, device: str) -> LazyArray:
     return LazyArray._from_node(_node.leaf(data, device))
+
+
+_NATIVE_OPERANDS += (LazyArray,)
 
 
 def _pending_ops(root: Node) -> list[str]:

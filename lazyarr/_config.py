@@ -1,7 +1,7 @@
-"""Configuration: evaluation mode and default device.
+"""Configuration: evaluation mode, default device, and what a NumPy fallback call does.
 
 The process-wide default comes from the environment (``LAZYARR_MODE``,
-``LAZYARR_DEVICE``) and :func:`set_config`; :func:`config` overrides it for a
+``LAZYARR_DEVICE``, ``LAZYARR_FALLBACK``) and :func:`set_config`; :func:`config` overrides it for a
 ``with`` block. Overrides live in a :class:`contextvars.ContextVar`, so they are
 local to the thread or asyncio task that entered the block.
 """
@@ -15,17 +15,21 @@ from dataclasses import dataclass, replace
 
 MODES = ("lazy", "eager")
 DEVICES = ("auto", "cpu", "cuda")
-_CHOICES = {"mode": MODES, "device": DEVICES}
-_ENV = {"mode": "LAZYARR_MODE", "device": "LAZYARR_DEVICE"}
+FALLBACKS = ("allow", "warn", "error")
+_CHOICES = {"mode": MODES, "device": DEVICES, "fallback": FALLBACKS}
+_ENV = {"mode": "LAZYARR_MODE", "device": "LAZYARR_DEVICE", "fallback": "LAZYARR_FALLBACK"}
 
 
 @dataclass(frozen=True)
 class Config:
     """A complete configuration. ``mode`` is ``"lazy"`` or ``"eager"``;
-    ``device`` is ``"auto"``, ``"cpu"`` or ``"cuda"``."""
+    ``device`` is ``"auto"``, ``"cpu"`` or ``"cuda"``; ``fallback`` says what a call that
+    lazyarr hands to NumPy/CuPy does: ``"allow"`` it, ``"warn"`` (a
+    :class:`~lazyarr.FallbackWarning`) or ``"error"`` (a :class:`~lazyarr.FallbackError`)."""
 
     mode: str = "lazy"
     device: str = "auto"
+    fallback: str = "allow"
 
 
 def _validate(source: str, key: str, value: object) -> str:

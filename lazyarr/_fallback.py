@@ -1,0 +1,470 @@
+"""The fallback: every NumPy name lazyarr has no fused implementation of still works.
+
+A fallback call computes its LazyArray operands (also those nested in lists, tuples and
+dicts), calls the function of the same name in NumPy (cpu) or CuPy (cuda), and wraps the
+array results as computed LazyArrays on the same device. It is not fused: it costs the library
+call plus the materialization of each pending operand. It serves
+
+* ``lazyarr.<name>`` and the namespaces ``lazyarr.linalg``, ``lazyarr.fft``, ``lazyarr.random``,
+  ... (:func:`attribute`, through the package's module ``__getattr__``);
+* ``numpy.<name>(lazy, ...)`` (:func:`array_function`, :func:`array_ufunc`, called by
+  ``LazyArray.__array_function__``/``__array_ufunc__``), so libraries that call NumPy on lazyarr
+  arrays work; arrays of other libraries with their own dispatch are left to it;
+* ndarray methods and attributes ``LazyArray`` has no native form of (:func:`method`, through
+  ``LazyArray.__getattr__``), and the operators ``@`` and ``divmod``.
+
+Results: NumPy/CuPy arrays and NumPy scalars of a dtype lazyarr holds become LazyArrays (a
+scalar a 0-d one); tuples and lists of them keep their type; everything else (Python numbers
+and bools, dtypes, strings, arrays of dtypes lazyarr does not hold) is returned as the library
+returns it. Each wrapped result remembers the function that made it (:func:`origin_of`,
+shown by ``la.explain``). ``la.config(fallback="warn" | "error")`` makes every fallback call
+warn or raise. Writing functions (``copyto``, ``put``, ``ufunc.at``, ``out=``, ``x.sort()``)
+rebind the LazyArray they write, as the in-place operators do (docs/guide.rst).
+"""
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import types
+import warnings
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import _devices, _node
+from ._array import LazyArray
+from ._config import get_config
+from ._dtypes import SUPPORTED_DTYPES
+from ._node import Node
+
+_SUPPORTED = frozenset(SUPPORTED_DTYPES)
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+class FallbackWarning(UserWarning):
+    """A call ran through the NumPy/CuPy fallback (``la.config(fallback="warn")``)."""
+
+
+class FallbackError(TypeError):
+    """A call would run through the NumPy/CuPy fallback (``la.config(fallback="error")``)."""
+
+
+#: NumPy names that make no sense for lazyarr, each with the reason (``lazyarr.<name>`` raises
+#: AttributeError with it; ``numpy.<name>(lazy)`` still works where NumPy converts its argument).
+UNSUPPORTED: dict[str, str] = {
+    "ctypeslib": "it makes ctypes pointers into host memory, and a LazyArray may be pending or "
+                 "on the GPU: use numpy.ctypeslib on x.to_numpy()",
+    "f2py": "it builds Fortran extension modules; it does not compute on arrays",
+    "core": "numpy.core is NumPy's private, deprecated implementation module",
+    "ma": "masked arrays are an ndarray subclass carrying a mask, which lazyarr does not have: "
+          "use numpy.ma on x.to_numpy()",
+    "char": "it works on string arrays, a dtype lazyarr does not hold",
+    "strings": "it works on string arrays, a dtype lazyarr does not hold",
+    "rec": "record arrays have structured dtypes, which lazyarr does not hold",
+    "recarray": "record arrays have structured dtypes, which lazyarr does not hold",
+    "record": "record scalars have structured dtypes, which lazyarr does not hold",
+    "matrix": "numpy.matrix is a deprecated ndarray subclass whose * is a matrix product; "
+              "lazyarr arrays are plain arrays (use @)",
+    "asmatrix": "numpy.matrix is a deprecated ndarray subclass; lazyarr arrays are plain arrays",
+    "bmat": "numpy.matrix is a deprecated ndarray subclass; lazyarr arrays are plain arrays",
+    "memmap": "a memory-mapped file is a buffer written in place; open it with numpy.memmap "
+              "and wrap it with la.asarray",
+    "__array_namespace_info__": "it describes NumPy's own array-API capabilities (devices, "
+                                "dtypes), not lazyarr's",
+}
+
+#: Submodules served as NumPy's own (they hold exceptions, types and type hints, no functions
+#: of arrays).
+_PASSTHROUGH_MODULES = ("exceptions", "dtypes", "typing")
+
+#: ndarray methods that write into the array: run on a copy, the LazyArray then rebound to it.
+_WRITING_METHODS = frozenset({"sort", "partition", "fill", "put", "resize", "setfield",
+                              "itemset"})
+_UNSUPPORTED_METHODS = {
+    "setflags": "a LazyArray's buffer flags belong to lazyarr (it may be pending or shared)",
+    "data": "LazyArray.data is the NumPy/CuPy buffer, not a memoryview",
+}
+#: Functions that write into an argument (its position): run on a copy, then rebound.
+_WRITTEN_ARGUMENT = {"copyto": 0, "put": 0, "place": 0, "putmask": 0, "fill_diagonal": 0,
+                     "put_along_axis": 0, "random.shuffle": 0}
+
+_origins: weakref.WeakKeyDictionary[Node, str] = weakref.WeakKeyDictionary()
+
+
+def origin_of(node: Node) -> str | None:
+    """The fallback function that computed this node's buffer, if one did."""
+    return _origins.get(node)
+
+
+def notes(root: Node) -> list[str]:
+    """``la.explain``'s notes on the arrays of this DAG that a fallback call computed."""
+    found, seen, stack = [], set(), [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        origin = _origins.get(node)
+        if origin is not None:
+            what = "this array" if node is root else f"an input {node.dtype}{list(node.shape)}"
+            found.append(f"{what} was computed by the fallback numpy.{origin} "
+                         "(NumPy/CuPy, not fused)")
+        stack.extend(node.src)
+    return found
+
+
+# ------------------------------------------------------------------------------ the call
+def _policy(name: str) -> None:
+    policy = get_config().fallback
+    if policy == "allow":
+        return
+    message = (f"lazyarr.{name} has no fused implementation: it runs through the NumPy/CuPy "
+               "fallback (operands computed, not fused)")
+    if policy == "error":
+        raise FallbackError(message + "; la.config(fallback='allow') permits it")
+    warnings.warn(message, FallbackWarning, stacklevel=_user_stacklevel())
+
+
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` of the first caller outside lazyarr (and NumPy's dispatch), so the
+    warning names the user's line."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1    # type: ignore[assignment]
+    return level
+
+
+def _walk(obj: Any, seen: list[LazyArray]) -> None:
+    if isinstance(obj, LazyArray):
+        seen.append(obj)
+    elif isinstance(obj, (list, tuple)):
+        for item in obj:
+            _walk(item, seen)
+    elif isinstance(obj, dict):
+        for item in obj.values():
+            _walk(item, seen)
+
+
+def _device(args: Any, kwargs: dict[str, Any]) -> str | None:
+    """The device of the LazyArrays among the arguments, None if there are none."""
+    found: list[LazyArray] = []
+    _walk(args, found)
+    _walk(kwargs, found)
+    devices = {a.device for a in found}
+    if len(devices) > 1:
+        raise ValueError(f"operands are on different devices ({' and '.join(sorted(devices))}); "
+                         "move one explicitly with la.asarray(x, device=...)")
+    return devices.pop() if devices else None
+
+
+def _buffers(obj: Any) -> Any:
+    """``obj`` with every LazyArray (also inside lists, tuples, dicts) replaced by its buffer."""
+    if isinstance(obj, LazyArray):
+        return obj.data
+    if type(obj) in (list, tuple):
+        return type(obj)(_buffers(item) for item in obj)
+    if isinstance(obj, dict):
+        return {key: _buffers(value) for key, value in obj.items()}
+    return obj
+
+
+def resolve(module: Any, path: str) -> Any:
+    obj = module
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _library_function(path: str, device: str | None, numpy_func: Any) -> tuple[Any, str]:
+    """The function to call (NumPy's or CuPy's) and the device its array results live on."""
+    if device != "cuda":
+        target = _devices.resolve(None) if device is None else device
+        if target == "cuda":   # no array operand: creation functions make cuda arrays
+            try:
+                return resolve(_devices.xp("cuda"), path), "cuda"
+            except AttributeError:   # CuPy lacks it: NumPy's, results moved to the GPU
+                return numpy_func, "cuda"
+        return numpy_func, "cpu"
+    try:
+        return resolve(_devices.xp("cuda"), path), "cuda"
+    except AttributeError:
+        raise TypeError(f"numpy.{path} has no CuPy counterpart (cupy.{path}), so lazyarr "
+                        "cannot run it on cuda arrays; move them with "
+                        "la.asarray(x, device='cpu')") from None
+
+
+def _wrap(result: Any, device: str, origin: str) -> Any:
+    """Array results as computed LazyArrays on ``device``; the rest as it is."""
+    if isinstance(result, np.generic) and result.dtype in _SUPPORTED:
+        result = np.asarray(result)
+    is_array = isinstance(result, np.ndarray) or _devices.device_of(result) == "cuda"
+    if is_array and getattr(result, "dtype", None) in _SUPPORTED:
+        if device == "cuda":
+            result = _devices.asarray("cuda", result)
+        out = LazyArray._from_node(_node.leaf(result, device))
+        _origins[out._node] = origin
+        return out
+    if type(result) in (tuple, list):
+        return type(result)(_wrap(item, device, origin) for item in result)
+    if isinstance(result, tuple) and hasattr(result, "_fields"):    # a named tuple (linalg)
+        return type(result)(*(_wrap(item, device, origin) for item in result))
+    return result
+
+
+def _writable_copy(target: LazyArray) -> Any:
+    return target.data.copy()
+
+
+def call(path: str, numpy_func: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+         written: int | None = None) -> Any:
+    """Run ``numpy.<path>`` (or ``cupy.<path>``) on computed operands; wrap its results.
+
+    ``written``: the position of an argument the function writes into (a LazyArray there is
+    copied, and rebound to the written copy afterwards, as the in-place operators do).
+    """
+    _policy(path)
+    device = _device(args, kwargs)
+    func, result_device = _library_function(path, device, numpy_func)
+    rebind: list[tuple[LazyArray, Any]] = []
+    args = tuple(args)
+    if written is not None and written < len(args) and isinstance(args[written], LazyArray):
+        copy = _writable_copy(args[written])
+        rebind.append((args[written], copy))
+        args = args[:written] + (copy,) + args[written + 1:]
+    if "out" in kwargs:
+        kwargs = dict(kwargs)
+        outs = kwargs["out"]
+        single = not isinstance(outs, tuple)
+        outs = (outs,) if single else outs
+        copies = []
+        for o in outs:
+            if isinstance(o, LazyArray):
+                copy = _writable_copy(o)
+                rebind.append((o, copy))
+                copies.append(copy)
+            else:
+                copies.append(o)
+        kwargs["out"] = copies[0] if single else tuple(copies)
+    result = func(*_buffers(args), **_buffers(kwargs))
+    by_buffer = {}
+    for target, copy in rebind:
+        target._node = _node.leaf(copy, target.device)
+        _origins[target._node] = path
+        by_buffer[id(copy)] = target
+    if by_buffer:
+        if id(result) in by_buffer:
+            return by_buffer[id(result)]
+        if type(result) is tuple:
+            return tuple(by_buffer.get(id(r), r) for r in result)
+    return _wrap(result, result_device, path)
+
+
+# ------------------------------------------------------------------------------ numpy.<name>(lazy)
+def foreign(t: type) -> bool:
+    """A type with its own ``__array_function__``/``__array_ufunc__`` that is not ours, NumPy's
+    or CuPy's: its dispatch must run (Dask arrays, torch tensors, astropy quantities...)."""
+    if issubclass(t, LazyArray):
+        return False
+    if issubclass(t, (np.ndarray, np.generic)):
+        return (getattr(t, "__array_function__", None) is not np.ndarray.__array_function__
+                or getattr(t, "__array_ufunc__", None) is not np.ndarray.__array_ufunc__)
+    return not t.__module__.startswith("cupy")
+
+
+def _numpy_path(func: Any) -> str:
+    module = getattr(func, "__module__", None) or "numpy"
+    prefix = module.removeprefix("numpy").lstrip(".")
+    if prefix and not prefix.startswith(("linalg", "fft", "random", "polynomial", "testing")):
+        prefix = ""   # an implementation module (numpy.lib._xxx_impl): the public name is np.<name>
+    return f"{prefix}.{func.__name__}" if prefix else func.__name__
+
+
+def array_function(func: Any, types_: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``numpy.<func>(lazy, ...)`` with no native lazyarr form: the fallback, or NotImplemented
+    when another library's array is among the arguments."""
+    if any(foreign(t) for t in types_):
+        return NotImplemented
+    path = _numpy_path(func)
+    return call(path, func, args, kwargs, written=_WRITTEN_ARGUMENT.get(path))
+
+
+def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...],
+                kwargs: dict[str, Any]) -> Any:
+    """A ufunc call or method (``np.add.outer``, ``np.add.at``, ``out=``) lazyarr has no native
+    form of: the fallback, or NotImplemented for another library's arrays."""
+    others = list(inputs) + list(kwargs.get("out", ()))
+    if any(foreign(type(x)) for x in others if hasattr(x, "__array_ufunc__")):
+        return NotImplemented
+    if method == "__call__":
+        return call(ufunc.__name__, ufunc, inputs, kwargs)
+    return call(f"{ufunc.__name__}.{method}", getattr(ufunc, method), inputs, kwargs,
+                written=0 if method == "at" else None)
+
+
+# ------------------------------------------------------------------------------ lazyarr.<name>
+class FallbackFunction:
+    """``lazyarr.<path>`` for a NumPy function lazyarr has no native form of."""
+
+    def __init__(self, path: str, numpy_func: Any) -> None:
+        self._path, self._numpy_func = path, numpy_func
+        self._written = _WRITTEN_ARGUMENT.get(path)
+        functools.update_wrapper(self, numpy_func)  # type: ignore[arg-type]
+        self.__module__ = "lazyarr." + path.rpartition(".")[0] if "." in path else "lazyarr"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return call(self._path, self._numpy_func, args, kwargs, written=self._written)
+
+    def __getattr__(self, name: str) -> Any:
+        """ufunc methods and attributes: ``la.fmod.outer``, ``la.matmul.nin``."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        value = getattr(self._numpy_func, name)
+        if callable(value) and isinstance(self._numpy_func, np.ufunc):
+            return FallbackFunction(f"{self._path}.{name}", value)
+        return value
+
+    def __repr__(self) -> str:
+        return f"<lazyarr fallback for numpy.{self._path}>"
+
+
+class FallbackIndexer:
+    """``lazyarr.mgrid[...]``, ``r_``, ``c_``, ``ogrid``: NumPy's index tricks, results wrapped."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getitem__(self, key: Any) -> Any:
+        _policy(f"{self._name}[]")
+        device = _device(key, {}) or _devices.resolve(None)
+        indexer = getattr(_devices.xp(device), self._name, None)
+        if indexer is None:
+            raise TypeError(f"numpy.{self._name} has no CuPy counterpart (cupy.{self._name})")
+        return _wrap(indexer[_buffers(key)], device, f"{self._name}[]")
+
+    def __repr__(self) -> str:
+        return f"<lazyarr fallback for numpy.{self._name}[...]>"
+
+
+class FallbackNamespace(types.ModuleType):
+    """``lazyarr.linalg``, ``lazyarr.fft``, ``lazyarr.random``, ...: NumPy's submodule, each
+    function through the fallback (classes and exceptions are NumPy's own)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"lazyarr.{path}", f"NumPy's numpy.{path} through lazyarr's fallback.")
+        self._path = path
+        self._numpy = resolve(np, path)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(f"module 'lazyarr.{self._path}' has no attribute {name!r}")
+        value = _served(f"{self._path}.{name}", getattr(self._numpy, name, _MISSING))
+        if value is _MISSING:
+            raise AttributeError(f"module 'lazyarr.{self._path}' has no attribute {name!r}")
+        setattr(self, name, value)
+        return value
+
+    def __dir__(self) -> list[str]:
+        return [n for n in dir(self._numpy) if not n.startswith("_")]
+
+
+_MISSING = object()
+_INDEXERS = ("mgrid", "ogrid", "r_", "c_")
+
+
+def _served(path: str, obj: Any) -> Any:
+    """What ``lazyarr.<path>`` is for NumPy's object ``obj``."""
+    if obj is _MISSING:
+        return obj
+    if isinstance(obj, types.ModuleType):
+        name = path.rpartition(".")[2]
+        return obj if name in _PASSTHROUGH_MODULES else FallbackNamespace(path)
+    if isinstance(obj, type):
+        return obj                      # dtypes, finfo, errstate, exceptions: NumPy's own
+    if path in _INDEXERS:
+        return FallbackIndexer(path)
+    if callable(obj):
+        return FallbackFunction(path, obj)
+    return obj                          # constants, typecodes, s_, index_exp
+
+
+@functools.cache
+def attribute(name: str) -> Any:
+    """``lazyarr.<name>`` for a name lazyarr does not define (the module ``__getattr__``)."""
+    if name in UNSUPPORTED:
+        raise AttributeError(f"lazyarr does not provide numpy.{name}: {UNSUPPORTED[name]}")
+    if name.startswith("_"):
+        raise AttributeError(f"module 'lazyarr' has no attribute {name!r}")
+    value = _served(name, getattr(np, name, _MISSING))
+    if value is _MISSING:
+        raise AttributeError(f"module 'lazyarr' has no attribute {name!r}")
+    return value
+
+
+# ------------------------------------------------------------------------------ x.<method>
+def method(x: LazyArray, name: str) -> Any:
+    """``x.<name>`` for an ndarray attribute LazyArray has no native form of (its
+    ``__getattr__``): a method computes ``x`` and calls the buffer's method; an attribute is
+    read from the computed buffer. Array results are wrapped; not fused."""
+    if name.startswith("_") or not hasattr(np.ndarray, name):
+        raise AttributeError(f"'LazyArray' object has no attribute {name!r}")
+    if name in _UNSUPPORTED_METHODS:
+        raise AttributeError(f"LazyArray.{name} is not NumPy's: {_UNSUPPORTED_METHODS[name]}")
+    path = f"ndarray.{name}"
+    if not callable(getattr(np.ndarray, name)):     # a property: T, mT, real, flat, strides...
+        _policy(path)
+        return _wrap(getattr(x.data, name), x.device, path)
+
+    def bound(*args: Any, **kwargs: Any) -> Any:
+        _policy(path)
+        device = _device((x, args), kwargs)
+        if name in _WRITING_METHODS:
+            copy = _writable_copy(x)
+            result = getattr(copy, name)(*_buffers(args), **_buffers(kwargs))
+            x._node = _node.leaf(copy, x.device)
+            _origins[x._node] = path
+            return _wrap(result, device or x.device, path)
+        result = getattr(x.data, name)(*_buffers(args), **_buffers(kwargs))
+        return _wrap(result, device or x.device, path)
+
+    bound.__name__ = bound.__qualname__ = name
+    bound.__doc__ = f"``numpy.ndarray.{name}`` through lazyarr's fallback (not fused)."
+    return bound
+
+
+def _operator(path: str, ufunc: np.ufunc, reflected: bool) -> Callable[..., Any]:
+    if reflected:
+        def op(self: LazyArray, other: Any) -> Any:
+            return call(path, ufunc, (other, self), {})
+    else:
+        def op(self: LazyArray, other: Any) -> Any:
+            return call(path, ufunc, (self, other), {})
+    return op
+
+
+def _ufunc_methods(fn: Any, ufunc: np.ufunc) -> None:
+    """Give a native lazyarr function of a ufunc's name the ufunc's methods (``la.add.outer``)
+    and attributes (``nin``, ``identity``...), the methods through the fallback."""
+    name = ufunc.__name__
+    for meth in ("outer", "reduce", "accumulate", "reduceat", "at"):
+        setattr(fn, meth, FallbackFunction(f"{name}.{meth}", getattr(ufunc, meth)))
+    for attr in ("nin", "nout", "nargs", "ntypes", "types", "identity", "signature"):
+        setattr(fn, attr, getattr(ufunc, attr))
+
+
+def install(namespace: dict[str, Any]) -> None:
+    """Hook the fallback into LazyArray (``__getattr__``, ``@``, ``divmod``) and into the native
+    functions of the package namespace that are NumPy ufuncs (their methods)."""
+    hooks = {"__getattr__": method,
+             "__matmul__": _operator("matmul", np.matmul, False),
+             "__rmatmul__": _operator("matmul", np.matmul, True),
+             "__divmod__": _operator("divmod", np.divmod, False),
+             "__rdivmod__": _operator("divmod", np.divmod, True)}
+    for name, hook in hooks.items():
+        setattr(LazyArray, name, hook)
+    for name, fn in namespace.items():
+        ufunc = getattr(np, name, None)
+        if isinstance(ufunc, np.ufunc) and callable(fn) and not isinstance(fn, type):
+            _ufunc_methods(fn, ufunc)

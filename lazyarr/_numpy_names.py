@@ -1,0 +1,46 @@
+"""The table of NumPy's public names and how lazyarr serves each: native, through the fallback
+(lazyarr/_fallback.py), or unsupported with the reason. docs/gen_numpy_names.py writes it as a
+page; tests/test_fallback.py checks it against NumPy's namespace."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _fallback
+
+#: The NumPy namespaces the comparison page (docs/generated/numpy-names.rst) lists.
+LISTED_NAMESPACES = ("", "linalg", "fft", "random")
+
+
+def numpy_names() -> list[str]:
+    """Every public name of NumPy's main namespace and of linalg, fft and random (their
+    ``__all__``), as ``"name"`` or ``"linalg.name"``."""
+    names: list[str] = []
+    for space in LISTED_NAMESPACES:
+        module = _fallback.resolve(np, space) if space else np
+        names += [f"{space}.{n}" if space else n for n in sorted(module.__all__)]
+    return names
+
+
+def status(path: str) -> tuple[str, str]:
+    """How lazyarr serves ``numpy.<path>``: ``("native" | "fallback" | "unsupported", note)``.
+
+    native: lazyarr's own (fused where it computes); fallback: NumPy/CuPy called on computed
+    operands, or NumPy's own object (a type, a constant) served as it is; unsupported: the
+    reason.
+    """
+    import lazyarr
+
+    space, _, name = path.rpartition(".")
+    if not space and name in vars(lazyarr):
+        return "native", ""
+    if not space and name in _fallback.UNSUPPORTED:
+        return "unsupported", _fallback.UNSUPPORTED[name]
+    obj = _fallback.resolve(np, path)
+    served = getattr(lazyarr, name) if not space else getattr(getattr(lazyarr, space), name)
+    if isinstance(served, _fallback.FallbackNamespace):
+        return "fallback", "a namespace: each function through the fallback"
+    if isinstance(served, (_fallback.FallbackFunction, _fallback.FallbackIndexer)):
+        return "fallback", ""
+    if served is obj:
+        return "fallback", "NumPy's own object, as it is"
+    raise AssertionError(f"numpy.{path} is served as {served!r}")   # pragma: no cover
