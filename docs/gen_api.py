@@ -153,7 +153,9 @@ CREATION = ("asarray", "zeros", "ones", "full", "empty", "arange", "linspace", "
             "ones_like", "full_like", "empty_like")
 DTYPES = ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float16", "float32", "float64")
-CONSTANTS = ("pi", "e", "inf", "nan")
+CONSTANTS = ("pi", "e", "inf", "nan", "euler_gamma")
+#: NumPy's own objects, re-exported as they are (``la.dtype is numpy.dtype``).
+NUMPY_OBJECTS = ("newaxis", "dtype", "finfo", "iinfo")
 
 
 def _aliases() -> dict[str, str]:
@@ -195,6 +197,16 @@ def _api_page() -> tuple[str, set[str]]:
             ".. data:: " + "\n          ".join(CONSTANTS), "",
             "   Python floats: :math:`\\pi`, :math:`e`, infinity and NaN (as ``numpy.pi`` ...).", ""]
     documented.update(DTYPES + CONSTANTS)
+    scalar_aliases = tuple(n for n in la.__all__ if n not in DTYPES and isinstance(getattr(la, n), type)
+                           and issubclass(getattr(la, n), np.generic))
+    api += [".. data:: " + "\n          ".join(scalar_aliases), "",
+            "   NumPy's other names for the dtypes above (``la.double is numpy.float64``).", "",
+            ".. data:: " + "\n          ".join(NUMPY_OBJECTS), "",
+            "   NumPy's own objects (``la.newaxis is None``, ``la.finfo is numpy.finfo``).", "",
+            ".. data:: ndarray", "",
+            "   :class:`LazyArray` itself: ``isinstance(x, la.ndarray)`` holds for lazyarr arrays and",
+            "   ``la.ndarray(shape, dtype)`` makes an uninitialized one, as ``numpy.ndarray`` does.", ""]
+    documented.update(scalar_aliases + NUMPY_OBJECTS + ("ndarray",))
     api += ["Configuration and devices", "-------------------------", ""]
     api += [f".. autofunction:: {n}" for n in ("config", "set_config", "get_config", "cuda_available")]
     api += ["", ".. autoclass:: Config", "   :members:", "", ".. autoclass:: FallbackWarning", "",
