@@ -216,3 +216,42 @@ def test_fuzz_oracle_checks_the_signed_zero_rule_of_lazy_max(monkeypatch):
                         lambda self, low: np.asarray(-real_run(self, low)) if low.program.root.op == "max"
                         else real_run(self, low))
     assert "signed-zero" in S.check(expr, ["lazy-reference"]).get("lazy-reference", "")
+
+
+def _flip_zero_signs_of_clip(monkeypatch):
+    """The reference backend, except that a clip's zeros come out with the other sign (what
+    NumPy's other clip path gives for the same values)."""
+    from lazyarr.backends import reference
+
+    real_run = reference.ReferenceBackend.run
+
+    def run(self, low):
+        out = np.asarray(real_run(self, low))
+        if low.program.root.op == "clip" and out.dtype.kind == "f":
+            out = np.where(out == 0, -out, out).astype(out.dtype)
+        return out
+
+    monkeypatch.setattr(reference.ReferenceBackend, "run", run)
+
+
+def _clip_of_zeros(lo: float, hi: float) -> S.Expr:
+    leaf = S.Leaf(np.dtype("float64"), (3,), "C", 5)
+    return S.Expr((leaf,), (S.Step("abs", (0,)), S.Step("multiply", (1, S.Scalar(0.0))),
+                            S.Step("clip", (2, S.Scalar(lo), S.Scalar(hi))),
+                            S.Step("divide", (S.Scalar(1.0), 3))), (3, 4))   # clip: a root
+
+
+def test_fuzz_oracle_accepts_the_other_numpy_clip_path_for_zero_bounds_of_mixed_sign(monkeypatch):
+    """np.clip(zeros, 0.0, -0.0): +0.0 when every operand has size 1, -0.0 otherwise. A
+    backend giving the other of NumPy's two answers is no lazyarr mismatch (the old oracle
+    reported it)..."""
+    assert np.signbit(np.clip(np.zeros(2), np.zeros(2), -np.zeros(2))[0])
+    assert not np.signbit(np.clip(np.zeros(1), 0.0, -0.0)[0])
+    _flip_zero_signs_of_clip(monkeypatch)
+    assert S.check(_clip_of_zeros(0.0, -0.0), ["lazy-reference"]) == {}
+
+
+def test_fuzz_oracle_reports_a_wrong_zero_sign_of_clip_where_numpy_is_consistent(monkeypatch):
+    """...but where the operands' zeros all have one sign, a flipped zero is still reported."""
+    _flip_zero_signs_of_clip(monkeypatch)
+    assert S.check(_clip_of_zeros(0.0, 0.0), ["lazy-reference"])
