@@ -100,3 +100,39 @@ def assert_same(got, want, exact: bool = True, rtol: float | None = None) -> Non
     else:
         tol = rtol if rtol is not None else {2: 2e-3, 4: 2e-5, 8: 1e-12}[want.dtype.itemsize]
         np.testing.assert_allclose(got, want, rtol=tol, atol=0, equal_nan=True)
+
+
+def lazy_reduction(name: str, a: np.ndarray, **kw) -> np.ndarray:
+    """What lazy mode must return for the reduction ``np.<name>(a, **kw)`` (docs/testing.rst,
+    "Reductions"), computed here independently of lazyarr's code:
+
+    * float ``sum``/``prod``/``mean``/``var``/``std``: the elements cast to NumPy's loop dtype,
+      accumulated in float64, the float64 result rounded once to NumPy's result dtype;
+    * float ``min``/``max``: NumPy's value, a zero of the sign IEEE 754-2019 gives (+0 > -0);
+    * anything else: NumPy's result.
+    """
+    fn = getattr(np, name)
+    a = np.asarray(a)
+    with np.errstate(all="ignore"):
+        want = np.asarray(fn(a, **kw))
+        if want.dtype.kind != "f":
+            return want
+        if name in ("sum", "prod", "mean", "var", "std"):
+            kw = dict(kw)
+            dt = kw.pop("dtype", None)
+            if dt is not None:
+                loop = np.dtype(dt)
+            elif name in ("sum", "prod"):
+                loop = want.dtype
+            else:
+                loop = a.dtype if a.dtype.kind == "f" else np.dtype(np.float64)
+            return np.asarray(fn(a.astype(loop).astype(np.float64), **kw)).astype(want.dtype)
+    if name in ("min", "max") and (want == 0).any():
+        axis, keep = kw.get("axis"), kw.get("keepdims", False)
+        zeros = a == 0
+        if name == "max":   # +0 when a +0 is among the reduced elements
+            neg = ~np.any(zeros & ~np.signbit(a), axis=axis, keepdims=keep)
+        else:               # -0 when a -0 is
+            neg = np.any(zeros & np.signbit(a), axis=axis, keepdims=keep)
+        want = np.where(want == 0, np.where(neg, -0.0, 0.0).astype(want.dtype), want).astype(want.dtype)
+    return want

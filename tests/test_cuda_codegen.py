@@ -70,7 +70,33 @@ def data():
         **{f"lo{b}": la.asarray(np.zeros(100, f"f{b // 8}")) for b in (16, 32, 64)},
         "one64": la.asarray(np.zeros(1)),
         "wide": la.asarray(rng.standard_normal((2, 3, 300)).astype(np.float32)),
+        # the accumulation rule (float64, rounded once): NumPy's float32 sum overflows, its
+        # float32 product of a zero and two 1e30 is 0 or NaN by position; float16 near 65504
+        "big32": la.asarray(np.array([3e38, 3e38, -3e38], np.float32)),
+        "pos32": la.asarray(np.full(9, 3e38, np.float32)),
+        "zprod32": la.asarray(_zero_and_overflow(4098)),
+        "big16": la.asarray(np.full(300, 60000.0, np.float16)),
+        # the signed-zero rule of min/max: one zero of the other sign, last (or first)
+        "zmax": la.asarray(_zeros_one_other_sign(129, -0.0, 0.0)),
+        "zmin": la.asarray(_zeros_one_other_sign(129, 0.0, -0.0)),
+        "zcols": la.asarray(np.stack([_zeros_one_other_sign(40, -0.0, 0.0),
+                                      _zeros_one_other_sign(40, 0.0, -0.0)[::-1]], axis=1)),
+        "zrows": la.asarray(np.stack([_zeros_one_other_sign(40, -0.0, 0.0),
+                                      _zeros_one_other_sign(40, 0.0, -0.0)[::-1]])),
+        "z16pair": la.asarray(np.array([-0.0, 0.0], np.float16)),
     }
+
+
+def _zero_and_overflow(n: int) -> np.ndarray:
+    a = np.ones(n, np.float32)
+    a[0], a[-2:] = 0, 1e30
+    return a
+
+
+def _zeros_one_other_sign(n: int, fill: float, last: float) -> np.ndarray:
+    a = np.full(n, fill)
+    a[-1] = last
+    return a
 
 
 # name -> function of the data dict making one materialization. Each is one kernel launch.
@@ -115,6 +141,18 @@ BATTERY = {
     "wide_sum_middle": lambda d: la.sum(d["wide"] * 2, axis=1),
     "wide_max_outer": lambda d: la.max(d["wide"] - 1, axis=(0, 1)),
     "mean_dtype_int8_rows": lambda d: la.mean(d["m"] * 9, axis=1, dtype=la.int8),
+    "sum_f32_rounded_once": lambda d: la.sum(d["big32"]),
+    "mean_f32_rounded_once": lambda d: la.mean(d["pos32"] * 1),
+    "prod_f32_zero_then_overflow": lambda d: la.prod(d["zprod32"]),
+    "sum_f16_rounded_once": lambda d: la.sum(d["big16"] * 1),
+    "mean_f16_rounded_once": lambda d: la.mean(d["big16"] + 0),
+    "max_prefers_positive_zero": lambda d: la.max(d["zmax"] * 1),
+    "min_prefers_negative_zero": lambda d: la.min(d["zmin"] * 1),
+    "max_cols_signed_zeros": lambda d: la.max(d["zcols"] * 1, axis=0),
+    "min_cols_signed_zeros": lambda d: la.min(d["zcols"] * 1, axis=0),
+    "max_rows_signed_zeros": lambda d: la.max(d["zrows"] * 1, axis=1),
+    "max_f16_signed_zeros": lambda d: la.max(d["z16pair"] * 1),
+    "min_f16_signed_zeros": lambda d: la.min(d["z16pair"][::-1] * 1),
     "logical": lambda d: (la.logical_xor(d["x"] > 0, d["y"] < 1) & la.isfinite(d["x"] / 0)).compute(),
 }
 

@@ -492,3 +492,51 @@ def test_computed_gpu_result_releases_inputs_and_pickles_small():
     assert len(pickle.dumps(s)) < 1000
     back = pickle.loads(pickle.dumps(s))
     assert back.device == "cuda" and back.item() == s.item()
+
+
+# ----------------------------------------------------------------------------- issue 11's rules
+def _lazy_cuda(op, a, **kw):
+    with la.config(mode="lazy", device="cuda"), np.errstate(all="ignore"), \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return np.asarray(getattr(la, op)(la.asarray(a), **kw))
+
+
+def test_float_reductions_accumulate_in_float64_and_round_once_on_the_gpu():
+    """The accumulation rule (docs/testing.rst "Reductions") on the H200: the issue's cases,
+    against the rule computed with NumPy in float64 (tests/helpers.lazy_reduction)."""
+    from helpers import lazy_reduction
+    from test_reduction_rules import _issue_cases
+
+    for name, op, a, kw in _issue_cases():
+        got, want = _lazy_cuda(op, a, **kw), lazy_reduction(op, a, **kw)
+        assert got.dtype == want.dtype and got.shape == want.shape, name
+        assert np.array_equal(np.isnan(got), np.isnan(want)), (name, got, want)
+        np.testing.assert_allclose(got, want, rtol=2 * float(np.finfo(want.dtype).eps), atol=0,
+                                   err_msg=name)
+
+
+def test_var_std_over_a_leading_axis_are_two_pass_accurate_on_the_gpu():
+    col = np.array([1e9 - 2, 1e9 - 1, 1e9 - 1])
+    a = col[:, None] * np.ones((1, 4))
+    np.testing.assert_allclose(_lazy_cuda("var", a, axis=0), 2 / 9, rtol=1e-12)
+    np.testing.assert_allclose(_lazy_cuda("std", a, axis=0), np.sqrt(2 / 9), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64], ids=str)
+def test_min_max_of_signed_zeros_follow_ieee_maximum_minimum_on_the_gpu(dtype):
+    """Full, row and column kernels: max prefers +0, min -0, at any position and length."""
+    for n in (2, 3, 31, 32, 33, 129, 1000, 70000):
+        for pos in sorted({0, n // 2, n - 1}):
+            for fill, other in ((-0.0, 0.0), (0.0, -0.0)):
+                a = np.full(n, fill, dtype)
+                a[pos] = other
+                for op in ("max", "min"):
+                    got = _lazy_cuda(op, a * 1)
+                    assert got == 0 and np.signbit(got) == (op == "min"), (op, n, pos, fill)
+                m = np.stack([a, a[::-1]])
+                for op, axis, x in (("max", 1, m), ("min", 1, m), ("max", 0, m.T.copy()),
+                                    ("min", 0, m.T.copy())):
+                    got = _lazy_cuda(op, x, axis=axis)
+                    assert np.all(got == 0) and np.all(np.signbit(got) == (op == "min")), \
+                        (op, axis, n, pos, fill)

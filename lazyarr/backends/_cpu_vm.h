@@ -457,10 +457,23 @@ static double lz_pw_d(const double *a, npy_intp n, npy_intp s) {
     return lz_pw_f64((const char *)a, n, s * (npy_intp)sizeof(double), 0.);
 }
 
+/* The sign-of-zero rule of min/max (docs/testing.rst, "Signed zeros"): IEEE 754-2019
+ * maximum/minimum, +0 > -0, whatever the order of the elements (NaN is handled apart by
+ * every kernel: any NaN makes the result NaN). LZ_MAXOF(x, m): x replaces the running
+ * maximum m (x > m, or the zeros' tie +0 over -0); LZ_MINOF likewise (-0 under +0). Ties
+ * between equal non-zero values keep m: the bits are the same. */
+#define LZ_MAXOF(x, m) ((x) > (m) || ((x) == (m) && signbit(m) && !signbit(x)))
+#define LZ_MINOF(x, m) ((x) < (m) || ((x) == (m) && !signbit(m) && signbit(x)))
+#define LZ_BETTER(MX, x, m) ((MX) ? LZ_MAXOF(x, m) : LZ_MINOF(x, m))
+/* the same on vectors (VI: the integer vector of the same width): where x == m the result
+ * is m & x for max (+0 if either is +0), m | x for min (-0 if either is -0) */
+#define LZ_VBEST(MX, VT, VI, x, m) ({                                                        \
+        VI x_ = (VI)(x), m_ = (VI)(m), e_ = (VI)((x) == (m));                               \
+        VI k_ = (MX) ? (VI)((x) > (m)) : (VI)((x) < (m));                                   \
+        (VT)((k_ & x_) | (~k_ & ((MX) ? (m_ & (x_ | ~e_)) : (m_ | (x_ & e_))))); })
+
 /* min/max of a contiguous block with GCC/Clang vector extensions (SSE2 by default, AVX2 in
- * the clone): two accumulators of W lanes, compare + bitwise select, a NaN mask on the side.
- * Ties between equal elements: the later wins within a lane and in the tail (NumPy's loops
- * behave the same way; only the sign of zero can tell). */
+ * the clone): two accumulators of W lanes, compare + bitwise select, a NaN mask on the side. */
 /* 16-byte vectors: native everywhere SSE2/NEON exist (32-byte ones made gcc 12 ICE in the
  * default, non-AVX clone) */
 typedef float lz_v4f __attribute__((vector_size(16)));
@@ -473,40 +486,39 @@ typedef npy_int64 lz_v2l __attribute__((vector_size(16)));
 #define lz_signmask_lz_v4i ((npy_int32)0x80000000)
 #define lz_signmask_lz_v2l ((npy_int64)0x8000000000000000LL)
 
-#define LZ_DEF_MINMAX(NAME, T, VT, VI, W, LD, VLD, CMP)                                      \
+#define LZ_DEF_MINMAX(NAME, T, VT, VI, W, LD, VLD, MX)                                       \
     LZ_CLONES static double NAME(const T *restrict a, npy_intp n) {                          \
         npy_intp i = 0;                                                                      \
         T r = LD(T, a[0]);                                                                   \
         int nan = 0;                                                                         \
         if (n >= 4 * W) {                                                                    \
             VT m0, m1, x0, x1;                                                               \
-            VI k0, k1, nn = (VI){0};                                                         \
+            VI nn = (VI){0};                                                                 \
             memcpy(&m0, a, sizeof m0); memcpy(&m1, a + W, sizeof m1);                        \
             m0 = VLD(VI, m0); m1 = VLD(VI, m1);                                              \
             nn |= (m0 != m0) | (m1 != m1);                                                   \
             for (i = 2 * W; i + 2 * W <= n; i += 2 * W) {                                    \
                 memcpy(&x0, a + i, sizeof x0); memcpy(&x1, a + i + W, sizeof x1);            \
                 x0 = VLD(VI, x0); x1 = VLD(VI, x1);                                          \
-                k0 = x0 CMP m0; k1 = x1 CMP m1;                                              \
-                m0 = (VT)((k0 & (VI)x0) | (~k0 & (VI)m0));                                   \
-                m1 = (VT)((k1 & (VI)x1) | (~k1 & (VI)m1));                                   \
+                m0 = LZ_VBEST(MX, VT, VI, x0, m0);                                           \
+                m1 = LZ_VBEST(MX, VT, VI, x1, m1);                                           \
                 nn |= (x0 != x0) | (x1 != x1);                                               \
             }                                                                                \
             r = m0[0];                                                                       \
-            for (int k = 1; k < W; k++) r = (m0[k] CMP r) ? m0[k] : r;                       \
-            for (int k = 0; k < W; k++) r = (m1[k] CMP r) ? m1[k] : r;                       \
+            for (int k = 1; k < W; k++) r = LZ_BETTER(MX, m0[k], r) ? m0[k] : r;             \
+            for (int k = 0; k < W; k++) r = LZ_BETTER(MX, m1[k], r) ? m1[k] : r;             \
             for (int k = 0; k < W; k++) nan |= nn[k] != 0;                                   \
         }                                                                                    \
-        for (; i < n; i++) { T x = LD(T, a[i]); r = (x CMP r) ? x : r; nan |= x != x; }      \
+        for (; i < n; i++) { T x = LD(T, a[i]); r = LZ_BETTER(MX, x, r) ? x : r; nan |= x != x; } \
         return nan ? (double)NAN : (double)r;                                                \
     }
 #define LZ_DEF_MINMAX_ALL(T, SUF, VT, VI, W)                                                 \
-    LZ_DEF_MINMAX(lz_min_##SUF, T, VT, VI, W, LZ_PRE_ID, LZ_VPRE_ID, <=)                     \
-    LZ_DEF_MINMAX(lz_max_##SUF, T, VT, VI, W, LZ_PRE_ID, LZ_VPRE_ID, >=)                     \
-    LZ_DEF_MINMAX(lz_min_##SUF##_abs, T, VT, VI, W, LZ_PRE_ABS, LZ_VPRE_ABS, <=)             \
-    LZ_DEF_MINMAX(lz_max_##SUF##_abs, T, VT, VI, W, LZ_PRE_ABS, LZ_VPRE_ABS, >=)             \
-    LZ_DEF_MINMAX(lz_min_##SUF##_sq, T, VT, VI, W, LZ_PRE_SQ, LZ_VPRE_SQ, <=)                \
-    LZ_DEF_MINMAX(lz_max_##SUF##_sq, T, VT, VI, W, LZ_PRE_SQ, LZ_VPRE_SQ, >=)
+    LZ_DEF_MINMAX(lz_min_##SUF, T, VT, VI, W, LZ_PRE_ID, LZ_VPRE_ID, 0)                      \
+    LZ_DEF_MINMAX(lz_max_##SUF, T, VT, VI, W, LZ_PRE_ID, LZ_VPRE_ID, 1)                      \
+    LZ_DEF_MINMAX(lz_min_##SUF##_abs, T, VT, VI, W, LZ_PRE_ABS, LZ_VPRE_ABS, 0)              \
+    LZ_DEF_MINMAX(lz_max_##SUF##_abs, T, VT, VI, W, LZ_PRE_ABS, LZ_VPRE_ABS, 1)              \
+    LZ_DEF_MINMAX(lz_min_##SUF##_sq, T, VT, VI, W, LZ_PRE_SQ, LZ_VPRE_SQ, 0)                 \
+    LZ_DEF_MINMAX(lz_max_##SUF##_sq, T, VT, VI, W, LZ_PRE_SQ, LZ_VPRE_SQ, 1)
 LZ_DEF_MINMAX_ALL(npy_float, f32, lz_v4f, lz_v4i, 4)
 LZ_DEF_MINMAX_ALL(npy_double, f64, lz_v2d, lz_v2l, 2)
 
@@ -533,15 +545,15 @@ static int lz_minmax_contig(const lz_prog *P, const char *p, npy_intp s, npy_int
 #define LZ_RED_BLOCK_FLOAT(T, PW, PWSQ, LD)                                                  \
     switch (kind) {                                                                          \
     case RK_SUM: R->pd[t] = PW(p, n, s, 0.); break;                                          \
-    case RK_PROD: { T r = 1; for (npy_intp i = 0; i < n; i++) r *= LZ_AT(T, p, s, i);       \
-                    R->pd[t] = (double)r; break; }  /* in T: NumPy's overflow/underflow */   \
+    case RK_PROD: { double r = 1.; for (npy_intp i = 0; i < n; i++)                          \
+                        r *= (double)LZ_AT(T, p, s, i);                                      \
+                    R->pd[t] = r; break; }           /* in float64: the accumulation rule */ \
     case RK_MIN: case RK_MAX: {                                                              \
         T m = LD(T, LZ_AT(T, p, s, 0)); int nan = 0;                                         \
-        /* equal elements: the later wins (NumPy: min(0.0, -0.0) is -0.0) */                 \
         if (kind == RK_MIN) for (npy_intp i = 0; i < n; i++) { T x = LD(T, LZ_AT(T, p, s, i)); \
-                m = x <= m ? x : m; nan |= x != x; }                                         \
+                m = LZ_MINOF(x, m) ? x : m; nan |= x != x; }                                 \
         else for (npy_intp i = 0; i < n; i++) { T x = LD(T, LZ_AT(T, p, s, i));              \
-                m = x >= m ? x : m; nan |= x != x; }                                         \
+                m = LZ_MAXOF(x, m) ? x : m; nan |= x != x; }                                 \
         R->pd[t] = nan ? (double)NAN : (double)m; break; }                                   \
     case RK_ARGMIN: case RK_ARGMAX: {                                                        \
         T m = LZ_AT(T, p, s, 0); npy_intp best = 0;                                          \
@@ -651,8 +663,7 @@ static void lz_combine_slot(const lz_prog *P, lz_run *R, npy_intp o, npy_intp b0
         else { npy_uint64 r = 0; for (npy_intp b = b0; b < end; b += sb) r += R->pu[b]; R->ru[o] = r; }
         break;
     case RK_PROD:
-        if (rt == RT_F32) { float r = 1.f; for (npy_intp b = b0; b < end; b += sb) r *= (float)R->pd[b]; R->rd[o] = r; }
-        else if (fl) { double r = 1.; for (npy_intp b = b0; b < end; b += sb) r *= R->pd[b]; R->rd[o] = r; }
+        if (fl) { double r = 1.; for (npy_intp b = b0; b < end; b += sb) r *= R->pd[b]; R->rd[o] = r; }
         else { npy_uint64 r = 1; for (npy_intp b = b0; b < end; b += sb) r *= R->pu[b]; R->ru[o] = r; }
         break;
     case RK_ANY: { npy_uint64 r = 0; for (npy_intp b = b0; b < end; b += sb) r |= R->pu[b];
@@ -665,7 +676,7 @@ static void lz_combine_slot(const lz_prog *P, lz_run *R, npy_intp o, npy_intp b0
             double m = R->pd[b0];
             for (npy_intp b = b0 + sb; b < end && m == m; b += sb) {
                 double x = R->pd[b];
-                if (x != x || (mn ? x <= m : x >= m)) m = x;   /* later wins ties */
+                if (x != x || (mn ? LZ_MINOF(x, m) : LZ_MAXOF(x, m))) m = x;
             }
             R->rd[o] = m;
         } else if (rt == RT_I64) {
@@ -719,8 +730,7 @@ static void lz_merge_row(const lz_prog *P, lz_run *R, npy_intp a, npy_intp b, np
         else for (npy_intp i = 0; i < M; i++) u[a + i] += u[b + i];
         break;
     case RK_PROD:
-        if (rt == RT_F32) for (npy_intp i = 0; i < M; i++) d[a + i] = (float)((float)d[a + i] * (float)d[b + i]);
-        else if (fl) for (npy_intp i = 0; i < M; i++) d[a + i] *= d[b + i];
+        if (fl) for (npy_intp i = 0; i < M; i++) d[a + i] *= d[b + i];
         else for (npy_intp i = 0; i < M; i++) u[a + i] *= u[b + i];
         break;
     case RK_ANY: for (npy_intp i = 0; i < M; i++) u[a + i] |= u[b + i]; break;
@@ -729,7 +739,7 @@ static void lz_merge_row(const lz_prog *P, lz_run *R, npy_intp a, npy_intp b, np
         const int mn = kind == RK_MIN;
         if (fl) for (npy_intp i = 0; i < M; i++) {
             double m = d[a + i], x = d[b + i];
-            if (m == m && (x != x || (mn ? x <= m : x >= m))) d[a + i] = x;
+            if (m == m && (x != x || (mn ? LZ_MINOF(x, m) : LZ_MAXOF(x, m)))) d[a + i] = x;
         } else if (rt == RT_I64) for (npy_intp i = 0; i < M; i++) {
             npy_int64 x = si[b + i];
             if (mn ? x < si[a + i] : x > si[a + i]) si[a + i] = x;
@@ -787,27 +797,20 @@ static void lz_combine_rows(const lz_prog *P, lz_run *R) {
     case RK_SUM: if (first) for (npy_intp i = 0; i < n; i++) ad[i] = 0. + LD(T, LZ_AT(T, p, s, i)); \
                  else for (npy_intp i = 0; i < n; i++) ad[i] += LD(T, LZ_AT(T, p, s, i)); break; \
     case RK_PROD: if (first) for (npy_intp i = 0; i < n; i++) ad[i] = LZ_AT(T, p, s, i);      \
-                  else for (npy_intp i = 0; i < n; i++) ad[i] = (T)(ad[i] * LZ_AT(T, p, s, i)); break; \
+                  else for (npy_intp i = 0; i < n; i++) ad[i] *= (double)LZ_AT(T, p, s, i); break; \
     case RK_MIN: if (first) for (npy_intp i = 0; i < n; i++) ad[i] = LD(T, LZ_AT(T, p, s, i)); \
         else for (npy_intp i = 0; i < n; i++) { double x = LD(T, LZ_AT(T, p, s, i)), a = ad[i]; \
-            ad[i] = (x <= a || x != x) ? x : a; } break;                                     \
+            ad[i] = (LZ_MINOF(x, a) || x != x) ? x : a; } break;                             \
     case RK_MAX: if (first) for (npy_intp i = 0; i < n; i++) ad[i] = LD(T, LZ_AT(T, p, s, i)); \
         else for (npy_intp i = 0; i < n; i++) { double x = LD(T, LZ_AT(T, p, s, i)), a = ad[i]; \
-            ad[i] = (x >= a || x != x) ? x : a; } break;                                     \
+            ad[i] = (LZ_MAXOF(x, a) || x != x) ? x : a; } break;                             \
     case RK_ARGMIN: case RK_ARGMAX: {                                                        \
         const int mn = kind == RK_ARGMIN;                                                    \
         if (first) for (npy_intp i = 0; i < n; i++) { ad[i] = LZ_AT(T, p, s, i); ax[i] = o; } \
         else for (npy_intp i = 0; i < n; i++) { double x = LZ_AT(T, p, s, i), a = ad[i];      \
             if (a == a && (x != x || (mn ? x < a : x > a))) { ad[i] = x; ax[i] = o; } }       \
         break; }                                                                             \
-    case RK_VAR: { const double cnt = (double)(o - o0 + 1);                                  \
-        for (npy_intp i = 0; i < n; i++) ax[i] = o - o0 + 1;                                 \
-        if (first) for (npy_intp i = 0; i < n; i++) { double x = LZ_AT(T, p, s, i);            \
-            ad[i] = x; am2[i] = (x - x) * (x - x); } /* NaN for inf, as NumPy */             \
-        else for (npy_intp i = 0; i < n; i++) { double x = LZ_AT(T, p, s, i);                \
-            double d = x - ad[i]; ad[i] += d / cnt; am2[i] += d * (x - ad[i]); }              \
-        break; }                                                                             \
-    default: break;                                                                          \
+    default: break;  /* RK_VAR: lz_var_rows */                                               \
     }
 
 #define LZ_ACC_INT(T, ACC, A)                                                                \
@@ -849,26 +852,27 @@ LZ_DEF_ACCSUM(lz_accsum_f64_abs, npy_double, LZ_PRE_ABS)
 LZ_DEF_ACCSUM(lz_accsum_f64_sq, npy_double, LZ_PRE_SQ)
 
 /* Row accumulation for min/max on contiguous blocks (vector compare + select, NaN sticks). */
-#define LZ_DEF_ACCMM(NAME, T, LD, CMP)                                                       \
+#define LZ_DEF_ACCMM(NAME, T, LD, MX)                                                        \
     LZ_CLONES static void NAME(double *restrict ad, const T *restrict x, npy_intp n, int first) { \
         npy_intp i = 0;                                                                      \
         if (first) { for (; i < n; i++) ad[i] = (double)LD(T, x[i]); return; }               \
         for (; i + 2 <= n; i += 2) {                                                         \
             lz_v2d a, v = {(double)LD(T, x[i]), (double)LD(T, x[i + 1])};                    \
             memcpy(&a, ad + i, sizeof a);                                                    \
-            lz_v2l k = (v CMP a) | (v != v);                                                 \
+            lz_v2l k = (lz_v2l)(v != v);                  /* a NaN sticks */                 \
+            a = LZ_VBEST(MX, lz_v2d, lz_v2l, v, a);                                          \
             a = (lz_v2d)((k & (lz_v2l)v) | (~k & (lz_v2l)a));                                \
             memcpy(ad + i, &a, sizeof a);                                                    \
         }                                                                                    \
         for (; i < n; i++) { double v = (double)LD(T, x[i]), a = ad[i];                      \
-                             ad[i] = (v CMP a || v != v) ? v : a; }                          \
+                             ad[i] = (LZ_BETTER(MX, v, a) || v != v) ? v : a; }              \
     }
 #define LZ_DEF_ACCMM_ALL(T, SUF)                                                             \
-    LZ_DEF_ACCMM(lz_accmin_##SUF, T, LZ_PRE_ID, <=) LZ_DEF_ACCMM(lz_accmax_##SUF, T, LZ_PRE_ID, >=) \
-    LZ_DEF_ACCMM(lz_accmin_##SUF##_abs, T, LZ_PRE_ABS, <=)                                   \
-    LZ_DEF_ACCMM(lz_accmax_##SUF##_abs, T, LZ_PRE_ABS, >=)                                   \
-    LZ_DEF_ACCMM(lz_accmin_##SUF##_sq, T, LZ_PRE_SQ, <=)                                     \
-    LZ_DEF_ACCMM(lz_accmax_##SUF##_sq, T, LZ_PRE_SQ, >=)
+    LZ_DEF_ACCMM(lz_accmin_##SUF, T, LZ_PRE_ID, 0) LZ_DEF_ACCMM(lz_accmax_##SUF, T, LZ_PRE_ID, 1) \
+    LZ_DEF_ACCMM(lz_accmin_##SUF##_abs, T, LZ_PRE_ABS, 0)                                    \
+    LZ_DEF_ACCMM(lz_accmax_##SUF##_abs, T, LZ_PRE_ABS, 1)                                    \
+    LZ_DEF_ACCMM(lz_accmin_##SUF##_sq, T, LZ_PRE_SQ, 0)                                      \
+    LZ_DEF_ACCMM(lz_accmax_##SUF##_sq, T, LZ_PRE_SQ, 1)
 LZ_DEF_ACCMM_ALL(npy_float, f32)
 LZ_DEF_ACCMM_ALL(npy_double, f64)
 
@@ -912,7 +916,6 @@ static void lz_red_acc(const lz_prog *P, lz_run *R, npy_intp j0, const char *res
     const int kind = P->red_kind, first = o == o0;
     /* restrict: the partials never alias the block (lets the compiler vectorize) */
     double *restrict ad = R->pd + j0;
-    double *restrict am2 = R->pm2 + j0;
     npy_int64 *restrict ai = R->pi + j0;
     npy_int64 *restrict ax = R->pidx + j0;
     npy_uint64 *restrict au = R->pu + j0;
@@ -963,6 +966,44 @@ static void lz_red_acc(const lz_prog *P, lz_run *R, npy_intp j0, const char *res
     }
 }
 
+/* MODE_RED_B var/std of the chunk's rows o0..o1 (slots j0..j0+n): two passes, the program
+ * runs twice over the rows. Pass 0 sums each slot (float64) into its mean, pass 1 sums the
+ * squared deviations from that mean: NumPy's two-pass method. (A one-pass Welford update
+ * loses digits when the mean is large next to the spread: var of 1e9 + {-2, -1, -1} was
+ * 3e-8 off.) The chunks' (mean, M2) pairs are merged with Chan's formula, as the blocks'
+ * of MODE_RED_A. */
+#define LZ_VAR_PASS(T)                                                                       \
+    for (npy_intp i = 0; i < m; i++) {                                                       \
+        const double x = (double)LZ_AT(T, p, s, i);                                          \
+        if (pass == 0) d[i] = first ? x : d[i] + x;                                          \
+        else { const double e = x - d[i]; q[i] = first ? e * e : q[i] + e * e; }             \
+    }
+
+static int lz_var_rows(const lz_prog *P, lz_run *R, lz_scratch *S, npy_intp c, npy_intp j0,
+                       npy_intp n, npy_intp o0, npy_intp o1) {
+    const npy_intp B = P->B, base = c * R->Isz;
+    const int rv = P->result_val;
+    for (int pass = 0; pass < 2; pass++) {
+        for (npy_intp o = o0; o < o1; o++) {
+            const int first = o == o0;
+            for (npy_intp j = j0; j < j0 + n; j += B) {
+                const npy_intp m = j0 + n - j < B ? j0 + n - j : B;
+                if (lz_exec_block(P, R, S, o, j, m, NULL) < 0) return -1;
+                const char *p = S->vptr[rv];
+                const npy_intp s = S->vstr[rv];
+                double *restrict d = R->pd + base + j, *restrict q = R->pm2 + base + j;
+                if (P->red_type == RT_F32) { LZ_VAR_PASS(npy_float) } else { LZ_VAR_PASS(npy_double) }
+            }
+        }
+        if (pass == 0)
+            for (npy_intp i = base + j0; i < base + j0 + n; i++) {
+                R->pd[i] /= (double)(o1 - o0);
+                R->pidx[i] = o1 - o0;
+            }
+    }
+    return 0;
+}
+
 /* ---------------------------------------------------------------- the driver */
 static int lz_do_item(const lz_prog *P, lz_run *R, lz_scratch *S, npy_intp t) {
     const npy_intp B = P->B;
@@ -977,6 +1018,7 @@ static int lz_do_item(const lz_prog *P, lz_run *R, lz_scratch *S, npy_intp t) {
         if (o1 > R->Osz) o1 = R->Osz;
         npy_intp o = o0;
         const int rt = P->red_type;
+        if (P->red_kind == RK_VAR) return lz_var_rows(P, R, S, c, j0, n, o0, o1);
         if (P->red_kind == RK_SUM && (rt == RT_F32 || rt == RT_F64)) {
             /* float sums: four rows per pass over the partials (the sum of each slot is
              * then ((r0 + r1) + (r2 + r3)) + ...: fixed by the chunking, not the threads) */

@@ -8,9 +8,11 @@ spread over a small thread pool (``LAZYARR_NUM_THREADS`` or :func:`set_num_threa
   program with ``ufunc._resolve_dtypes_and_context`` + ``ufunc._get_strided_loop``
   (NumPy's API for Numba-like consumers), so results are bit-identical to NumPy
   and keep its SIMD transcendentals. ``astype`` and ``where`` are C loops.
-* A reduction at the root is fused into the same pass: floats are accumulated in
-  float64 (pairwise within a block, pairwise over blocks), integers with NumPy's
-  wrap-around, var/std from per-block (mean, M2) pairs merged with Chan's formula.
+* A reduction at the root is fused into the same pass, under lazy mode's rules
+  (``reduction_rules``): float sum/prod/mean/var/std accumulate in float64 (sums pairwise
+  within a block and over blocks) and round once to the result dtype; integers wrap around
+  as NumPy's; var/std from two-pass (mean, M2) pairs merged with Chan's formula; min/max
+  order signed zeros as IEEE 754-2019 (+0 > -0).
 * Setup (loops, casts, registers) is cached by ``program.key``; a repeated expression
   pays only the run. Anything the VM cannot run falls back to the reference backend.
 
@@ -33,6 +35,7 @@ from .._plan import InputInfo, Kernel, Plan
 from .._program import Lowered, Program
 from .._registry import OPS
 from . import _cpu_vm  # type: ignore[attr-defined]  # ImportError: lazy cpu uses the reference backend
+from . import reduction_rules
 
 if not hasattr(np.add, "_get_strided_loop") or not hasattr(np.add, "_resolve_dtypes_and_context"):
     raise ImportError("cpu-fused needs ufunc._get_strided_loop (NumPy >= 1.24)")
@@ -49,7 +52,6 @@ _RK = {"sum": 1, "mean": 1, "prod": 2, "min": 3, "max": 4, "any": 5, "all": 6, "
        "argmax": 8, "var": 9, "std": 9}
 _RT_F32, _RT_F64, _RT_I64, _RT_U64, _RT_U8 = range(5)
 _PRE_ABS, _PRE_SQUARE = 1, 2
-_F64 = np.dtype(np.float64)
 
 #: below this many elements a call runs on one thread (waking threads costs more)
 SERIAL_BELOW = 1 << 15
@@ -129,18 +131,9 @@ def _compute_dtype(op: str, operand: np.dtype, result: np.dtype, dtype_arg: Any)
     if op in ("sum", "prod"):
         if result.kind == "b":
             raise Unsupported("sum/prod with dtype=bool (logical or/and)")
-        if op == "prod" and result.itemsize == 2 and result.kind == "f":
-            raise Unsupported("float16 prod (NumPy rounds every partial product to float16)")
         return result
     if op in ("mean", "var", "std"):
-        if dtype_arg is not None:
-            c = np.dtype(dtype_arg)
-        elif operand.kind in "biu":
-            c = _F64
-        elif operand.itemsize < 4 and op == "mean":  # NumPy's mean (not var) of float16 uses float32
-            c = np.dtype(np.float32)
-        else:
-            c = operand
+        c = reduction_rules.loop_dtype(op, operand, result, dtype_arg)
         if op != "mean" and c.kind != "f":
             raise Unsupported("var/std with an integer dtype")
         if c.kind == "b":
@@ -446,7 +439,8 @@ def _partial_arrays(op: str, canon: np.dtype) -> tuple[tuple[str, type], ...]:
 
 def _finalize(c: Compiled, op: str, arrays: dict[str, np.ndarray], rsz: int, ddof: Any,
               shape: tuple[int, ...]) -> np.ndarray:
-    """Partials -> NumPy's result dtype. A cast that overflows warns, as NumPy's reductions do."""
+    """Partials -> the result dtype. Floats: the float64 result rounded once (the accumulation
+    rule of ``reduction_rules``). A cast that overflows warns, as NumPy's reductions do."""
     result, compute = c.result, c.compute
     assert compute is not None
     if op in ("argmin", "argmax"):
@@ -455,16 +449,14 @@ def _finalize(c: Compiled, op: str, arrays: dict[str, np.ndarray], rsz: int, ddo
         val = next(arrays[k] for k in ("rd", "ri", "ru") if k in arrays)
         return val.astype(result, copy=False).reshape(shape)
     if op in ("var", "std"):
-        # NumPy computes var in the loop dtype: round there (float32 overflow -> inf)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # ddof >= n: NumPy warns once
-            val = (arrays["rm2"] / max(rsz - ddof, 0)).astype(compute)
-        if op == "std":
-            val = np.sqrt(val)
+        with np.errstate(divide="ignore", invalid="ignore"):  # ddof >= n: NumPy warns once
+            val = arrays["rm2"] / max(rsz - ddof, 0)
+            if op == "std":
+                val = np.sqrt(val)
     elif "rd" in arrays:
         val = arrays["rd"] + 0.0               # NumPy's sums start from +0.0
-        if op == "mean":                       # sum rounded to the loop dtype, divided there
-            val = val.astype(compute)
-            val = val / compute.type(rsz)
+        if op == "mean":
+            val = val / rsz
     else:
         val = arrays["ru"]
         if compute.kind == "i":

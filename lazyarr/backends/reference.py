@@ -1,8 +1,10 @@
 """The reference backend: runs a program op by op with NumPy (or CuPy).
 
-It is the test oracle for the fused backends and what eager mode is: every
-instruction is one call of the library function the registry names, so its
-results are NumPy's (CuPy's) by construction.
+Eager mode calls :func:`apply` op by op: its results are NumPy's (CuPy's) by
+construction. :class:`ReferenceBackend` runs lazy programs (lazy mode with the backend pinned
+to ``reference``, and what a fused backend cannot compile): the same calls, except that the
+float reductions follow lazyarr's rules for lazy mode (``reduction_rules``: float64
+accumulation, IEEE signed zeros of min/max), as the fused backends' kernels do.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from .._devices import xp as xp_for
 from .._plan import InputInfo, Kernel, Plan
 from .._program import Instr, Lowered
 from .._registry import OPS
-from . import numpy_methods
+from . import numpy_methods, reduction_rules
 
 
 @functools.cache
@@ -27,18 +29,27 @@ def _functions(xp: ModuleType) -> dict[str, Any]:
     return table
 
 
-def apply(xp: ModuleType, op: str, arg: Any, operands: list[Any]) -> Any:
-    """Apply one op to materialized operands (arrays or NumPy scalars)."""
+def apply(xp: ModuleType, op: str, arg: Any, operands: list[Any], lazy_rules: Any = None) -> Any:
+    """Apply one op to materialized operands (arrays or NumPy scalars). ``lazy_rules``: None
+    for NumPy's own result (eager mode), or the op's result dtype to apply lazy mode's
+    reduction rules."""
     opdef = OPS[op]
     fn = _functions(xp).get(op)
     if opdef.kind == "cast":
         return xp.asarray(operands[0]).astype(arg)
     assert fn is not None, op       # every elementwise op and reduction has a library function
     if opdef.kind == "reduction":
+        if lazy_rules is not None and op in _RULED:
+            ruled = reduction_rules.reduce(xp, op, reduction_kwargs(op, arg), operands[0], lazy_rules)
+            if ruled is not None:
+                return ruled
         if xp.__name__ != "numpy" and numpy_methods.needs_numpy_steps(op, arg[2]):
             return _numpy_steps(xp, op, arg, operands[0])
         return fn(operands[0], **reduction_kwargs(opdef.name, arg))
     return fn(*operands)
+
+
+_RULED = reduction_rules.ACCUMULATING | {"min", "max"}
 
 
 def _numpy_steps(xp: ModuleType, op: str, arg: Any, a: Any) -> Any:
@@ -88,7 +99,8 @@ class ReferenceBackend:
             elif ins.op == "scalar":
                 values[n] = lowered.scalars[ins.arg]
             else:
-                values[n] = apply(self.xp, ins.op, ins.arg, [values[a] for a in ins.args])
+                values[n] = apply(self.xp, ins.op, ins.arg, [values[a] for a in ins.args],
+                                  lazy_rules=ins.dtype)
                 for a in set(ins.args):       # drop intermediates after their last use
                     if last[a] == n:
                         values[a] = None

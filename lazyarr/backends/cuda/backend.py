@@ -179,7 +179,8 @@ class CudaBackend:
 
     def _fallback(self, lowered: Lowered) -> Any:
         """var/std/argmin/argmax: the fused chain into a temporary (one launch), then CuPy's
-        reduction on it (its own launches)."""
+        reduction on it (its own launches), var/std under lazy mode's accumulation rule
+        (float64, rounded once: ``reduction_rules``)."""
         from ..reference import apply
         xp = self.xp()
         program, root = lowered.program, lowered.program.root
@@ -188,7 +189,7 @@ class CudaBackend:
             tmp = lowered.inputs[program.instrs[child].arg[0]]
         else:
             tmp = self.run(_chain_of(lowered))
-        return xp.asarray(apply(xp, root.op, root.arg, [tmp]))
+        return xp.asarray(apply(xp, root.op, root.arg, [tmp], lazy_rules=root.dtype))
 
     # ------------------------------------------------------------------ plan
     def plan(self, lowered: Lowered) -> Plan:

@@ -221,6 +221,10 @@ class Reduction:
     value_dtype: np.dtype        # the chain's dtype
     result: np.dtype             # the root's dtype
     acc: np.dtype                # accumulator dtype (never float16 / bool)
+    #: the dtype each value is cast to before accumulating (NumPy's loop dtype), when it
+    #: differs from the chain's: float sum/prod/mean accumulate in float64 (the accumulation
+    #: rule of ``reduction_rules``), the values first rounded to the loop dtype
+    loop: np.dtype | None = None
 
     def identity(self) -> str:
         a = self.acc
@@ -239,6 +243,8 @@ class Reduction:
         """A chain value as an accumulator operand."""
         if self.op in ("any", "all"):
             return f"{cast_name(U8)}({v} != 0)"
+        if self.loop is not None:
+            v = _cast_expr(v, self.value_dtype, self.loop)
         return f"{cast_name(self.acc)}({v})"
 
     def combine(self, a: str, b: str) -> str:
@@ -251,9 +257,15 @@ class Reduction:
             return f"({a} | {b})"
         if op == "all":
             return f"({a} & {b})"
-        cmp = ">=" if op == "max" else "<="
         if self.acc.kind == "f":
-            return f"({a} if ({a} {cmp} {b} or {a} != {a}) else {b})"
+            # NaN wins; on a tie of zeros IEEE 754-2019: max prefers +0, min -0 (the sign-of-
+            # zero rule of reduction_rules); equal non-zero values have the same bits
+            if op == "max":
+                return (f"({a} if ({a} > {b} or {a} != {a} or ({a} == {b} and "
+                        f"math.copysign(1.0, {b}) < 0)) else {b})")
+            return (f"({a} if ({a} < {b} or {a} != {a} or ({a} == {b} and "
+                    f"math.copysign(1.0, {a}) < 0)) else {b})")
+        cmp = ">=" if op == "max" else "<="
         return f"({a} if {a} {cmp} {b} else {b})"
 
     def finalize(self, a: str, count: str) -> str:
@@ -280,7 +292,9 @@ def reduction_of(root: Instr, value_dtype: np.dtype) -> Reduction:
         acc = U8
     elif root.op in ("min", "max"):
         acc = U8 if value_dtype == BOOL else compute_dtype(value_dtype)
-    else:       # mean: the result dtype is float64 for integer inputs unless dtype= says otherwise
+    elif R.kind == "f":   # sum, prod, mean: the accumulation rule (float64, rounded once)
+        return Reduction(root.op, value_dtype, R, F64, None if value_dtype == R else R)
+    else:       # integer sum/prod, mean(dtype=<int>): wraps around as NumPy's
         acc = compute_dtype(R)
     return Reduction(root.op, value_dtype, R, acc)
 

@@ -1,0 +1,79 @@
+"""lazyarr's two numeric rules for reductions in lazy mode (docs/testing.rst, "Reductions").
+
+* **Accumulation.** ``sum``, ``prod``, ``mean``, ``var`` and ``std`` whose loop dtype is a
+  float (NumPy's: the ``dtype=`` argument, else the result dtype for sum/prod, the input's
+  float dtype or float64 for mean/var/std) cast each element to the loop dtype, accumulate in
+  float64 and round the float64 result once to the result dtype (``mean``: the float64 sum
+  divided by the count; ``std``: the square root of the float64 variance). NumPy accumulates
+  float16/float32 in the loop dtype, so its answer depends on where an overflow happens:
+  ``sum([3e38, 3e38, -3e38], float32)`` is inf in NumPy and 3e38 here.
+* **Signed zeros of min/max.** IEEE 754-2019 ``maximum``/``minimum``: NaN wins, and
+  ``+0 > -0`` whatever the order (``max([-0., 0.])`` is 0.0, ``min`` -0.0). NumPy's own sign
+  depends on the array length (its SIMD remainder).
+
+The fused backends implement the rules in their kernels; :func:`reduce` implements them with
+NumPy (or CuPy) calls, for the reference backend running a lazy program and for the reductions
+the cuda backend hands to CuPy. Eager mode is NumPy's (CuPy's) own and follows neither rule.
+"""
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+__all__ = ["ACCUMULATING", "loop_dtype", "accumulates_in_float64", "reduce"]
+
+#: reductions whose float results follow the accumulation rule
+ACCUMULATING = frozenset({"sum", "prod", "mean", "var", "std"})
+_F64 = np.dtype(np.float64)
+
+
+def loop_dtype(op: str, operand: np.dtype, result: np.dtype, dtype_arg: Any) -> np.dtype:
+    """The dtype NumPy casts each element to before accumulating (for ACCUMULATING ops)."""
+    if dtype_arg is not None:
+        return np.dtype(dtype_arg)
+    if op in ("sum", "prod"):
+        return result
+    if operand.kind in "biu":
+        return _F64
+    if operand.itemsize < 4 and op == "mean":   # NumPy's mean (not var) of float16 uses float32
+        return np.dtype(np.float32)
+    return operand
+
+
+def accumulates_in_float64(op: str, operand: np.dtype, result: np.dtype, dtype_arg: Any) -> bool:
+    return op in ACCUMULATING and loop_dtype(op, operand, result, dtype_arg).kind == "f"
+
+
+def reduce(xp: ModuleType, op: str, kwargs: dict[str, Any], a: Any, result: np.dtype) -> Any:
+    """``xp.<op>(a, **kwargs)`` under lazyarr's rules (``result``: the result dtype), or None
+    where no rule applies (an integer or bool loop dtype: the caller computes NumPy's)."""
+    a = xp.asarray(a)
+    fn = getattr(xp, op)
+    if op in ACCUMULATING:
+        kw = dict(kwargs)
+        loop = loop_dtype(op, a.dtype, result, kw.pop("dtype", None))
+        if loop.kind != "f":
+            return None
+        x = a.astype(loop, copy=False).astype(_F64, copy=False)   # both casts exact or NumPy's
+        return xp.asarray(fn(x, **kw)).astype(result)
+    r = fn(a, **kwargs)
+    if op in ("min", "max") and a.dtype.kind == "f":
+        r = _ieee_signed_zeros(xp, op, kwargs, a, xp.asarray(r))
+    return r
+
+
+def _ieee_signed_zeros(xp: ModuleType, op: str, kwargs: dict[str, Any], a: Any, r: Any) -> Any:
+    """A zero result of max is +0 if the reduced elements hold a +0, else -0 (min: -0 if they
+    hold a -0). Non-zero results and NaN are NumPy's already (equal non-zero values have the
+    same bits)."""
+    zero = r == 0
+    if not bool(zero.any()):
+        return r
+    sign = xp.signbit(a)
+    wanted = (a == 0) & (sign if op == "min" else ~sign)    # the zero the rule prefers
+    has = xp.any(wanted, axis=kwargs.get("axis"), keepdims=kwargs.get("keepdims", False))
+    preferred, other = (-0.0, 0.0) if op == "min" else (0.0, -0.0)
+    zeros = xp.where(has, r.dtype.type(preferred), r.dtype.type(other))
+    return xp.where(zero, zeros, r).astype(r.dtype, copy=False)
