@@ -174,7 +174,10 @@ def _eager(opdef: OpDef, device: str, operands: list[Any], arg: Any = None) -> N
     Array operands are passed as they are (the library casts inside its loop, as a
     NumPy user's code would); Python scalars arrive already converted to their loop dtype.
     """
-    values = [materialize(x) if isinstance(x, Node) else x for x in operands]
+    # A constant (a NumPy scalar, or a 0-d host array that went along) is a 0-d array on the
+    # op's device: CuPy takes no host arrays.
+    values = [(_devices.asarray(device, x.arg) if x.op == "scalar" else materialize(x))
+              if isinstance(x, Node) else x for x in operands]
     data = reference.apply(xp_for(device), opdef.name, arg, values)
     return _node.leaf(_devices.asarray(device, data), device)
 
@@ -304,9 +307,15 @@ def _check_integer_power(exponent: Operand) -> None:
 #: ``_compile_with_cache_cuda``), so float32/float16 subnormals are read as zero: ``log`` of a
 #: subnormal is -inf (NumPy: finite) and of a negative subnormal -inf (NumPy: NaN). Its
 #: maximum/minimum/fmax/fmin are CUDA's fmax/fmin, whose choice between -0.0 and +0.0 is not
-#: NumPy's. (docs/gpu-backend.rst lists the deviations that remain, with their cost.)
+#: NumPy's. The H200 run of tests/test_gpu_eager.py (2026-12-01) found more: multiply, divide,
+#: reciprocal, power and arctan2 flush float32 subnormal *results* to zero, floor_divide and
+#: remainder put NaN where NumPy gives ±inf or a signed zero (and the reverse), hypot of float64
+#: overflows to inf where NumPy's is finite. (docs/gpu-backend.rst lists the deviations that
+#: remain.)
 EAGER_OWN_KERNEL_ON_CUDA = frozenset({"log", "log2", "log10", "log1p",
-                                      "maximum", "minimum", "fmax", "fmin"})
+                                      "maximum", "minimum", "fmax", "fmin",
+                                      "multiply", "divide", "reciprocal", "power", "arctan2",
+                                      "floor_divide", "remainder", "hypot"})
 
 
 def _eager_elementwise(opdef: OpDef, device: str, operands: list[Operand],

@@ -563,12 +563,27 @@ def mismatch(got: np.ndarray, want: np.ndarray, policy: Policy = EXACT) -> str |
     return None
 
 
-def transcendental_dependent(expr: Expr) -> set[int]:
-    """The values of ``expr`` that depend on a transcendental op."""
-    out: set[int] = set()
+def transcendental_dependent(expr: Expr) -> dict[int, int]:
+    """The values of ``expr`` that depend on a transcendental op, each with the narrowest float
+    width (bytes) such an op may have computed in: its error is that width's, also after a
+    cast to a wider float (``log2(log1p(uint16))`` is float32, times a float64 is float64 with
+    a float32 error). The width of a transcendental of an operand is bounded by the operand's
+    leaves: NumPy computes bool/int8/uint8 in float16, int16/uint16 in float32, floats in their
+    own width, wider integers in float64."""
+    n = len(expr.leaves)
+    width: dict[int, int] = {}
+    for i, leaf in enumerate(expr.leaves):
+        dt = np.dtype(leaf.dtype)
+        width[i] = dt.itemsize if dt.kind == "f" else 2 if dt.itemsize == 1 else 4 if dt.itemsize == 2 else 8
+    out: dict[int, int] = {}
     for k, s in enumerate(expr.steps):
-        if s.op in _TRANSCENDENTAL or any(isinstance(a, int) and a in out for a in s.args):
-            out.add(len(expr.leaves) + k)
+        srcs = [a for a in s.args if isinstance(a, int)]
+        width[n + k] = min((width[a] for a in srcs), default=8)
+        tainted = [out[a] for a in srcs if a in out]
+        if s.op in _TRANSCENDENTAL:
+            tainted.append(width[n + k])
+        if tainted:
+            out[n + k] = min(tainted)
     return out
 
 
@@ -582,9 +597,13 @@ def compare(expr: Expr, got: Any, want: Any, policy: Policy = EXACT) -> str | No
         return None
     if isinstance(got, Raised):
         return f"lazyarr raised {got!r}; NumPy did not"
-    tainted = transcendental_dependent(expr) if policy.rtol_after_transcendentals else set()
+    tainted = transcendental_dependent(expr) if policy.rtol_after_transcendentals else {}
     for i, g, w in zip(expr.outputs, got, want):
-        problem = mismatch(g, w, Policy(exact=False, rtol=policy.rtol) if i in tainted else policy)
+        if i in tainted:
+            rtol = {size: policy.rtol[min(size, tainted[i])] for size in policy.rtol}
+            problem = mismatch(g, w, Policy(exact=False, rtol=rtol))
+        else:
+            problem = mismatch(g, w, policy)
         if problem:
             return f"output v{i}: {problem}"
     return None
