@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ACCUMULATING", "loop_dtype", "accumulates_in_float64", "reduce"]
+__all__ = ["ACCUMULATING", "loop_dtype", "reduce"]
 
 #: reductions whose float results follow the accumulation rule
 ACCUMULATING = frozenset({"sum", "prod", "mean", "var", "std"})
@@ -40,10 +40,6 @@ def loop_dtype(op: str, operand: np.dtype, result: np.dtype, dtype_arg: Any) -> 
     if operand.itemsize < 4 and op == "mean":   # NumPy's mean (not var) of float16 uses float32
         return np.dtype(np.float32)
     return operand
-
-
-def accumulates_in_float64(op: str, operand: np.dtype, result: np.dtype, dtype_arg: Any) -> bool:
-    return op in ACCUMULATING and loop_dtype(op, operand, result, dtype_arg).kind == "f"
 
 
 def reduce(xp: ModuleType, op: str, kwargs: dict[str, Any], a: Any, result: np.dtype) -> Any:
