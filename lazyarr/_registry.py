@@ -212,7 +212,7 @@ CUDA_TEMPLATES: dict[str, dict[str, str]] = {
         "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "cbrt", "sin", "cos",
         "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh",
         "arctanh")},
-    "hypot": {_FLT: "F_hypot({0}, {1})"}, "arctan2": {_FLT: "F_arctan2({0}, {1})"},
+    "hypot": {_FLT: "H_fhypot({0}, {1})"}, "arctan2": {_FLT: "F_arctan2({0}, {1})"},
     **{name: {"biu": "{0}", _FLT: f"F_{name}({{0}})"} for name in ("floor", "ceil", "trunc", "rint")},
     "equal": _same("({0} == {1})"), "not_equal": _same("({0} != {1})"),
     "less": _same("({0} < {1})"), "less_equal": _same("({0} <= {1})"),

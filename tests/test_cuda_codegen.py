@@ -320,3 +320,44 @@ def test_column_reduction_with_many_outputs_gives_each_thread_an_output(monkeypa
     monkeypatch.setattr(R, "COLS_ONE_THREAD_MIN_OUTPUTS", 600)
     spec = R.analyze(low.program, low.inputs).spec
     assert (spec.kind, spec.tx, spec.ty) == ("cols", R.BLOCK, 1)
+
+
+def _libdevice_hypot(a, b):
+    """libdevice's ``__nv_hypot`` (libdevice.10.bc, CUDA 13), step by step in float64, its
+    ``rsqrt.approx`` + Newton step taken as ``1/sqrt``: it overflows at DBL_MAX as on the H200."""
+    import struct
+
+    def bits(d):
+        return struct.unpack("<Q", struct.pack("<d", d))[0]
+
+    def from_hi(h):
+        return struct.unpack("<d", struct.pack("<Q", (h & 0xFFFFFFFF) << 32))[0]
+    a, b = abs(float(a)), abs(float(b))
+    lo, hi = (a, b) if bits(a) < bits(b) else (b, a)
+    exp = ((bits(hi) >> 32) & 0xFFC00000) - 0x3FF00000 + 0x00100000
+    scale = from_hi(0x3FF00000 - exp)
+    s = (hi * scale) ** 2 + (lo * scale) ** 2
+    r = s * (1.0 / np.sqrt(min(s, np.finfo(np.float64).max))) * from_hi(exp + 0x3FF00000)
+    if lo == 0:
+        r = hi
+    if lo == np.inf or lo != lo:
+        r = lo
+    return np.float64(r)
+
+
+def test_hypot_at_the_largest_float_is_finite_despite_libdevice_rounding():
+    """libdevice's hypot is within 2 ulp, so hypot(DBL_MAX, 1.0) rounds to inf on the GPU; the
+    cuda template recomputes an inf from finite operands scaled and gets NumPy's DBL_MAX."""
+    from lazyarr.backends.cuda import compile as cuda_compile
+    from lazyarr.backends.cuda import helpers
+    big = np.finfo(np.float64).max
+    assert _libdevice_hypot(big, 1.0) == np.inf           # the stand-in shows the GPU's defect
+    ns = dict(cuda_compile.simulator_namespace())
+    ns["F_hypot_f8"] = _libdevice_hypot
+    exec(helpers.helper_source("H_fhypot", np.dtype(np.float64), "hyp", "_C_float64", "f8"), ns)  # noqa: S102
+    values = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -2.5, 3e-308, big, -big, big / 3]
+    for a in values:
+        for b in values:
+            got, want = ns["hyp"](a, b), np.hypot(a, b)
+            assert (got == want) or (np.isnan(got) and np.isnan(want)) or \
+                abs(got - want) <= 4e-16 * want, (a, b, got, want)

@@ -101,10 +101,27 @@ def simulator_namespace() -> dict[str, Any]:
     ns["_C_float16"] = lambda x: np.float32(np.asarray(x).astype(np.float16))
     ns["_S_uint8"], ns["_S_float16"] = np.uint8, np.float16
     for fn in FLOAT_FUNCTIONS:
-        f: Any = np.power if fn == "pow" else getattr(np, fn)
+        if fn == "pow":
+            continue
+        f: Any = getattr(np, fn)
         ns[f"F_{fn}_f8"] = f
         ns[f"F_{fn}_f4"] = (lambda g: lambda *a: np.float32(g(*[np.float32(x) for x in a])))(f)
+    ns["F_pow_f8"], ns["F_pow_f4"] = _c_pow()
     return ns
+
+
+def _c_pow() -> tuple[Any, Any]:
+    """The C library's ``pow`` and ``powf``, which follow C99 Annex F as libdevice's do.
+    NumPy's scalar ``power`` would not stand in: it takes ``x**0.5`` as ``sqrt(x)``, so
+    ``(-inf)**0.5`` is NaN there and +inf in C (and on the GPU)."""
+    import ctypes
+    import ctypes.util
+    libm = ctypes.CDLL(ctypes.util.find_library("m"))
+    pow_, powf = libm.pow, libm.powf
+    pow_.restype, pow_.argtypes = ctypes.c_double, (ctypes.c_double, ctypes.c_double)
+    powf.restype, powf.argtypes = ctypes.c_float, (ctypes.c_float, ctypes.c_float)
+    return (lambda a, b: np.float64(pow_(float(a), float(b))),
+            lambda a, b: np.float32(powf(float(np.float32(a)), float(np.float32(b)))))
 
 
 def _python_function(rendered: Rendered, ns: dict[str, Any]) -> Any:

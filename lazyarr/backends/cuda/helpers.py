@@ -134,6 +134,23 @@ def {name}(x, lo, hi):
     return m if (m != m or m <= hi) else hi
 """
 
+# libdevice's hypot is within 2 ulp (CUDA Math API appendix), so a result at the largest finite
+# value can round up to inf: hypot(DBL_MAX, 1.0) is inf on the H200, DBL_MAX in C and NumPy. An
+# inf from two finite operands is recomputed scaled, max * sqrt(1 + (min/max)**2), which rounds
+# to max whenever min/max < 2**-26. The branch is cold: the common path pays one compare.
+_FHYPOT = """\
+def {name}(a, b):
+    r = F_hypot(a, b)
+    if r == math.inf:
+        x = F_fabs(a)
+        y = F_fabs(b)
+        if x < math.inf and y < math.inf:
+            m = x if x > y else y
+            q = {T}((y if x > y else x) / m)
+            r = {T}(m * F_sqrt({T}({T}(1) + {T}(q * q))))
+    return r
+"""
+
 _TEMPLATES: dict[str, tuple[str, str]] = {   # name -> (signed/float template, unsigned template)
     "H_idiv": (_SIGNED_DIV, _UNSIGNED_DIV),
     "H_irem": (_SIGNED_REM, _UNSIGNED_REM),
@@ -147,6 +164,7 @@ _TEMPLATES: dict[str, tuple[str, str]] = {   # name -> (signed/float template, u
     "H_fsign": (_FSIGN, _FSIGN),
     "H_fclip": (_FCLIP, _FCLIP),
     "H_fclip_keep": (_FCLIP_KEEP, _FCLIP_KEEP),
+    "H_fhypot": (_FHYPOT, _FHYPOT),
 }
 
 
@@ -155,7 +173,7 @@ def helper_source(helper: str, dtype: np.dtype, name: str, cast: str, fsuffix: s
     signed_or_float, unsigned = _TEMPLATES[helper]
     template = unsigned if dtype.kind == "u" else signed_or_float
     src = template.format(name=name, T=cast)
-    for fn in ("fmod", "floor", "copysign"):
+    for fn in ("fmod", "floor", "copysign", "hypot", "fabs", "sqrt"):
         src = src.replace(f"F_{fn}(", f"F_{fn}_{fsuffix}(")
     return src
 
