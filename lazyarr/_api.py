@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _build, _fallback
+from . import _build, _fallback, _views, _writes
 from ._array import LazyArray, _made
 from ._node import Node
 from ._registry import ELEMENTWISE, OPS, REDUCTIONS, OpDef
@@ -164,6 +164,7 @@ def _install_operators() -> None:
             setattr(LazyArray, f"__i{stem}__", _inplace_operator(opdef))
     for opdef in REDUCTIONS:
         setattr(LazyArray, opdef.name, FUNCTIONS[opdef.name])
+    LazyArray.__setitem__ = _writes.setitem  # type: ignore[assignment]
     LazyArray.astype = astype  # type: ignore[attr-defined]
     LazyArray.clip = clip  # type: ignore[attr-defined]
 
@@ -213,9 +214,10 @@ def _bool_square(method: Callable[[LazyArray, Any], Any]) -> Callable[..., Any]:
 
 def _inplace_operator(opdef: OpDef) -> Callable[[LazyArray, Any], LazyArray]:
     def method(self: LazyArray, other: Any) -> LazyArray:
-        """``x op= y``: rebinds ``x`` to the result cast back to ``x.dtype``, with NumPy's
-        checks (same_kind casting, no broadcasting of ``x``). Buffers are never written:
-        other arrays sharing the old buffer keep their values."""
+        """``x op= y`` as ``np.op(x, y, out=x)``: NumPy's checks (same_kind casting, no
+        broadcasting of ``x``), then the result, cast back to ``x.dtype``, is written into
+        ``x``'s memory, so views of ``x`` see it (lazyarr/_writes.py). A pending ``x`` has no
+        memory anything could share: it is rebound to the new expression and stays lazy."""
         result = _build.elementwise(opdef, self, other)
         operand = _build.to_operand(other, self.device)  # a Python scalar stays weak
         other_dt = operand.dtype if isinstance(operand, Node) else type(operand)
@@ -223,7 +225,11 @@ def _inplace_operator(opdef: OpDef) -> Callable[[LazyArray, Any], LazyArray]:
         if result.shape != self.shape:
             raise ValueError(f"non-broadcastable output operand with shape {self.shape} doesn't "
                              f"match the broadcast shape {result.shape}")
-        self._node = _build.astype(_wrap(result), self.dtype)
+        result = _build.astype(_wrap(result), self.dtype)
+        if self._node.data is None and self._node.op != "scalar" and not _views.aliased(self):
+            self._node = result
+        else:
+            _writes.assign(self, result)
         return self
     return method
 

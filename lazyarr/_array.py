@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _build, _devices, _node
+from . import _build, _devices, _node, _views
 from ._dtypes import check_dtype
 from ._node import Node
 from ._registry import BY_NUMPY
@@ -151,11 +151,22 @@ class LazyArray:
         return complex(self.to_numpy())
 
     def __getitem__(self, key: Any) -> LazyArray:
-        """Basic and advanced indexing, on the materialized buffer (a view where NumPy gives one).
+        """Basic and advanced indexing, as NumPy: a basic index (ints, slices, ``None``,
+        ``...``) is a view, an advanced one a copy. A view of a computed array reads its memory;
+        a view of a pending expression is pushed down to the expression's inputs, so it fuses
+        (lazyarr/_views.py).
 
         Indexing down to one element gives a 0-d array (as CuPy, JAX and the array API do;
         NumPy gives a scalar): ``float(x[0])``, ``x[0].item()``, ``x[x[0]]`` work as on NumPy.
         """
+        if _views.is_basic(key):
+            node = _views.getitem(self, key)
+            if node is not None:            # a pending expression, indexed at its inputs
+                view = LazyArray._from_node(node)
+                _views.record(self, view, key)
+                return view
+        else:
+            _views.check_scalar_key(self._node.shape, key)   # bad keys raise before computing
         data = self.data
         if isinstance(key, tuple):
             key = tuple(k.data if isinstance(k, LazyArray) else k for k in key)

@@ -19,7 +19,7 @@ and bools, dtypes, strings, arrays of dtypes lazyarr does not hold) is returned 
 returns it. Each wrapped result remembers the function that made it (:func:`origin_of`,
 shown by ``la.explain``). ``la.config(fallback="warn" | "error")`` makes every fallback call
 warn or raise. Writing functions (``copyto``, ``put``, ``ufunc.at``, ``out=``, ``x.sort()``)
-rebind the LazyArray they write, as the in-place operators do (docs/guide.rst).
+write into the LazyArray's memory, as the in-place operators do (docs/guide.rst).
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _devices, _node
+from . import _devices, _node, _writes
 from ._array import LazyArray
 from ._config import get_config
 from ._dtypes import SUPPORTED_DTYPES
@@ -214,26 +214,23 @@ def _wrap(result: Any, device: str, origin: str) -> Any:
     return result
 
 
-def _writable_copy(target: LazyArray) -> Any:
-    return target.data.copy()
-
-
 def call(path: str, numpy_func: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
          written: int | None = None) -> Any:
     """Run ``numpy.<path>`` (or ``cupy.<path>``) on computed operands; wrap its results.
 
-    ``written``: the position of an argument the function writes into (a LazyArray there is
-    copied, and rebound to the written copy afterwards, as the in-place operators do).
+    ``written``: the position of an argument the function writes into. A LazyArray written
+    (there or as ``out=``) is written in its memory, as NumPy does: views of it see the
+    write and pending expressions that read it keep the old values (lazyarr/_writes.py).
     """
     _policy(path)
     device = _device(args, kwargs)
     func, result_device = _library_function(path, device, numpy_func)
-    rebind: list[tuple[LazyArray, Any]] = []
+    targets: list[tuple[LazyArray, Any]] = []
     args = tuple(args)
     if written is not None and written < len(args) and isinstance(args[written], LazyArray):
-        copy = _writable_copy(args[written])
-        rebind.append((args[written], copy))
-        args = args[:written] + (copy,) + args[written + 1:]
+        memory = _writes.target(args[written])
+        targets.append((args[written], memory))
+        args = args[:written] + (memory,) + args[written + 1:]
     if "out" in kwargs:
         kwargs = dict(kwargs)
         outs = kwargs["out"]
@@ -242,18 +239,14 @@ def call(path: str, numpy_func: Any, args: tuple[Any, ...], kwargs: dict[str, An
         copies = []
         for o in outs:
             if isinstance(o, LazyArray):
-                copy = _writable_copy(o)
-                rebind.append((o, copy))
-                copies.append(copy)
+                memory = _writes.target(o)
+                targets.append((o, memory))
+                copies.append(memory)
             else:
                 copies.append(o)
         kwargs["out"] = copies[0] if single else tuple(copies)
     result = func(*_buffers(args), **_buffers(kwargs))
-    by_buffer = {}
-    for target, copy in rebind:
-        target._node = _node.leaf(copy, target.device)
-        _origins[target._node] = path
-        by_buffer[id(copy)] = target
+    by_buffer = {id(memory): target for target, memory in targets}
     if by_buffer:
         if id(result) in by_buffer:
             return by_buffer[id(result)]
@@ -421,10 +414,14 @@ def method(x: LazyArray, name: str) -> Any:
         _policy(path)
         device = _device((x, args), kwargs)
         if name in _WRITING_METHODS:
-            copy = _writable_copy(x)
-            result = getattr(copy, name)(*_buffers(args), **_buffers(kwargs))
-            x._node = _node.leaf(copy, x.device)
-            _origins[x._node] = path
+            if name == "resize":        # a new shape: new memory, as NumPy's (refcheck aside)
+                memory = x.data.copy()
+                result = memory.resize(*_buffers(args), **_buffers(kwargs))
+                x._node = _node.leaf(memory, x.device)
+                _origins[x._node] = path
+                return result
+            memory = _writes.target(x)
+            result = getattr(memory, name)(*_buffers(args), **_buffers(kwargs))
             return _wrap(result, device or x.device, path)
         result = getattr(x.data, name)(*_buffers(args), **_buffers(kwargs))
         return _wrap(result, device or x.device, path)

@@ -223,10 +223,12 @@ class Raised:
 def inplace(a: Any, sym: str, b: Any, lib: str = "lazyarr") -> Any:
     """``a op= b`` on a fresh binding, leaving the caller's ``a`` as it was.
 
-    With lazyarr the target is always a LazyArray (``ndarray += LazyArray`` would ask
-    lazyarr to write a NumPy buffer through ``out=``, which it declines)."""
+    With lazyarr the target is always a LazyArray. In-place operators write memory as NumPy's
+    do (lazyarr/_writes.py): a LazyArray sharing ``a``'s node gets its own copy when written
+    (equal values are not aliases), and a NumPy leaf is copied first, as on NumPy's side."""
     if lib == "lazyarr":
-        t = la.LazyArray._from_node(a._node) if isinstance(a, la.LazyArray) else la.asarray(a)
+        t = la.LazyArray._from_node(a._node) if isinstance(a, la.LazyArray) \
+            else la.asarray(np.array(a))
     else:
         t = np.array(a)  # a copy: NumPy's in-place op writes the buffer
     ns = {"t": t, "b": b}

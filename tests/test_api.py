@@ -141,15 +141,21 @@ def test_operators_match_numpy():
         np.testing.assert_array_equal(np.asarray(got), want)
 
 
-def test_inplace_operators_rebind_and_check_casting():
+def test_inplace_operators_write_into_memory_and_check_casting():
     a = np.arange(4, dtype=np.float32)
-    x = la.asarray(a)
-    alias = x
+    x = la.asarray(a)                                  # the user's memory, as np.asarray
+    alias, view, pending = x, x[1:], x * 1
     x += 1
     x *= 2.0
     assert alias is x and x.dtype == np.float32
     np.testing.assert_array_equal(np.asarray(x), [2, 4, 6, 8])
-    np.testing.assert_array_equal(a, [0, 1, 2, 3])     # the buffer is never written
+    np.testing.assert_array_equal(a, [2, 4, 6, 8])     # written in place, as NumPy
+    np.testing.assert_array_equal(np.asarray(view), [4, 6, 8])
+    np.testing.assert_array_equal(np.asarray(pending), [0, 1, 2, 3])  # read before the write
+    lazy = la.asarray(a) * 1                           # pending: no memory to share
+    lazy += 1
+    assert not lazy.is_materialized
+    np.testing.assert_array_equal(np.asarray(lazy), [3, 5, 7, 9])
     i = la.asarray(np.arange(3))
     with pytest.raises(TypeError, match="Cannot cast ufunc 'add' output"):
         i += 1.5

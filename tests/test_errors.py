@@ -216,14 +216,14 @@ def test_inplace_that_would_broadcast_the_target(mode):
         x += la.asarray(np.ones((2, 3)))
 
 
-def test_inplace_never_writes_the_buffer(mode):
+def test_inplace_writes_the_memory_as_numpy(mode):
     a = np.arange(4.0)
     x = la.asarray(a)
     alias = la.asarray(a)
     x += 10
     x *= 2
-    np.testing.assert_array_equal(a, [0, 1, 2, 3])          # the NumPy buffer is untouched
-    np.testing.assert_array_equal(np.asarray(alias), [0, 1, 2, 3])
+    np.testing.assert_array_equal(a, [20, 22, 24, 26])      # np.asarray(a) is a: written
+    np.testing.assert_array_equal(np.asarray(alias), [20, 22, 24, 26])
     np.testing.assert_array_equal(np.asarray(x), [20, 22, 24, 26])
 
 

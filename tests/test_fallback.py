@@ -181,13 +181,15 @@ def test_native_functions_have_ufunc_methods():
 
 
 # ------------------------------------------------------------------------------ writing
-def test_out_rebinds_and_checks_as_numpy(any_mode):
+def test_out_writes_into_the_array_and_checks_as_numpy(any_mode):
     x = la.asarray([1.0, 2.0, 3.0])
     o = la.zeros(3)
-    alias = o[:]                                   # shares o's old buffer
+    alias = o[:]                                   # a view: shares o's memory
+    before = o + 0                                 # pending: keeps the values it read
     assert np.add(x, 1, out=o) is o
     np.testing.assert_array_equal(np.asarray(o), [2.0, 3.0, 4.0])
-    np.testing.assert_array_equal(np.asarray(alias), [0.0, 0.0, 0.0])   # buffers never written
+    np.testing.assert_array_equal(np.asarray(alias), [2.0, 3.0, 4.0])   # as NumPy's view
+    np.testing.assert_array_equal(np.asarray(before), [0.0, 0.0, 0.0])
     r = la.zeros(3)
     assert np.sum(la.asarray(np.ones((2, 3))), axis=0, out=r) is r
     np.testing.assert_array_equal(np.asarray(r), [2.0, 2.0, 2.0])
@@ -196,22 +198,25 @@ def test_out_rebinds_and_checks_as_numpy(any_mode):
             np.add(np.ones(3), np.ones(3), out=bad_out.to_numpy())   # NumPy's own error...
         with pytest.raises(exc):
             np.add(x, 1.5, out=bad_out)                              # ... is ours
+        np.testing.assert_array_equal(np.asarray(bad_out), 0)         # and nothing written
 
 
-def test_writing_functions_and_methods_rebind(any_mode):
-    base = np.array([5.0, 1.0, 4.0])
-    x = la.asarray(base)
+def test_writing_functions_and_methods_write_in_place_as_numpy(any_mode):
+    base, want = np.array([5.0, 1.0, 4.0]), np.array([5.0, 1.0, 4.0])
+    x = la.asarray(base)                           # wraps the user's memory, as np.asarray
     np.add.at(x, [0, 0, 2], 1.0)
-    np.testing.assert_array_equal(np.asarray(x), [7.0, 1.0, 5.0])
-    np.testing.assert_array_equal(base, [5.0, 1.0, 4.0])   # the user's buffer is not written
+    np.add.at(want, [0, 0, 2], 1.0)
+    np.testing.assert_array_equal(np.asarray(x), want)
+    np.testing.assert_array_equal(base, want)      # the user's array is the same memory
     np.copyto(x, 2.0)
-    np.testing.assert_array_equal(np.asarray(x), [2.0, 2.0, 2.0])
-    y = la.asarray(base)
+    np.testing.assert_array_equal(base, [2.0, 2.0, 2.0])
+    y = la.asarray(np.array([5.0, 1.0, 4.0]))
+    view = y[::-1]
     assert y.sort() is None
     np.testing.assert_array_equal(np.asarray(y), [1.0, 4.0, 5.0])
+    np.testing.assert_array_equal(np.asarray(view), [5.0, 4.0, 1.0])
     y.fill(9.0)
-    np.testing.assert_array_equal(np.asarray(y), [9.0, 9.0, 9.0])
-    np.testing.assert_array_equal(base, [5.0, 1.0, 4.0])
+    np.testing.assert_array_equal(np.asarray(view), [9.0, 9.0, 9.0])
 
 
 def test_array_methods_and_attributes(any_mode):

@@ -488,7 +488,7 @@ class CpuFusedBackend:
             plan = for_device("cpu").plan(lowered)
             plan.notes.append(f"cpu-fused cannot run this program ({c}); the reference backend does")
             return plan
-        inputs = [InputInfo(tuple(b.shape), b.dtype, b.nbytes) for b in lowered.inputs]
+        inputs = [InputInfo.of(b) for b in lowered.inputs]
         read = sum(i.nbytes for i in inputs)
         written = int(np.prod(lowered.shape, dtype=np.int64)) * c.result.itemsize
         src = [f"block {c.vm.block} elements, {c.vm.nregs} register(s) per thread, "

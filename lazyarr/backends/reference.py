@@ -133,7 +133,7 @@ class ReferenceBackend:
             call = f"%{n} = {xpname}.{_functions(self.xp)[ins.op].__name__}({args})" \
                 if ins.op in _functions(self.xp) else f"%{n} = %{ins.args[0]}.astype({ins.arg})"
             kernels.append(Kernel(f"{xpname}.{ins.op}", call))
-        inputs = [InputInfo(tuple(b.shape), b.dtype, b.nbytes) for b in lowered.inputs]
+        inputs = [InputInfo.of(b) for b in lowered.inputs]
         return Plan(self.name, lowered.device, lowered.program, kernels, inputs, read, written,
                     ["op by op: every intermediate is written to and read back from memory"])
 

@@ -196,7 +196,7 @@ class CudaBackend:
         program, root = lowered.program, lowered.program.root
         notes: list[str] = []
         kernels: list[Kernel] = []
-        inputs_info = [InputInfo(tuple(a.shape), a.dtype, int(a.nbytes)) for a in lowered.inputs]
+        inputs_info = [InputInfo.of(a) for a in lowered.inputs]
         read = sum(i.nbytes for i in inputs_info)
         out_bytes = int(np.prod(lowered.shape)) * root.dtype.itemsize
         written = out_bytes

@@ -1,0 +1,62 @@
+"""Views and writes (issues 14 and 15): the 5-point Jacobi step of a pending array, reduced
+(one fused kernel reading the array's input through five views), and a stencil updated in
+place (``u[1:-1, 1:-1] = ...``) for several steps. ``time_read`` is the ceiling: one read of
+the input (a sum)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import lazyarr as la
+
+from .common import DEVICES, MODES, Benchmark, data, finish, prepare
+
+
+def jacobi(u):
+    return 0.2 * (u[1:-1, 1:-1] + u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+
+
+class Stencil(Benchmark):
+    """n = side² float32 elements."""
+
+    params = [DEVICES, MODES, [2**28, 2**24, 2**20]]
+    param_names = ["device", "mode", "n"]
+
+    def setup(self, device, mode, n):
+        prepare(device, mode, n, cpu=(2**20, 2**24), cuda=(2**24, 2**28))
+        side = math.isqrt(n)
+        self.w = data(device, (side, side), low=0.0, high=1.0)
+
+    def time_jacobi_of_pending_sum(self, device, mode, n):
+        finish(la.sum(jacobi(la.sqrt(self.w))), device)
+
+    def time_read(self, device, mode, n):
+        finish(la.sum(self.w), device)
+
+
+class InPlaceStencil(Benchmark):
+    """10 steps of ``u[1:-1, 1:-1] = jacobi(u)`` on a side² float32 array (a fresh copy each
+    call: the input is shared by the suite)."""
+
+    params = [DEVICES, MODES, [2**24, 2**20]]
+    param_names = ["device", "mode", "n"]
+
+    def setup(self, device, mode, n):
+        prepare(device, mode, n, cpu=(2**20,), cuda=(2**20, 2**24))
+        side = math.isqrt(n)
+        self.w = data(device, (side, side), low=0.0, high=1.0)
+
+    def time_steps(self, device, mode, n):
+        u = self.w.copy()
+        for _ in range(10):
+            u[1:-1, 1:-1] = jacobi(u)
+        finish(u, device)
+
+
+def numpy_steps(w: np.ndarray, steps: int = 10) -> np.ndarray:
+    """The same in-place stencil with NumPy (the baseline in docs/performance.rst)."""
+    u = w.copy()
+    for _ in range(steps):
+        u[1:-1, 1:-1] = jacobi(u)
+    return u

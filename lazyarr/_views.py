@@ -1,0 +1,182 @@
+"""Basic indexing (ints, slices of any step, ``None``, ``...``) as views, fused.
+
+A basic index of a *computed* array is NumPy's (CuPy's) view of its memory, as a new input:
+kernels take any strides, so it costs nothing to read it in place. A basic index of a
+*pending* elementwise expression is pushed down to its inputs,
+``f(a, b)[key] = f(a'[key], b'[key])`` (``a'``: ``a`` broadcast to the expression's shape),
+so ``u[1:-1] + u[:-2] + u[2:]`` on a pending ``u`` is ONE kernel reading ``u``'s inputs
+through three views (docs/views-and-writes.rst).
+
+Store or recompute. Pushing a view down recomputes the expression once per view that reads
+it. That is right for a few views of a small expression and wrong for a stencil iterated k
+times (5 views per step: 5^k paths), or a loop indexing a pending array element by element.
+The rule: a view of a pending array is pushed down while the array's expression reads at most
+``MAX_PUSHED_LEAVES`` inputs and fewer than ``MAX_PUSHED_VIEWS`` views of it were taken; past
+that, the array is computed once (stored) and the view reads its memory. So k fused stencil
+steps cost O(k) work, and a loop over ``x[i]`` computes ``x`` once.
+
+Aliasing. A pushed-down view has no memory of its own, but NumPy says it shares its base's:
+a write to either must show in the other. So the view remembers its base and key, and the
+base its views (weakly). Before a write into either (lazyarr/_writes.py), :func:`anchor`
+computes the base and turns every such view into a real view of the base's memory.
+"""
+from __future__ import annotations
+
+import sys
+import weakref
+from typing import Any
+
+import numpy as np
+
+from . import _build, _devices, _node
+from ._node import Node
+from ._registry import OPS
+
+MAX_PUSHED_LEAVES = 8    # inputs of an expression a view is still pushed through
+MAX_PUSHED_VIEWS = 8     # views of one pending array pushed down before it is stored
+
+_PUSHABLE = frozenset(name for name, op in OPS.items() if op.kind in ("elementwise", "cast"))
+
+# Pushed-down views of pending arrays only, keyed by id (a LazyArray is unhashable: == is
+# elementwise). A view holds its base (as NumPy's ``.base``); a base holds its views weakly.
+# Entries go when their array dies (the weak references' callbacks).
+_base_of: dict[int, tuple[weakref.ref[Any], Any, Any]] = {}     # id(view) -> (ref, base, key)
+_views_of: dict[int, dict[int, tuple[weakref.ref[Any], Any]]] = {}  # id(base) -> {id(view): (ref, key)}
+_base_refs: dict[int, weakref.ref[Any]] = {}
+_taken: dict[int, int] = {}             # id(base) -> views pushed down so far (live or not)
+
+
+def is_basic(key: Any) -> bool:
+    """Ints, slices, ``None`` and ``...`` only (NumPy's basic indexing: a view)."""
+    parts = key if isinstance(key, tuple) else (key,)
+    return all(k is None or k is Ellipsis or isinstance(k, (slice, int, np.integer))
+               and not isinstance(k, (bool, np.bool_)) for k in parts)
+
+
+def check_scalar_key(shape: tuple[int, ...], key: Any) -> None:
+    """NumPy's error for a key without arrays in it (``x[1.5]``, ``x['a']``) before anything
+    is computed; keys with arrays (advanced indexing) are checked by NumPy on the data."""
+    parts = key if isinstance(key, tuple) else (key,)
+    if not any(isinstance(k, (list, np.ndarray)) or hasattr(k, "_node") or hasattr(k, "shape")
+               for k in parts):
+        result_shape(shape, key)
+
+
+def result_shape(shape: tuple[int, ...], key: Any) -> tuple[int, ...]:
+    """The shape ``key`` selects from ``shape``, with NumPy's errors (IndexError, ...)."""
+    return np.broadcast_to(np.empty((), np.bool_), shape)[key].shape  # type: ignore[no-any-return]
+
+
+def _pushable(node: Node) -> bool:
+    if node.op not in _PUSHABLE or node.leaves is None or len(node.leaves) > MAX_PUSHED_LEAVES:
+        return False
+    return True
+
+
+def _push(node: Node, shape: tuple[int, ...], key: Any, out_shape: tuple[int, ...]) -> Node:
+    """``broadcast_to(node, shape)[key]`` as a node: views of the inputs, same ops above."""
+    if node.op == "scalar":
+        return node
+    if node.data is None and node.shape != shape:
+        _build.materialize(node)      # a pending operand of a smaller shape: stored
+    if node.data is not None:
+        data = node.data
+        if data.shape != shape:
+            data = _devices.xp(node.device or "cpu").broadcast_to(data, shape)
+        return _node.leaf(data[key], node.device or "cpu")
+    src = tuple(_push(c, shape, key, out_shape) for c in node.src)
+    return _node.op_node(node.op, node.dtype, out_shape, node.device, src, node.arg)
+
+
+def getitem(x: Any, key: Any) -> Node | None:
+    """The node of ``x[key]`` for a basic ``key`` on a pending ``x`` when it is pushed down
+    (and the view recorded for aliasing); None when ``x`` should be computed and its memory
+    indexed instead."""
+    node = x._node
+    if node.data is not None or not _pushable(node):
+        return None
+    if views_taken(x) >= MAX_PUSHED_VIEWS:
+        return None
+    out_shape = result_shape(node.shape, key)
+    return _push(node, node.shape, key, out_shape)
+
+
+# Memory ownership. Equal pending expressions built twice share one (interned) node, so two
+# LazyArrays can hold one computed buffer. They are equal values, not aliases: the first of
+# them to use the memory as memory (a view of it, a write, an export) owns it; a holder that
+# does so while another holds it too, or after another claimed it, gets its own copy first.
+_owner: weakref.WeakKeyDictionary[Node, weakref.ref[Any]] = weakref.WeakKeyDictionary()
+
+
+def claim(x: Any) -> Any:
+    """``x``'s memory (computing ``x`` if pending), owned by ``x`` from now on."""
+    node = x._node
+    if node.op == "scalar":                 # a LazyArray over a constant
+        x._node = node = _node.leaf(_build.materialize(node), x.device)
+    elif node.data is None:
+        _build.materialize(node)
+    ref = _owner.get(node)
+    owner = ref() if ref is not None else None
+    # Unowned but held by others too (x._node, ``node`` and getrefcount's argument are the
+    # three references expected): they never used it as memory, so x takes a copy.
+    if owner is x or owner is None and sys.getrefcount(node) <= 3:
+        _owner[node] = weakref.ref(x)
+    else:
+        x._node = node = _node.leaf(node.data.copy(), x.device)
+        _owner[node] = weakref.ref(x)
+    return node.data
+
+
+def record(base: Any, view: Any, key: Any) -> None:
+    """``view`` is ``base[key]``, pushed down: remember both ways for writes."""
+    vid, bid = id(view), id(base)
+
+    def view_gone(_: Any) -> None:
+        _base_of.pop(vid, None)
+        views = _views_of.get(bid)
+        if views is not None:
+            views.pop(vid, None)
+
+    def base_gone(_: Any) -> None:
+        _views_of.pop(bid, None)
+        _base_refs.pop(bid, None)
+        _taken.pop(bid, None)
+
+    ref = weakref.ref(view, view_gone)
+    _base_of[vid] = (ref, base, key)
+    if bid not in _base_refs:
+        _base_refs[bid] = weakref.ref(base, base_gone)
+    _views_of.setdefault(bid, {})[vid] = (ref, key)
+    _taken[bid] = _taken.get(bid, 0) + 1
+
+
+def views_taken(x: Any) -> int:
+    """How many views of ``x`` were pushed down (the store rule's count)."""
+    return _taken.get(id(x), 0)
+
+
+def aliased(x: Any) -> bool:
+    """Whether ``x`` is a pushed-down view or has pushed-down views (shares memory-to-be)."""
+    return id(x) in _base_of or bool(_views_of.get(id(x)))
+
+
+def anchor(x: Any) -> None:
+    """Before a write into ``x``: give ``x``, its base (if ``x`` is a pushed-down view) and
+    all their pushed-down views real memory, so the write shows in each of them."""
+    entry = _base_of.pop(id(x), None)
+    if entry is not None:
+        _, base, key = entry
+        views = _views_of.get(id(base))
+        if views is not None:
+            views.pop(id(x), None)
+        anchor(base)
+        x._node = _node.leaf(claim(base)[key], base.device)
+    views = _views_of.pop(id(x), None)
+    if views:
+        memory = claim(x)
+        for vid, (ref, key) in list(views.items()):
+            view = ref()
+            _base_of.pop(vid, None)
+            if view is not None:
+                view._node = _node.leaf(memory[key], x.device)
+                anchor(view)

@@ -1,0 +1,129 @@
+"""Writes into arrays with NumPy's aliasing: ``x[key] = value``, ``x op= y`` and the fallback's
+writing functions (``out=``, ``np.copyto``, ``x.fill``, ``x.sort()``).
+
+The rules (docs/views-and-writes.rst, "Writes"):
+
+* **Memory carries aliasing.** A write goes into the target's memory, so every array that
+  shares it (a basic-index view, ``np.asarray(x)``, the NumPy array given to ``la.asarray``)
+  sees it, as in NumPy. Two LazyArrays that hold one *node* (an interned expression built
+  twice, ``x.astype(x.dtype)``) are equal values, not aliases: the memory belongs to the first
+  that views, exports or writes it (``_views.claim``); the other gets its own copy first.
+* **Pending readers keep the old values (the write barrier).** Before memory is written,
+  every pending expression that reads it is computed, so each has the value it had at the
+  line that wrote it (``b = a + 1; a[0] = 5`` leaves ``b`` as it was).
+* **Checks before anything is written.** The value is computed and NumPy's (CuPy's)
+  ``__setitem__`` does the indexing, broadcasting and casting checks, so a bad write raises
+  NumPy's exception and leaves the target as it was.
+"""
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from . import _build, _devices, _node, _views
+from ._node import Node
+
+
+def _leaf_buffers(root: Node) -> list[Node]:
+    """The computed nodes (leaves and materialized interior nodes) a pending ``root`` reads."""
+    if root.leaves is not None:
+        return [n for n in root.leaves if n.data is not None]
+    found: list[Node] = []
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if n.data is not None:
+            found.append(n)
+        else:
+            stack.extend(n.src)
+    return found
+
+
+def _reads(node: Node, memory: Any, device: str) -> bool:
+    share = _devices.xp(device).may_share_memory
+    return any((leaf.device or "cpu") == device and share(leaf.data, memory)
+               for leaf in _leaf_buffers(node))
+
+
+def barrier(memory: Any, device: str) -> None:
+    """Compute every live pending expression that reads ``memory`` (before it is written).
+
+    The pending nodes are found in the intern table (every interior node is interned while
+    it lives). Only those something else holds (a LazyArray, a user variable) are computed;
+    a node held only by other pending readers is part of their kernel. The table keeps build
+    order, children before parents, so a held child is computed first and its parent reads it.
+    """
+    readers = []
+    for ref in list(_node._interned.values()):
+        n = ref()
+        if n is not None and n.data is None and n.src and _reads(n, memory, device):
+            readers.append(n)
+    if not readers:
+        return
+    from_readers: dict[int, int] = {}
+    for n in readers:
+        for c in n.src:
+            from_readers[id(c)] = from_readers.get(id(c), 0) + 1
+    for n in readers:
+        # references: the list, the loop variable, getrefcount's argument, parents' sources
+        if sys.getrefcount(n) - 3 - from_readers.get(id(n), 0) > 0:
+            _build.materialize(n)
+
+
+def target(x: Any) -> Any:
+    """``x``'s memory, ready to be written: computed, the writer's own, with no pending
+    expression reading it. A pending ``x`` is computed into new memory first."""
+    _views.anchor(x)                        # pushed-down views get real memory first
+    if x._node.data is None and x._node.op != "scalar":
+        _build.materialize(x._node)
+    if x._node.data is not None:            # (first: computed readers stop holding the node)
+        barrier(x._node.data, x.device)
+    return _views.claim(x)
+
+
+def _device_value(value: Any, device: str) -> Any:
+    """The value to write, computed and on ``device`` (Python scalars stay as they are: NumPy
+    applies its own range checks to them)."""
+    from ._array import LazyArray
+
+    if isinstance(value, LazyArray):
+        data = value.data
+        return data if value.device == device else _devices.asarray(device, value.to_numpy())
+    if device == "cuda" and _devices.device_of(value) is None and not isinstance(
+            value, (int, float, complex, bool)):
+        return _devices.asarray(device, value)
+    return value
+
+
+def _device_key(key: Any, device: str) -> Any:
+    from ._array import LazyArray
+
+    def one(k: Any) -> Any:
+        if isinstance(k, LazyArray):
+            if k.ndim == 0 and k.dtype.kind in "iu":
+                return k.item()       # an integer: basic indexing, as NumPy's 0-d index
+            return k.data if k.device == device else _devices.asarray(device, k.to_numpy())
+        return k
+    return tuple(one(k) for k in key) if isinstance(key, tuple) else one(key)
+
+
+def setitem(x: Any, key: Any, value: Any) -> None:
+    """``x[key] = value`` as NumPy: ``value`` is computed in full, then written with
+    NumPy's (CuPy's) indexing, broadcasting and unsafe casting."""
+    device = x.device
+    value = _device_value(value, device)
+    key = _device_key(key, device)
+    memory = target(x)
+    memory[key] = value
+
+
+def assign(x: Any, result: Node) -> None:
+    """``x op= y``: the computed ``result`` (already cast to ``x.dtype``, of ``x.shape``)
+    written into ``x``'s memory."""
+    data = _build.materialize(result)
+    memory = target(x)
+    memory[...] = data

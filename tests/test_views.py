@@ -1,0 +1,127 @@
+"""Basic indexing of pending expressions: views pushed down to the inputs, fused into one
+kernel, with NumPy's values and aliasing (lazyarr/_views.py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import DTYPES, GPU_DTYPES, assert_same, random_array
+
+import lazyarr as la
+from lazyarr import _views
+
+KEYS = [0, -1, slice(None), slice(1, -1), slice(None, None, -1), slice(5, 0, -2), (Ellipsis, 1),
+        (1, slice(None, None, 3)), (slice(None), None, slice(1, None)), (None, Ellipsis), (),
+        (slice(2, 2), slice(None)), (-2, -3)]
+
+
+def _pending(a):
+    x = la.asarray(a)
+    return la.where(la.asarray(np.ones(a.shape, bool)), x, x)
+
+
+def _launches(fn):
+    return len(la.explain(fn).kernels)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("key", KEYS, ids=repr)
+def test_views_of_pending_expressions_match_numpy(dtype, key, mode, rng):
+    a = random_array(rng, dtype, (6, 5))
+    b = random_array(rng, dtype, (5,))                 # broadcast along the rows
+    with np.errstate(all="ignore"):
+        want = np.maximum(a, b)[key]
+        got = la.maximum(la.asarray(a), la.asarray(b))[key]
+    assert got.shape == want.shape
+    assert_same(np.asarray(got), want)
+
+
+def test_a_stencil_on_a_pending_array_is_one_kernel():
+    w = np.random.default_rng(0).random((64, 48))
+    u = la.sqrt(la.asarray(w))
+    v = 0.2 * (u[1:-1, 1:-1] + u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+    assert not u.is_materialized and not v.is_materialized
+    assert _launches(lambda: v.sum()) == 1
+    un = np.sqrt(w)
+    want = 0.2 * (un[1:-1, 1:-1] + un[:-2, 1:-1] + un[2:, 1:-1] + un[1:-1, :-2] + un[1:-1, 2:])
+    np.testing.assert_allclose(np.asarray(v), want, rtol=1e-15)
+
+
+def test_repeated_stencils_store_instead_of_recomputing():
+    """k steps of a 3-point stencil: pushing every view down would read 3^k inputs; the
+    store rule computes an array once its expression reads too many inputs."""
+    a = np.random.default_rng(1).random(200)
+    x, xn = la.asarray(a) * 1.0, a * 1.0
+    for _ in range(12):
+        x = (x[:-2] + x[1:-1] + x[2:]) / 3
+        xn = (xn[:-2] + xn[1:-1] + xn[2:]) / 3
+        assert x.is_materialized or len(x._node.leaves) <= 3 * _views.MAX_PUSHED_LEAVES
+    np.testing.assert_allclose(np.asarray(x), xn, rtol=1e-13)
+
+
+def test_a_loop_over_elements_computes_the_array_once():
+    x = la.asarray(np.arange(40.0)) * 2
+    total = 0.0
+    for i in range(40):
+        total += float(x[i])
+    assert total == float(np.sum(np.arange(40.0) * 2))
+    assert x.is_materialized                          # stored after MAX_PUSHED_VIEWS views
+
+
+def test_bad_indices_raise_at_the_line_and_compute_nothing(mode):
+    x = la.asarray(np.arange(6.0).reshape(2, 3)) + 1
+    for key, exc in ((5, IndexError), ((0, 0, 0), IndexError), (1.5, IndexError),
+                     ((Ellipsis, Ellipsis), IndexError)):
+        with pytest.raises(exc):
+            np.arange(6.0).reshape(2, 3)[key]
+        with pytest.raises(exc):
+            x[key]
+    assert not x.is_materialized or la.get_config().mode == "eager"
+
+
+# ----------------------------------------------------------------------------- aliasing
+def test_writes_through_a_pending_view_reach_the_base_and_back():
+    w = np.arange(12.0).reshape(3, 4)
+    u = la.asarray(w) * 2                             # pending
+    row, col = u[1], u[:, ::-1]                       # pushed-down views
+    inner = row[1:]                                   # a view of a view
+    row[0] = -1.0                                     # a write into a view...
+    want = w * 2
+    want[1, 0] = -1.0
+    assert_same(np.asarray(u), want)                  # ... is in the base
+    assert_same(np.asarray(col), want[:, ::-1])
+    u[1, 2] = 50.0                                    # a write into the base ...
+    want[1, 2] = 50.0
+    assert_same(np.asarray(inner), want[1, 1:])       # ... is in the views of views
+
+
+def test_inplace_on_a_pending_array_with_views_writes_its_memory():
+    u = la.asarray(np.arange(4.0)) + 1
+    tail = u[2:]
+    before = tail * 10                                # pending, read before the write
+    u += 100
+    assert_same(np.asarray(tail), np.array([103.0, 104.0]))
+    assert_same(np.asarray(before), np.array([30.0, 40.0]))
+
+
+def test_equal_expressions_are_not_aliases_through_views():
+    w = la.asarray(np.arange(5.0))
+    u, u2 = la.sqrt(w), la.sqrt(w)                    # one interned node
+    view = u2[1:]
+    u2[1] = -7.0
+    assert float(view[0]) == -7.0
+    np.testing.assert_array_equal(np.asarray(u), np.sqrt(np.arange(5.0)))
+
+
+# ----------------------------------------------------------------------------- cuda
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device")
+@pytest.mark.parametrize("dtype", GPU_DTYPES, ids=str)
+def test_views_of_pending_expressions_on_cuda(dtype, rng):
+    a = random_array(rng, dtype, (6, 5))
+    with la.config(device="cuda", mode="lazy"), np.errstate(all="ignore"):
+        x = la.asarray(a)
+        y = (x * x)[::-1, 1:]
+        s = y[1:, :-1] + y[:-1, 1:]
+        want = (a * a)[::-1, 1:]
+        assert_same(np.asarray(s), want[1:, :-1] + want[:-1, 1:])
+        assert _launches(lambda: s.sum()) == 1

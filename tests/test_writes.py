@@ -1,0 +1,263 @@
+"""Assignment into arrays with NumPy's aliasing (lazyarr/_writes.py, docs/views-and-writes.rst).
+
+Every case runs the same steps on NumPy arrays and on LazyArrays and compares every array a
+script could still look at, after every step: the target, its views, earlier pending
+expressions, and the user's NumPy memory.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import DTYPES, GPU_DTYPES, assert_same, random_array
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+import lazyarr as la
+
+BASIC_KEYS = [0, -1, slice(None), slice(1, None), slice(None, None, -1), slice(4, 0, -2),
+              (Ellipsis, 1), (1, slice(None, None, 2)), (slice(None), None, 0), ()]
+ADVANCED_KEYS = [[0, 2, -1], (np.array([1, 0]), np.array([2, 3])), "mask"]
+
+
+def _pending(a):
+    """A pending LazyArray of ``a``'s values and dtype (nothing computed yet)."""
+    x = la.asarray(a)
+    out = la.where(la.asarray(np.ones(a.shape, bool)), x, x)
+    assert not out.is_materialized or la.get_config().mode == "eager"
+    return out
+
+
+def _key(key, base):
+    return base > np.median(base) if isinstance(key, str) else key
+
+
+def _lazy_key(key):
+    return tuple(la.asarray(k) if isinstance(k, np.ndarray) else k for k in key) \
+        if isinstance(key, tuple) else key
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("key", BASIC_KEYS + ADVANCED_KEYS, ids=repr)
+def test_setitem_matches_numpy_on_every_dtype(dtype, key, mode, rng):
+    base = random_array(rng, dtype, (5, 4))
+    value = random_array(rng, dtype, ())
+    want = base.copy()
+    k = _key(key, base)
+    want[k] = value
+    for make in (lambda: la.asarray(base.copy()), lambda: _pending(base.copy())):
+        x = make()                                   # computed, then pending
+        lk = la.asarray(k) if isinstance(k, np.ndarray) else _lazy_key(k)
+        x[lk] = value
+        assert_same(np.asarray(x), want)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_values_broadcast_and_cast_unsafely_as_numpy(dtype, mode, rng):
+    base = random_array(rng, dtype, (3, 4))
+    row = random_array(rng, np.dtype(np.float64), (4,))
+    want, x = base.copy(), la.asarray(base.copy())
+    with np.errstate(all="ignore"):
+        want[1:] = row                                 # float64 row into any dtype: unsafe
+        x[1:] = la.asarray(row) * 1                    # a pending value: computed first
+    assert_same(np.asarray(x), want)
+
+
+def test_negative_stride_views_empty_and_0d(mode):
+    a = np.arange(12.0).reshape(3, 4)
+    x = la.asarray(a.copy())
+    v = x[::-1, ::-2]                                  # a view with negative strides
+    v[0] = -1.0
+    want = a.copy()
+    want[::-1, ::-2][0] = -1.0
+    assert_same(np.asarray(x), want)
+    x[:0] = 5.0                                        # an empty region: nothing changes
+    assert_same(np.asarray(x), want)
+    z = la.asarray(np.array(2.5))
+    z[()] = 7.0
+    z[...] += 1.0
+    assert float(z) == 8.0 and z.shape == ()
+
+
+# ----------------------------------------------------------------------------- aliasing
+def test_views_see_writes_and_pending_readers_keep_old_values(mode):
+    a = la.asarray(np.arange(6.0))
+    before = a + 1                                     # pending, reads a's memory
+    held = a * 2                                       # pending, held by a variable ...
+    above = held + 1                                   # ... and read by another pending one
+    view = a[1:4]
+    a[0] = 50.0
+    a[1:3] += 10.0
+    assert_same(np.asarray(a), np.array([50.0, 11, 12, 3, 4, 5]))
+    assert_same(np.asarray(view), np.array([11.0, 12, 3]))
+    assert_same(np.asarray(before), np.arange(6.0) + 1)
+    assert_same(np.asarray(held), np.arange(6.0) * 2)
+    assert_same(np.asarray(above), np.arange(6.0) * 2 + 1)
+
+
+def test_inplace_operator_on_a_name_and_its_view_as_numpy(mode):
+    x = la.asarray(np.arange(4.0))
+    y, v = x, x[::2]
+    x += 1
+    assert y is x
+    assert_same(np.asarray(v), np.array([1.0, 3.0]))
+    v *= 10                                            # through the view into x
+    assert_same(np.asarray(x), np.array([10.0, 2.0, 30.0, 4.0]))
+
+
+def test_the_users_numpy_memory_is_written_and_exports_see_writes(mode):
+    user = np.zeros(3)
+    x = la.asarray(user)
+    x[1] = 4.0
+    assert user[1] == 4.0                              # la.asarray wraps, as np.asarray
+    exported = np.asarray(x)
+    x += 1
+    assert_same(exported, np.array([1.0, 5.0, 1.0]))
+
+
+def test_equal_expressions_built_twice_are_not_aliases(mode):
+    x = la.asarray(np.arange(3.0))
+    p, q = x + 1, x + 1                                # one interned node, two arrays
+    p[0] = 100.0
+    assert_same(np.asarray(p), np.array([100.0, 2.0, 3.0]))
+    assert_same(np.asarray(q), np.array([1.0, 2.0, 3.0]))
+    r = x.astype(x.dtype)
+    r[1] = -1.0
+    assert_same(np.asarray(x), np.arange(3.0))
+
+
+def test_a_pending_inplace_target_stays_pending():
+    x = la.asarray(np.arange(3.0)) * 2
+    x += 1
+    x *= 3
+    assert not x.is_materialized
+    assert_same(np.asarray(x), (np.arange(3.0) * 2 + 1) * 3)
+
+
+# ----------------------------------------------------------------------------- bad input
+BAD_WRITES = [
+    ("index out of bounds", lambda x: x.__setitem__(7, 1.0), IndexError),
+    ("too many indices", lambda x: x.__setitem__((0, 0, 0), 1.0), IndexError),
+    ("float index", lambda x: x.__setitem__(1.5, 1.0), IndexError),
+    ("shape mismatch", lambda x: x.__setitem__(slice(None), np.ones((2, 3))), ValueError),
+    ("mask of the wrong shape", lambda x: x.__setitem__(np.ones(4, bool), 1.0), IndexError),
+]
+
+
+@pytest.mark.parametrize("what, write, exc", BAD_WRITES, ids=[b[0] for b in BAD_WRITES])
+def test_bad_writes_raise_numpys_exception_and_write_nothing(what, write, exc, mode):
+    a = np.arange(6.0).reshape(3, 2)
+    with pytest.raises(exc):
+        write(a.copy())
+    x = la.asarray(a.copy())
+    with pytest.raises(exc):
+        write(x)
+    assert_same(np.asarray(x), a)
+
+
+def test_casting_errors_as_numpy(mode):
+    i = la.asarray(np.arange(3, dtype=np.int8))
+    with pytest.raises(OverflowError, match="out of bounds for int8"):
+        i[0] = 300
+    with pytest.raises(TypeError, match="same_kind"):        # NumPy's UFuncTypeError
+        i += 1.5
+    assert_same(np.asarray(i), np.arange(3, dtype=np.int8))
+    ro = la.asarray(np.broadcast_to(np.arange(3.0), (2, 3)))
+    with pytest.raises(ValueError, match="read-only"):
+        ro[0, 0] = 1.0
+
+
+# ----------------------------------------------------------------------------- cuda
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device")
+@pytest.mark.parametrize("dtype", GPU_DTYPES, ids=str)
+def test_writes_on_cuda_match_numpy(dtype, rng):
+    base = random_array(rng, dtype, (5, 4))
+    want = base.copy()
+    with la.config(device="cuda"):
+        x = la.asarray(base.copy())
+        pending = _pending(x)                          # reads x's memory
+        view = x[1:, ::-1]
+        mask = base > np.median(base)
+        for key in (0, (slice(1, None), slice(None, None, -1)), mask):
+            want[key] = base[0, 0]
+            x[la.asarray(key) if isinstance(key, np.ndarray) else key] = base[0, 0]
+        assert x.device == "cuda"
+        assert_same(np.asarray(x), want)
+        assert_same(np.asarray(view), want[1:, ::-1])
+        assert_same(np.asarray(pending), base)
+
+
+# ----------------------------------------------------------------------------- stateful
+class WritesAgainstNumPy(RuleBasedStateMachine):
+    """Random views, writes, in-place operators, pending expressions and reads, each step
+    mirrored on NumPy; every array still reachable is compared after every step."""
+
+    @initialize(n=st.integers(0, 6), m=st.integers(1, 5))
+    def start(self, n, m):
+        base = np.arange(n * m, dtype=np.float64).reshape(n, m)
+        self.pairs = [(base, la.asarray(base.copy()))]     # (NumPy array, LazyArray)
+
+    def _pick(self, i):
+        return self.pairs[i % len(self.pairs)]
+
+    @rule(i=st.integers(0, 20), start=st.integers(-4, 4), step=st.sampled_from([1, 2, -1, -2]))
+    def view(self, i, start, step):
+        a, x = self._pick(i)
+        if a.ndim:
+            key = (slice(start, None, step),) + (slice(None),) * (a.ndim - 1)
+            self.pairs.append((a[key], x[key]))
+
+    @rule(i=st.integers(0, 20), j=st.integers(-3, 3), value=st.floats(-9, 9, width=16))
+    def write(self, i, j, value):
+        a, x = self._pick(i)
+        if a.ndim and -a.shape[0] <= j < a.shape[0]:
+            a[j] = value
+            x[j] = value
+
+    @rule(i=st.integers(0, 20), value=st.floats(-9, 9, width=16))
+    def add_in_place(self, i, value):
+        a, x = self._pick(i)
+        a += value
+        x += value
+
+    @rule(i=st.integers(0, 20))
+    def pending(self, i):
+        a, x = self._pick(i)
+        self.pairs.append((a * 2 + 1, x * 2 + 1))
+
+    @precondition(lambda self: len(self.pairs) > 1)
+    @rule(i=st.integers(0, 20), j=st.integers(0, 20))
+    def write_one_into_another(self, i, j):
+        a, x = self._pick(i)
+        b, y = self._pick(j)
+        if a.shape == b.shape and a.ndim:
+            a[...] = b[::-1] if a.ndim == 1 else b
+            x[...] = y[::-1] if x.ndim == 1 else y
+
+    @rule(i=st.integers(0, 20))
+    def read(self, i):
+        a, x = self._pick(i)
+        np.testing.assert_array_equal(np.asarray(x), a)
+
+    @invariant()
+    def computed_arrays_same_as_numpy(self):
+        """(Pending ones are left pending, so that later writes meet pending readers.)"""
+        for a, x in self.pairs:
+            if x.is_materialized:
+                np.testing.assert_array_equal(np.asarray(x), a)
+
+    def teardown(self):
+        for a, x in getattr(self, "pairs", ()):
+            np.testing.assert_array_equal(np.asarray(x), a)
+
+
+@pytest.mark.parametrize("backend_mode", ["eager", "lazy"])
+def test_stateful_writes_against_numpy(backend_mode):
+    with la.config(mode=backend_mode, device="cpu"):
+        WritesAgainstNumPy.TestCase().runTest()
+
+
+WritesAgainstNumPy.TestCase.settings = settings(max_examples=60, stateful_step_count=25,
+                                                deadline=None,
+                                                suppress_health_check=list(HealthCheck))
