@@ -60,3 +60,23 @@ def numpy_steps(w: np.ndarray, steps: int = 10) -> np.ndarray:
     for _ in range(steps):
         u[1:-1, 1:-1] = jacobi(u)
     return u
+
+
+class ElementLoop(Benchmark):
+    """``s = s + a[i] * b[i]`` for i < 2000 over computed float64 arrays: Python-loop
+    overhead (a loop-carried 0-d value runs at once on the CPU and never grows a graph)."""
+
+    params = [DEVICES, MODES]
+    param_names = ["device", "mode"]
+
+    def setup(self, device, mode):
+        prepare(device, mode)
+        self.a = data(device, 2000, dtype=np.float64)
+        self.b = data(device, 2000, seed=1, dtype=np.float64)
+
+    def time_loop(self, device, mode):
+        a, b = self.a, self.b
+        s = la.zeros((), device=device)
+        for i in range(2000):
+            s = s + a[i] * b[i]
+        finish(s, device)

@@ -148,7 +148,11 @@ def _ops_page() -> str:
 
 #: LazyArray members autodoc documents (each needs a docstring).
 ARRAY_MEMBERS = ("shape", "dtype", "ndim", "size", "nbytes", "device", "is_materialized", "compute",
-                 "data", "to_numpy", "item", "tolist", "copy")
+                 "data", "to_numpy", "item", "tolist", "copy", "T", "mT", "transpose", "reshape",
+                 "swapaxes", "squeeze", "ravel")
+SHAPE_FUNCTIONS = ("transpose", "permute_dims", "matrix_transpose", "swapaxes", "moveaxis",
+                   "expand_dims", "squeeze", "flip", "fliplr", "flipud", "broadcast_to",
+                   "broadcast_arrays", "reshape", "ravel")
 CREATION = ("asarray", "zeros", "ones", "full", "empty", "arange", "linspace", "zeros_like",
             "ones_like", "full_like", "empty_like")
 DTYPES = ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -183,7 +187,8 @@ def _api_page() -> tuple[str, set[str]]:
                f"``{_OPERATORS[op.operator].format('x', 'y')}`` (:func:`{op.name}`)"
                for op in OPS.values() if op.operator)
            + ". Binary operators take arrays and Python scalars on either side; in-place forms "
-           "(``x += y``) rebind ``x`` to a new array with NumPy's casting and shape checks.", ""]
+           "(``x += y``) write into ``x``'s memory with NumPy's casting and shape checks, and "
+           "``x[key] = v`` assigns, with NumPy's aliasing (:doc:`../guide`).", ""]
     documented.add("LazyArray")
 
     api += ["Creation", "--------", ""] + [f".. autofunction:: {n}" for n in CREATION] + [""]
@@ -226,6 +231,11 @@ def _api_page() -> tuple[str, set[str]]:
     api += ["Selection and casting", "---------------------", "",
             ".. autofunction:: where", ".. autofunction:: clip", ".. autofunction:: astype", ""]
     documented.update(("where", "clip", "astype"))
+    api += ["Shapes and views", "----------------", "",
+            "Views as in NumPy (:doc:`../guide`, \"Views\"): of a computed array, a view of its memory;",
+            "of a pending expression, pushed down to its inputs, so they fuse.", ""]
+    api += [f".. autofunction:: {n}" for n in SHAPE_FUNCTIONS] + [""]
+    documented.update(SHAPE_FUNCTIONS)
     api += [_SECTIONS[1], "-" * len(_SECTIONS[1]), ""]
     for op in reductions:
         api += _reduction_entry(op)
@@ -260,7 +270,7 @@ def check_documented(documented: set[str]) -> None:
             problems.append(f"LazyArray.{name}: not listed in gen_api.ARRAY_MEMBERS")
         elif name in ARRAY_MEMBERS and not (getattr(la.LazyArray, name).__doc__ or "").strip():
             problems.append(f"LazyArray.{name}: no docstring")
-    autodoc = CREATION + ("config", "set_config", "get_config", "cuda_available", "explain", "where",
+    autodoc = CREATION + SHAPE_FUNCTIONS + ("config", "set_config", "get_config", "cuda_available", "explain", "where",
                           "clip", "astype", "Config", "Plan", "Kernel", "LazyArray")
     problems += [f"lazyarr.{n}: no docstring" for n in autodoc if not (getattr(la, n).__doc__ or "").strip()]
     if problems:

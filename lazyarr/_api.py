@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _build, _fallback, _views, _writes
+from . import _build, _fallback, _shape_functions, _views, _writes
 from ._array import LazyArray, _made
 from ._node import Node
 from ._registry import ELEMENTWISE, OPS, REDUCTIONS, OpDef
@@ -74,8 +74,12 @@ def clip(x: Any, min: Any = None, max: Any = None) -> LazyArray:
 
 
 def astype(x: Any, dtype: Any) -> LazyArray:
-    """Cast to ``dtype`` (unsafe casting, as ``ndarray.astype``)."""
-    return _wrap(_build.astype(x, dtype))
+    """Cast to ``dtype`` (unsafe casting, as ``ndarray.astype``): a new array, also when the
+    dtype already matches (a computed ``x`` is copied then, as NumPy copies)."""
+    node = _build.astype(x, dtype)
+    if isinstance(x, LazyArray) and node is x._node and node.data is not None:
+        return x.copy()
+    return _wrap(node)
 
 
 def explain(x: Any, device: str | None = None) -> Any:
@@ -129,6 +133,7 @@ for _op in ELEMENTWISE:
 for _op in REDUCTIONS:
     FUNCTIONS[_op.name] = _reduction_function(_op)
 FUNCTIONS.update(where=where, clip=clip, astype=astype)
+FUNCTIONS.update(_shape_functions.FUNCTIONS)
 for _name, _fn in FUNCTIONS.items():
     _fn.__name__ = _fn.__qualname__ = _name
     _fn.__module__ = "lazyarr"
@@ -142,6 +147,7 @@ NUMPY_FUNCTIONS: dict[Any, Callable[..., Any]] = {
 }
 NUMPY_FUNCTIONS.update({np.where: where, np.clip: clip, np.amin: FUNCTIONS["min"],
                         np.amax: FUNCTIONS["max"]})
+NUMPY_FUNCTIONS.update(_shape_functions.NUMPY_FUNCTIONS)
 
 
 @functools.cache
@@ -165,6 +171,7 @@ def _install_operators() -> None:
     for opdef in REDUCTIONS:
         setattr(LazyArray, opdef.name, FUNCTIONS[opdef.name])
     LazyArray.__setitem__ = _writes.setitem  # type: ignore[assignment]
+    _shape_functions.install()
     LazyArray.astype = astype  # type: ignore[attr-defined]
     LazyArray.clip = clip  # type: ignore[attr-defined]
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import operator
 from typing import Any
 
 import numpy as np
@@ -160,11 +161,11 @@ class LazyArray:
         NumPy gives a scalar): ``float(x[0])``, ``x[0].item()``, ``x[x[0]]`` work as on NumPy.
         """
         if _views.is_basic(key):
-            node = _views.getitem(self, key)
-            if node is not None:            # a pending expression, indexed at its inputs
-                view = LazyArray._from_node(node)
-                _views.record(self, view, key)
-                return view
+            # (a trailing ``...`` makes NumPy/CuPy return a 0-d view, never a scalar)
+            view_key = (key if isinstance(key, tuple) else (key,))
+            if Ellipsis not in view_key:
+                view_key += (Ellipsis,)
+            return _views.view(self, operator.itemgetter(view_key))  # type: ignore[no-any-return]
         else:
             _views.check_scalar_key(self._node.shape, key)   # bad keys raise before computing
         data = self.data

@@ -227,7 +227,7 @@ def elementwise(opdef: OpDef, *args: Any) -> Node:
     if rule is None or not rule.fast:
         return _elementwise(opdef, args)
     dtypes, shape, device, _, uncast = rule
-    if get_config().mode == "eager":
+    if get_config().mode == "eager" or not shape and _computed_on_cpu(device, operands):
         return _eager_elementwise(opdef, device, operands, dtypes, shape)  # type: ignore[arg-type]
     src = tuple(operands) if uncast else _cast_operands(operands, dtypes)
     return _node.op_node(opdef.name, dtypes[-1], shape, device, src)  # type: ignore[arg-type]
@@ -277,9 +277,22 @@ def _elementwise(opdef: OpDef, args: tuple[Any, ...]) -> Node:
         _check_integer_power(operands[1])
     if opdef.name == "where":
         return _where(opdef, operands, shape, device)
-    if get_config().mode == "eager":
+    if get_config().mode == "eager" or not shape and _computed_on_cpu(device, operands):
         return _eager_elementwise(opdef, device, operands, dtypes, shape)
     return _node.op_node(opdef.name, dtypes[-1], shape, device, _cast_operands(operands, dtypes))
+
+
+def _computed_on_cpu(device: str | None, operands: list[Operand]) -> bool:
+    """A 0-d op whose operands are all computed runs at once, on the CPU, even in lazy mode:
+    a loop-carried scalar (``s = s + a[i] * b[i]``) then never grows a graph, and NumPy's loop
+    on one element costs less than building, lowering and running a kernel. (On cuda a 0-d
+    op stays lazy: a launch per op would cost more than the graph.)"""
+    if device != "cpu" or _planning.get() is not None:
+        return False
+    for x in operands:
+        if type(x) is Node and x.data is None and x.op != "scalar":
+            return False
+    return True
 
 
 _INT64 = np.dtype(np.int64)

@@ -59,22 +59,23 @@ def check_scalar_key(shape: tuple[int, ...], key: Any) -> None:
     parts = key if isinstance(key, tuple) else (key,)
     if not any(isinstance(k, (list, np.ndarray)) or hasattr(k, "_node") or hasattr(k, "shape")
                for k in parts):
-        result_shape(shape, key)
+        shape_of(shape, lambda a: a[key])
 
 
-def result_shape(shape: tuple[int, ...], key: Any) -> tuple[int, ...]:
-    """The shape ``key`` selects from ``shape``, with NumPy's errors (IndexError, ...)."""
-    return np.broadcast_to(np.empty((), np.bool_), shape)[key].shape  # type: ignore[no-any-return]
+def shape_of(shape: tuple[int, ...], fn: Any) -> tuple[int, ...]:
+    """The shape of ``fn`` applied to an array of ``shape``, with NumPy's errors (IndexError,
+    AxisError ...), computed on a zero-stride stand-in: nothing is allocated or computed."""
+    return tuple(fn(np.broadcast_to(np.empty((), np.bool_), shape)).shape)
 
 
 def _pushable(node: Node) -> bool:
-    if node.op not in _PUSHABLE or node.leaves is None or len(node.leaves) > MAX_PUSHED_LEAVES:
-        return False
-    return True
+    return node.op in _PUSHABLE and node.leaves is not None \
+        and len(node.leaves) <= MAX_PUSHED_LEAVES
 
 
-def _push(node: Node, shape: tuple[int, ...], key: Any, out_shape: tuple[int, ...]) -> Node:
-    """``broadcast_to(node, shape)[key]`` as a node: views of the inputs, same ops above."""
+def _push(node: Node, shape: tuple[int, ...], fn: Any, out_shape: tuple[int, ...]) -> Node:
+    """``fn(broadcast_to(node, shape))`` as a node: ``fn`` (a view: an index, a transpose ...)
+    applied to each input, broadcast to ``shape`` first; the same ops above."""
     if node.op == "scalar":
         return node
     if node.data is None and node.shape != shape:
@@ -83,22 +84,23 @@ def _push(node: Node, shape: tuple[int, ...], key: Any, out_shape: tuple[int, ..
         data = node.data
         if data.shape != shape:
             data = _devices.xp(node.device or "cpu").broadcast_to(data, shape)
-        return _node.leaf(data[key], node.device or "cpu")
-    src = tuple(_push(c, shape, key, out_shape) for c in node.src)
+        return _node.leaf(fn(data), node.device or "cpu")
+    src = tuple(_push(c, shape, fn, out_shape) for c in node.src)
     return _node.op_node(node.op, node.dtype, out_shape, node.device, src, node.arg)
 
 
-def getitem(x: Any, key: Any) -> Node | None:
-    """The node of ``x[key]`` for a basic ``key`` on a pending ``x`` when it is pushed down
-    (and the view recorded for aliasing); None when ``x`` should be computed and its memory
-    indexed instead."""
+def view(x: Any, fn: Any) -> Any:
+    """``fn(x)`` for a view function ``fn`` (what gives NumPy's view of an array: an index, a
+    transpose, ``expand_dims`` ...), as a LazyArray: of a computed ``x``, a view of its
+    memory; of a pending elementwise ``x``, pushed down to its inputs (the store rule above)."""
     node = x._node
-    if node.data is not None or not _pushable(node):
-        return None
-    if views_taken(x) >= MAX_PUSHED_VIEWS:
-        return None
-    out_shape = result_shape(node.shape, key)
-    return _push(node, node.shape, key, out_shape)
+    out_shape = shape_of(node.shape, fn)          # NumPy's errors before anything runs
+    if node.data is None and _pushable(node) and views_taken(x) < MAX_PUSHED_VIEWS:
+        out = type(x)._from_node(_push(node, node.shape, fn, out_shape))
+        record(x, out, fn)
+        return out
+    anchor(x)       # (x's own pushed-down views get memory first: they alias this view too)
+    return type(x)._from_node(_node.leaf(fn(claim(x)), x.device))
 
 
 # Memory ownership. Equal pending expressions built twice share one (interned) node, so two
@@ -117,9 +119,11 @@ def claim(x: Any) -> Any:
         _build.materialize(node)
     ref = _owner.get(node)
     owner = ref() if ref is not None else None
-    # Unowned but held by others too (x._node, ``node`` and getrefcount's argument are the
-    # three references expected): they never used it as memory, so x takes a copy.
-    if owner is x or owner is None and sys.getrefcount(node) <= 3:
+    # An interior node (a computed expression) unowned but held by others too: they never
+    # used it as memory, so x takes a copy. Expected are x._node, ``node`` and getrefcount's
+    # argument; a pending expression reading it adds one more (a copy, then, is only
+    # wasted). Leaves are never interned: one per wrapped buffer.
+    if owner is x or owner is None and (node.op == "leaf" or sys.getrefcount(node) <= 3):
         _owner[node] = weakref.ref(x)
     else:
         x._node = node = _node.leaf(node.data.copy(), x.device)
@@ -127,8 +131,17 @@ def claim(x: Any) -> Any:
     return node.data
 
 
-def record(base: Any, view: Any, key: Any) -> None:
-    """``view`` is ``base[key]``, pushed down: remember both ways for writes."""
+# Pushed-down views of pending arrays only, keyed by id (a LazyArray is unhashable: == is
+# elementwise), with their view function. A view holds its base (as NumPy's ``.base``); a
+# base holds its views weakly. Entries go when their array dies (weak-reference callbacks).
+_base_of: dict[int, tuple[weakref.ref[Any], Any, Any]] = {}         # id(view) -> (ref, base, fn)
+_views_of: dict[int, dict[int, tuple[weakref.ref[Any], Any]]] = {}  # id(base) -> {id(view): (ref, fn)}
+_base_refs: dict[int, weakref.ref[Any]] = {}
+_taken: dict[int, int] = {}             # id(base) -> views pushed down so far (live or not)
+
+
+def record(base: Any, view: Any, fn: Any) -> None:
+    """``view`` is ``fn(base)``, pushed down: remember both ways for writes."""
     vid, bid = id(view), id(base)
 
     def view_gone(_: Any) -> None:
@@ -143,10 +156,10 @@ def record(base: Any, view: Any, key: Any) -> None:
         _taken.pop(bid, None)
 
     ref = weakref.ref(view, view_gone)
-    _base_of[vid] = (ref, base, key)
+    _base_of[vid] = (ref, base, fn)
     if bid not in _base_refs:
         _base_refs[bid] = weakref.ref(base, base_gone)
-    _views_of.setdefault(bid, {})[vid] = (ref, key)
+    _views_of.setdefault(bid, {})[vid] = (ref, fn)
     _taken[bid] = _taken.get(bid, 0) + 1
 
 
@@ -165,18 +178,18 @@ def anchor(x: Any) -> None:
     all their pushed-down views real memory, so the write shows in each of them."""
     entry = _base_of.pop(id(x), None)
     if entry is not None:
-        _, base, key = entry
+        _, base, fn = entry
         views = _views_of.get(id(base))
         if views is not None:
             views.pop(id(x), None)
         anchor(base)
-        x._node = _node.leaf(claim(base)[key], base.device)
+        x._node = _node.leaf(fn(claim(base)), base.device)
     views = _views_of.pop(id(x), None)
     if views:
         memory = claim(x)
-        for vid, (ref, key) in list(views.items()):
-            view = ref()
+        for vid, (ref, fn) in list(views.items()):
+            v = ref()
             _base_of.pop(vid, None)
-            if view is not None:
-                view._node = _node.leaf(memory[key], x.device)
-                anchor(view)
+            if v is not None:
+                v._node = _node.leaf(fn(memory), x.device)
+                anchor(v)

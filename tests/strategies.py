@@ -224,11 +224,13 @@ def inplace(a: Any, sym: str, b: Any, lib: str = "lazyarr") -> Any:
     """``a op= b`` on a fresh binding, leaving the caller's ``a`` as it was.
 
     With lazyarr the target is always a LazyArray. In-place operators write memory as NumPy's
-    do (lazyarr/_writes.py): a LazyArray sharing ``a``'s node gets its own copy when written
-    (equal values are not aliases), and a NumPy leaf is copied first, as on NumPy's side."""
+    do (lazyarr/_writes.py), so a computed ``a`` (or a NumPy leaf) is copied first, as on
+    NumPy's side; a pending one is shared (its in-place op rebinds the fresh binding)."""
     if lib == "lazyarr":
-        t = la.LazyArray._from_node(a._node) if isinstance(a, la.LazyArray) \
-            else la.asarray(np.array(a))
+        if isinstance(a, la.LazyArray) and not a.is_materialized:
+            t = la.LazyArray._from_node(a._node)
+        else:
+            t = la.asarray(np.array(a), device=a.device if isinstance(a, la.LazyArray) else None)
     else:
         t = np.array(a)  # a copy: NumPy's in-place op writes the buffer
     ns = {"t": t, "b": b}

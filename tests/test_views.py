@@ -125,3 +125,87 @@ def test_views_of_pending_expressions_on_cuda(dtype, rng):
         want = (a * a)[::-1, 1:]
         assert_same(np.asarray(s), want[1:, :-1] + want[:-1, 1:])
         assert _launches(lambda: s.sum()) == 1
+
+
+# ----------------------------------------------------------------------------- shape functions
+SHAPE_CALLS = [
+    ("transpose", lambda m, a: m.transpose(a)),
+    ("transpose axes", lambda m, a: m.transpose(a, (1, 2, 0))),
+    ("permute_dims", lambda m, a: m.permute_dims(a, (2, 0, 1))),
+    ("matrix_transpose", lambda m, a: m.matrix_transpose(a)),
+    ("swapaxes", lambda m, a: m.swapaxes(a, 0, -1)),
+    ("moveaxis", lambda m, a: m.moveaxis(a, 0, -1)),
+    ("expand_dims", lambda m, a: m.expand_dims(a, (0, 3))),
+    ("squeeze", lambda m, a: m.squeeze(m.expand_dims(a, 1), 1)),
+    ("flip", lambda m, a: m.flip(a, (0, 2))),
+    ("flip all", lambda m, a: m.flip(a)),
+    ("fliplr", lambda m, a: m.fliplr(a)),
+    ("flipud", lambda m, a: m.flipud(a)),
+    ("broadcast_to", lambda m, a: m.broadcast_to(a[:1], (4, 3, 4))),
+    ("reshape", lambda m, a: m.reshape(a, (6, -1))),
+    ("ravel", lambda m, a: m.ravel(a)),
+    (".T", lambda m, a: a.T),
+    (".mT", lambda m, a: a.mT),
+    (".reshape", lambda m, a: a.reshape(3, 8)),
+    (".transpose", lambda m, a: a.transpose(2, 0, 1)),
+    ("view of a view", lambda m, a: m.flip(a.T, 0)[1:, ::-2]),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name, call", SHAPE_CALLS, ids=[c[0] for c in SHAPE_CALLS])
+def test_shape_functions_match_numpy_on_computed_and_pending(name, call, dtype, mode, rng):
+    a = random_array(rng, dtype, (2, 3, 4))
+    want = call(np, a)
+    for x in (la.asarray(a), _pending(a)):
+        got = call(la, x)
+        assert isinstance(got, la.LazyArray) and got.shape == want.shape
+        assert_same(np.asarray(got), want)
+
+
+def test_numpy_functions_dispatch_to_the_native_views():
+    x = la.asarray(np.arange(6.0).reshape(2, 3)) * 2
+    t = np.transpose(x)
+    assert isinstance(t, la.LazyArray) and not x.is_materialized
+    assert_same(np.asarray(np.flip(x, 1)), np.flip(np.arange(6.0).reshape(2, 3) * 2, 1))
+
+
+def test_a_transposed_pending_array_fuses():
+    x = la.asarray(np.arange(12.0).reshape(3, 4)) + 1
+    y = x.T * x.T[::-1]
+    assert _launches(lambda: y.sum()) == 1 and not x.is_materialized
+    xn = np.arange(12.0).reshape(3, 4) + 1
+    assert float(y.sum()) == float((xn.T * xn.T[::-1]).sum())
+
+
+def test_writes_through_shape_views_reach_the_base():
+    x = la.asarray(np.zeros((2, 3))) + 0               # pending
+    t, f = x.T, la.flip(x, 1)
+    t[0, 1] = 5.0                                        # x[1, 0]
+    f[0, 0] = 7.0                                        # x[0, 2]
+    want = np.zeros((2, 3))
+    want[1, 0], want[0, 2] = 5.0, 7.0
+    assert_same(np.asarray(x), want)
+    r = x.reshape(6)                                     # a view of contiguous memory
+    r[1] = -1.0
+    assert float(x[0, 1]) == -1.0
+    with pytest.raises(ValueError, match="read-only"):
+        la.broadcast_to(x[0], (4, 3))[0, 0] = 1.0
+
+
+@pytest.mark.parametrize("call, exc", [
+    (lambda m, a: m.transpose(a, (0, 0, 1)), ValueError),
+    (lambda m, a: m.swapaxes(a, 0, 3), np.exceptions.AxisError),
+    (lambda m, a: m.squeeze(a, 0), ValueError),
+    (lambda m, a: m.reshape(a, (5, 5)), ValueError),
+    (lambda m, a: m.broadcast_to(a, (3, 3)), ValueError),
+    (lambda m, a: m.expand_dims(a, 5), np.exceptions.AxisError),
+])
+def test_bad_shape_arguments_raise_numpys_exception_before_computing(call, exc):
+    a = np.ones((2, 3, 4))
+    with pytest.raises(exc):
+        call(np, a)
+    x = la.asarray(a) * 2
+    with pytest.raises(exc):
+        call(la, x)
+    assert not x.is_materialized

@@ -1,0 +1,210 @@
+"""Shape functions that are views in NumPy, native and lazy: transposes, axis moves, flips,
+``expand_dims``/``squeeze``, ``broadcast_to``; and ``reshape``/``ravel``.
+
+Each is a *view function* handed to :func:`lazyarr._views.view`: of a computed array it is
+NumPy's (CuPy's) view of the memory; of a pending expression it is pushed down to the inputs
+and fuses. ``reshape`` is a view only where NumPy's is (its strides allow it); of a pending
+expression it computes the expression first, then reshapes the memory (NumPy's view of a
+fresh contiguous array). NumPy does the argument checks (on a zero-stride stand-in of the
+shape), so errors are NumPy's, at the line that wrote the call.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import _views
+from ._array import LazyArray, asarray
+
+
+def _view(x: Any, fn: Callable[[Any], Any]) -> LazyArray:
+    return _views.view(asarray(x), fn)  # type: ignore[no-any-return]
+
+
+def transpose(a: Any, axes: Any = None) -> LazyArray:
+    """Permute the axes (reverse them by default), as ``numpy.transpose``: a view."""
+    return _view(a, lambda d: d.transpose(axes))
+
+
+def permute_dims(a: Any, axes: Any) -> LazyArray:
+    """The array API's ``transpose`` with required ``axes``: a view."""
+    return _view(a, lambda d: d.transpose(axes))
+
+
+def matrix_transpose(x: Any) -> LazyArray:
+    """Swap the last two axes (a stack of matrices transposed), as ``numpy.matrix_transpose``."""
+    x = asarray(x)
+    if x.ndim < 2:
+        raise ValueError("Input array must be at least 2-dimensional")
+    return _views.view(x, lambda d: d.swapaxes(-1, -2))  # type: ignore[no-any-return]
+
+
+def swapaxes(a: Any, axis1: int, axis2: int) -> LazyArray:
+    """Interchange two axes, as ``numpy.swapaxes``: a view."""
+    return _view(a, lambda d: d.swapaxes(axis1, axis2))
+
+
+def moveaxis(a: Any, source: Any, destination: Any) -> LazyArray:
+    """Move axes to new positions, the others keeping their order, as ``numpy.moveaxis``."""
+    return _view(a, lambda d: np.moveaxis(d, source, destination))
+
+
+def expand_dims(a: Any, axis: Any) -> LazyArray:
+    """Insert length-1 axes at ``axis`` (an int or a tuple), as ``numpy.expand_dims``."""
+    return _view(a, lambda d: np.expand_dims(d, axis))
+
+
+def squeeze(a: Any, axis: Any = None) -> LazyArray:
+    """Remove length-1 axes (all of them, or those in ``axis``), as ``numpy.squeeze``."""
+    return _view(a, lambda d: d.squeeze(axis))
+
+
+def flip(m: Any, axis: Any = None) -> LazyArray:
+    """Reverse the order of elements along ``axis`` (all axes by default): a view with negative
+    strides, as ``numpy.flip``."""
+    return _view(m, lambda d: np.flip(d, axis))
+
+
+def fliplr(m: Any) -> LazyArray:
+    """Reverse the columns (axis 1), as ``numpy.fliplr``."""
+    m = asarray(m)
+    if m.ndim < 2:
+        raise ValueError("Input must be >= 2-d.")
+    return _views.view(m, lambda d: d[:, ::-1])  # type: ignore[no-any-return]
+
+
+def flipud(m: Any) -> LazyArray:
+    """Reverse the rows (axis 0), as ``numpy.flipud``."""
+    m = asarray(m)
+    if m.ndim < 1:
+        raise ValueError("Input must be >= 1-d.")
+    return _views.view(m, lambda d: d[::-1, ...])  # type: ignore[no-any-return]
+
+
+def broadcast_to(array: Any, shape: Any) -> LazyArray:
+    """``array`` broadcast to ``shape``: a read-only view (writing it is a ``ValueError``), as
+    ``numpy.broadcast_to``."""
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    return _view(array, lambda d: _xp_broadcast_to(d, shape))
+
+
+def broadcast_arrays(*args: Any) -> tuple[LazyArray, ...]:
+    """The arrays broadcast against each other, as ``numpy.broadcast_arrays`` (a tuple)."""
+    arrays = [asarray(a) for a in args]
+    shape = np.broadcast_shapes(*(a.shape for a in arrays))
+    return tuple(broadcast_to(a, shape) for a in arrays)
+
+
+def _xp_broadcast_to(d: Any, shape: tuple[int, ...]) -> Any:
+    return d if d.shape == shape else np.broadcast_to(d, shape)
+
+
+def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None,
+            copy: bool | None = None) -> LazyArray:
+    """A new shape for the same elements, as ``numpy.reshape``: a view of the memory where
+    NumPy gives one (always for a pending array, which is computed first), else a copy.
+    ``order="F"``/``"A"`` and ``copy=`` take NumPy's own path (the fallback)."""
+    if newshape is not None:
+        if shape is not None:
+            raise TypeError("You cannot specify 'newshape' and 'shape' arguments at the same time.")
+        shape = newshape
+    if shape is None:
+        raise TypeError("reshape() missing 1 required positional argument: 'shape'")
+    if order != "C" or copy is not None:
+        from . import _fallback
+
+        return _fallback.call("reshape", np.reshape, (a, shape),  # type: ignore[no-any-return]
+                              {"order": order, "copy": copy})
+    x = asarray(a)
+    _views.shape_of(x.shape, lambda d: d.reshape(shape))   # NumPy's errors first
+    return LazyArray._from_node(_node_of(x, lambda d: d.reshape(shape)))
+
+
+def ravel(a: Any, order: str = "C") -> LazyArray:
+    """The elements as a 1-D array, as ``numpy.ravel`` (a view where NumPy gives one)."""
+    if order != "C":
+        from . import _fallback
+
+        return _fallback.call("ravel", np.ravel, (a,), {"order": order})  # type: ignore[no-any-return]
+    return reshape(a, -1)
+
+
+def _node_of(x: LazyArray, fn: Callable[[Any], Any]) -> Any:
+    """``fn`` (a reshape) of ``x``'s memory: a view where the strides allow, else a copy."""
+    from . import _node
+
+    _views.anchor(x)
+    return _node.leaf(fn(_views.claim(x)), x.device)
+
+
+FUNCTIONS: dict[str, Callable[..., Any]] = {
+    f.__name__: f for f in (transpose, permute_dims, matrix_transpose, swapaxes, moveaxis,
+                            expand_dims, squeeze, flip, fliplr, flipud, broadcast_to,
+                            broadcast_arrays, reshape, ravel)
+}
+
+#: NumPy function -> ours, for ``__array_function__`` (NumPy's own names only: its aliases,
+#: ``np.permute_dims is np.transpose``, map to the function of that name).
+NUMPY_FUNCTIONS: dict[Any, Callable[..., Any]] = {
+    getattr(np, name): fn for name, fn in FUNCTIONS.items()
+    if getattr(getattr(np, name, None), "__name__", None) == name
+}
+
+
+# ------------------------------------------------------------------------------ methods
+def _method_transpose(self: LazyArray, *axes: Any) -> LazyArray:
+    """Permute the axes, as ``ndarray.transpose``: ``x.transpose()``, ``x.transpose(1, 0)`` or
+    ``x.transpose((1, 0))``; a view."""
+    if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+        axes = axes[0]
+    return transpose(self, axes or None)
+
+
+def _method_reshape(self: LazyArray, *shape: Any, order: str = "C",
+                    copy: bool | None = None) -> LazyArray:
+    """A new shape, as ``ndarray.reshape``: ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return reshape(self, shape, order=order, copy=copy)
+
+
+def _method_swapaxes(self: LazyArray, axis1: int, axis2: int) -> LazyArray:
+    """Interchange two axes, as ``ndarray.swapaxes``: a view."""
+    return swapaxes(self, axis1, axis2)
+
+
+def _method_squeeze(self: LazyArray, axis: Any = None) -> LazyArray:
+    """Remove length-1 axes, as ``ndarray.squeeze``: a view."""
+    return squeeze(self, axis)
+
+
+def _method_ravel(self: LazyArray, order: str = "C") -> LazyArray:
+    """The elements as a 1-D array, as ``ndarray.ravel``."""
+    return ravel(self, order)
+
+
+def _T(self: LazyArray) -> LazyArray:
+    """The transpose (axes reversed), as ``ndarray.T``: a view."""
+    return transpose(self)
+
+
+def _mT(self: LazyArray) -> LazyArray:
+    """The last two axes swapped, as ``ndarray.mT``: a view."""
+    return matrix_transpose(self)
+
+
+def install() -> None:
+    """Attach the methods and properties to LazyArray."""
+    LazyArray.transpose = _method_transpose  # type: ignore[attr-defined]
+    LazyArray.reshape = _method_reshape  # type: ignore[attr-defined]
+    LazyArray.swapaxes = _method_swapaxes  # type: ignore[attr-defined]
+    LazyArray.squeeze = _method_squeeze  # type: ignore[attr-defined]
+    LazyArray.ravel = _method_ravel  # type: ignore[attr-defined]
+    LazyArray.T = property(_T)  # type: ignore[attr-defined]
+    LazyArray.mT = property(_mT)  # type: ignore[attr-defined]
+    for name, fn in (("transpose", _method_transpose), ("reshape", _method_reshape),
+                     ("swapaxes", _method_swapaxes), ("squeeze", _method_squeeze),
+                     ("ravel", _method_ravel)):
+        fn.__name__ = fn.__qualname__ = name
