@@ -149,14 +149,14 @@ def _ops_page() -> str:
 #: LazyArray members autodoc documents (each needs a docstring).
 ARRAY_MEMBERS = ("shape", "dtype", "ndim", "size", "nbytes", "device", "is_materialized", "compute",
                  "data", "to_numpy", "item", "tolist", "copy", "T", "mT", "transpose", "reshape",
-                 "swapaxes", "squeeze", "ravel")
+                 "swapaxes", "squeeze", "ravel", "real", "imag", "conj", "conjugate")
 SHAPE_FUNCTIONS = ("transpose", "permute_dims", "matrix_transpose", "swapaxes", "moveaxis",
                    "expand_dims", "squeeze", "flip", "fliplr", "flipud", "broadcast_to",
                    "broadcast_arrays", "reshape", "ravel")
 CREATION = ("asarray", "zeros", "ones", "full", "empty", "arange", "linspace", "zeros_like",
             "ones_like", "full_like", "empty_like")
 DTYPES = ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-          "float16", "float32", "float64")
+          "float16", "float32", "float64", "complex64", "complex128")
 CONSTANTS = ("pi", "e", "inf", "nan", "euler_gamma")
 #: NumPy's own objects, re-exported as they are (``la.dtype is numpy.dtype``).
 NUMPY_OBJECTS = ("newaxis", "dtype", "finfo", "iinfo")
@@ -197,7 +197,7 @@ def _api_page() -> tuple[str, set[str]]:
             ".. data:: " + "\n          ".join(DTYPES), "",
             "   The dtypes lazyarr supports: NumPy's scalar types (``la.float32 is numpy.float32``).",
             "   Any of them, a :class:`numpy.dtype` or a dtype string is accepted wherever a dtype is.",
-            "   Complex, ``longdouble``, string, datetime and object dtypes are not supported",
+            "   ``longdouble``, ``clongdouble``, string, datetime and object dtypes are not supported",
             "   (``TypeError``).", "",
             ".. data:: " + "\n          ".join(CONSTANTS), "",
             "   Python floats: :math:`\\pi`, :math:`e`, infinity and NaN (as ``numpy.pi`` ...).", ""]
@@ -229,8 +229,9 @@ def _api_page() -> tuple[str, set[str]]:
         api += _elementwise_entry(op)
         documented.add(op.name)
     api += ["Selection and casting", "---------------------", "",
-            ".. autofunction:: where", ".. autofunction:: clip", ".. autofunction:: astype", ""]
-    documented.update(("where", "clip", "astype"))
+            ".. autofunction:: where", ".. autofunction:: clip", ".. autofunction:: astype",
+            ".. autofunction:: angle", ""]
+    documented.update(("where", "clip", "astype", "angle"))
     api += ["Shapes and views", "----------------", "",
             "Views as in NumPy (:doc:`../guide`, \"Views\"): of a computed array, a view of its memory;",
             "of a pending expression, pushed down to its inputs, so they fuse.", ""]
@@ -271,7 +272,7 @@ def check_documented(documented: set[str]) -> None:
         elif name in ARRAY_MEMBERS and not (getattr(la.LazyArray, name).__doc__ or "").strip():
             problems.append(f"LazyArray.{name}: no docstring")
     autodoc = CREATION + SHAPE_FUNCTIONS + ("config", "set_config", "get_config", "cuda_available", "explain", "where",
-                          "clip", "astype", "Config", "Plan", "Kernel", "LazyArray")
+                          "clip", "astype", "angle", "Config", "Plan", "Kernel", "LazyArray")
     problems += [f"lazyarr.{n}: no docstring" for n in autodoc if not (getattr(la, n).__doc__ or "").strip()]
     if problems:
         raise RuntimeError("undocumented public names (docs/gen_api.py):\n  " + "\n  ".join(problems))

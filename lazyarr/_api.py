@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -82,6 +83,38 @@ def astype(x: Any, dtype: Any) -> LazyArray:
     return _wrap(node)
 
 
+def real(x: Any) -> LazyArray:
+    """The real part (``numpy.real``): float32 of complex64, float64 of complex128, a view of
+    ``x`` as NumPy's (``z.real[...] = 0`` writes into ``z``); of a real array, the array itself."""
+    if isinstance(x, LazyArray) and x.dtype.kind == "c":
+        return _views.part(x, operator.attrgetter("real"), lambda: _build.complex_part("real", x))
+    node = _build.complex_part("real", x)
+    return x if isinstance(x, LazyArray) and node is x._node else _wrap(node)
+
+
+def imag(x: Any) -> LazyArray:
+    """The imaginary part (``numpy.imag``): float32 of complex64, float64 of complex128, a view
+    of ``x`` as NumPy's; of a real array, a new array of zeros of its dtype."""
+    if isinstance(x, LazyArray) and x.dtype.kind == "c":
+        return _views.part(x, operator.attrgetter("imag"), lambda: _build.complex_part("imag", x))
+    return _wrap(_build.complex_part("imag", x))
+
+
+def angle(z: Any, deg: bool = False) -> LazyArray:
+    """The counterclockwise angle from the positive real axis (``numpy.angle``):
+    ``arctan2(imag, real)``, in degrees with ``deg=True``."""
+    if not isinstance(z, LazyArray):
+        z = _wrap(_build.operands_of((z,))[0])
+    if z.dtype.kind == "c":
+        a = _elementwise(OPS["arctan2"], _wrap(_build.complex_part("imag", z)),
+                         _wrap(_build.complex_part("real", z)))
+    else:
+        a = _elementwise(OPS["arctan2"], 0, z)
+    if deg:
+        a = _elementwise(OPS["multiply"], _wrap(a), 180 / np.pi)
+    return _wrap(a)
+
+
 def explain(x: Any, device: str | None = None) -> Any:
     """The :class:`~lazyarr.Plan` of materializing ``x``: its kernels, inputs and memory
     traffic. Nothing runs (on ``cuda`` not even a GPU is needed: code generation only).
@@ -128,25 +161,25 @@ def explain(x: Any, device: str | None = None) -> Any:
 # ------------------------------------------------------------------------------ generation
 FUNCTIONS: dict[str, Callable[..., Any]] = {}
 for _op in ELEMENTWISE:
-    if _op.name not in ("where", "clip"):
+    if _op.name not in ("where", "clip", "real", "imag"):
         FUNCTIONS[_op.name] = _elementwise_function(_op)
 for _op in REDUCTIONS:
     FUNCTIONS[_op.name] = _reduction_function(_op)
-FUNCTIONS.update(where=where, clip=clip, astype=astype)
+FUNCTIONS.update(where=where, clip=clip, astype=astype, real=real, imag=imag, angle=angle)
 FUNCTIONS.update(_shape_functions.FUNCTIONS)
 for _name, _fn in FUNCTIONS.items():
     _fn.__name__ = _fn.__qualname__ = _name
     _fn.__module__ = "lazyarr"
 
 ALIASES = {"absolute": "abs", "true_divide": "divide", "mod": "remainder", "bitwise_not": "invert",
-           "amin": "min", "amax": "max"}
+           "amin": "min", "amax": "max", "conjugate": "conj"}
 
 #: NumPy function -> lazyarr function, for ``__array_function__``.
 NUMPY_FUNCTIONS: dict[Any, Callable[..., Any]] = {
     op.numpy: FUNCTIONS[op.name] for op in OPS.values() if op.kind == "reduction"
 }
 NUMPY_FUNCTIONS.update({np.where: where, np.clip: clip, np.amin: FUNCTIONS["min"],
-                        np.amax: FUNCTIONS["max"]})
+                        np.amax: FUNCTIONS["max"], np.real: real, np.imag: imag, np.angle: angle})
 NUMPY_FUNCTIONS.update(_shape_functions.NUMPY_FUNCTIONS)
 
 
@@ -173,7 +206,19 @@ def _install_operators() -> None:
     LazyArray.__setitem__ = _writes.setitem  # type: ignore[assignment]
     _shape_functions.install()
     LazyArray.astype = astype  # type: ignore[attr-defined]
+    LazyArray.real = property(real, _part_setter("real"), doc=real.__doc__)  # type: ignore[attr-defined]
+    LazyArray.imag = property(imag, _part_setter("imag"), doc=imag.__doc__)  # type: ignore[attr-defined]
+    LazyArray.conj = LazyArray.conjugate = FUNCTIONS["conj"]  # type: ignore[attr-defined]
     LazyArray.clip = clip  # type: ignore[attr-defined]
+
+
+def _part_setter(name: str) -> Callable[[LazyArray, Any], None]:
+    """``z.real = v`` / ``z.imag = v``: a write through the view, as NumPy."""
+    def setter(self: LazyArray, value: Any) -> None:
+        if name == "imag" and self.dtype.kind != "c":
+            raise TypeError("array does not have imaginary part to set")
+        getattr(self, name)[...] = value
+    return setter
 
 
 def _unary_operator(opdef: OpDef) -> Callable[[LazyArray], LazyArray]:
@@ -194,7 +239,7 @@ def _binary_operator(opdef: OpDef, reflected: bool) -> Callable[[LazyArray, Any]
     if opdef.name in ("equal", "not_equal"):
         return _identity_comparison_of_non_arrays(method, opdef.name == "equal")
     if opdef.name == "power" and not reflected:
-        return _bool_square(method)
+        return _scalar_power(method)
     return method
 
 
@@ -209,12 +254,27 @@ def _identity_comparison_of_non_arrays(method: Callable[[LazyArray, Any], Any],
     return compare
 
 
-def _bool_square(method: Callable[[LazyArray, Any], Any]) -> Callable[..., Any]:
+def _fast_scalar_power(base: LazyArray, exponent: Any) -> OpDef | None:
+    """ndarray.__pow__'s fast path (NumPy's ``fast_scalar_power``): ``a ** 2`` is
+    ``np.square(a)``; of a complex ``a`` also ``a ** -1`` is ``np.reciprocal(a)`` and
+    ``a ** 0.5`` ``np.sqrt(a)``. The values differ from ``np.power``'s only for bool (int8
+    where ``np.power`` gives int64) and complex (``square`` rounds once where complex power
+    multiplies: an ulp); for floats the two are the same, and ``power`` stays."""
+    kind = base.dtype.kind
+    if type(exponent) is int and exponent == 2 and kind in "bc":
+        return OPS["square"]
+    if kind == "c" and (type(exponent) is int and exponent == -1):
+        return OPS["reciprocal"]
+    if kind == "c" and type(exponent) is float and exponent == 0.5:
+        return OPS["sqrt"]
+    return None
+
+
+def _scalar_power(method: Callable[[LazyArray, Any], Any]) -> Callable[..., Any]:
     def power(self: LazyArray, other: Any) -> Any:
-        if type(other) is int and other == 2 and self.dtype == np.bool_:
-            # ndarray.__pow__'s fast path: ``a ** 2`` is ``np.square(a)``, which for bool is
-            # int8 where ``np.power(a, 2)`` is int64 (the only dtype where the two differ).
-            return _wrap(_elementwise(OPS["square"], self))
+        fast = _fast_scalar_power(self, other)
+        if fast is not None:
+            return _wrap(_elementwise(fast, self))
         return method(self, other)
     return power
 
@@ -225,7 +285,9 @@ def _inplace_operator(opdef: OpDef) -> Callable[[LazyArray, Any], LazyArray]:
         broadcasting of ``x``), then the result, cast back to ``x.dtype``, is written into
         ``x``'s memory, so views of ``x`` see it (lazyarr/_writes.py). A pending ``x`` has no
         memory anything could share: it is rebound to the new expression and stays lazy."""
-        result = _build.elementwise(opdef, self, other)
+        fast = _fast_scalar_power(self, other) if opdef.name == "power" else None
+        result = _build.elementwise(fast, self) if fast is not None \
+            else _build.elementwise(opdef, self, other)
         operand = _build.to_operand(other, self.device)  # a Python scalar stays weak
         other_dt = operand.dtype if isinstance(operand, Node) else type(operand)
         opdef.numpy.resolve_dtypes((self.dtype, other_dt, self.dtype), casting="same_kind")

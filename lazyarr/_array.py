@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import operator
+import warnings
 from typing import Any
 
 import numpy as np
@@ -10,6 +11,7 @@ import numpy as np
 from . import _build, _devices, _node, _views
 from ._dtypes import check_dtype
 from ._node import Node
+from ._stack import user_stacklevel
 from ._registry import BY_NUMPY
 
 _MAX_REPR_OPS = 8
@@ -137,10 +139,20 @@ class LazyArray:
         return self.to_numpy().tolist()
 
     def __float__(self) -> float:
-        return float(self.to_numpy())
+        return float(self._real_scalar())
 
     def __int__(self) -> int:
-        return int(self.to_numpy())
+        return int(self._real_scalar())
+
+    def _real_scalar(self) -> Any:
+        """The value for ``float()``/``int()``: as NumPy's scalar (what ``x[i]`` and a full
+        reduction give in NumPy), a complex one gives its real part with a ComplexWarning."""
+        value = self.to_numpy()
+        if value.dtype.kind == "c" and value.ndim == 0:
+            warnings.warn("Casting complex values to real discards the imaginary part",
+                          np.exceptions.ComplexWarning, stacklevel=user_stacklevel())
+            return value.real[()]
+        return value
 
     def __index__(self) -> int:
         return self.to_numpy().__index__()  # type: ignore[no-any-return]

@@ -30,6 +30,7 @@ from ._dtypes import WEAK_SCALAR_TYPES, check_dtype, scalar_fits, scalar_to_dtyp
 from ._node import Node
 from ._program import lower, lower_cached
 from ._registry import COMPARE, OPS, OpDef
+from ._stack import user_stacklevel
 from .backends import reference, select
 
 Operand = Node | int | float  # a node, or a weak Python scalar
@@ -115,8 +116,6 @@ def to_operand(x: Any, device: str | None = None) -> Operand:
     if isinstance(x, (bool, np.generic)):
         return _node.scalar(np.asarray(x)[()] if not isinstance(x, np.generic)
                             else np.asarray(x, dtype=check_dtype(x.dtype, "a scalar operand"))[()])
-    if isinstance(x, complex):
-        raise TypeError("lazyarr does not support complex numbers")
     if isinstance(x, (np.ndarray, list, tuple)) and device == "cuda":
         raise ValueError("cannot mix a host (NumPy) array with a cuda array; move it explicitly "
                          "with la.asarray(x, device='cuda') (only 0-d arrays and scalars go "
@@ -157,7 +156,10 @@ _MAX_SCALAR_NODES = 1024
 def _scalar_node(value: Any, dtype: np.dtype) -> Node:
     if value != value:
         return _node.scalar(scalar_to_dtype(value, dtype))
-    key = (value, dtype) if value else (value, dtype, math.copysign(1.0, value))
+    if type(value) is complex:    # 0j, -0j, 0-0j, -0+0j: four zeros
+        key = (value, dtype, math.copysign(1.0, value.real), math.copysign(1.0, value.imag))
+    else:
+        key = (value, dtype) if value else (value, dtype, math.copysign(1.0, value))
     node = _scalar_nodes.get(key)
     if node is None:
         node = _node.scalar(scalar_to_dtype(value, dtype))
@@ -217,7 +219,7 @@ def elementwise(opdef: OpDef, *args: Any) -> Node:
         if t is lazy:
             x = a._node
             key += (x.dtype, x.shape, x.device)
-        elif t is float or t is int:
+        elif t is float or t is int or t is complex:
             x = a
             key.append(t)
         else:
@@ -410,9 +412,28 @@ def _placed(node: Node) -> Node:
 def astype(x: Any, dtype: Any) -> Node:
     node = _placed(operands_of((x,))[0])  # type: ignore[arg-type]
     dt = check_dtype(dtype, "astype")
+    if node.dtype.kind == "c" and dt.kind != "c" and dt.kind != "b":
+        # NumPy warns when the cast runs; a lazy cast runs later, so warn here, at the line.
+        warnings.warn("Casting complex values to real discards the imaginary part",
+                      np.exceptions.ComplexWarning, stacklevel=user_stacklevel())
     if _eager_mode():
         return _eager(OPS["astype"], node.device or "cpu", [node], dt)
     return cast(node, dt)
+
+
+def complex_part(name: str, x: Any) -> Node:
+    """``np.real`` / ``np.imag``. Of a complex array: its part, of the part's float dtype
+    (float32 of complex64). Of a real one, as NumPy: ``real`` is the array itself, ``imag``
+    zeros of its dtype."""
+    node = _placed(operands_of((x,))[0])  # type: ignore[arg-type]
+    if node.dtype.kind != "c":
+        if name == "real":
+            return node
+        return _array._made(node.device, "zeros", node.shape, dtype=node.dtype)._node
+    dtype = np.dtype(node.dtype.char.lower())          # F -> f (complex64 -> float32), D -> d
+    if _eager_mode() or not node.shape and _computed_on_cpu(node.device, [node]):
+        return _eager(OPS[name], node.device or "cpu", [node])
+    return _node.op_node(name, dtype, node.shape, node.device, (node,))
 
 
 # ----------------------------------------------------------------------------- reductions

@@ -14,16 +14,20 @@ bool_ = np.dtype(np.bool_)
 int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
 uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
 float16, float32, float64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
+complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
 
 SUPPORTED_DTYPES: tuple[np.dtype, ...] = (
     bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64,
+    complex64, complex128,
 )
 _SUPPORTED = frozenset(SUPPORTED_DTYPES)
 
 _FLOAT_MAX = {dt: float(np.finfo(dt).max) for dt in (float16, float32, float64)}
 
-#: Python scalar types that NumPy 2 treats as "weak" (NEP 50): they take the array's dtype.
-WEAK_SCALAR_TYPES = (int, float)
+#: Python scalar types that NumPy 2 treats as "weak" (NEP 50): they take the array's dtype
+#: (a complex one takes the complex dtype of the array's precision: ``float32_array * 1j`` is
+#: complex64).
+WEAK_SCALAR_TYPES = (int, float, complex)
 
 
 def check_dtype(dtype: object, what: str = "array") -> np.dtype:
@@ -39,12 +43,17 @@ def check_dtype(dtype: object, what: str = "array") -> np.dtype:
     return dt
 
 
-def scalar_to_dtype(value: int | float | bool, dtype: np.dtype) -> np.generic:
+def scalar_to_dtype(value: int | float | complex | bool, dtype: np.dtype) -> np.generic:
     """Convert a Python scalar operand to ``dtype`` exactly as a NumPy ufunc does.
 
     An out-of-range Python int raises ``OverflowError`` (NumPy's own message);
-    a float that overflows a smaller float type becomes inf, silently, as in NumPy.
+    a float that overflows a smaller float type becomes inf, silently, as in NumPy (a complex
+    one part by part).
     """
+    if dtype.kind == "c":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return np.asarray(value, dtype=dtype)[()]
     if dtype.kind != "f" or abs(value) <= _FLOAT_MAX[dtype] or value != value:
         return dtype.type(value)  # type: ignore[no-any-return]  # fast: no overflow possible
     with warnings.catch_warnings():

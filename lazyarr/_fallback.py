@@ -24,8 +24,6 @@ write into the LazyArray's memory, as the in-place operators do (docs/guide.rst)
 from __future__ import annotations
 
 import functools
-import os
-import sys
 import types
 import warnings
 import weakref
@@ -39,9 +37,9 @@ from ._array import LazyArray
 from ._config import get_config
 from ._dtypes import SUPPORTED_DTYPES
 from ._node import Node
+from ._stack import user_stacklevel
 
 _SUPPORTED = frozenset(SUPPORTED_DTYPES)
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 class FallbackWarning(UserWarning):
@@ -125,16 +123,7 @@ def _policy(name: str) -> None:
                "fallback (operands computed, not fused)")
     if policy == "error":
         raise FallbackError(message + "; la.config(fallback='allow') permits it")
-    warnings.warn(message, FallbackWarning, stacklevel=_user_stacklevel())
-
-
-def _user_stacklevel() -> int:
-    """The ``stacklevel`` of the first caller outside lazyarr (and NumPy's dispatch), so the
-    warning names the user's line."""
-    frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
-        frame, level = frame.f_back, level + 1    # type: ignore[assignment]
-    return level
+    warnings.warn(message, FallbackWarning, stacklevel=user_stacklevel())
 
 
 def _walk(obj: Any, seen: list[LazyArray]) -> None:

@@ -67,9 +67,9 @@ def _red(name: str, numpy: Callable[..., Any], doc: str, identity: object = None
     return OpDef(name, "reduction", 1, numpy, doc, "reduction", identity=identity, **kw)
 
 
-_ARITH, _CMP, _BIT, _LOGIC, _EXP, _TRIG, _ROUND, _CLASS = (
+_ARITH, _CMP, _BIT, _LOGIC, _EXP, _TRIG, _ROUND, _CLASS, _COMPLEX = (
     "arithmetic", "comparison", "bitwise", "logical", "exponential and logarithmic",
-    "trigonometric and hyperbolic", "rounding", "classification",
+    "trigonometric and hyperbolic", "rounding", "classification", "complex numbers",
 )
 
 _OP_LIST: list[OpDef] = [
@@ -145,6 +145,11 @@ _OP_LIST: list[OpDef] = [
     _ew("invert", 1, np.invert, "Bitwise NOT (logical NOT for bool).", _BIT, "invert"),
     _ew("left_shift", 2, np.left_shift, "Shift bits left.", _BIT, "lshift"),
     _ew("right_shift", 2, np.right_shift, "Shift bits right (arithmetic for signed).", _BIT, "rshift"),
+    # complex numbers. real/imag are not ufuncs: _build.complex_part gives their dtypes (the
+    # part's float dtype) and takes a real operand's shortcuts (the array / zeros).
+    _ew("real", 1, np.real, "Real part (of a real array: the array itself).", _COMPLEX),
+    _ew("imag", 1, np.imag, "Imaginary part (of a real array: zeros).", _COMPLEX),
+    _ew("conj", 1, np.conjugate, "Complex conjugate (of a real array: a copy).", _COMPLEX),
     # selection and conversion (not ufuncs: their dtype rules live in _build)
     _ew("where", 3, np.where, "Choose x1 where condition is true, else x2.", "selection",
         scalar_rule=WRAP),

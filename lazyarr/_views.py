@@ -103,6 +103,19 @@ def view(x: Any, fn: Any) -> Any:
     return type(x)._from_node(_node.leaf(fn(claim(x)), x.device))
 
 
+def part(x: Any, fn: Any, pending: Any) -> Any:
+    """A view ``fn(x)`` that cannot be pushed down (``.real``/``.imag`` of a complex ``x``:
+    the ops below do not commute with it): of a computed ``x``, a view of its memory; of a
+    pending ``x``, the node ``pending()`` computes, remembered as ``fn(x)``, so a write into
+    either turns it into a view of ``x``'s memory first (:func:`anchor`)."""
+    if x._node.data is None:
+        out = type(x)._from_node(pending())
+        record(x, out, fn)
+        return out
+    anchor(x)
+    return type(x)._from_node(_node.leaf(fn(claim(x)), x.device))
+
+
 # Memory ownership. Equal pending expressions built twice share one (interned) node, so two
 # LazyArrays can hold one computed buffer. They are equal values, not aliases: the first of
 # them to use the memory as memory (a view of it, a write, an export) owns it; a holder that

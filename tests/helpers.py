@@ -11,6 +11,7 @@ from lazyarr._dtypes import SUPPORTED_DTYPES
 
 DTYPES = list(SUPPORTED_DTYPES)
 FLOAT_DTYPES = [d for d in DTYPES if d.kind == "f"]
+COMPLEX_DTYPES = [d for d in DTYPES if d.kind == "c"]
 INT_DTYPES = [d for d in DTYPES if d.kind in "iu"]
 
 #: The cuda device is Numba's simulator here (``LAZYARR_CUDA_SIM=1``): GPU tests run a
@@ -54,6 +55,14 @@ def edge_values(dtype: np.dtype) -> np.ndarray:
         vals = [0, 1, 2, 7, info.max, info.min, info.max - 1, info.min + 1]
         if dtype.kind == "i":
             vals += [-1, -2, -7]
+    elif dtype.kind == "c":
+        re = edge_values(np.finfo(dtype).dtype)
+        n = len(re)
+        z = np.zeros(3 * n, dtype)
+        z.real[:n] = re                                    # in the real part (imaginary +0)
+        z.real[n:2 * n], z.imag[n:2 * n] = re, re[::-1]    # in both parts
+        z.imag[2 * n:] = re                                # in the imaginary part alone
+        return z
     else:
         vals = [True, False]
     return np.array(vals, dtype=dtype)
@@ -66,6 +75,10 @@ def random_array(rng: np.random.Generator, dtype: np.dtype, shape: tuple[int, ..
     size = int(np.prod(shape))
     if dtype.kind == "f":
         data = (rng.standard_normal(size) * 4).astype(dtype)
+    elif dtype.kind == "c":
+        data = np.empty(size, dtype)
+        data.real = rng.standard_normal(size) * 4
+        data.imag = rng.standard_normal(size) * 4
     elif dtype.kind in "iu":
         info = np.iinfo(dtype)
         lo, hi = max(info.min, -100), min(info.max, 100)
@@ -89,6 +102,10 @@ def assert_same(got, want, exact: bool = True, rtol: float | None = None) -> Non
     want = np.asarray(want)
     assert got.dtype == want.dtype, f"dtype {got.dtype} != {want.dtype}"
     assert got.shape == want.shape, f"shape {got.shape} != {want.shape}"
+    if want.dtype.kind == "c":          # part by part: NaN positions and signed zeros of each
+        assert_same(got.real, want.real, exact, rtol)
+        assert_same(got.imag, want.imag, exact, rtol)
+        return
     if want.dtype.kind != "f":
         np.testing.assert_array_equal(got, want)
         return
@@ -107,7 +124,8 @@ def lazy_reduction(name: str, a: np.ndarray, **kw) -> np.ndarray:
     "Reductions"), computed here independently of lazyarr's code:
 
     * float ``sum``/``prod``/``mean``/``var``/``std``: the elements cast to NumPy's loop dtype,
-      accumulated in float64, the float64 result rounded once to NumPy's result dtype;
+      accumulated in float64, the float64 result rounded once to NumPy's result dtype
+      (complex: in complex128);
     * float ``min``/``max``: NumPy's value, a zero of the sign IEEE 754-2019 gives (+0 > -0);
     * anything else: NumPy's result.
     """
@@ -115,7 +133,7 @@ def lazy_reduction(name: str, a: np.ndarray, **kw) -> np.ndarray:
     a = np.asarray(a)
     with np.errstate(all="ignore"):
         want = np.asarray(fn(a, **kw))
-        if want.dtype.kind != "f":
+        if want.dtype.kind not in "fc":
             return want
         if name in ("sum", "prod", "mean", "var", "std"):
             kw = dict(kw)
@@ -125,9 +143,10 @@ def lazy_reduction(name: str, a: np.ndarray, **kw) -> np.ndarray:
             elif name in ("sum", "prod"):
                 loop = want.dtype
             else:
-                loop = a.dtype if a.dtype.kind == "f" else np.dtype(np.float64)
-            return np.asarray(fn(a.astype(loop).astype(np.float64), **kw)).astype(want.dtype)
-    if name in ("min", "max") and (want == 0).any():
+                loop = a.dtype if a.dtype.kind in "fc" else np.dtype(np.float64)
+            wide = np.complex128 if loop.kind == "c" else np.float64
+            return np.asarray(fn(a.astype(loop).astype(wide), **kw)).astype(want.dtype)
+    if name in ("min", "max") and want.dtype.kind == "f" and (want == 0).any():
         axis, keep = kw.get("axis"), kw.get("keepdims", False)
         zeros = a == 0
         if name == "max":   # +0 when a +0 is among the reduced elements

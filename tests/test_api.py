@@ -56,7 +56,8 @@ def test_creation_matches_numpy():
     assert la.zeros_like(x, dtype=la.float32).dtype == np.float32
 
 
-@pytest.mark.parametrize("obj", [np.array(["a"]), np.array([1 + 2j]), np.array([None], dtype=object),
+@pytest.mark.parametrize("obj", [np.array(["a"]), np.array([1 + 2j], np.clongdouble),
+                                 np.array([None], dtype=object),
                                  np.array(["2020-01-01"], dtype="datetime64[D]")])
 def test_unsupported_dtypes_are_clear_errors(obj):
     with pytest.raises(TypeError, match="lazyarr does not support dtype"):

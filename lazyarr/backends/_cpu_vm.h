@@ -30,7 +30,11 @@
 
 /* ---------------------------------------------------------------- type codes */
 enum { LZ_B = 0, LZ_I8, LZ_I16, LZ_I32, LZ_I64, LZ_U8, LZ_U16, LZ_U32, LZ_U64, LZ_F16, LZ_F32,
-       LZ_F64, LZ_NTYPES };
+       LZ_F64, LZ_C64, LZ_C128, LZ_NTYPES };
+
+/* complex64 / complex128 elements: NumPy's layout (real part first) */
+typedef struct { npy_float re, im; } lz_c64;
+typedef struct { npy_double re, im; } lz_c128;
 
 typedef void (*lz_cast_t)(const char *s, npy_intp ss, char *d, npy_intp n);
 typedef int (*lz_loop_t)(void *ctx, char *const *data, const npy_intp *dims, const npy_intp *strides,
@@ -65,35 +69,85 @@ typedef struct {
         }                                                                                    \
     }
 
-/* source types: (suffix, C type, loader) */
-#define LZ_SRC(X, DS, DT, STO)                                                               \
+/* source types: (suffix, C type, loader). A complex source gives its real part (as
+ * ndarray.astype; lazyarr warns at the line, as NumPy does), or "nonzero" for bool. */
+#define LD_CRE(v) ((v).re)
+#define LD_CNZ(v) ((v).re != 0 || (v).im != 0)
+#define LZ_SRC(X, DS, DT, STO, LDC)                                                          \
     X(b_##DS, npy_bool, DT, LD_N, STO) X(i8_##DS, npy_int8, DT, LD_N, STO)                   \
     X(i16_##DS, npy_int16, DT, LD_N, STO) X(i32_##DS, npy_int32, DT, LD_N, STO)              \
     X(i64_##DS, npy_int64, DT, LD_N, STO) X(u8_##DS, npy_uint8, DT, LD_N, STO)               \
     X(u16_##DS, npy_uint16, DT, LD_N, STO) X(u32_##DS, npy_uint32, DT, LD_N, STO)            \
     X(u64_##DS, npy_uint64, DT, LD_N, STO) X(f16_##DS, npy_half, DT, LD_H, STO)              \
-    X(f32_##DS, npy_float, DT, LD_N, STO) X(f64_##DS, npy_double, DT, LD_N, STO)
+    X(f32_##DS, npy_float, DT, LD_N, STO) X(f64_##DS, npy_double, DT, LD_N, STO)             \
+    X(c64_##DS, lz_c64, DT, LDC, STO) X(c128_##DS, lz_c128, DT, LDC, STO)
 #define LZ_CAST_X(SUF, ST, DT, LD, STO) LZ_DEF_CAST(lz_cast_##SUF, ST, DT, LD, STO)
-LZ_SRC(LZ_CAST_X, b, npy_bool, ST_B)
-LZ_SRC(LZ_CAST_X, i8, npy_int8, ST_N)
-LZ_SRC(LZ_CAST_X, i16, npy_int16, ST_N)
-LZ_SRC(LZ_CAST_X, i32, npy_int32, ST_N)
-LZ_SRC(LZ_CAST_X, i64, npy_int64, ST_N)
-LZ_SRC(LZ_CAST_X, u8, npy_uint8, ST_N)
-LZ_SRC(LZ_CAST_X, u16, npy_uint16, ST_N)
-LZ_SRC(LZ_CAST_X, u32, npy_uint32, ST_N)
-LZ_SRC(LZ_CAST_X, u64, npy_uint64, ST_N)
-LZ_SRC(LZ_CAST_X, f16, npy_half, ST_H)
-LZ_SRC(LZ_CAST_X, f32, npy_float, ST_N)
-LZ_SRC(LZ_CAST_X, f64, npy_double, ST_N)
+LZ_SRC(LZ_CAST_X, b, npy_bool, ST_B, LD_CNZ)
+LZ_SRC(LZ_CAST_X, i8, npy_int8, ST_N, LD_CRE)
+LZ_SRC(LZ_CAST_X, i16, npy_int16, ST_N, LD_CRE)
+LZ_SRC(LZ_CAST_X, i32, npy_int32, ST_N, LD_CRE)
+LZ_SRC(LZ_CAST_X, i64, npy_int64, ST_N, LD_CRE)
+LZ_SRC(LZ_CAST_X, u8, npy_uint8, ST_N, LD_CRE)
+LZ_SRC(LZ_CAST_X, u16, npy_uint16, ST_N, LD_CRE)
+LZ_SRC(LZ_CAST_X, u32, npy_uint32, ST_N, LD_CRE)
+LZ_SRC(LZ_CAST_X, u64, npy_uint64, ST_N, LD_CRE)
+LZ_SRC(LZ_CAST_X, f16, npy_half, ST_H, LD_CRE)
+LZ_SRC(LZ_CAST_X, f32, npy_float, ST_N, LD_CRE)
+LZ_SRC(LZ_CAST_X, f64, npy_double, ST_N, LD_CRE)
+
+/* to complex: a real source is (x, 0); a complex one converts part by part */
+#define LZ_DEF_TO_C(NAME, ST, CT, FT, LD)                                                    \
+    static void NAME(const char *s, npy_intp ss, char *d, npy_intp n) {                      \
+        CT *o = (CT *)d;                                                                     \
+        for (npy_intp i = 0; i < n; i++) {                                                   \
+            o[i].re = (FT)LD(*(const ST *)(s + i * ss));                                     \
+            o[i].im = 0;                                                                     \
+        }                                                                                    \
+    }
+#define LZ_DEF_C_TO_C(NAME, ST, CT, FT)                                                      \
+    static void NAME(const char *s, npy_intp ss, char *d, npy_intp n) {                      \
+        CT *o = (CT *)d;                                                                     \
+        for (npy_intp i = 0; i < n; i++) {                                                   \
+            const ST *a = (const ST *)(s + i * ss);                                          \
+            o[i].re = (FT)a->re;                                                             \
+            o[i].im = (FT)a->im;                                                             \
+        }                                                                                    \
+    }
+#define LZ_TO_C(DS, CT, FT)                                                                  \
+    LZ_DEF_TO_C(lz_cast_b_##DS, npy_bool, CT, FT, LD_N)                                      \
+    LZ_DEF_TO_C(lz_cast_i8_##DS, npy_int8, CT, FT, LD_N)                                     \
+    LZ_DEF_TO_C(lz_cast_i16_##DS, npy_int16, CT, FT, LD_N)                                   \
+    LZ_DEF_TO_C(lz_cast_i32_##DS, npy_int32, CT, FT, LD_N)                                   \
+    LZ_DEF_TO_C(lz_cast_i64_##DS, npy_int64, CT, FT, LD_N)                                   \
+    LZ_DEF_TO_C(lz_cast_u8_##DS, npy_uint8, CT, FT, LD_N)                                    \
+    LZ_DEF_TO_C(lz_cast_u16_##DS, npy_uint16, CT, FT, LD_N)                                  \
+    LZ_DEF_TO_C(lz_cast_u32_##DS, npy_uint32, CT, FT, LD_N)                                  \
+    LZ_DEF_TO_C(lz_cast_u64_##DS, npy_uint64, CT, FT, LD_N)                                  \
+    LZ_DEF_TO_C(lz_cast_f16_##DS, npy_half, CT, FT, LD_H)                                    \
+    LZ_DEF_TO_C(lz_cast_f32_##DS, npy_float, CT, FT, LD_N)                                   \
+    LZ_DEF_TO_C(lz_cast_f64_##DS, npy_double, CT, FT, LD_N)                                  \
+    LZ_DEF_C_TO_C(lz_cast_c64_##DS, lz_c64, CT, FT)                                          \
+    LZ_DEF_C_TO_C(lz_cast_c128_##DS, lz_c128, CT, FT)
+LZ_TO_C(c64, lz_c64, npy_float)
+LZ_TO_C(c128, lz_c128, npy_double)
 
 #define LZ_ROW(DS) {lz_cast_b_##DS, lz_cast_i8_##DS, lz_cast_i16_##DS, lz_cast_i32_##DS,          \
     lz_cast_i64_##DS, lz_cast_u8_##DS, lz_cast_u16_##DS, lz_cast_u32_##DS, lz_cast_u64_##DS,       \
-    lz_cast_f16_##DS, lz_cast_f32_##DS, lz_cast_f64_##DS}
+    lz_cast_f16_##DS, lz_cast_f32_##DS, lz_cast_f64_##DS, lz_cast_c64_##DS, lz_cast_c128_##DS}
 /* lz_casts[dst][src] */
 static const lz_cast_t lz_casts[LZ_NTYPES][LZ_NTYPES] = {
     LZ_ROW(b), LZ_ROW(i8), LZ_ROW(i16), LZ_ROW(i32), LZ_ROW(i64), LZ_ROW(u8), LZ_ROW(u16),
-    LZ_ROW(u32), LZ_ROW(u64), LZ_ROW(f16), LZ_ROW(f32), LZ_ROW(f64)};
+    LZ_ROW(u32), LZ_ROW(u64), LZ_ROW(f16), LZ_ROW(f32), LZ_ROW(f64), LZ_ROW(c64), LZ_ROW(c128)};
+
+/* the imaginary part of a complex value (its real part is the cast to the real type) */
+#define LZ_DEF_IMAG(NAME, ST, FT)                                                            \
+    static void NAME(const char *s, npy_intp ss, char *d, npy_intp n) {                      \
+        FT *o = (FT *)d;                                                                     \
+        for (npy_intp i = 0; i < n; i++) o[i] = ((const ST *)(s + i * ss))->im;              \
+    }
+LZ_DEF_IMAG(lz_imag_c64, lz_c64, npy_float)
+LZ_DEF_IMAG(lz_imag_c128, lz_c128, npy_double)
+static lz_cast_t lz_get_imag(int src) { return src == LZ_C64 ? lz_imag_c64 : lz_imag_c128; }
 
 static lz_cast_t lz_get_cast(int dst, int src) { return lz_casts[dst][src]; }
 
@@ -108,7 +162,8 @@ static void lz_where(const char *c, npy_intp cs, const char *a, npy_intp as, con
     case 1: LZ_WHERE(npy_uint8) break;
     case 2: LZ_WHERE(npy_uint16) break;
     case 4: LZ_WHERE(npy_uint32) break;
-    default: LZ_WHERE(npy_uint64) break;
+    case 8: LZ_WHERE(npy_uint64) break;
+    default: LZ_WHERE(lz_c128) break;
     }
 }
 
@@ -121,7 +176,8 @@ static void lz_copy(char *d, const char *s, npy_intp ss, npy_intp n, npy_intp is
     case 1: LZ_COPY(npy_uint8) break;
     case 2: LZ_COPY(npy_uint16) break;
     case 4: LZ_COPY(npy_uint32) break;
-    default: LZ_COPY(npy_uint64) break;
+    case 8: LZ_COPY(npy_uint64) break;
+    default: LZ_COPY(lz_c128) break;
     }
 }
 
@@ -185,7 +241,11 @@ typedef struct {
     int red_kind, red_type;
     int red_pre;        /* elementwise op folded into the reduction kernel: 0, PRE_ABS, PRE_SQUARE */
     npy_intp B;         /* block length */
+    npy_intp esz;       /* the largest itemsize of a value: 8, or 16 with a complex128 value */
 } lz_prog;
+
+/* bytes of one block register (or gather buffer) */
+#define LZ_RB(P) ((P)->B * (P)->esz + 64)
 
 typedef struct {
     int mode, nO, nI;
@@ -254,7 +314,7 @@ static void lz_tls_register(char *buf) { (void)buf; }
 #define LZ_ALIGN(x) (((x) + 63) & ~(size_t)63)
 
 static int lz_scratch_init(const lz_prog *P, lz_scratch *S) {
-    size_t rb = (size_t)P->B * 8 + 64;
+    size_t rb = (size_t)LZ_RB(P);
     size_t a = LZ_ALIGN(sizeof(char *) * (P->nvals + 1));
     size_t b = LZ_ALIGN(sizeof(npy_intp) * (P->nvals + 1));
     size_t c = LZ_ALIGN(sizeof(npy_intp) * (P->ninputs + 1));
@@ -328,7 +388,7 @@ static void lz_set_prefetch(int on) { lz_prefetch = on; }
  * to the output array. Returns 0, or -1 if a NumPy loop reported an error. */
 static int lz_exec_block(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_intp o,
                          npy_intp start, npy_intp n, char *out) {
-    const npy_intp rb = P->B * 8 + 64;
+    const npy_intp rb = LZ_RB(P);
     char **vptr = S->vptr;
     npy_intp *vstr = S->vstr;
     for (int k = 0; k < P->ninputs; k++) S->ooff[k] = 0;
@@ -1022,7 +1082,7 @@ static int lz_do_item(const lz_prog *P, lz_run *R, lz_scratch *S, npy_intp t) {
         if (P->red_kind == RK_SUM && (rt == RT_F32 || rt == RT_F64)) {
             /* float sums: four rows per pass over the partials (the sum of each slot is
              * then ((r0 + r1) + (r2 + r3)) + ...: fixed by the chunking, not the threads) */
-            const npy_intp isz = rt == RT_F32 ? 4 : 8, rb = B * 8 + 64;
+            const npy_intp isz = rt == RT_F32 ? 4 : 8, rb = LZ_RB(P);
             for (; o + 4 <= o1; o += 4) {
                 for (npy_intp j = j0; j < j0 + n; j += B) {
                     npy_intp m = j0 + n - j < B ? j0 + n - j : B;

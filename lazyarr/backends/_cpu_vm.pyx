@@ -41,7 +41,7 @@ cdef extern from "_cpu_vm.h" nogil:
         cnp.npy_intp *input_isz
         int *scalar_val
         int result_val, red_kind, red_type, red_pre
-        cnp.npy_intp B
+        cnp.npy_intp B, esz
     ctypedef struct lz_run:
         int mode, nO, nI
         cnp.npy_intp Oshape[64]
@@ -67,6 +67,7 @@ cdef extern from "_cpu_vm.h" nogil:
         int error
         int check_signals
     lz_cast_t lz_get_cast(int dst, int src)
+    lz_cast_t lz_get_imag(int src)
     void lz_set_prefetch(int on)
     int lz_execute(const lz_prog *P, lz_run *R, int nthreads)
     cnp.npy_intp LZ_GATHER
@@ -104,7 +105,8 @@ cdef class VMProgram:
         self.keep = []
 
     def __init__(self, list instrs, list inputs, list scalars, int nvals, int nregs,
-                 int result_val, int red_kind, int red_type, cnp.npy_intp block, int red_pre=0):
+                 int result_val, int red_kind, int red_type, cnp.npy_intp block, int red_pre=0,
+                 cnp.npy_intp esz=8):
         cdef lz_prog *P = &self.P
         cdef lz_instr *ins
         cdef lz_call_info *ci
@@ -138,6 +140,9 @@ cdef class VMProgram:
             elif kind == "cast":
                 ins.kind = VK_CAST
                 ins.cast = lz_get_cast(extra[0], extra[1])
+            elif kind == "imag":                # the imaginary part of complex type code extra
+                ins.kind = VK_CAST
+                ins.cast = lz_get_imag(extra)
             elif kind == "where":
                 ins.kind = VK_WHERE
             else:
@@ -149,6 +154,7 @@ cdef class VMProgram:
             P.scalar_val[j] = val
         P.nvals, P.nregs, P.result_val = nvals, nregs, result_val
         P.red_kind, P.red_type, P.B, P.red_pre = red_kind, red_type, block, red_pre
+        P.esz = esz
         self.red_pre = red_pre
         self.nregs, self.red_kind, self.red_type, self.block = nregs, red_kind, red_type, block
 

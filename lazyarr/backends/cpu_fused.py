@@ -43,7 +43,8 @@ if not hasattr(np.add, "_get_strided_loop") or not hasattr(np.add, "_resolve_dty
 __all__ = ["BACKEND", "CpuFusedBackend", "set_num_threads", "get_num_threads"]
 
 _DTYPES = [np.dtype(t) for t in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
-                                  np.uint32, np.uint64, np.float16, np.float32, np.float64)]
+                                  np.uint32, np.uint64, np.float16, np.float32, np.float64,
+                                  np.complex64, np.complex128)]
 #: dtype -> type code of _cpu_vm.h
 TYPE_CODE = {dt: i for i, dt in enumerate(_DTYPES)}
 
@@ -165,10 +166,10 @@ def _resolve_loop(ufunc: np.ufunc, dtypes: tuple[np.dtype, ...]) -> Any:
     return capsule
 
 
-def _block_size(n_buffers: int) -> int:
-    """Elements per block: registers of B*8 bytes each should fit in about 512 KiB."""
+def _block_size(n_buffers: int, esz: int = 8) -> int:
+    """Elements per block: registers of B*esz bytes each should fit in about 512 KiB."""
     b = 4096
-    while b > 512 and n_buffers * b * 8 > 512 * 1024:
+    while b > 512 and n_buffers * b * esz > 512 * 1024:
         b //= 2
     return b
 
@@ -199,6 +200,13 @@ def compile_program(program: Program) -> Compiled:
                           f"astype {src}->{ins.dtype}"))
         elif ins.op == "where":
             specs.append(("where", n, ins.args, ins.dtype, None, "select"))
+        elif ins.op == "real":             # the real part is the cast to the part's dtype
+            src = dtypes[ins.args[0]]
+            specs.append(("cast", n, ins.args, ins.dtype, (TYPE_CODE[ins.dtype], TYPE_CODE[src]),
+                          f"real part of {src}"))
+        elif ins.op == "imag":
+            src = dtypes[ins.args[0]]
+            specs.append(("imag", n, ins.args, ins.dtype, TYPE_CODE[src], f"imaginary part of {src}"))
         else:
             fn = OPS[ins.op].numpy if ins.op in OPS else None
             if not isinstance(fn, np.ufunc) or fn.nout != 1:
@@ -213,6 +221,8 @@ def compile_program(program: Program) -> Compiled:
     pre = 0
     if reduction:
         result_val = root.args[0]
+        if dtypes[result_val].kind == "c" or root.dtype.kind == "c":
+            raise Unsupported("a reduction of complex values (NumPy's own, op by op)")
         compute = _compute_dtype(reduction, dtypes[result_val], root.dtype, root.arg[2])
         canon = _canonical(compute)
         # fold a last abs/square into the reduction kernel (one pass less over each block)
@@ -263,7 +273,8 @@ def compile_program(program: Program) -> Compiled:
         dest = "out" if reg < 0 else f"r{reg}"
         listing.append(f"%{out} = {instrs[out].op if out < len(instrs) else 'astype'}"
                        f"({', '.join(f'%{a}' for a in args)}) -> {dest} : {dt} [{text}]")
-    block = _block_size(nregs + len(inputs))
+    esz = 16 if any(dt.itemsize > 8 for dt in dtypes) else 8
+    block = _block_size(nregs + len(inputs), esz)
     input_list = [inputs[p] if p in inputs else (-1, 1) for p in range(max(inputs, default=-1) + 1)]
     scalar_list = [scalars[p] for p in range(len(scalars))]
     if pre:
@@ -271,7 +282,7 @@ def compile_program(program: Program) -> Compiled:
         listing.append(f"(folded into the reduction kernel: {fold}(%{result_val}) : {canon}, exact)")
     vm = _cpu_vm.VMProgram(vm_instrs, input_list, scalar_list, nvals, nregs, result_val,
                            _RK.get(reduction or "", 0), _red_type(canon) if canon is not None else 0,
-                           block, pre)
+                           block, pre, esz)
     input_dtypes = [ins.dtype for ins in sorted((i for i in instrs if i.op == "input"),
                                                 key=lambda i: i.arg[0])]
     # NumPy's integer power loop raises ValueError for negative exponents (through the GIL):

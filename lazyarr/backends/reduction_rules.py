@@ -6,7 +6,8 @@
   float64 and round the float64 result once to the result dtype (``mean``: the float64 sum
   divided by the count; ``std``: the square root of the float64 variance). NumPy accumulates
   float16/float32 in the loop dtype, so its answer depends on where an overflow happens:
-  ``sum([3e38, 3e38, -3e38], float32)`` is inf in NumPy and 3e38 here.
+  ``sum([3e38, 3e38, -3e38], float32)`` is inf in NumPy and 3e38 here. A complex loop dtype
+  accumulates in complex128 (each part in float64) the same way.
 * **Signed zeros of min/max.** IEEE 754-2019 ``maximum``/``minimum``: NaN wins, and
   ``+0 > -0`` whatever the order (``max([-0., 0.])`` is 0.0, ``min`` -0.0). NumPy's own sign
   depends on the array length (its SIMD remainder).
@@ -26,7 +27,7 @@ __all__ = ["ACCUMULATING", "loop_dtype", "reduce"]
 
 #: reductions whose float results follow the accumulation rule
 ACCUMULATING = frozenset({"sum", "prod", "mean", "var", "std"})
-_F64 = np.dtype(np.float64)
+_F64, _C128 = np.dtype(np.float64), np.dtype(np.complex128)
 
 
 def loop_dtype(op: str, operand: np.dtype, result: np.dtype, dtype_arg: Any) -> np.dtype:
@@ -50,9 +51,10 @@ def reduce(xp: ModuleType, op: str, kwargs: dict[str, Any], a: Any, result: np.d
     if op in ACCUMULATING:
         kw = dict(kwargs)
         loop = loop_dtype(op, a.dtype, result, kw.pop("dtype", None))
-        if loop.kind != "f":
+        if loop.kind not in "fc":
             return None
-        x = a.astype(loop, copy=False).astype(_F64, copy=False)   # both casts exact or NumPy's
+        wide = _C128 if loop.kind == "c" else _F64
+        x = a.astype(loop, copy=False).astype(wide, copy=False)   # both casts exact or NumPy's
         return xp.asarray(fn(x, **kw)).astype(result)
     r = fn(a, **kwargs)
     if op in ("min", "max") and a.dtype.kind == "f":

@@ -9,8 +9,11 @@ accumulation, IEEE signed zeros of min/max), as the fused backends' kernels do.
 from __future__ import annotations
 
 import functools
+import warnings
 from types import ModuleType
 from typing import Any
+
+from numpy.exceptions import ComplexWarning
 
 from .._devices import xp as xp_for
 from .._plan import InputInfo, Kernel, Plan
@@ -36,7 +39,11 @@ def apply(xp: ModuleType, op: str, arg: Any, operands: list[Any], lazy_rules: An
     opdef = OPS[op]
     fn = _functions(xp).get(op)
     if opdef.kind == "cast":
-        return xp.asarray(operands[0]).astype(arg)
+        with warnings.catch_warnings():   # complex -> real: _build.astype warned at the line
+            warnings.simplefilter("ignore", ComplexWarning)
+            return xp.asarray(operands[0]).astype(arg)
+    if op in ("real", "imag"):        # NumPy's are views of the operand: lazyarr's are arrays
+        return xp.array(fn(operands[0]), copy=True)
     assert fn is not None, op       # every elementwise op and reduction has a library function
     if opdef.kind == "reduction":
         if lazy_rules is not None and op in _RULED:

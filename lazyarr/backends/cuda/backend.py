@@ -136,6 +136,8 @@ class CudaBackend:
         xp = self.xp()
         program = lowered.program
         root = program.root
+        if _has_complex(program):
+            return self._op_by_op().run(lowered)
         if root.op in R.FALLBACK_REDUCTIONS:
             return self._fallback(lowered)
         inputs = lowered.inputs
@@ -192,8 +194,19 @@ class CudaBackend:
         return xp.asarray(apply(xp, root.op, root.arg, [tmp], lazy_rules=root.dtype))
 
     # ------------------------------------------------------------------ plan
+    def _op_by_op(self) -> Any:
+        """Complex values have no CUDA templates yet: such programs run op by op on the
+        device's array module (CuPy; NumPy on the simulated device), NumPy's loops' values."""
+        from ..reference import ReferenceBackend
+        return ReferenceBackend(self.xp())
+
     def plan(self, lowered: Lowered) -> Plan:
         program, root = lowered.program, lowered.program.root
+        if _has_complex(program):
+            plan = self._op_by_op().plan(lowered)
+            plan.notes.append("complex values are not fused on cuda yet: the program runs op by "
+                              "op on the device's array module")
+            return plan
         notes: list[str] = []
         kernels: list[Kernel] = []
         inputs_info = [InputInfo.of(a) for a in lowered.inputs]
@@ -239,6 +252,10 @@ class CudaBackend:
                 written += chain_bytes
                 read += chain_bytes
         return Plan(self.name, "cuda", program, kernels, inputs_info, read, written, notes)
+
+
+def _has_complex(program: Program) -> bool:
+    return any(ins.dtype.kind == "c" for ins in program.instrs)
 
 
 def _chain_of(lowered: Lowered) -> Lowered:
