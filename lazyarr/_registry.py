@@ -194,7 +194,7 @@ CUDA_TEMPLATES: dict[str, dict[str, str]] = {
     "floor_divide": {_INT: "H_idiv({0}, {1})", _FLT: "H_fdiv({0}, {1})"},
     "remainder": {_INT: "H_irem({0}, {1})", _FLT: "H_frem({0}, {1})"},
     "power": {_INT: "H_ipow({0}, {1})", _FLT: "F_pow({0}, {1})"},
-    "negative": _same("(-{0})"), "positive": _same("{0}"),
+    "negative": _same("(-{0})"), "positive": _same("{0}"), "conj": _same("{0}"),
     "abs": {"b": "{0}", "u": "{0}", "i": "abs({0})", _FLT: "F_fabs({0})"},
     "square": _same("({0} * {0})"),
     "reciprocal": {_INT: "H_irecip({0})", _FLT: "({T}(1) / {0})"},

@@ -122,3 +122,39 @@ def test_complex_expressions_on_cuda_run_op_by_op():
         assert "not fused on cuda" in " ".join(plan.notes)
         # CuPy's complex functions may differ from NumPy's in the last ulp
         assert_same(expr.to_numpy(), abs(a * a + 1j) + a.real, exact=SIMULATED)
+
+
+def test_complex_steps_on_a_device_library_run_with_numpy_on_the_host():
+    # CuPy's complex functions are not NumPy's (division by zero, flushed complex64
+    # subnormals, no complex clip): eager steps with complex values run NumPy's loops on host
+    # copies. A stand-in device library that refuses complex values shows the routing.
+    import types
+
+    from lazyarr.backends import reference
+
+    class DeviceArray:
+        def __init__(self, a):
+            self.a, self.dtype = np.asarray(a), np.asarray(a).dtype
+
+        def get(self):
+            return self.a
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a complex step reached the device library")
+
+    fake = types.ModuleType("fakecupy")
+    fake.asarray = DeviceArray
+    for name in ("divide", "clip", "sum", "negative", "add"):
+        setattr(fake, name, refuse)
+    z = np.array([1 + 1j, 0j, 1e-45 + 0j], np.complex64)
+    zero = np.zeros(3, np.complex64)
+    with np.errstate(all="ignore"):
+        got = reference.apply(fake, "divide", None, [DeviceArray(z), DeviceArray(zero)])
+        assert_same(got.a, z / zero)
+    got = reference.apply(fake, "negative", None, [DeviceArray(z)])
+    assert_same(got.a, -z)                                   # the subnormal stays
+    got = reference.apply(fake, "clip", None, [DeviceArray(z), 0j, 1 + 0j])
+    assert_same(got.a, np.clip(z, 0j, 1 + 0j))
+    got = reference.apply(fake, "sum", (None, False, np.dtype(np.complex128), 0),
+                          [DeviceArray(np.ones(3))])         # a complex dtype= argument
+    assert_same(got.a, np.ones(3).sum(dtype=np.complex128))

@@ -13,6 +13,7 @@ import warnings
 from types import ModuleType
 from typing import Any
 
+import numpy as np
 from numpy.exceptions import ComplexWarning
 
 from .._devices import xp as xp_for
@@ -36,6 +37,8 @@ def apply(xp: ModuleType, op: str, arg: Any, operands: list[Any], lazy_rules: An
     """Apply one op to materialized operands (arrays or NumPy scalars). ``lazy_rules``: None
     for NumPy's own result (eager mode), or the op's result dtype to apply lazy mode's
     reduction rules."""
+    if xp.__name__ != "numpy" and _complex_step(op, arg, operands):
+        return xp.asarray(apply(np, op, arg, [on_host(a) for a in operands], lazy_rules))
     opdef = OPS[op]
     fn = _functions(xp).get(op)
     if opdef.kind == "cast":
@@ -57,6 +60,23 @@ def apply(xp: ModuleType, op: str, arg: Any, operands: list[Any], lazy_rules: An
 
 
 _RULED = reduction_rules.ACCUMULATING | {"min", "max"}
+
+
+def _complex_step(op: str, arg: Any, operands: list[Any]) -> bool:
+    """Whether an op reads or makes complex values. On the GPU those run on the host with
+    NumPy's loops (docs/not-supported.rst): CuPy's complex functions differ from NumPy's
+    (complex division by zero gives NaN where NumPy gives inf, complex64 subnormals are
+    flushed to zero, ``clip`` has no complex loop, transcendentals differ by ulps)."""
+    if any(getattr(a, "dtype", np.dtype(type(a))).kind == "c" for a in operands):
+        return True
+    target = arg if OPS[op].kind == "cast" else arg[2] if OPS[op].kind == "reduction" else None
+    return target is not None and np.dtype(target).kind == "c"
+
+
+def on_host(a: Any) -> Any:
+    """A device array's values in host memory (NumPy values as they are)."""
+    get = getattr(a, "get", None)
+    return get() if get is not None else a
 
 
 def _numpy_steps(xp: ModuleType, op: str, arg: Any, a: Any) -> Any:

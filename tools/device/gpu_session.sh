@@ -29,9 +29,16 @@ if [ -f .kcache/cuda.tgz ]; then
 else
     say "kernel cache: cold (no .kcache/cuda.tgz carried)"
 fi
+# CuPy's own kernel cache (eager mode and CuPy's reductions compile with NVRTC) travels too,
+# as .kcache/cupy.tgz: a fresh machine otherwise recompiles every CuPy kernel the suite uses.
+export CUPY_CACHE_DIR=$PWD/.kcache/cupy
+mkdir -p "$CUPY_CACHE_DIR"
+[ -f .kcache/cupy.tgz ] && tar xzf .kcache/cupy.tgz -C "$CUPY_CACHE_DIR" --no-same-owner 2>/dev/null \
+    && say "cupy cache: $(ls "$CUPY_CACHE_DIR" | wc -l) entries unpacked"
 pack_cache() {   # the entries only (no directory entry: the folder keeps its 0700 there too)
     (cd "$LAZYARR_CACHE_DIR" && find . -maxdepth 1 -type f -name '*.bin' -printf '%P\n' \
         | tar czf "$FINAL_OUT/kcache.tgz" -T -) 2>/dev/null
+    tar czf "$FINAL_OUT/cupy.tgz" -C "$CUPY_CACHE_DIR" . 2>/dev/null
 }
 say "built; nvidia-smi: $(nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,utilization.gpu --format=csv,noheader)"
 collect() {   # after every step: a cut call still brings back what is done
