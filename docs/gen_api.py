@@ -232,6 +232,11 @@ def _api_page() -> tuple[str, set[str]]:
             ".. autofunction:: where", ".. autofunction:: clip", ".. autofunction:: astype",
             ".. autofunction:: angle", ""]
     documented.update(("where", "clip", "astype", "angle"))
+    api += ["Random numbers", "--------------", "",
+            "``la.random`` is NumPy's ``numpy.random`` (:doc:`../guide`, \"Random numbers\"): these two",
+            "are lazyarr's, every other name goes through the fallback.", "",
+            ".. autofunction:: lazyarr.random.default_rng", "",
+            ".. autoclass:: lazyarr.random.Generator", "   :members: bit_generator", ""]
     api += ["Shapes and views", "----------------", "",
             "Views as in NumPy (:doc:`../guide`, \"Views\"): of a computed array, a view of its memory;",
             "of a pending expression, pushed down to its inputs, so they fuse.", ""]

@@ -35,6 +35,7 @@ from ._devices import cuda_available
 from ._dtypes import SUPPORTED_DTYPES as _SUPPORTED_DTYPES
 from ._fallback import FallbackError, FallbackWarning
 from ._plan import Kernel, Plan
+from ._random import random
 from ._registry import OPS, OpDef
 
 __version__ = "0.1.0"

@@ -212,8 +212,14 @@ def call(path: str, numpy_func: Any, args: tuple[Any, ...], kwargs: dict[str, An
     write and pending expressions that read it keep the old values (lazyarr/_writes.py).
     """
     _policy(path)
-    device = _device(args, kwargs)
-    func, result_device = _library_function(path, device, numpy_func)
+    func, result_device = _library_function(path, _device(args, kwargs), numpy_func)
+    return run(path, func, result_device, args, kwargs, written)
+
+
+def run(path: str, func: Any, result_device: str, args: tuple[Any, ...], kwargs: dict[str, Any],
+        written: int | None = None) -> Any:
+    """Call the library function ``func`` on the buffers of the arguments' LazyArrays, write
+    into the written ones (``written``, ``out=``), wrap array results on ``result_device``."""
     targets: list[tuple[LazyArray, Any]] = []
     args = tuple(args)
     if written is not None and written < len(args) and isinstance(args[written], LazyArray):

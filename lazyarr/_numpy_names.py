@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _fallback
+from . import _fallback, _random
 
 #: The NumPy namespaces the comparison page (docs/generated/numpy-names.rst) lists.
 LISTED_NAMESPACES = ("", "linalg", "fft", "random")
@@ -31,6 +31,11 @@ def status(path: str) -> tuple[str, str]:
     import lazyarr
 
     space, _, name = path.rpartition(".")
+    if path == "random":
+        return "fallback", ("a namespace: default_rng and its Generator are lazyarr's (NumPy's "
+                            "streams on the CPU), each other function through the fallback")
+    if space == "random" and name in _random.NATIVE:
+        return "native", ""
     if not space and name in vars(lazyarr):
         return "native", ""
     if not space and name in _fallback.UNSUPPORTED:
