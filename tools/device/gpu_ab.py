@@ -1,0 +1,58 @@
+"""A/B of lazyarr at two commits on one GPU, in one device call (tools/device/README.md).
+
+Here:   rm -rf .ab/old && mkdir -p .ab/old && git archive <commit> lazyarr benchmarks | tar x -C .ab/old
+        (``.ab/`` in .git/info/exclude; carry [".whl", ".ab"])
+There:  python3 tools/device/gpu_ab.py $PWD/.ab/old $PWD   (after the wheel install line)
+
+Each side runs in its own process (old, new, old, new: drift shows), with the same data: hot
+small calls (median wall µs with sync) and large kernels (CUDA-event medians). asv numbers of
+two device calls come from two machines; this compares on one.
+"""
+import json, os, subprocess, sys
+SNIP = r'''
+import sys, json, time, numpy as np
+sys.path.insert(0, sys.argv[1]); sys.path.insert(0, sys.argv[1] + "/benchmarks")
+import cupy as cp, lazyarr as la
+from common import elementwise_chain
+out = {}
+def events(fn, reps=30):
+    fn(); fn(); cp.cuda.Device().synchronize()
+    ts = []
+    for _ in range(reps):
+        a, b = cp.cuda.Event(), cp.cuda.Event()
+        a.record(); fn(); b.record(); b.synchronize()
+        ts.append(cp.cuda.get_elapsed_time(a, b))
+    ts.sort(); return round(ts[len(ts)//2] * 1000, 1)
+def hot(fn, reps=300):
+    for _ in range(30): fn()
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter(); fn(); cp.cuda.Device().synchronize(); ts.append(time.perf_counter() - t0)
+    ts.sort(); return round(ts[len(ts)//2] * 1e6, 1)
+with la.config(device="cuda"):
+    g = cp.random.default_rng(0)
+    xs = la.asarray(g.random(1024, dtype=cp.float32)); ys = la.asarray(g.random(1024, dtype=cp.float32))
+    out["sumabs_1024_hot_us"] = hot(lambda: la.sum(abs(xs)).compute())
+    out["chain_1024_hot_us"] = hot(lambda: la.sum(la.sqrt(abs(xs*ys+1.5))*la.tanh(xs)-ys).compute())
+    x = la.asarray(g.random(1 << 28, dtype=cp.float32)); y = la.asarray(g.random(1 << 28, dtype=cp.float32))
+    out["sumabs_2^28_us"] = events(lambda: la.sum(abs(x)).compute())
+    out["chain_2^28_us"] = events(lambda: la.sum(la.sqrt(abs(x*y+1.5))*la.tanh(x)-y).compute())
+    out["axpy_2^28_us"] = events(lambda: (x*y+1.5).compute())
+    x26 = la.asarray(g.random(1 << 26, dtype=cp.float32))
+    out["chain16_2^26_us"] = events(lambda: elementwise_chain(x26, 16).compute())
+    m = la.asarray(g.random((16384, 16384), dtype=cp.float32))
+    out["sumsq_axis0_us"] = events(lambda: la.sum(m*m, axis=0).compute())
+    xc = x._node.data if hasattr(x, "_node") else None
+    out["cupy_sum_2^28_us"] = events(lambda: cp.sum(xc))
+print("RESULT", json.dumps(out))
+'''
+rows = {}
+for tag, root in [("old", sys.argv[1]), ("new", sys.argv[2]), ("old2", sys.argv[1]), ("new2", sys.argv[2])]:
+    p = subprocess.run([sys.executable, "-c", SNIP, root], capture_output=True, text=True, timeout=150)
+    line = [l for l in p.stdout.splitlines() if l.startswith("RESULT")]
+    rows[tag] = json.loads(line[0][7:]) if line else {"error": (p.stderr or p.stdout)[-800:]}
+    print(tag, rows[tag], flush=True)
+keys = [k for k in rows["new"] if k != "error"]
+print("| metric | " + " | ".join(rows) + " |")
+for k in keys:
+    print(f"| {k} | " + " | ".join(str(rows[t].get(k)) for t in rows) + " |")
