@@ -149,7 +149,7 @@ def _ops_page() -> str:
 #: LazyArray members autodoc documents (each needs a docstring).
 ARRAY_MEMBERS = ("shape", "dtype", "ndim", "size", "nbytes", "device", "is_materialized", "compute",
                  "data", "to_numpy", "item", "tolist", "copy", "T", "mT", "transpose", "reshape",
-                 "swapaxes", "squeeze", "ravel", "real", "imag", "conj", "conjugate")
+                 "swapaxes", "squeeze", "ravel", "real", "imag", "conj", "conjugate", "to_device")
 SHAPE_FUNCTIONS = ("transpose", "permute_dims", "matrix_transpose", "swapaxes", "moveaxis",
                    "expand_dims", "squeeze", "flip", "fliplr", "flipud", "broadcast_to",
                    "broadcast_arrays", "reshape", "ravel")
@@ -232,6 +232,13 @@ def _api_page() -> tuple[str, set[str]]:
             ".. autofunction:: where", ".. autofunction:: clip", ".. autofunction:: astype",
             ".. autofunction:: angle", ""]
     documented.update(("where", "clip", "astype", "angle"))
+    api += ["The array API standard", "----------------------", "",
+            "lazyarr is an array API namespace (:doc:`../array-api`).", "",
+            ".. data:: __array_api_version__", "", "   ``\"2024.12\"``.", "",
+            ".. autofunction:: __array_namespace_info__", "",
+            ".. autoclass:: lazyarr._array_api.Info", "   :members:", "",
+            ".. autofunction:: from_dlpack", ".. autofunction:: sort", ".. autofunction:: argsort", ""]
+    documented.update(("__array_api_version__", "__array_namespace_info__", "from_dlpack", "sort", "argsort"))
     api += ["Random numbers", "--------------", "",
             "``la.random`` is NumPy's ``numpy.random`` (:doc:`../guide`, \"Random numbers\"): these two",
             "are lazyarr's, every other name goes through the fallback.", "",

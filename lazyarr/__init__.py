@@ -12,10 +12,11 @@ from typing import Any as _Any
 
 import numpy as _np
 
-from . import _fallback
+from . import _array_api, _fallback
 from ._api import ALIASES as _ALIASES
 from ._api import FUNCTIONS as _FUNCTIONS
 from ._api import explain
+from ._array_api import __array_api_version__, __array_namespace_info__, argsort, from_dlpack, sort
 from ._array import (
     LazyArray,
     arange,
@@ -67,6 +68,7 @@ globals().update(_scalar_type_names())
 globals().update(_FUNCTIONS)
 globals().update({alias: _FUNCTIONS[name] for alias, name in _ALIASES.items()})
 _fallback.install(globals())
+_array_api.install()
 
 
 def __getattr__(name: str) -> _Any:
@@ -83,5 +85,6 @@ __all__ = [
     "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "float32", "float64", "pi", "e", "inf", "nan", "euler_gamma", "newaxis", "ndarray",
     "dtype", "finfo", "iinfo", "FallbackWarning", "FallbackError",
+    "__array_api_version__", "__array_namespace_info__", "from_dlpack", "sort", "argsort",
     *_FUNCTIONS, *_ALIASES, *_scalar_type_names(),
 ]

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from . import _build, _fallback, _shape_functions, _views, _writes
-from ._array import LazyArray, _made
+from ._array import LazyArray, _made, asarray
 from ._node import Node
 from ._registry import ELEMENTWISE, OPS, REDUCTIONS, OpDef
 
@@ -38,13 +38,18 @@ def _elementwise_function(opdef: OpDef) -> Callable[..., LazyArray]:
 
 
 def _reduction_function(opdef: OpDef) -> Callable[..., LazyArray]:
-    allowed = {name for name, ok in (("dtype", opdef.takes_dtype), ("ddof", opdef.takes_ddof)) if ok}
+    allowed = {name for name, ok in (("dtype", opdef.takes_dtype), ("ddof", opdef.takes_ddof),
+                                     ("correction", opdef.takes_ddof)) if ok}
 
     def fn(x: Any, axis: Any = None, *, keepdims: bool = False, **kw: Any) -> LazyArray:
         if kw:
             unknown = set(kw) - allowed
             if unknown:
                 raise TypeError(f"{opdef.name}() got an unexpected keyword argument {unknown.pop()!r}")
+            if "correction" in kw:          # the array API's name of ddof (NumPy 2 takes both)
+                if "ddof" in kw:
+                    raise ValueError("ddof and correction can't be provided simultaneously.")
+                kw["ddof"] = kw.pop("correction")
             return _wrap(_reduce(opdef, x, axis, keepdims, **kw))
         return _wrap(_reduce(opdef, x, axis, keepdims))
 
@@ -54,7 +59,7 @@ def _reduction_function(opdef: OpDef) -> Callable[..., LazyArray]:
     if opdef.takes_dtype:
         params.append(P("dtype", P.KEYWORD_ONLY, default=None))
     if opdef.takes_ddof:
-        params.append(P("ddof", P.KEYWORD_ONLY, default=0))
+        params += [P("ddof", P.KEYWORD_ONLY, default=0), P("correction", P.KEYWORD_ONLY, default=0)]
     fn.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     axis_doc = "an int or a tuple of ints" if opdef.takes_axis_tuple else "an int"
     fn.__doc__ = _docstring(opdef, f"``axis`` is None (all axes) or {axis_doc}, negative allowed. "
@@ -74,9 +79,14 @@ def clip(x: Any, min: Any = None, max: Any = None) -> LazyArray:
     return _wrap(_build.clip(x, min, max))
 
 
-def astype(x: Any, dtype: Any) -> LazyArray:
-    """Cast to ``dtype`` (unsafe casting, as ``ndarray.astype``): a new array, also when the
-    dtype already matches (a computed ``x`` is copied then, as NumPy copies)."""
+def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: str | None = None) -> LazyArray:
+    """Cast to ``dtype`` (unsafe casting, as ``ndarray.astype``), on ``device`` if given. A
+    new array, also when the dtype already matches (a computed ``x`` is copied then, as NumPy
+    copies), unless ``copy=False``: then ``x`` itself comes back when nothing changes."""
+    if device is not None:
+        x = asarray(x, device=device)
+    if not copy and isinstance(x, LazyArray) and np.dtype(dtype) == x.dtype:
+        return x
     node = _build.astype(x, dtype)
     if isinstance(x, LazyArray) and node is x._node and node.data is not None:
         return x.copy()

@@ -222,9 +222,6 @@ class LazyArray:
             raise AttributeError("__cuda_array_interface__ is only defined for cuda arrays")
         return data.__cuda_array_interface__  # type: ignore[no-any-return]
 
-    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.data.__dlpack__(*args, **kwargs)
-
     def __dlpack_device__(self) -> Any:
         return self.data.__dlpack_device__()
 
@@ -306,37 +303,60 @@ def _pending_ops(root: Node) -> list[str]:
 
 
 # --------------------------------------------------------------------------- creation
-def asarray(obj: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
-    """Convert ``obj`` to a materialized :class:`LazyArray` (no copy where possible).
+def asarray(a: Any, dtype: Any = None, order: str | None = None, *, device: str | None = None,
+            copy: bool | None = None, like: Any = None) -> LazyArray:
+    """Convert ``a`` to a :class:`LazyArray`, with ``numpy.asarray``'s signature.
 
     NumPy arrays are referenced, not copied (as ``np.asarray``): a lazy expression
     reads its input buffers when it is materialized. CuPy arrays and anything with
     ``__cuda_array_interface__`` or a CUDA ``__dlpack__`` (PyTorch, JAX) are taken
     without a copy and live on ``"cuda"``; host data asked to live on ``"cuda"`` is
-    copied to the GPU once.
+    copied to the GPU once. ``copy=True`` always copies, ``copy=False`` never does (a
+    ``ValueError`` when the dtype, the device or the order needs one), ``copy=None`` (the
+    default) copies only when needed. A LazyArray is returned as it is (pending or not)
+    when nothing needs changing.
 
     >>> import lazyarr as la
     >>> la.asarray([1, 2, 3], dtype=la.float32)
     LazyArray([1., 2., 3.], dtype=float32)
     """
-    if isinstance(obj, LazyArray):
-        target = _devices.resolve(device) if device is not None else obj.device
-        if target == obj.device and (dtype is None or np.dtype(dtype) == obj.dtype):
-            return obj
-        if target == obj.device:
-            return obj.astype(dtype)
-        src_device: str | None = obj.device if obj.device != "cpu" else None
-        obj = obj.data
+    if like is not None:
+        raise TypeError("lazyarr.asarray does not take like= (NumPy's __array_function__ "
+                        "dispatch); call the other library's asarray")
+    if isinstance(a, LazyArray):
+        target = _devices.resolve(device) if device is not None else a.device
+        same = target == a.device and (dtype is None or np.dtype(dtype) == a.dtype) \
+            and order in (None, "K", "A")
+        if same and not copy:
+            return a
+        if copy is False:
+            raise ValueError("Unable to avoid copy while creating an array as requested "
+                             f"(dtype {a.dtype} -> {dtype}, device {a.device} -> {target}, "
+                             f"order {order})")
+        if target == a.device and order in (None, "K", "A"):
+            out = a.astype(dtype) if dtype is not None and np.dtype(dtype) != a.dtype else a.copy()
+            return out
+        src_device: str | None = a.device if a.device != "cpu" else None
+        obj = a.data
     else:
+        obj = a
         src_device = _devices.device_of(obj)
     target = _devices.resolve(device) if device is not None else (src_device or _devices.resolve(None))
     if target == "cuda":
+        if copy is False and src_device != "cuda":
+            raise ValueError("Unable to avoid copy while creating an array as requested "
+                             "(host data to device 'cuda')")
         data = _devices.asarray("cuda", obj, dtype)  # zero-copy for CAI / DLPack objects
+        if copy and src_device == "cuda":          # (host data was copied to the GPU above)
+            data = data.copy()
     elif src_device == "cuda":
+        if copy is False:
+            raise ValueError("Unable to avoid copy while creating an array as requested "
+                             "(device 'cuda' to the host)")
         data = _devices.to_host("cuda", obj)
         data = data if dtype is None else data.astype(dtype)
     else:
-        data = np.asarray(obj, dtype=dtype)
+        data = np.asarray(obj, dtype=dtype, order=order, copy=copy)
     check_dtype(data.dtype)
     return LazyArray._from_node(_node.leaf(data, target))
 

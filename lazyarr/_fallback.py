@@ -70,8 +70,6 @@ UNSUPPORTED: dict[str, str] = {
     "bmat": "numpy.matrix is a deprecated ndarray subclass; lazyarr arrays are plain arrays",
     "memmap": "a memory-mapped file is a buffer written in place; open it with numpy.memmap "
               "and wrap it with la.asarray",
-    "__array_namespace_info__": "it describes NumPy's own array-API capabilities (devices, "
-                                "dtypes), not lazyarr's",
 }
 
 #: Submodules served as NumPy's own (they hold exceptions, types and type hints, no functions
