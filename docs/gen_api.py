@@ -237,8 +237,11 @@ def _api_page() -> tuple[str, set[str]]:
             ".. data:: __array_api_version__", "", "   ``\"2024.12\"``.", "",
             ".. autofunction:: __array_namespace_info__", "",
             ".. autoclass:: lazyarr._array_api.Info", "   :members:", "",
-            ".. autofunction:: from_dlpack", ".. autofunction:: sort", ".. autofunction:: argsort", ""]
-    documented.update(("__array_api_version__", "__array_namespace_info__", "from_dlpack", "sort", "argsort"))
+            ".. autofunction:: from_dlpack", ".. autofunction:: sort", ".. autofunction:: argsort",
+            ".. autofunction:: unique_values", ".. autofunction:: unique_counts",
+            ".. autofunction:: unique_inverse", ".. autofunction:: unique_all", ""]
+    documented.update(("__array_api_version__", "__array_namespace_info__", "from_dlpack", "sort", "argsort",
+                       "unique_values", "unique_counts", "unique_inverse", "unique_all"))
     api += ["Random numbers", "--------------", "",
             "``la.random`` is NumPy's ``numpy.random`` (:doc:`../guide`, \"Random numbers\"): these two",
             "are lazyarr's, every other name goes through the fallback.", "",

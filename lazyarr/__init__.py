@@ -16,7 +16,17 @@ from . import _array_api, _fallback
 from ._api import ALIASES as _ALIASES
 from ._api import FUNCTIONS as _FUNCTIONS
 from ._api import explain
-from ._array_api import __array_api_version__, __array_namespace_info__, argsort, from_dlpack, sort
+from ._array_api import (
+    __array_api_version__,
+    __array_namespace_info__,
+    argsort,
+    from_dlpack,
+    sort,
+    unique_all,
+    unique_counts,
+    unique_inverse,
+    unique_values,
+)
 from ._array import (
     LazyArray,
     arange,
@@ -86,5 +96,6 @@ __all__ = [
     "float16", "float32", "float64", "pi", "e", "inf", "nan", "euler_gamma", "newaxis", "ndarray",
     "dtype", "finfo", "iinfo", "FallbackWarning", "FallbackError",
     "__array_api_version__", "__array_namespace_info__", "from_dlpack", "sort", "argsort",
+    "unique_values", "unique_counts", "unique_inverse", "unique_all",
     *_FUNCTIONS, *_ALIASES, *_scalar_type_names(),
 ]

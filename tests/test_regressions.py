@@ -241,3 +241,21 @@ def test_fuzz_sign_of_signed_int_on_cuda():
         expr = S.Expr((S.Leaf(np.dtype(dt), (9,), "C", 5),),
                       (S.Step("sign", (0,), (), "function"),), (1,))
         _cuda_regression(expr, "GPU_EXACT")
+
+
+def test_fuzz_clip_with_a_zero_d_array_bound_keeps_numpys_signed_zero(mode):
+    # Fuzz campaign of 2026-12-02 (seed 20261203): clip(-0.0, -1.5, <0-d bool array False>)
+    # is -0.0 in NumPy, whose clip loop sees both bounds at stride 0 (a broadcast 0-d array)
+    # and keeps x's zero; cpu-fused gave +0.0: it cast the bool bound into a full register
+    # block, and NumPy's loop with an array bound answers +0.0. Values computed from uniform
+    # operands alone are now computed once and kept at stride 0, as NumPy's loops see them.
+    import strategies as S
+    from helpers import assert_same
+    from strategies import Scalar
+
+    expr = S.Expr((S.Leaf(np.dtype("bool"), (), "C", 1), S.Leaf(np.dtype("float32"), (), "F", 0)),
+                  (S.Step("clip", (1, Scalar(-1.5), 0), (), "function"),), (2,))
+    assert S.check(expr) == {}
+    x = np.full(3000, -0.0, np.float32)
+    want = np.clip(x, -1.5, np.array(False))
+    assert_same(la.clip(la.asarray(x) * 1, -1.5, la.asarray(np.array(False))), want)

@@ -427,6 +427,14 @@ static int lz_exec_block(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_i
     for (int j = 0; j < P->ninstr; j++) {
         const lz_instr *ins = &P->instr[j];
         char *op = ins->reg < 0 ? out : S->regs + ins->reg * rb;
+        /* A value whose operands are all uniform (stride 0: scalars, one-element inputs and
+         * what is computed from them alone) is uniform too: computed once, kept at stride 0.
+         * NumPy's loops see such operands at stride 0 as well (a broadcast 0-d array), and
+         * some answer by stride: clip with two stride-0 bounds keeps -0.0, with an array
+         * bound it gives +0.0. The output itself is always written in full. */
+        int uniform = ins->reg >= 0;
+        for (int a = 0; a < ins->nin && uniform; a++) uniform = vstr[ins->in[a]] == 0;
+        npy_intp m = uniform ? 1 : n;
         if (ins->kind == VK_UFUNC) {
             char *args[4];
             npy_intp strides[4];
@@ -436,15 +444,15 @@ static int lz_exec_block(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_i
             }
             args[ins->nin] = op;
             strides[ins->nin] = ins->osize;
-            if (ins->loop(ins->ctx, args, &n, strides, ins->aux) < 0) return -1;
+            if (ins->loop(ins->ctx, args, &m, strides, ins->aux) < 0) return -1;
         } else if (ins->kind == VK_CAST) {
-            ins->cast(vptr[ins->in[0]], vstr[ins->in[0]], op, n);
+            ins->cast(vptr[ins->in[0]], vstr[ins->in[0]], op, m);
         } else {
             lz_where(vptr[ins->in[0]], vstr[ins->in[0]], vptr[ins->in[1]], vstr[ins->in[1]],
-                     vptr[ins->in[2]], vstr[ins->in[2]], op, ins->osize, n);
+                     vptr[ins->in[2]], vstr[ins->in[2]], op, ins->osize, m);
         }
         vptr[ins->out] = op;
-        vstr[ins->out] = ins->osize;
+        vstr[ins->out] = uniform ? 0 : ins->osize;
     }
     return 0;
 }
