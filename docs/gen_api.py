@@ -246,7 +246,10 @@ def _api_page() -> tuple[str, set[str]]:
             "``la.random`` is NumPy's ``numpy.random`` (:doc:`../guide`, \"Random numbers\"): these two",
             "are lazyarr's, every other name goes through the fallback.", "",
             ".. autofunction:: lazyarr.random.default_rng", "",
-            ".. autoclass:: lazyarr.random.Generator", "   :members: bit_generator", ""]
+            ".. autoclass:: lazyarr.random.Generator", "   :members: bit_generator", "",
+            "``la.fft`` is NumPy's ``numpy.fft`` (CuPy's on cuda) through the fallback; these two take",
+            "the array API's ``dtype=`` and ``device=`` too:", "",
+            ".. autofunction:: lazyarr.fft.fftfreq", ".. autofunction:: lazyarr.fft.rfftfreq", ""]
     api += ["Shapes and views", "----------------", "",
             "Views as in NumPy (:doc:`../guide`, \"Views\"): of a computed array, a view of its memory;",
             "of a pending expression, pushed down to its inputs, so they fuse.", ""]

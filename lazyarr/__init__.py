@@ -46,6 +46,7 @@ from ._devices import cuda_available
 from ._dtypes import SUPPORTED_DTYPES as _SUPPORTED_DTYPES
 from ._fallback import FallbackError, FallbackWarning
 from ._plan import Kernel, Plan
+from ._fft import fft
 from ._random import random
 from ._registry import OPS, OpDef
 

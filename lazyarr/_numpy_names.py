@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _fallback, _random
+from . import _fallback
+
+#: lazyarr's namespaces with some names of their own (a ``NATIVE`` set), the rest NumPy's
+_MIXED_NAMESPACES = ("random", "fft")
 
 #: The NumPy namespaces the comparison page (docs/generated/numpy-names.rst) lists.
 LISTED_NAMESPACES = ("", "linalg", "fft", "random")
@@ -31,10 +34,11 @@ def status(path: str) -> tuple[str, str]:
     import lazyarr
 
     space, _, name = path.rpartition(".")
-    if path == "random":
-        return "fallback", ("a namespace: default_rng and its Generator are lazyarr's (NumPy's "
-                            "streams on the CPU), each other function through the fallback")
-    if space == "random" and name in _random.NATIVE:
+    namespace = getattr(lazyarr, space, None) if space and "." not in space else None
+    if name in _MIXED_NAMESPACES and not space:
+        native = ", ".join(sorted(getattr(lazyarr, name).NATIVE))
+        return "fallback", f"a namespace: {native} are lazyarr's, each other function through the fallback"
+    if namespace is not None and name in getattr(namespace, "NATIVE", ()):
         return "native", ""
     if not space and name in vars(lazyarr):
         return "native", ""

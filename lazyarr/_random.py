@@ -106,6 +106,8 @@ class RandomNamespace(_fallback.FallbackNamespace):
     """``lazyarr.random``: :func:`default_rng` and :class:`Generator` are lazyarr's; every
     other name (the legacy functions, the bit generators) is NumPy's through the fallback."""
 
+    NATIVE = NATIVE
+
     def __init__(self) -> None:
         super().__init__("random")
         self.default_rng = default_rng

@@ -154,3 +154,13 @@ def test_from_dlpack():
     assert isinstance(x, la.LazyArray) and np.shares_memory(np.asarray(x), a)
     assert not np.shares_memory(np.asarray(la.from_dlpack(a, copy=True)), a)
     np.testing.assert_array_equal(np.from_dlpack(x * 2), a * 2)
+
+
+def test_fftfreq_takes_the_standards_dtype_and_device():
+    got = la.fft.fftfreq(8, 0.5, dtype=np.float32, device="cpu")
+    assert got.dtype == np.float32 and got.device == "cpu"
+    np.testing.assert_array_equal(np.asarray(got), np.fft.fftfreq(8, 0.5).astype(np.float32))
+    np.testing.assert_array_equal(np.asarray(la.fft.rfftfreq(9, d=2.0)), np.fft.rfftfreq(9, d=2.0))
+    with pytest.raises(ValueError, match="real floating"):
+        la.fft.fftfreq(4, dtype=np.int32)
+    assert isinstance(la.fft.fft(la.arange(4.0)), la.LazyArray)     # the rest: the fallback
