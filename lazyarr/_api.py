@@ -182,7 +182,8 @@ for _name, _fn in FUNCTIONS.items():
     _fn.__module__ = "lazyarr"
 
 ALIASES = {"absolute": "abs", "true_divide": "divide", "mod": "remainder", "bitwise_not": "invert",
-           "amin": "min", "amax": "max", "conjugate": "conj"}
+           "amin": "min", "amax": "max", "conjugate": "conj", "degrees": "rad2deg",
+           "radians": "deg2rad"}
 
 #: NumPy function -> lazyarr function, for ``__array_function__``.
 NUMPY_FUNCTIONS: dict[Any, Callable[..., Any]] = {

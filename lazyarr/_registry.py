@@ -91,6 +91,12 @@ _OP_LIST: list[OpDef] = [
     _ew("minimum", 2, np.minimum, "Element-wise minimum; propagates NaN.", _ARITH),
     _ew("fmax", 2, np.fmax, "Element-wise maximum; ignores NaN.", _ARITH),
     _ew("fmin", 2, np.fmin, "Element-wise minimum; ignores NaN.", _ARITH),
+    _ew("fmod", 2, np.fmod, "Remainder with the sign of the dividend (C's fmod).", _ARITH),
+    _ew("copysign", 2, np.copysign, "x1 with the sign of x2.", _ARITH),
+    _ew("nextafter", 2, np.nextafter, "The next float after x1 towards x2.", _ARITH),
+    _ew("spacing", 1, np.spacing, "Distance to the next float away from zero (an ulp).", _ARITH),
+    _ew("heaviside", 2, np.heaviside, "Heaviside step: 0, x2 at 0, or 1.", _ARITH),
+    _ew("float_power", 2, np.float_power, "x1**x2 in at least float64.", _ARITH),
     # exponential, logarithmic, roots
     _ew("exp", 1, np.exp, "Exponential, e**x.", _EXP),
     _ew("exp2", 1, np.exp2, "Base-2 exponential, 2**x.", _EXP),
@@ -102,6 +108,8 @@ _OP_LIST: list[OpDef] = [
     _ew("sqrt", 1, np.sqrt, "Square root.", _EXP),
     _ew("cbrt", 1, np.cbrt, "Cube root.", _EXP),
     _ew("hypot", 2, np.hypot, "sqrt(x1**2 + x2**2) without overflow.", _EXP),
+    _ew("logaddexp", 2, np.logaddexp, "log(exp(x1) + exp(x2)) without overflow.", _EXP),
+    _ew("logaddexp2", 2, np.logaddexp2, "log2(2**x1 + 2**x2) without overflow.", _EXP),
     # trigonometric and hyperbolic
     _ew("sin", 1, np.sin, "Sine.", _TRIG),
     _ew("cos", 1, np.cos, "Cosine.", _TRIG),
@@ -116,6 +124,8 @@ _OP_LIST: list[OpDef] = [
     _ew("arcsinh", 1, np.arcsinh, "Inverse hyperbolic sine.", _TRIG),
     _ew("arccosh", 1, np.arccosh, "Inverse hyperbolic cosine.", _TRIG),
     _ew("arctanh", 1, np.arctanh, "Inverse hyperbolic tangent.", _TRIG),
+    _ew("deg2rad", 1, np.deg2rad, "Degrees to radians (``radians``).", _TRIG),
+    _ew("rad2deg", 1, np.rad2deg, "Radians to degrees (``degrees``).", _TRIG),
     # rounding
     _ew("floor", 1, np.floor, "Floor.", _ROUND),
     _ew("ceil", 1, np.ceil, "Ceiling.", _ROUND),
@@ -133,6 +143,7 @@ _OP_LIST: list[OpDef] = [
     _ew("isnan", 1, np.isnan, "True where NaN.", _CLASS),
     _ew("isinf", 1, np.isinf, "True where +inf or -inf.", _CLASS),
     _ew("isfinite", 1, np.isfinite, "True where neither inf nor NaN.", _CLASS),
+    _ew("signbit", 1, np.signbit, "True where the sign bit is set (-0.0 and NaNs with it too).", _CLASS),
     # logical
     _ew("logical_and", 2, np.logical_and, "Logical AND.", _LOGIC),
     _ew("logical_or", 2, np.logical_or, "Logical OR.", _LOGIC),

@@ -550,3 +550,18 @@ def test_min_max_of_signed_zeros_follow_ieee_maximum_minimum_on_the_gpu(dtype):
                     got = _lazy_cuda(op, x, axis=axis)
                     assert np.all(got == 0) and np.all(np.signbit(got) == (op == "min")), \
                         (op, axis, n, pos, fill)
+
+
+def test_ops_without_a_cuda_template_run_on_the_host():
+    # fmod, logaddexp, copysign, ... have no CUDA template yet: a program with one runs on the
+    # host with NumPy's loops (values NumPy's), in both modes, as complex values do
+    a = np.array([-0.0, 1.5, -2.5, np.inf, np.nan, 7.0])
+    for mode in ("lazy", "eager"):
+        if SIMULATED and mode == "eager":
+            continue
+        with la.config(device="cuda", mode=mode), np.errstate(all="ignore"):
+            x = la.asarray(a)
+            e = la.copysign(la.logaddexp(la.fmod(x, 2.0), x), -1.0) + 1
+            if mode == "lazy":
+                assert "not fused on cuda" in " ".join(la.explain(e).notes)
+            assert_same(e.to_numpy(), np.copysign(np.logaddexp(np.fmod(a, 2.0), a), -1.0) + 1)

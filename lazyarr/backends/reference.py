@@ -37,7 +37,7 @@ def apply(xp: ModuleType, op: str, arg: Any, operands: list[Any], lazy_rules: An
     """Apply one op to materialized operands (arrays or NumPy scalars). ``lazy_rules``: None
     for NumPy's own result (eager mode), or the op's result dtype to apply lazy mode's
     reduction rules."""
-    if xp.__name__ != "numpy" and _complex_step(op, arg, operands):
+    if xp.__name__ != "numpy" and _host_step(op, arg, operands):
         return xp.asarray(apply(np, op, arg, [on_host(a) for a in operands], lazy_rules))
     opdef = OPS[op]
     fn = _functions(xp).get(op)
@@ -62,14 +62,19 @@ def apply(xp: ModuleType, op: str, arg: Any, operands: list[Any], lazy_rules: An
 _RULED = reduction_rules.ACCUMULATING | {"min", "max"}
 
 
-def _complex_step(op: str, arg: Any, operands: list[Any]) -> bool:
-    """Whether an op reads or makes complex values. On the GPU those run on the host with
-    NumPy's loops (docs/not-supported.rst): CuPy's complex functions differ from NumPy's
+def _host_step(op: str, arg: Any, operands: list[Any]) -> bool:
+    """Whether an op runs on the host with NumPy's loops on the GPU (docs/not-supported.rst):
+    an op that reads or makes complex values, CuPy's complex functions not being NumPy's
     (complex division by zero gives NaN where NumPy gives inf, complex64 subnormals are
-    flushed to zero, ``clip`` has no complex loop, transcendentals differ by ulps)."""
+    flushed to zero, ``clip`` has no complex loop, transcendentals differ by ulps), and an
+    elementwise op with no CUDA template yet (``fmod``, ``logaddexp``, ...), whose CuPy
+    values are not checked against NumPy's."""
+    opdef = OPS[op]
+    if opdef.kind == "elementwise" and opdef.cuda is None and op not in ("real", "imag"):
+        return True
     if any(getattr(a, "dtype", np.dtype(type(a))).kind == "c" for a in operands):
         return True
-    target = arg if OPS[op].kind == "cast" else arg[2] if OPS[op].kind == "reduction" else None
+    target = arg if opdef.kind == "cast" else arg[2] if opdef.kind == "reduction" else None
     return target is not None and np.dtype(target).kind == "c"
 
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..._plan import InputInfo, Kernel, Plan
 from ..._program import Lowered, Program
+from ..._registry import OPS
 from ..._shapes import broadcast_shapes
 from .. import numpy_methods
 from . import render as R
@@ -136,7 +137,7 @@ class CudaBackend:
         xp = self.xp()
         program = lowered.program
         root = program.root
-        if _has_complex(program):        # on the host, with NumPy: see _op_by_op
+        if _runs_on_host(program):       # with NumPy: reference._host_step says why
             from ..reference import for_device, on_host
             host = Lowered(program, [on_host(a) for a in lowered.inputs], lowered.scalars,
                            lowered.shape, "cpu")
@@ -199,12 +200,13 @@ class CudaBackend:
     # ------------------------------------------------------------------ plan
     def plan(self, lowered: Lowered) -> Plan:
         program, root = lowered.program, lowered.program.root
-        if _has_complex(program):
-            # Complex values have no CUDA templates yet, and CuPy's complex functions are not
-            # NumPy's (reference._complex_step): such a program runs on the host with NumPy.
+        if _runs_on_host(program):
+            # Complex values and some ops have no CUDA templates yet, and CuPy's are not
+            # NumPy's (reference._host_step): such a program runs on the host with NumPy.
             from ..reference import for_device
             plan = for_device("cpu").plan(lowered)
-            plan.notes.append("complex values are not fused on cuda yet: the inputs are copied "
+            plan.notes.append("complex values (and fmod, logaddexp, ...) are not fused on cuda yet: "
+                              "the inputs are copied "
                               "to the host, the program runs op by op with NumPy there, and "
                               "the result is copied back")
             return plan
@@ -255,8 +257,13 @@ class CudaBackend:
         return Plan(self.name, "cuda", program, kernels, inputs_info, read, written, notes)
 
 
-def _has_complex(program: Program) -> bool:
-    return any(ins.dtype.kind == "c" for ins in program.instrs)
+def _runs_on_host(program: Program) -> bool:
+    """Complex values, or an elementwise op without a CUDA template (``reference._host_step``)."""
+    return any(ins.dtype.kind == "c" or ins.op in _NO_TEMPLATE for ins in program.instrs)
+
+
+_NO_TEMPLATE = frozenset(name for name, op in OPS.items()
+                         if op.kind == "elementwise" and op.cuda is None and name not in ("real", "imag"))
 
 
 def _chain_of(lowered: Lowered) -> Lowered:
