@@ -22,6 +22,8 @@ Conventions that keep the comparison meaningful (see docs/testing.rst):
   casts take ``real(x)`` first, then the same;
 * integer ``power`` gets a non-negative exponent (``bitwise_and(e, 7)``): a negative one is
   a data-dependent ``ValueError`` in NumPy, tested in tests/test_errors.py instead;
+* ``signbit(x)`` and ``copysign(_, x)`` get ``where(isnan(x), 0.0, x)``: the sign bit of a
+  NaN is not specified (NumPy's own depends on which of its loops made the NaN);
 * integer ``reciprocal`` gets an odd operand (``bitwise_or(x, 1)``): NumPy's ``reciprocal``
   of integer 0 casts ``1.0 / 0`` to an integer (undefined, platform-dependent).
 """
@@ -46,6 +48,8 @@ ELEMENTWISE_OPS = [op for op in OPS.values() if op.kind in ("elementwise", "comp
 REDUCTION_OPS = [op for op in OPS.values() if op.kind == "reduction"]
 ALL_OPS = [op for op in OPS.values()]
 LAYOUTS = ("C", "F", "strided", "reversed", "broadcast", "numpy-scalar")
+#: ops that read the sign bit of an operand (its position): of a NaN it is not specified
+_NAN_SIGN_READ = {"signbit": 0, "copysign": 1}
 _INPLACE_OK = {op.name for op in OPS.values() if op.operator and op.reflected and op.nin == 2}
 
 
@@ -830,6 +834,8 @@ class _Builder:
                 return None
         if opdef.name == "reciprocal":
             args = self._nonzero_int(args)
+        if opdef.name in _NAN_SIGN_READ:
+            args = self._nan_free(args, _NAN_SIGN_READ[opdef.name])
         forms = ["function"]
         if opdef.is_ufunc:
             forms.append("ufunc")
@@ -863,7 +869,22 @@ class _Builder:
                 return None
         if opdef.name == "reciprocal":
             args = self._nonzero_int(args)
+        if opdef.name in _NAN_SIGN_READ:
+            args = self._nan_free(args, _NAN_SIGN_READ[opdef.name])
         return self.add(Step(step.op, tuple(args), step.kw, step.form))
+
+    def _nan_free(self, args: list[Any], position: int) -> list[Any]:
+        """The sign bit of a NaN is not specified (NumPy's own depends on which of its loops
+        made it: SIMD or scalar, float16 through float32): the operand whose sign is read
+        (``signbit(x)``, ``copysign(_, x)``) gets ``where(isnan(x), 0.0, x)``."""
+        x = args[position]
+        if isinstance(x, int) and self.dtype(x).kind in "fc":
+            nan = self.add(Step("isnan", (x,)))
+            clean = None if nan is None else self.add(Step("where", (nan, Scalar(0.0), x)))
+            if clean is not None:
+                args = list(args)
+                args[position] = clean
+        return args
 
     def _nonzero_int(self, args: list[Any]) -> list[Any]:
         """Integer ``reciprocal(0)`` is undefined (NumPy computes 1.0/0 and casts inf to int):
