@@ -1,0 +1,58 @@
+"""Complex elementwise chains and Monte Carlo with ``la.random`` (issue 17).
+
+Complex values are fused on the CPU (NumPy's own complex loops in one kernel); on cuda they
+run on the host for now, so the complex rows are CPU only. Monte Carlo draws come from
+NumPy's (CPU) or CuPy's (cuda) generator into memory; the test and the mean after them fuse.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import lazyarr as la
+
+from .common import DEVICES, MODES, Benchmark, data, finish, prepare
+
+_COMPLEX: dict = {}
+
+
+def complex_data(n: int) -> la.LazyArray:
+    """A complex128 array of n values with parts uniform in [-1, 1) (made once per process)."""
+    z = _COMPLEX.get(n)
+    if z is None:
+        re = np.asarray(data("cpu", n, seed=0))
+        im = np.asarray(data("cpu", n, seed=1))
+        z = _COMPLEX[n] = (re + 1j * im).astype(np.complex128)
+    return la.asarray(z)
+
+
+class ComplexChain(Benchmark):
+    """``sum(abs(z * z + c) * conj(z).real)`` over complex128 values, and ``z * z + c``
+    materialized: eager writes each complex intermediate, lazy runs one kernel."""
+
+    params = [DEVICES, MODES, [2**20, 2**22]]
+    param_names = ["device", "mode", "n"]
+
+    def setup(self, device, mode, n):
+        prepare(device, mode, n, cpu=(2**20, 2**22), cuda=())
+        self.z = complex_data(n)
+
+    def time_sum(self, device, mode, n):
+        z = self.z
+        finish(la.sum(abs(z * z + (0.25 - 0.5j)) * la.conj(z).real), device)
+
+    def time_materialize(self, device, mode, n):
+        finish(self.z * self.z + (0.25 - 0.5j), device)
+
+
+class MonteCarloPi(Benchmark):
+    """pi from 2 x n uniform draws: ``4 * mean(u**2 + v**2 < 1)``, a fresh generator per call."""
+
+    params = [DEVICES, MODES, [2**22, 2**26]]
+    param_names = ["device", "mode", "n"]
+
+    def setup(self, device, mode, n):
+        prepare(device, mode, n, cpu=(2**22,), cuda=(2**26,))
+
+    def time_pi(self, device, mode, n):
+        rng = la.random.default_rng(0, device=device)
+        finish(4 * la.mean(rng.random(n) ** 2 + rng.random(n) ** 2 < 1), device)
