@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import functools
 import operator
-import warnings
 from typing import Any
 
 import numpy as np
@@ -11,7 +10,7 @@ import numpy as np
 from . import _build, _devices, _node, _views
 from ._dtypes import check_dtype
 from ._node import Node
-from ._stack import user_stacklevel
+from ._stack import warn_imaginary_discarded
 from ._registry import BY_NUMPY
 
 _MAX_REPR_OPS = 8
@@ -149,8 +148,7 @@ class LazyArray:
         reduction give in NumPy), a complex one gives its real part with a ComplexWarning."""
         value = self.to_numpy()
         if value.dtype.kind == "c" and value.ndim == 0:
-            warnings.warn("Casting complex values to real discards the imaginary part",
-                          np.exceptions.ComplexWarning, stacklevel=user_stacklevel())
+            warn_imaginary_discarded()
             return value.real[()]
         return value
 

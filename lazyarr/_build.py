@@ -30,7 +30,7 @@ from ._dtypes import WEAK_SCALAR_TYPES, check_dtype, scalar_fits, scalar_to_dtyp
 from ._node import Node
 from ._program import lower, lower_cached
 from ._registry import COMPARE, OPS, OpDef
-from ._stack import user_stacklevel
+from ._stack import warn_imaginary_discarded
 from .backends import reference, select
 
 Operand = Node | int | float  # a node, or a weak Python scalar
@@ -414,8 +414,7 @@ def astype(x: Any, dtype: Any) -> Node:
     dt = check_dtype(dtype, "astype")
     if node.dtype.kind == "c" and dt.kind != "c" and dt.kind != "b":
         # NumPy warns when the cast runs; a lazy cast runs later, so warn here, at the line.
-        warnings.warn("Casting complex values to real discards the imaginary part",
-                      np.exceptions.ComplexWarning, stacklevel=user_stacklevel())
+        warn_imaginary_discarded()
     if _eager_mode():
         return _eager(OPS["astype"], node.device or "cpu", [node], dt)
     return cast(node, dt)

@@ -7,9 +7,6 @@ import numpy as np
 
 from . import _fallback
 
-#: lazyarr's namespaces with some names of their own (a ``NATIVE`` set), the rest NumPy's
-_MIXED_NAMESPACES = ("random", "fft")
-
 #: The NumPy namespaces the comparison page (docs/generated/numpy-names.rst) lists.
 LISTED_NAMESPACES = ("", "linalg", "fft", "random")
 
@@ -34,11 +31,12 @@ def status(path: str) -> tuple[str, str]:
     import lazyarr
 
     space, _, name = path.rpartition(".")
-    namespace = getattr(lazyarr, space, None) if space and "." not in space else None
-    if name in _MIXED_NAMESPACES and not space:
-        native = ", ".join(sorted(getattr(lazyarr, name).NATIVE))
-        return "fallback", f"a namespace: {native} are lazyarr's, each other function through the fallback"
-    if namespace is not None and name in getattr(namespace, "NATIVE", ()):
+    # a namespace with some names of its own (its NATIVE set: lazyarr.random, lazyarr.fft)
+    mixed = getattr(vars(lazyarr).get(name), "NATIVE", None) if not space else None
+    if mixed:
+        return "fallback", (f"a namespace: {', '.join(sorted(mixed))} are lazyarr's, each other "
+                            "function through the fallback")
+    if space and "." not in space and name in getattr(getattr(lazyarr, space), "NATIVE", ()):
         return "native", ""
     if not space and name in vars(lazyarr):
         return "native", ""

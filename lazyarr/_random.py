@@ -22,9 +22,6 @@ import numpy as np
 
 from . import _devices, _fallback
 
-#: Names of ``numpy.random`` that lazyarr defines itself; the rest go through the fallback.
-NATIVE = frozenset({"default_rng", "Generator"})
-
 #: Generator methods that write into their first argument.
 _WRITES_FIRST = frozenset({"shuffle"})
 
@@ -106,7 +103,8 @@ class RandomNamespace(_fallback.FallbackNamespace):
     """``lazyarr.random``: :func:`default_rng` and :class:`Generator` are lazyarr's; every
     other name (the legacy functions, the bit generators) is NumPy's through the fallback."""
 
-    NATIVE = NATIVE
+    #: names of ``numpy.random`` that lazyarr defines itself
+    NATIVE = frozenset({"default_rng", "Generator"})
 
     def __init__(self) -> None:
         super().__init__("random")

@@ -3,8 +3,17 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
+
+import numpy as np
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def warn_imaginary_discarded() -> None:
+    """NumPy's ComplexWarning of a complex -> real conversion, at the user's line."""
+    warnings.warn("Casting complex values to real discards the imaginary part",
+                  np.exceptions.ComplexWarning, stacklevel=user_stacklevel())
 
 
 def user_stacklevel() -> int:

@@ -99,8 +99,7 @@ def view(x: Any, fn: Any) -> Any:
         out = type(x)._from_node(_push(node, node.shape, fn, out_shape))
         record(x, out, fn)
         return out
-    anchor(x)       # (x's own pushed-down views get memory first: they alias this view too)
-    return type(x)._from_node(_node.leaf(fn(claim(x)), x.device))
+    return _of_memory(x, fn)
 
 
 def part(x: Any, fn: Any, pending: Any) -> Any:
@@ -112,7 +111,12 @@ def part(x: Any, fn: Any, pending: Any) -> Any:
         out = type(x)._from_node(pending())
         record(x, out, fn)
         return out
-    anchor(x)
+    return _of_memory(x, fn)
+
+
+def _of_memory(x: Any, fn: Any) -> Any:
+    """``fn`` applied to ``x``'s memory (computing ``x`` if pending): a real view."""
+    anchor(x)       # (x's own pushed-down views get memory first: they alias this view too)
     return type(x)._from_node(_node.leaf(fn(claim(x)), x.device))
 
 

@@ -45,7 +45,8 @@ def apply(xp: ModuleType, op: str, arg: Any, operands: list[Any], lazy_rules: An
         with warnings.catch_warnings():   # complex -> real: _build.astype warned at the line
             warnings.simplefilter("ignore", ComplexWarning)
             return xp.asarray(operands[0]).astype(arg)
-    if op in ("real", "imag"):        # NumPy's are views of the operand: lazyarr's are arrays
+    if op in ("real", "imag"):        # a node's value owns its memory (NumPy's part is a view
+        # of the operand, here a temporary); .real/.imag become views through _views.part
         return xp.array(fn(operands[0]), copy=True)
     assert fn is not None, op       # every elementwise op and reduction has a library function
     if opdef.kind == "reduction":
@@ -62,6 +63,12 @@ def apply(xp: ModuleType, op: str, arg: Any, operands: list[Any], lazy_rules: An
 _RULED = reduction_rules.ACCUMULATING | {"min", "max"}
 
 
+#: elementwise ops with no CUDA template yet (fmod, logaddexp, ...): on the GPU they run on the
+#: host with NumPy's loops (real/imag are only ever complex steps, decided below)
+NO_CUDA_TEMPLATE = frozenset(name for name, op in OPS.items()
+                             if op.kind == "elementwise" and op.cuda is None and name not in ("real", "imag"))
+
+
 def _host_step(op: str, arg: Any, operands: list[Any]) -> bool:
     """Whether an op runs on the host with NumPy's loops on the GPU (docs/not-supported.rst):
     an op that reads or makes complex values, CuPy's complex functions not being NumPy's
@@ -69,9 +76,9 @@ def _host_step(op: str, arg: Any, operands: list[Any]) -> bool:
     flushed to zero, ``clip`` has no complex loop, transcendentals differ by ulps), and an
     elementwise op with no CUDA template yet (``fmod``, ``logaddexp``, ...), whose CuPy
     values are not checked against NumPy's."""
-    opdef = OPS[op]
-    if opdef.kind == "elementwise" and opdef.cuda is None and op not in ("real", "imag"):
+    if op in NO_CUDA_TEMPLATE:
         return True
+    opdef = OPS[op]
     if any(getattr(a, "dtype", np.dtype(type(a))).kind == "c" for a in operands):
         return True
     target = arg if opdef.kind == "cast" else arg[2] if opdef.kind == "reduction" else None

@@ -14,9 +14,9 @@ import numpy as np
 
 from ..._plan import InputInfo, Kernel, Plan
 from ..._program import Lowered, Program
-from ..._registry import OPS
 from ..._shapes import broadcast_shapes
 from .. import numpy_methods
+from ..reference import NO_CUDA_TEMPLATE
 from . import render as R
 from .compile import load_kernel
 
@@ -206,9 +206,8 @@ class CudaBackend:
             from ..reference import for_device
             plan = for_device("cpu").plan(lowered)
             plan.notes.append("complex values (and fmod, logaddexp, ...) are not fused on cuda yet: "
-                              "the inputs are copied "
-                              "to the host, the program runs op by op with NumPy there, and "
-                              "the result is copied back")
+                              "the inputs are copied to the host, the program runs op by op "
+                              "with NumPy there, and the result is copied back")
             return plan
         notes: list[str] = []
         kernels: list[Kernel] = []
@@ -259,11 +258,7 @@ class CudaBackend:
 
 def _runs_on_host(program: Program) -> bool:
     """Complex values, or an elementwise op without a CUDA template (``reference._host_step``)."""
-    return any(ins.dtype.kind == "c" or ins.op in _NO_TEMPLATE for ins in program.instrs)
-
-
-_NO_TEMPLATE = frozenset(name for name, op in OPS.items()
-                         if op.kind == "elementwise" and op.cuda is None and name not in ("real", "imag"))
+    return any(ins.dtype.kind == "c" or ins.op in NO_CUDA_TEMPLATE for ins in program.instrs)
 
 
 def _chain_of(lowered: Lowered) -> Lowered:
