@@ -286,7 +286,7 @@ def run(expr: Expr, lib: str, oracle: list[Any] | None = None,
     then NumPy's own result replaces it, so what follows is compared exactly again. Likewise
     float min/max under ``ieee_signed_zeros`` (checked against NumPy's result with the sign of
     its zeros set by the IEEE rule), and every ``clip`` whose NumPy result is a zero of an
-    ambiguous sign (:func:`clip_sign_ambiguous`).
+    ambiguous sign (:func:`zero_sign_ambiguous`), and likewise ``fmax``/``fmin``.
     """
     values: list[Any] = []
     for leaf in expr.leaves:
@@ -360,13 +360,15 @@ def _explain_runs_nothing(outputs: list[Any]) -> str | None:
     return None
 
 
-def clip_sign_ambiguous(x: Any, lo: Any, hi: Any) -> np.ndarray:
-    """Where NumPy's own ``clip`` returns a zero whose sign depends on the operands' sizes:
-    the operands (broadcast) are all zeros of mixed signs. ``np.clip(0.0, 0.0, -0.0)`` gives
-    0.0 when every operand has size 1 and -0.0 otherwise (its scalar-bounds fast path and
-    its general loop pick different operands): no backend can match both, so there either
-    sign is accepted."""
-    ops = [np.asarray(v) for v in (x, lo, hi) if v is not None]
+def zero_sign_ambiguous(*operands: Any) -> np.ndarray:
+    """Where NumPy's own ``clip``, ``fmax`` or ``fmin`` returns a zero whose sign depends on
+    the operands' sizes: the operands (broadcast; None left out) are all zeros of mixed signs.
+    ``np.clip(0.0, 0.0, -0.0)`` gives 0.0 when every operand has size 1 and -0.0 otherwise
+    (its scalar-bounds fast path and its general loop pick different operands);
+    ``np.fmax(np.array(-0.0), 0.0)`` is -0.0 (the scalar loop returns the first operand on a
+    tie) and +0.0 for 64 elements (the SIMD loop returns the second). No backend can match
+    both, so there either sign is accepted (docs/testing.rst, "Signed zeros")."""
+    ops = [np.asarray(v) for v in operands if v is not None]
     if any(o.dtype.kind != "f" for o in ops[:1]):
         return np.zeros(np.broadcast_shapes(*(o.shape for o in ops)), bool)
     b = np.broadcast_arrays(*ops)
@@ -423,17 +425,19 @@ def _signed_zero_step(s: Step, values: list[Any], oracle: list[Any], value: Any,
             return (f"{s.op} breaks the IEEE signed-zero rule:\n  got      {got!r}\n  expected "
                     f"{expected!r}\n  numpy    {want!r}"), False
         return None, True
-    if s.op == "clip":
+    if s.op in ("clip", "fmax", "fmin"):
         args = [np.asarray(oracle[a]) if isinstance(a, int) else a.value for a in s.args]
-        args += [None] * (3 - len(args))
-        kw = dict(s.kw)
-        lo, hi = kw.get("min", kw.get("a_min", args[1])), kw.get("max", kw.get("a_max", args[2]))
-        free = clip_sign_ambiguous(args[0], lo, hi)
+        if s.op == "clip":
+            args += [None] * (3 - len(args))
+            kw = dict(s.kw)
+            args[1:] = kw.get("min", kw.get("a_min", args[1])), kw.get("max", kw.get("a_max", args[2]))
+        free = zero_sign_ambiguous(*args)
         if not free.any():
             return None, False
         got = np.asarray(value)
         if not _same_bits(got, want, np.broadcast_to(free, want.shape)):
-            return f"clip differs beyond the sign of ambiguous zeros:\n  got  {got!r}\n  numpy {want!r}", False
+            return (f"{s.op} differs beyond the sign of ambiguous zeros:\n  got  {got!r}\n"
+                    f"  numpy {want!r}"), False
         return None, True
     return None, False
 

@@ -176,16 +176,33 @@ def test_max_of_many_signed_zeros_is_thread_count_independent(mode):
 def test_fuzz_oracle_accepts_either_sign_where_numpy_clip_is_ambiguous():
     """np.clip(zero, 0.0, -0.0) is +0.0 when every operand has size 1 and -0.0 otherwise: the
     fuzz harness accepts either sign there, and only there."""
-    amb = S.clip_sign_ambiguous(np.zeros(3), 0.0, -0.0)
+    amb = S.zero_sign_ambiguous(np.zeros(3), 0.0, -0.0)
     assert amb.all()
-    assert not S.clip_sign_ambiguous(np.zeros(3), 0.0, 0.0).any()
-    assert not S.clip_sign_ambiguous(np.array([0.0, 1.0]), -0.0, 2.0)[1]
+    assert not S.zero_sign_ambiguous(np.zeros(3), 0.0, 0.0).any()
+    assert not S.zero_sign_ambiguous(np.array([0.0, 1.0]), -0.0, 2.0)[1]
     # an expression where NumPy's two clip paths disagree: size-1 input, scalar bounds
     leaf = S.Leaf(np.dtype("float64"), (1,), "C", 5)
     expr = S.Expr((leaf,), (S.Step("abs", (0,)), S.Step("multiply", (1, S.Scalar(0.0))),
                             S.Step("clip", (2, S.Scalar(0.0), S.Scalar(-0.0))),
                             S.Step("divide", (S.Scalar(1.0), 3))), (4,))
     assert S.check(expr) == {}
+
+
+def test_fuzz_oracle_accepts_either_sign_where_numpy_fmax_is_ambiguous():
+    """np.fmax(np.array(-0.0), 0.0) is -0.0 (NumPy's scalar loop returns the first operand on
+    a tie) and +0.0 on 64 elements (its SIMD loop returns the second); the cuda kernels return
+    the second (found by the GPU fuzz on the H200, 2026-12-02). Either sign is accepted there."""
+    assert np.signbit(np.fmax(np.array(-0.0), 0.0)) != np.signbit(np.fmax(np.full(64, -0.0), 0.0)[0])
+    policy = S.Policy()
+    for op in ("fmax", "fmin"):
+        step = S.Step(op, (0, S.Scalar(0.0)))
+        oracle = [np.array(-0.0), getattr(np, op)(np.array(-0.0), 0.0)]
+        for got in (0.0, -0.0):                      # a tie of mixed-sign zeros: either sign
+            assert S._signed_zero_step(step, [None], oracle, la.asarray(got), policy) == (None, True)
+        problem, _ = S._signed_zero_step(step, [None], oracle, la.asarray(1.0), policy)
+        assert problem                               # anything else is still compared
+        oracle = [np.array(0.0), np.array(0.0)]      # zeros of one sign: compared exactly
+        assert S._signed_zero_step(step, [None], oracle, la.asarray(-0.0), policy) == (None, False)
 
 
 def test_fuzz_oracle_still_catches_a_wrong_clip(monkeypatch):

@@ -259,3 +259,23 @@ def test_fuzz_clip_with_a_zero_d_array_bound_keeps_numpys_signed_zero(mode):
     x = np.full(3000, -0.0, np.float32)
     want = np.clip(x, -1.5, np.array(False))
     assert_same(la.clip(la.asarray(x) * 1, -1.5, la.asarray(np.array(False))), want)
+
+
+def test_cupy_function_table_asks_cupy_only_for_ops_that_run_on_the_gpu():
+    # H200 run of 2026-12-02: every eager op on cuda raised AttributeError ("module 'cupy' has
+    # no attribute 'spacing'"): the op -> CuPy function table took every op's name from CuPy,
+    # also the new ops that run on the host (reference.NO_CUDA_TEMPLATE), some of which CuPy
+    # lacks. A stand-in module with exactly the functions the GPU ops need must be enough.
+    import types
+
+    from lazyarr._registry import OPS
+    from lazyarr.backends import reference
+
+    fake = types.ModuleType("cupy")
+    for op in OPS.values():
+        if op.kind in ("elementwise", "reduction") and op.name not in reference.NO_CUDA_TEMPLATE:
+            setattr(fake, op.numpy.__name__, op.numpy)
+    table = reference._functions(fake)
+    assert "add" in table and "sum" in table
+    assert not set(table) & reference.NO_CUDA_TEMPLATE
+    assert {"spacing", "fmod", "logaddexp"} <= reference.NO_CUDA_TEMPLATE

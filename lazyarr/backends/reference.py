@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.exceptions import ComplexWarning
 
+from .._devices import asarray as asarray_on
 from .._devices import xp as xp_for
 from .._plan import InputInfo, Kernel, Plan
 from .._program import Instr, Lowered
@@ -25,11 +26,16 @@ from . import numpy_methods, reduction_rules
 
 @functools.cache
 def _functions(xp: ModuleType) -> dict[str, Any]:
-    """op name -> the library function (``np.add`` or ``cupy.add``)."""
+    """op name -> the library function (``np.add`` or ``cupy.add``). CuPy's table leaves out
+    the ops that run on the host there (:data:`NO_CUDA_TEMPLATE`): CuPy lacks some of them
+    (``spacing``), and those it has are not used."""
     table = {}
     for op in OPS.values():
         if op.kind in ("elementwise", "reduction"):
-            table[op.name] = op.numpy if xp.__name__ == "numpy" else getattr(xp, op.numpy.__name__)
+            if xp.__name__ == "numpy":
+                table[op.name] = op.numpy
+            elif op.name not in NO_CUDA_TEMPLATE:
+                table[op.name] = getattr(xp, op.numpy.__name__)
     return table
 
 
@@ -38,7 +44,8 @@ def apply(xp: ModuleType, op: str, arg: Any, operands: list[Any], lazy_rules: An
     for NumPy's own result (eager mode), or the op's result dtype to apply lazy mode's
     reduction rules."""
     if xp.__name__ != "numpy" and _host_step(op, arg, operands):
-        return xp.asarray(apply(np, op, arg, [on_host(a) for a in operands], lazy_rules))
+        # back to the GPU keeping the sign of a 0-d zero (_devices.asarray says why)
+        return asarray_on("cuda", apply(np, op, arg, [on_host(a) for a in operands], lazy_rules))
     opdef = OPS[op]
     fn = _functions(xp).get(op)
     if opdef.kind == "cast":

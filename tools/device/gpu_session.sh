@@ -3,7 +3,7 @@
 # asv) under one deadline. Logs and results under $OUT. Development tool (tools/device/README.md).
 set -uo pipefail
 cd "$(dirname "$0")/../.."  # the repository root
-# Logs go to a work folder; at the end $OUT gets logs.tgz and kcache.tgz (the kernel cache),
+# Logs go to a work folder; at the end $OUT gets logs.tgz and kcache.txz.NN (the kernel cache),
 # plus asv's h200 results as files (the device tool brings back at most 8 files).
 FINAL_OUT=${OUT:-/tmp/gpu-session}; OUT=/tmp/gpu-session-work; mkdir -p "$OUT" "$FINAL_OUT"
 t0=$(date +%s)
@@ -18,16 +18,18 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 export PYTHONPATH=/tmp/site:$PWD PATH=/tmp/site/bin:$PATH
 python3 setup.py build_ext --inplace -q > "$OUT/build.log" 2>&1 || { say "build failed"; tail -30 "$OUT/build.log"; }
 # The kernel cache travels: .kcache/ is ignored by git; the device tool carries it here
-# (carry: [".kcache"]) holding cuda.tgz, the packed cache of the last session, and this call
-# packs the cache into $OUT/kcache.tgz at the end (docs/testing.rst, "The GPU suite").
+# (carry: [".kcache"]) holding cuda.txz.NN (or an older cuda.tgz), the packed cache of the last
+# call, and this call packs the cache into $OUT/kcache.txz.NN at the end: xz, split in 15 MiB
+# parts, as the device tool brings back no file over 16 MiB (docs/testing.rst, "The GPU suite").
 export LAZYARR_CACHE_DIR=$PWD/.kcache/cuda
 mkdir -p .kcache && chmod 0700 .kcache && mkdir -p -m 0700 "$LAZYARR_CACHE_DIR" && chmod 0700 "$LAZYARR_CACHE_DIR"
-if [ -f .kcache/cuda.tgz ]; then
-    tar xzf .kcache/cuda.tgz -C "$LAZYARR_CACHE_DIR" --no-same-owner --no-same-permissions \
+if ls .kcache/cuda.txz.* > /dev/null 2>&1 || [ -f .kcache/cuda.tgz ]; then
+    { if ls .kcache/cuda.txz.* > /dev/null 2>&1; then cat .kcache/cuda.txz.* | xz -dc; else gzip -dc .kcache/cuda.tgz; fi; } \
+        | tar x -C "$LAZYARR_CACHE_DIR" --no-same-owner --no-same-permissions \
         && find "$LAZYARR_CACHE_DIR" -maxdepth 1 -type f -exec chmod 0600 {} + \
         && say "kernel cache: $(ls "$LAZYARR_CACHE_DIR" | wc -l) entries unpacked" || say "kernel cache: unpack failed"
 else
-    say "kernel cache: cold (no .kcache/cuda.tgz carried)"
+    say "kernel cache: cold (no .kcache/cuda.txz.NN carried)"
 fi
 # CuPy's own kernel cache (eager mode and CuPy's reductions compile with NVRTC) travels too,
 # as .kcache/cupy.tgz: a fresh machine otherwise recompiles every CuPy kernel the suite uses.
@@ -36,8 +38,9 @@ mkdir -p "$CUPY_CACHE_DIR"
 [ -f .kcache/cupy.tgz ] && tar xzf .kcache/cupy.tgz -C "$CUPY_CACHE_DIR" --no-same-owner 2>/dev/null \
     && say "cupy cache: $(ls "$CUPY_CACHE_DIR" | wc -l) entries unpacked"
 pack_cache() {   # the entries only (no directory entry: the folder keeps its 0700 there too)
+    rm -f "$FINAL_OUT"/kcache.txz.*
     (cd "$LAZYARR_CACHE_DIR" && find . -maxdepth 1 -type f -name '*.bin' -printf '%P\n' \
-        | tar czf "$FINAL_OUT/kcache.tgz" -T -) 2>/dev/null
+        | tar c -T - | xz -T0 -6 | split -d -b 15M - "$FINAL_OUT/kcache.txz.") 2>/dev/null
     tar czf "$FINAL_OUT/cupy.tgz" -C "$CUPY_CACHE_DIR" . 2>/dev/null
 }
 say "built; nvidia-smi: $(nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,utilization.gpu --format=csv,noheader)"

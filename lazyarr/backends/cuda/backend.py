@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._devices import asarray as asarray_on
 from ..._plan import InputInfo, Kernel, Plan
 from ..._program import Lowered, Program
 from ..._shapes import broadcast_shapes
@@ -145,7 +146,7 @@ class CudaBackend:
             from ..reference import for_device, on_host
             host = Lowered(program, [on_host(a) for a in inputs], lowered.scalars,
                            lowered.shape, "cpu")
-            return xp.asarray(for_device("cpu").run(host))
+            return asarray_on("cuda", for_device("cpu").run(host))   # keeps a 0-d -0.0
         if root.op in R.FALLBACK_REDUCTIONS:
             return self._fallback(lowered)
         if entry is None:
