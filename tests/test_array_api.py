@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers import SIMULATED
+
 import lazyarr as la
 
 HERE = Path(__file__).parent
@@ -39,15 +41,29 @@ def _suite_or_skip() -> None:
 
 @pytest.mark.parametrize("mode", ["lazy", "eager"])
 def test_conformance_suite_has_no_failure_outside_the_xfails_file(mode, tmp_path):
+    _run_suite(mode, "cpu", tmp_path, workers=2)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(SIMULATED or not la.cuda_available(),
+                    reason="needs a GPU: the suite's ~1,300 tests compile too many kernels for "
+                           "the simulated device")
+@pytest.mark.parametrize("mode", ["lazy", "eager"])
+def test_conformance_suite_on_cuda(mode, tmp_path):
+    """The same suite with ``device="cuda"`` as the default (issue 19, item 3)."""
+    _run_suite(mode, "cuda", tmp_path, workers=int(os.environ.get("LAZYARR_ARRAY_API_WORKERS", "4")))
+
+
+def _run_suite(mode: str, device: str, tmp_path: Path, workers: int) -> None:
     _suite_or_skip()
     junit = tmp_path / "junit.xml"
-    workers = ["-n", "2"] if _has_xdist() else []
-    env = dict(os.environ, ARRAY_API_TESTS_MODULE="lazyarr", LAZYARR_MODE=mode, LAZYARR_DEVICE="cpu",
+    xdist = ["-n", str(workers)] if _has_xdist() else []
+    env = dict(os.environ, ARRAY_API_TESTS_MODULE="lazyarr", LAZYARR_MODE=mode, LAZYARR_DEVICE=device,
                HYPOTHESIS_STORAGE_DIRECTORY=str(tmp_path / "hypothesis"), PYTHONDONTWRITEBYTECODE="1",
                PYTHONPATH=os.pathsep.join([str(HERE.parent), os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "array_api_tests", "-q", "-p", "no:cacheprovider",
-         *SETTINGS, f"--xfails-file={XFAILS}", f"--junitxml={junit}", "--tb=line", *workers],
+         *SETTINGS, f"--xfails-file={XFAILS}", f"--junitxml={junit}", "--tb=line", *xdist],
         cwd=SUITE, env=env, capture_output=True, text=True, timeout=900)
     assert junit.exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
     suite = ET.parse(junit).getroot()
@@ -56,8 +72,8 @@ def test_conformance_suite_has_no_failure_outside_the_xfails_file(mode, tmp_path
               if case.find("failure") is not None or case.find("error") is not None]
     ran = int(suite.get("tests")) - int(suite.get("skipped"))
     assert ran > 1000, f"only {ran} tests ran:\n{proc.stdout[-3000:]}"
-    assert not failed, (f"{len(failed)} conformance failures outside {XFAILS.name} ({mode} mode):\n  "
-                        + "\n  ".join(failed[:60]) + "\n" + proc.stdout[-2000:])
+    assert not failed, (f"{len(failed)} conformance failures outside {XFAILS.name} ({mode} mode, "
+                        f"{device}):\n  " + "\n  ".join(failed[:60]) + "\n" + proc.stdout[-2000:])
 
 
 def _has_xdist() -> bool:
