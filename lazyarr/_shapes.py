@@ -4,14 +4,20 @@
 ("this function only supports up to 32 dimensions"); NumPy 2 arrays and ufuncs take 64.
 Up to 32 dimensions NumPy's own function answers (its error message names the shapes);
 beyond, the same rule and the same message, here.
+
+The result is cached (the same shapes meet again at every call of a cached expression): this
+is the one cached ``broadcast_shapes`` of the package; the shapes must be tuples.
 """
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
 _NP_LIMIT = 32
 
 
+@functools.lru_cache(maxsize=4096)
 def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     if not shapes or max(map(len, shapes)) <= _NP_LIMIT:
         return tuple(np.broadcast_shapes(*shapes))
