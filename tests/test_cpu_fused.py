@@ -460,3 +460,31 @@ def test_min_max_lanes_and_tails(dtype, rng):
             assert np.isnan(float(getattr(la, op)(abs(la.asarray(y)))))
         for op in ("argmin", "argmax"):                      # the first NaN wins
             assert_bits(getattr(la, op)(la.asarray(y)), getattr(np, op)(y))
+
+
+def test_vm_numbers_come_from_the_c_tables():
+    """The numbers Python passes to the VM are the X-macro tables of _cpu_vm.h (one definition):
+    the dtype codes in lazyarr._dtypes' order, and a name for every kind cpu_fused uses."""
+    from lazyarr._dtypes import SUPPORTED_DTYPES
+
+    vm = cpu_fused._cpu_vm
+    assert tuple(np.dtype(name) for name in vm.DTYPE_CODES) == SUPPORTED_DTYPES
+    assert list(vm.DTYPE_CODES.values()) == list(range(len(SUPPORTED_DTYPES)))
+    assert cpu_fused.TYPE_CODE == {np.dtype(n): c for n, c in vm.DTYPE_CODES.items()}
+    assert set(cpu_fused._VM_REDUCTION.values()) | {"none"} == set(vm.REDUCTION_KINDS)
+    assert set(vm.MODES) == {"elementwise", "slot_major", "reduce_major"}
+    assert set(vm.FOLDS) == {"none", "abs", "square"}
+    for dt in ("float32", "float64", "int64", "uint64", "bool"):   # _canonical's results
+        assert dt in vm.REDUCTION_TYPES
+    assert not hasattr(vm, "set_prefetch")
+
+
+def test_listing_names_the_sink_casts():
+    """A cast the reduction sink inserts (float16 -> float32 here) is listed as astype."""
+    from lazyarr import _node
+    from lazyarr._program import lower
+
+    x = la.asarray(np.ones(10, np.float16))
+    node = _node.op_node("sum", np.dtype(np.float16), (), "cpu", (x._node,), (None, False, None, 0))
+    compiled = cpu_fused.get_compiled(lower(node).program)
+    assert compiled.listing == ["%1 = astype(%0) -> r0 : float32 [astype float16->float32]"]

@@ -28,9 +28,48 @@
 #include <time.h>
 #include "numpy/halffloat.h"
 
-/* ---------------------------------------------------------------- type codes */
-enum { LZ_B = 0, LZ_I8, LZ_I16, LZ_I32, LZ_I64, LZ_U8, LZ_U16, LZ_U32, LZ_U64, LZ_F16, LZ_F32,
-       LZ_F64, LZ_C64, LZ_C128, LZ_NTYPES };
+/* ---------------------------------------------------------------- the enums Python uses
+ * Each enum the Python side needs is ONE X-macro table (numexpr's opcodes.hpp is the model):
+ * X(C name, name Python uses). The table makes the C enum and a {name, value} list that
+ * _cpu_vm.pyx exports as a dict, so cpu_fused.py reads the numbers from here and never
+ * restates them. */
+typedef struct { const char *name; int value; } lz_enum_entry;
+#define LZ_ENUM_VALUE(CODE, NAME) CODE,
+#define LZ_ENUM_ENTRY(CODE, NAME) {NAME, CODE},
+#define LZ_DEF_ENUM(TABLE, LIST) enum { LIST(LZ_ENUM_VALUE) };                               \
+    static const lz_enum_entry TABLE[] = {LIST(LZ_ENUM_ENTRY) {NULL, 0}};
+
+/* dtype type codes, named by NumPy's dtype name. The order is lazyarr._dtypes.SUPPORTED_DTYPES
+ * (cpu_fused checks it at import); the cast tables below list their rows in this order. */
+#define LZ_DTYPES(X)                                                                         \
+    X(LZ_B, "bool") X(LZ_I8, "int8") X(LZ_I16, "int16") X(LZ_I32, "int32")                   \
+    X(LZ_I64, "int64") X(LZ_U8, "uint8") X(LZ_U16, "uint16") X(LZ_U32, "uint32")             \
+    X(LZ_U64, "uint64") X(LZ_F16, "float16") X(LZ_F32, "float32")                            \
+    X(LZ_F64, "float64") X(LZ_C64, "complex64") X(LZ_C128, "complex128")
+LZ_DEF_ENUM(lz_dtype_codes, LZ_DTYPES)
+enum { LZ_NTYPES = sizeof(lz_dtype_codes) / sizeof(lz_dtype_codes[0]) - 1 };
+
+/* execution modes of a call (see the top of this file) */
+#define LZ_MODES(X) X(MODE_EW, "elementwise") X(MODE_RED_A, "slot_major")                    \
+    X(MODE_RED_B, "reduce_major")
+LZ_DEF_ENUM(lz_modes, LZ_MODES)
+
+/* reduction kinds of the sink (RK_NONE: an elementwise root), named by the reduction op
+ * that is computed (mean is a sum and std a var, finished in Python) */
+#define LZ_RED_KINDS(X) X(RK_NONE, "none") X(RK_SUM, "sum") X(RK_PROD, "prod")               \
+    X(RK_MIN, "min") X(RK_MAX, "max") X(RK_ANY, "any") X(RK_ALL, "all")                      \
+    X(RK_ARGMIN, "argmin") X(RK_ARGMAX, "argmax") X(RK_VAR, "var")
+LZ_DEF_ENUM(lz_red_kinds, LZ_RED_KINDS)
+
+/* the value type a reduction kernel reads, named by its (canonical) dtype */
+#define LZ_RED_TYPES(X) X(RT_F32, "float32") X(RT_F64, "float64")                            \
+    X(RT_I64, "int64") X(RT_U64, "uint64") X(RT_U8, "bool")
+LZ_DEF_ENUM(lz_red_types, LZ_RED_TYPES)
+
+/* the elementwise op a reduction may fold in (sum(abs(x)), max(abs(x)), sum(x*x)): exact
+ * as NumPy's abs/square loops (abs is exact; a product is rounded once in T) */
+#define LZ_FOLDS(X) X(PRE_NONE, "none") X(PRE_ABS, "abs") X(PRE_SQUARE, "square")
+LZ_DEF_ENUM(lz_folds, LZ_FOLDS)
 
 /* complex64 / complex128 elements: NumPy's layout (real part first) */
 typedef struct { npy_float re, im; } lz_c64;
@@ -134,10 +173,19 @@ LZ_TO_C(c128, lz_c128, npy_double)
 #define LZ_ROW(DS) {lz_cast_b_##DS, lz_cast_i8_##DS, lz_cast_i16_##DS, lz_cast_i32_##DS,          \
     lz_cast_i64_##DS, lz_cast_u8_##DS, lz_cast_u16_##DS, lz_cast_u32_##DS, lz_cast_u64_##DS,       \
     lz_cast_f16_##DS, lz_cast_f32_##DS, lz_cast_f64_##DS, lz_cast_c64_##DS, lz_cast_c128_##DS}
-/* lz_casts[dst][src] */
+/* lz_casts[dst][src], rows and columns in LZ_DTYPES order. (The C preprocessor cannot expand
+ * LZ_DTYPES inside itself, so the rows are spelled out; lz_casts_complete checks them.) */
 static const lz_cast_t lz_casts[LZ_NTYPES][LZ_NTYPES] = {
     LZ_ROW(b), LZ_ROW(i8), LZ_ROW(i16), LZ_ROW(i32), LZ_ROW(i64), LZ_ROW(u8), LZ_ROW(u16),
     LZ_ROW(u32), LZ_ROW(u64), LZ_ROW(f16), LZ_ROW(f32), LZ_ROW(f64), LZ_ROW(c64), LZ_ROW(c128)};
+
+/* 1 if every (dst, src) pair has a cast: a dtype added to LZ_DTYPES without its row is 0 */
+static int lz_casts_complete(void) {
+    for (int d = 0; d < LZ_NTYPES; d++)
+        for (int s = 0; s < LZ_NTYPES; s++)
+            if (!lz_casts[d][s]) return 0;
+    return 1;
+}
 
 /* the imaginary part of a complex value (its real part is the cast to the real type) */
 #define LZ_DEF_IMAG(NAME, ST, FT)                                                            \
@@ -213,11 +261,9 @@ static void lz_gather(char *d, const char *base, npy_intp isz, int nd, const npy
 }
 
 /* ---------------------------------------------------------------- the program */
+/* VM instruction kinds (internal: _cpu_vm.pyx maps its spec kinds to these);
+ * MODE_*, RK_*, RT_*, PRE_*: the tables at the top of this file */
 enum { VK_UFUNC = 0, VK_CAST, VK_WHERE };
-enum { MODE_EW = 0, MODE_RED_A, MODE_RED_B };
-/* reduction kinds and canonical value types */
-enum { RK_NONE = 0, RK_SUM, RK_PROD, RK_MIN, RK_MAX, RK_ANY, RK_ALL, RK_ARGMIN, RK_ARGMAX, RK_VAR };
-enum { RT_F32 = 0, RT_F64, RT_I64, RT_U64, RT_U8 };
 
 typedef struct {
     int kind, nin;
@@ -381,9 +427,6 @@ static inline int lz_poll(lz_scratch *S, npy_intp n) {
     return lz_poll_slow(S);
 }
 
-static int lz_prefetch = 0;  /* measured: no gain here (docs/notes/cpu.rst) */
-static void lz_set_prefetch(int on) { lz_prefetch = on; }
-
 /* Run the program over block (o, [start, start+n)); `out` receives the root if it writes
  * to the output array. Returns 0, or -1 if a NumPy loop reported an error. */
 static int lz_exec_block(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_intp o,
@@ -409,10 +452,6 @@ static int lz_exec_block(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_i
         if (ds != LZ_GATHER) {
             vptr[v] = b + start * ds;
             vstr[v] = ds;
-            if (ds > 0 && ds <= 16 && lz_prefetch) {  /* stream the next block in while this one computes */
-                const char *q = vptr[v] + n * ds, *qe = q + n * ds;
-                for (; q < qe; q += 64) __builtin_prefetch(q, 0, 2);
-            }
         } else {
             char *g = S->gbuf + k * rb;
             lz_gather(g, b, P->input_isz[k], R->nI, R->Ishape, R->Istr + k * R->nI, start, n);
@@ -514,9 +553,7 @@ LZ_DEF_PW(lz_pw_f64_abs, npy_double, fabs(x))
 LZ_DEF_PW(lz_pw_f32_sq, npy_float, (double)(npy_float)(x * x))   /* float32 product, then widened */
 LZ_DEF_PW(lz_pw_f64_sq, npy_double, x * x)
 
-/* the elementwise op a reduction may fold in (sum(abs(x)), max(abs(x)), sum(x*x)): exact
- * as NumPy's abs/square loops (abs is exact; a product is rounded once in T) */
-enum { PRE_NONE = 0, PRE_ABS, PRE_SQUARE };
+/* the folded elementwise op (PRE_*, LZ_FOLDS at the top of this file), on one value */
 #define LZ_PRE_ID(T, v) (v)
 #define LZ_PRE_ABS(T, v) ((T)fabs((double)(v)))
 #define LZ_PRE_SQ(T, v) ((T)((v) * (v)))

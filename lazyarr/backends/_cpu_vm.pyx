@@ -66,13 +66,21 @@ cdef extern from "_cpu_vm.h" nogil:
         cnp.npy_uint64 *ru
         int error
         int check_signals
+    ctypedef struct lz_enum_entry:
+        const char *name
+        int value
+    # the X-macro tables of _cpu_vm.h (C arrays, declared as pointers: only indexed here)
+    const lz_enum_entry *lz_dtype_codes
+    const lz_enum_entry *lz_modes
+    const lz_enum_entry *lz_red_kinds
+    const lz_enum_entry *lz_red_types
+    const lz_enum_entry *lz_folds
+    int lz_casts_complete()
     lz_cast_t lz_get_cast(int dst, int src)
     lz_cast_t lz_get_imag(int src)
-    void lz_set_prefetch(int on)
     int lz_execute(const lz_prog *P, lz_run *R, int nthreads)
     cnp.npy_intp LZ_GATHER
     int VK_UFUNC, VK_CAST, VK_WHERE
-    int MODE_EW, MODE_RED_A, MODE_RED_B
 
 cdef const char *CAPSULE_NAME = b"numpy_1.24_ufunc_call_info"
 
@@ -81,9 +89,30 @@ import threading
 cdef unsigned long _main_thread = threading.main_thread().ident
 
 
-def set_prefetch(bint on):
-    """Software prefetch of the next block of each input (off by default: no gain measured)."""
-    lz_set_prefetch(on)
+cdef dict _enum_dict(const lz_enum_entry *table):
+    """{name: value} of one X-macro table of _cpu_vm.h (its list ends with a NULL name)."""
+    cdef int i = 0
+    names = {}
+    while table[i].name != NULL:
+        names[table[i].name.decode()] = table[i].value
+        i += 1
+    return names
+
+
+# The numbers the Python side passes to VMProgram and execute, defined once in _cpu_vm.h.
+#: NumPy dtype name -> type code (cast operands), in the C enum's order
+DTYPE_CODES = _enum_dict(lz_dtype_codes)
+#: execution mode of a call: "elementwise", "slot_major" (mode A), "reduce_major" (mode B)
+MODES = _enum_dict(lz_modes)
+#: reduction kind of the sink ("none", "sum", "prod", ..., "var")
+REDUCTION_KINDS = _enum_dict(lz_red_kinds)
+#: name of the (canonical) dtype a reduction kernel reads -> its value-type code
+REDUCTION_TYPES = _enum_dict(lz_red_types)
+#: elementwise op folded into a reduction kernel: "none", "abs", "square"
+FOLDS = _enum_dict(lz_folds)
+
+if not lz_casts_complete():
+    raise ImportError("_cpu_vm.h: a (dst, src) pair of LZ_DTYPES has no cast in lz_casts")
 
 
 def loop_flags(capsule):
@@ -189,7 +218,6 @@ def execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tuple order
     ``shape``; ``scalars`` holds 16 bytes per scalar operand. Elementwise mode writes
     ``out`` (C-contiguous, ``shape``); reduction modes fill the partial/result arrays.
     ``nb`` is the block count per slot (mode A) or the slots per work item (mode B).
-    Returns (n_outer_size, n_inner_size) actually used.
     """
     cdef lz_run R
     cdef int nd = len(shape), nin = len(inputs), k, d, e, off, nO, nI, ok
@@ -285,7 +313,7 @@ def execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tuple order
         R.nchunk, R.chunk_rows = nchunk, chunk_rows
         R.check_signals = PyThread_get_thread_ident() == _main_thread
         if R.Osz == 0 or R.Isz == 0 or nb == 0:
-            return R.Osz, R.Isz
+            return
         with nogil:
             ok = lz_execute(&prog.P, &R, nthreads)
         _raise_pending()
@@ -295,7 +323,6 @@ def execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tuple order
             raise MemoryError("lazyarr cpu-fused: out of memory for block registers")
         if ok != 0:
             raise FloatingPointError("lazyarr cpu-fused: a NumPy inner loop reported an error")
-        return R.Osz, R.Isz
     finally:
         free(strides)
         free(R.base)

@@ -25,14 +25,15 @@ import functools
 import math
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._dtypes import SUPPORTED_DTYPES
 from .._memo import BuildOnce
 from .._shapes import broadcast_shapes
 from .._plan import InputInfo, Kernel, Plan
-from .._program import Lowered, Program
+from .._program import Instr, Lowered, Program
 from .._registry import OPS
 from . import _cpu_vm  # type: ignore[attr-defined]  # ImportError: lazy cpu uses the reference backend
 from . import reduction_rules
@@ -42,17 +43,20 @@ if not hasattr(np.add, "_get_strided_loop") or not hasattr(np.add, "_resolve_dty
 
 __all__ = ["BACKEND", "CpuFusedBackend", "set_num_threads", "get_num_threads"]
 
-_DTYPES = [np.dtype(t) for t in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
-                                  np.uint32, np.uint64, np.float16, np.float32, np.float64,
-                                  np.complex64, np.complex128)]
+# The VM's numbers are defined once, in the X-macro tables of _cpu_vm.h, and read here by name.
 #: dtype -> type code of _cpu_vm.h
-TYPE_CODE = {dt: i for i, dt in enumerate(_DTYPES)}
+TYPE_CODE = {np.dtype(name): code for name, code in _cpu_vm.DTYPE_CODES.items()}
+if tuple(TYPE_CODE) != SUPPORTED_DTYPES:
+    raise ImportError(f"_cpu_vm.h's LZ_DTYPES {tuple(TYPE_CODE)} is not lazyarr._dtypes."
+                      f"SUPPORTED_DTYPES {SUPPORTED_DTYPES}: rebuild the extension or fix the table")
 
-_MODE_EW, _MODE_RED_A, _MODE_RED_B = 0, 1, 2
-_RK = {"sum": 1, "mean": 1, "prod": 2, "min": 3, "max": 4, "any": 5, "all": 6, "argmin": 7,
-       "argmax": 8, "var": 9, "std": 9}
-_RT_F32, _RT_F64, _RT_I64, _RT_U64, _RT_U8 = range(5)
-_PRE_ABS, _PRE_SQUARE = 1, 2
+_MODE_EW, _MODE_RED_A, _MODE_RED_B = (_cpu_vm.MODES[m] for m in ("elementwise", "slot_major",
+                                                                 "reduce_major"))
+#: the reduction the VM computes for a lazyarr reduction op: mean is a sum and std a var,
+#: finished in :func:`_finalize`
+_VM_REDUCTION = {"sum": "sum", "mean": "sum", "prod": "prod", "min": "min", "max": "max",
+                 "any": "any", "all": "all", "argmin": "argmin", "argmax": "argmax",
+                 "var": "var", "std": "var"}
 
 #: below this many elements a call runs on one thread (waking threads costs more)
 SERIAL_BELOW = 1 << 15
@@ -108,7 +112,6 @@ class Compiled:
     canon: np.dtype | None       # the dtype the reduction kernel reads
     result: np.dtype
     input_dtypes: list[np.dtype]
-    n_scalars: int
     serial: bool = False         # a loop may raise (integer power): run on the calling thread
 
 
@@ -120,11 +123,6 @@ def _canonical(dt: np.dtype) -> np.dtype:
     if dt.kind == "u":
         return np.dtype(np.uint64)
     return np.dtype(np.bool_)
-
-
-def _red_type(dt: np.dtype) -> int:
-    return {"f4": _RT_F32, "f8": _RT_F64, "i8": _RT_I64, "u8": _RT_U64, "b1": _RT_U8}[
-        f"{dt.kind}{dt.itemsize}"]
 
 
 def _compute_dtype(op: str, operand: np.dtype, result: np.dtype, dtype_arg: Any) -> np.dtype:
@@ -174,122 +172,208 @@ def _block_size(n_buffers: int, esz: int = 8) -> int:
     return b
 
 
+# ----------------------------------------------------------------------------- compiling
+# compile_program is a recipe of small passes (numexpr's necompiler.py is the model):
+# check the dtypes, find the sink, one VM instruction spec per body instruction, fold and
+# cast for the reduction sink, allocate registers, then build the C program.
+
+class _Spec(NamedTuple):
+    """One VM instruction before register allocation (see VMProgram in _cpu_vm.pyx)."""
+    kind: str                # "ufunc", "cast", "imag" or "where"
+    out: int                 # the value it computes
+    args: tuple[int, ...]    # the values it reads
+    dtype: np.dtype          # of ``out``
+    extra: Any               # ufunc: the loop capsule; cast: (dst, src) type codes; imag: src code
+    text: str                # what the listing shows
+
+
+@dataclass
+class _Sink:
+    """Where the program's value goes: the output array, or a reduction kernel."""
+    reduction: str | None            # root reduction op name, or None (elementwise root)
+    result_val: int                  # the value the sink consumes
+    compute: np.dtype | None = None  # the reduction's loop dtype (NumPy's)
+    canon: np.dtype | None = None    # the dtype the reduction kernel reads
+    fold: str = "none"               # elementwise op folded into the reduction kernel
+
+
 def compile_program(program: Program) -> Compiled:
+    """The VM program for ``program``; raises Unsupported for what the VM cannot run."""
     instrs = program.instrs
+    _check_dtypes(instrs)
+    reduction = _root_reduction(instrs)
+    body = instrs[:-1] if reduction else instrs
+    dtypes = [ins.dtype for ins in body]   # one per value; the reduction sink appends its casts
+    specs = _body_specs(body, dtypes)
+    sink = _reduction_sink(instrs, specs, dtypes) if reduction else _Sink(None, len(body) - 1)
+    regs, nregs = _allocate_registers(specs, sink)
+    vm = _build_vm(body, specs, regs, nregs, dtypes, sink)
+    root = instrs[-1]
+    return Compiled(vm, _listing(body, specs, regs, sink), reduction, root.arg if reduction else None,
+                    sink.compute, sink.canon, root.dtype, _input_dtypes(instrs), _must_run_serially(body))
+
+
+def _check_dtypes(instrs: tuple[Instr, ...]) -> None:
+    """Every value must have a type code of the VM."""
     for ins in instrs:
         if ins.dtype not in TYPE_CODE:
             raise Unsupported(f"dtype {ins.dtype}")
+
+
+def _root_reduction(instrs: tuple[Instr, ...]) -> str | None:
+    """The reduction op at the root, or None when the root is elementwise."""
     root = instrs[-1]
     opdef = OPS.get(root.op)
-    reduction = root.op if opdef is not None and opdef.kind == "reduction" else None
-    body = instrs[:-1] if reduction else instrs
-    if not reduction and root.op in ("input", "scalar"):
+    if opdef is not None and opdef.kind == "reduction":
+        if root.op not in _VM_REDUCTION:
+            raise Unsupported(f"reduction {root.op}")
+        return root.op
+    if root.op in ("input", "scalar"):
         raise Unsupported("nothing to compute")
-    dtypes = [ins.dtype for ins in instrs]
-    specs: list[tuple[str, int, tuple[int, ...], np.dtype, Any, str]] = []
-    inputs: dict[int, tuple[int, int]] = {}
-    scalars: dict[int, int] = {}
-    for n, ins in enumerate(body):
-        if ins.op == "input":
-            inputs[ins.arg[0]] = (n, ins.dtype.itemsize)
-        elif ins.op == "scalar":
-            scalars[ins.arg] = n
-        elif ins.op == "astype":
-            src = dtypes[ins.args[0]]
-            specs.append(("cast", n, ins.args, ins.dtype, (TYPE_CODE[ins.dtype], TYPE_CODE[src]),
-                          f"astype {src}->{ins.dtype}"))
-        elif ins.op == "where":
-            specs.append(("where", n, ins.args, ins.dtype, None, "select"))
-        elif ins.op == "real":             # the real part is the cast to the part's dtype
-            src = dtypes[ins.args[0]]
-            specs.append(("cast", n, ins.args, ins.dtype, (TYPE_CODE[ins.dtype], TYPE_CODE[src]),
-                          f"real part of {src}"))
-        elif ins.op == "imag":
-            src = dtypes[ins.args[0]]
-            specs.append(("imag", n, ins.args, ins.dtype, TYPE_CODE[src], f"imaginary part of {src}"))
-        else:
-            fn = OPS[ins.op].numpy if ins.op in OPS else None
-            if not isinstance(fn, np.ufunc) or fn.nout != 1:
-                raise Unsupported(f"op {ins.op}")
-            loop_dtypes = tuple(dtypes[a] for a in ins.args) + (ins.dtype,)
-            capsule = _resolve_loop(fn, loop_dtypes)
-            sig = ",".join(d.name for d in loop_dtypes[:-1]) + "->" + ins.dtype.name
-            specs.append(("ufunc", n, ins.args, ins.dtype, capsule, f"numpy.{fn.__name__} loop {sig}"))
-    nvals = len(body)
-    compute = canon = None
-    red_arg = root.arg if reduction else None
-    pre = 0
-    if reduction:
-        result_val = root.args[0]
-        if dtypes[result_val].kind == "c" or root.dtype.kind == "c":
-            raise Unsupported("a reduction of complex values (NumPy's own, op by op)")
-        compute = _compute_dtype(reduction, dtypes[result_val], root.dtype, root.arg[2])
-        canon = _canonical(compute)
-        # fold a last abs/square into the reduction kernel (one pass less over each block)
-        operand = instrs[result_val]
-        square = operand.op == "square" or operand.op == "multiply" and operand.args[0] == operand.args[1]
-        if reduction in ("sum", "mean", "min", "max") and (operand.op == "abs" or square) \
-                and operand.dtype.kind == "f" and operand.dtype.itemsize >= 4 \
-                and compute == canon == operand.dtype \
-                and sum(result_val in ins.args for ins in body) == 0 and specs and specs[-1][1] == result_val:
-            specs.pop()
-            pre = _PRE_SQUARE if square else _PRE_ABS
-            result_val = operand.args[0]
-        dtypes = dtypes[:nvals]            # value numbers past the body are the inserted casts
-        for target in (compute, canon):
-            cur = dtypes[result_val]
-            if target != cur:
-                specs.append(("cast", nvals, (result_val,), target, (TYPE_CODE[target], TYPE_CODE[cur]),
-                              f"astype {cur}->{target}"))
-                dtypes.append(target)
-                result_val, nvals = nvals, nvals + 1
-    else:
-        result_val = nvals - 1
-    # registers: linear scan over the VM instructions; a result never shares a register
-    # with its own operands (casts change the element size in place otherwise)
+    return None
+
+
+def _body_specs(body: tuple[Instr, ...], dtypes: list[np.dtype]) -> list[_Spec]:
+    """One VM instruction per computing instruction (inputs and scalars are only values)."""
+    return [_spec(n, ins, dtypes) for n, ins in enumerate(body) if ins.op not in ("input", "scalar")]
+
+
+def _cast_spec(out: int, src: int, dtypes: list[np.dtype], dst: np.dtype, text: str) -> _Spec:
+    return _Spec("cast", out, (src,), dst, (TYPE_CODE[dst], TYPE_CODE[dtypes[src]]), text)
+
+
+def _spec(n: int, ins: Instr, dtypes: list[np.dtype]) -> _Spec:
+    """The VM instruction that computes value ``n``: a C cast or select, or NumPy's loop."""
+    if ins.op == "astype":
+        return _cast_spec(n, ins.args[0], dtypes, ins.dtype, f"astype {dtypes[ins.args[0]]}->{ins.dtype}")
+    if ins.op == "real":                   # the real part is the cast to the part's dtype
+        return _cast_spec(n, ins.args[0], dtypes, ins.dtype, f"real part of {dtypes[ins.args[0]]}")
+    if ins.op == "where":
+        return _Spec("where", n, ins.args, ins.dtype, None, "select")
+    if ins.op == "imag":
+        src = dtypes[ins.args[0]]
+        return _Spec("imag", n, ins.args, ins.dtype, TYPE_CODE[src], f"imaginary part of {src}")
+    fn = OPS[ins.op].numpy if ins.op in OPS else None
+    if not isinstance(fn, np.ufunc) or fn.nout != 1:
+        raise Unsupported(f"op {ins.op}")
+    loop_dtypes = tuple(dtypes[a] for a in ins.args) + (ins.dtype,)
+    sig = ",".join(d.name for d in loop_dtypes[:-1]) + "->" + ins.dtype.name
+    return _Spec("ufunc", n, ins.args, ins.dtype, _resolve_loop(fn, loop_dtypes),
+                 f"numpy.{fn.__name__} loop {sig}")
+
+
+def _reduction_sink(instrs: tuple[Instr, ...], specs: list[_Spec], dtypes: list[np.dtype]) -> _Sink:
+    """The reduction's dtypes; a last abs/square folded into its kernel (``specs`` loses it);
+    the casts to its loop dtype and to the dtype its kernel reads (``specs`` and ``dtypes``
+    gain them, as new values)."""
+    root = instrs[-1]
+    operand = root.args[0]
+    if dtypes[operand].kind == "c" or root.dtype.kind == "c":
+        raise Unsupported("a reduction of complex values (NumPy's own, op by op)")
+    compute = _compute_dtype(root.op, dtypes[operand], root.dtype, root.arg[2])
+    sink = _Sink(root.op, operand, compute, _canonical(compute))
+    _fold_into_reduction(sink, instrs, specs)
+    for target in (sink.compute, sink.canon):
+        src = sink.result_val
+        if target != dtypes[src]:
+            specs.append(_cast_spec(len(dtypes), src, dtypes, target, f"astype {dtypes[src]}->{target}"))
+            sink.result_val = len(dtypes)
+            dtypes.append(target)
+    return sink
+
+
+def _fold_into_reduction(sink: _Sink, instrs: tuple[Instr, ...], specs: list[_Spec]) -> None:
+    """sum/mean/min/max of a last abs(x) or x*x: the reduction kernel applies it to x itself
+    (one pass less over each block; exact, see LZ_FOLDS in _cpu_vm.h)."""
+    operand = instrs[sink.result_val]
+    square = operand.op == "square" or operand.op == "multiply" and operand.args[0] == operand.args[1]
+    used_elsewhere = any(sink.result_val in ins.args for ins in instrs[:-1])
+    if sink.reduction in ("sum", "mean", "min", "max") and (operand.op == "abs" or square) \
+            and operand.dtype.kind == "f" and operand.dtype.itemsize >= 4 \
+            and sink.compute == sink.canon == operand.dtype \
+            and not used_elsewhere and specs and specs[-1].out == sink.result_val:
+        specs.pop()
+        sink.fold = "square" if square else "abs"
+        sink.result_val = operand.args[0]
+
+
+def _allocate_registers(specs: list[_Spec], sink: _Sink) -> tuple[list[int], int]:
+    """A block register per spec (-1: the elementwise root writes the output array), by a
+    linear scan that frees a register after its value's last use. A result never shares a
+    register with its own operands (casts change the element size in place otherwise)."""
     last_use: dict[int, int] = {}
     for j, spec in enumerate(specs):
-        for a in spec[2]:
+        for a in spec.args:
             last_use[a] = j
-    last_use[result_val] = len(specs)
+    last_use[sink.result_val] = len(specs)
     free: list[int] = []
     reg_of: dict[int, int] = {}
+    regs: list[int] = []
     nregs = 0
-    vm_instrs = []
-    listing = []
-    for j, (kind, out, args, dt, extra, text) in enumerate(specs):
-        if not reduction and j == len(specs) - 1:
+    for j, spec in enumerate(specs):
+        if sink.reduction is None and j == len(specs) - 1:
             reg = -1
         else:
             if free:
                 reg = free.pop()
             else:
                 reg, nregs = nregs, nregs + 1
-            reg_of[out] = reg
-        for a in set(args):
+            reg_of[spec.out] = reg
+        for a in set(spec.args):
             if last_use.get(a) == j and a in reg_of:
                 free.append(reg_of.pop(a))
-        vm_instrs.append((kind, out, tuple(args), reg, dt.itemsize, extra))
-        dest = "out" if reg < 0 else f"r{reg}"
-        listing.append(f"%{out} = {instrs[out].op if out < len(instrs) else 'astype'}"
-                       f"({', '.join(f'%{a}' for a in args)}) -> {dest} : {dt} [{text}]")
-    esz = 16 if any(dt.itemsize > 8 for dt in dtypes) else 8
-    block = _block_size(nregs + len(inputs), esz)
-    input_list = [inputs[p] if p in inputs else (-1, 1) for p in range(max(inputs, default=-1) + 1)]
-    scalar_list = [scalars[p] for p in range(len(scalars))]
-    if pre:
-        fold = "abs" if pre == _PRE_ABS else "square"
-        listing.append(f"(folded into the reduction kernel: {fold}(%{result_val}) : {canon}, exact)")
-    vm = _cpu_vm.VMProgram(vm_instrs, input_list, scalar_list, nvals, nregs, result_val,
-                           _RK.get(reduction or "", 0), _red_type(canon) if canon is not None else 0,
-                           block, pre, esz)
-    input_dtypes = [ins.dtype for ins in sorted((i for i in instrs if i.op == "input"),
-                                                key=lambda i: i.arg[0])]
-    # NumPy's integer power loop raises ValueError for negative exponents (through the GIL):
-    # only the calling thread can carry that exception back
-    serial = any(ins.op == "power" and ins.dtype.kind in "iu" for ins in body)
-    return Compiled(vm, listing, reduction, red_arg, compute, canon, root.dtype, input_dtypes,
-                    len(scalar_list), serial)
+        regs.append(reg)
+    return regs, nregs
+
+
+def _input_values(body: tuple[Instr, ...]) -> list[tuple[int, int]]:
+    """(value, itemsize) per input position; (-1, 1) for an input the program does not read."""
+    inputs = {ins.arg[0]: (n, ins.dtype.itemsize) for n, ins in enumerate(body) if ins.op == "input"}
+    return [inputs.get(p, (-1, 1)) for p in range(max(inputs, default=-1) + 1)]
+
+
+def _build_vm(body: tuple[Instr, ...], specs: list[_Spec], regs: list[int], nregs: int,
+              dtypes: list[np.dtype], sink: _Sink) -> Any:
+    """The C program (_cpu_vm.VMProgram), its numbers named through _cpu_vm's tables."""
+    inputs = _input_values(body)
+    esz = 16 if any(dt.itemsize > 8 for dt in dtypes) else 8   # complex128 values: 16 bytes
+    block = _block_size(nregs + sum(val >= 0 for val, _ in inputs), esz)
+    red_kind = _VM_REDUCTION[sink.reduction] if sink.reduction else "none"
+    red_type = _cpu_vm.REDUCTION_TYPES[sink.canon.name] if sink.canon is not None else 0
+    return _cpu_vm.VMProgram(
+        [(s.kind, s.out, s.args, reg, s.dtype.itemsize, s.extra) for s, reg in zip(specs, regs)],
+        inputs, _scalar_values(body), len(dtypes), nregs, sink.result_val,
+        _cpu_vm.REDUCTION_KINDS[red_kind], red_type, block, _cpu_vm.FOLDS[sink.fold], esz)
+
+
+def _scalar_values(body: tuple[Instr, ...]) -> list[int]:
+    """The value of each scalar operand, by position (Lowered.scalars' order)."""
+    scalars = {ins.arg: n for n, ins in enumerate(body) if ins.op == "scalar"}
+    return [scalars[p] for p in range(len(scalars))]
+
+
+def _input_dtypes(instrs: tuple[Instr, ...]) -> list[np.dtype]:
+    """The dtype of each input, by position (what run_compiled converts the buffers to)."""
+    return [ins.dtype for ins in sorted((i for i in instrs if i.op == "input"), key=lambda i: i.arg[0])]
+
+
+def _must_run_serially(body: tuple[Instr, ...]) -> bool:
+    """NumPy's integer power loop raises ValueError for negative exponents (through the GIL):
+    only the calling thread can carry that exception back."""
+    return any(ins.op == "power" and ins.dtype.kind in "iu" for ins in body)
+
+
+def _listing(body: tuple[Instr, ...], specs: list[_Spec], regs: list[int], sink: _Sink) -> list[str]:
+    """The VM program as explain shows it, one line per instruction."""
+    listing = []
+    for spec, reg in zip(specs, regs):
+        op = body[spec.out].op if spec.out < len(body) else "astype"   # else: a sink's cast
+        listing.append(f"%{spec.out} = {op}({', '.join(f'%{a}' for a in spec.args)}) -> "
+                       f"{'out' if reg < 0 else f'r{reg}'} : {spec.dtype} [{spec.text}]")
+    if sink.fold != "none":
+        listing.append(f"(folded into the reduction kernel: {sink.fold}(%{sink.result_val}) : "
+                       f"{sink.canon}, exact)")
+    return listing
 
 
 # ----------------------------------------------------------------------------- the cache
@@ -316,11 +400,6 @@ def _prepare(buf: Any, dtype: np.dtype) -> np.ndarray:
     if a.dtype != dtype or not a.flags.aligned:
         a = np.ascontiguousarray(a, dtype=dtype)
     return a
-
-
-@functools.lru_cache(maxsize=4096)
-def _broadcast(shapes: tuple[tuple[int, ...], ...]) -> tuple[int, ...]:
-    return broadcast_shapes(*shapes)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -359,7 +438,7 @@ def run_compiled(c: Compiled, lowered: Lowered) -> np.ndarray:
     inputs = [_prepare(b, dt) for b, dt in zip(lowered.inputs, c.input_dtypes)]
     scalars = b"".join(s.tobytes().ljust(16, b"\0") for s in lowered.scalars)
     shapes = tuple(a.shape for a in inputs)
-    shape = shapes[0] if len(set(shapes)) == 1 else _broadcast(shapes)
+    shape = shapes[0] if len(set(shapes)) == 1 else broadcast_shapes(*shapes)
     if c.reduction is None:
         out = np.empty(lowered.shape, c.result)
         size = out.size
@@ -433,17 +512,18 @@ def _run_reduction(c: Compiled, lowered: Lowered, inputs: list[np.ndarray], scal
 
 @functools.lru_cache(maxsize=256)
 def _partial_arrays(op: str, canon: np.dtype) -> tuple[tuple[str, type], ...]:
-    """The partial/result arrays a reduction kernel fills (see lz_run in _cpu_vm.h)."""
-    kind, rt = _RK[op], _red_type(canon)
-    fl = rt in (_RT_F32, _RT_F64)
-    if kind == 9:
+    """The partial/result arrays a reduction kernel fills (see lz_run in _cpu_vm.h): float64
+    "d" for float values, "i" for int64 extrema, "u" (uint64) for wrapping integer sums and
+    products and for any/all, "idx" for positions, "m2" for var's sums of squares."""
+    kind, is_float, is_int64 = _VM_REDUCTION[op], canon.kind == "f", canon.kind == "i"
+    if kind == "var":
         names = ["d", "m2", "idx"]
-    elif kind in (7, 8):
-        names = ["idx", "d" if fl else ("i" if rt == _RT_I64 else "u")]
-    elif fl and kind in (1, 2, 3, 4):
+    elif kind in ("argmin", "argmax"):
+        names = ["idx", "d" if is_float else ("i" if is_int64 else "u")]
+    elif is_float and kind in ("sum", "prod", "min", "max"):
         names = ["d"]
     else:
-        names = ["i" if rt == _RT_I64 and kind in (3, 4) else "u"]
+        names = ["i" if is_int64 and kind in ("min", "max") else "u"]
     dt = {"d": np.float64, "m2": np.float64, "i": np.int64, "idx": np.int64, "u": np.uint64}
     return tuple((n, dt[n]) for n in names)
 
@@ -529,7 +609,7 @@ def _self_check() -> None:
     try:
         capsule = _resolve_loop(np.add, (f8, f8, f8))
         vm = _cpu_vm.VMProgram([("ufunc", 2, (0, 1), -1, 8, capsule)], [(0, 8), (1, 8)], [], 3, 0, 2,
-                               0, 0, 512)
+                               _cpu_vm.REDUCTION_KINDS["none"], 0, 512)
         a, b, out = np.arange(5.0), np.full(5, 0.5), np.empty(5)
         _cpu_vm.execute(vm, [a, b], b"", (5,), (0,), 0, _MODE_EW, 1, out, nb=1)
     except Exception as exc:  # noqa: BLE001
