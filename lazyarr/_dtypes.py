@@ -16,6 +16,8 @@ uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.u
 float16, float32, float64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
 complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
 
+#: The one list of the dtypes lazyarr admits. The fused CPU backend's C type codes follow this
+#: order (LZ_DTYPES in backends/_cpu_vm.h; cpu_fused checks it at import).
 SUPPORTED_DTYPES: tuple[np.dtype, ...] = (
     bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64,
     complex64, complex128,

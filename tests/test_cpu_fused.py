@@ -488,3 +488,17 @@ def test_listing_names_the_sink_casts():
     node = _node.op_node("sum", np.dtype(np.float16), (), "cpu", (x._node,), (None, False, None, 0))
     compiled = cpu_fused.get_compiled(lower(node).program)
     assert compiled.listing == ["%1 = astype(%0) -> r0 : float32 [astype float16->float32]"]
+
+
+def test_a_reduction_the_vm_does_not_know_falls_back(monkeypatch):
+    """A reduction op without a VM kind (a new registry row) runs on the reference backend."""
+    from lazyarr import _node
+    from lazyarr._program import lower
+
+    monkeypatch.delitem(cpu_fused._VM_REDUCTION, "prod")
+    monkeypatch.setattr(cpu_fused, "_compiled", BuildOnce(max_size=1024))
+    x = la.asarray(np.arange(1, 6, dtype=np.float64))
+    node = _node.op_node("prod", np.dtype(np.float64), (), "cpu", (x._node,), (None, False, None, 0))
+    lowered = lower(node)
+    assert isinstance(cpu_fused.get_compiled(lowered.program), cpu_fused.Unsupported)
+    assert float(cpu_fused.BACKEND.run(lowered)) == 120.0
