@@ -236,7 +236,7 @@ def _api_page() -> tuple[str, set[str]]:
             "lazyarr is an array API namespace (:doc:`../array-api`).", "",
             ".. data:: __array_api_version__", "", "   ``\"2024.12\"``.", "",
             ".. autofunction:: __array_namespace_info__", "",
-            ".. autoclass:: lazyarr._array_api.Info", "   :members:", "",
+            ".. autoclass:: lazyarr._functions._info.Info", "   :members:", "",
             ".. autofunction:: from_dlpack", ".. autofunction:: sort", ".. autofunction:: argsort",
             ".. autofunction:: unique_values", ".. autofunction:: unique_counts",
             ".. autofunction:: unique_inverse", ".. autofunction:: unique_all", ""]

@@ -12,35 +12,11 @@ from typing import Any as _Any
 
 import numpy as _np
 
-from . import _array_api, _fallback
-from ._api import ALIASES as _ALIASES
-from ._api import FUNCTIONS as _FUNCTIONS
-from ._api import explain
-from ._array_api import (
-    __array_api_version__,
-    __array_namespace_info__,
-    argsort,
-    from_dlpack,
-    sort,
-    unique_all,
-    unique_counts,
-    unique_inverse,
-    unique_values,
-)
-from ._array import (
-    LazyArray,
-    arange,
-    asarray,
-    empty,
-    empty_like,
-    full,
-    full_like,
-    linspace,
-    ones,
-    ones_like,
-    zeros,
-    zeros_like,
-)
+from . import _fallback
+from ._array import LazyArray
+from ._functions import ALIASES as _ALIASES
+from ._functions import FUNCTIONS as _FUNCTIONS   # every public function, by group: _functions/
+from ._functions._info import __array_api_version__, __array_namespace_info__
 from ._config import Config, config, get_config, set_config
 from ._devices import cuda_available
 from ._dtypes import SUPPORTED_DTYPES as _SUPPORTED_DTYPES
@@ -79,7 +55,6 @@ globals().update(_scalar_type_names())
 globals().update(_FUNCTIONS)
 globals().update({alias: _FUNCTIONS[name] for alias, name in _ALIASES.items()})
 _fallback.install(globals())
-_array_api.install()
 
 
 def __getattr__(name: str) -> _Any:
@@ -88,7 +63,7 @@ def __getattr__(name: str) -> _Any:
     return _fallback.attribute(name)
 
 
-__all__ = [
+_NAMED = [
     "LazyArray", "Plan", "Kernel", "Config", "OpDef", "OPS",
     "asarray", "zeros", "ones", "full", "empty", "arange", "linspace",
     "zeros_like", "ones_like", "full_like", "empty_like",
@@ -98,5 +73,7 @@ __all__ = [
     "dtype", "finfo", "iinfo", "FallbackWarning", "FallbackError",
     "__array_api_version__", "__array_namespace_info__", "from_dlpack", "sort", "argsort",
     "unique_values", "unique_counts", "unique_inverse", "unique_all",
-    *_FUNCTIONS, *_ALIASES, *_scalar_type_names(),
 ]
+__all__ = [*_NAMED, *(name for name in _FUNCTIONS if name not in _NAMED), *_ALIASES,
+           *_scalar_type_names()]
+del _NAMED

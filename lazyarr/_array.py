@@ -1,25 +1,101 @@
-"""``LazyArray``: the user-facing array, and the functions that create one."""
+"""``LazyArray``: the user-facing array (the array layer).
+
+Its methods unwrap LazyArrays into nodes and call the layers below (lazyarr/_build.py for
+NumPy's rules, lazyarr/_views.py and lazyarr/_writes.py for views and writes,
+lazyarr/_materialize.py to compute), then wrap the resulting node. The operators and
+reductions are generated from the op registry (lazyarr/_array_methods.py). Methods that are a
+public function or the fallback applied to the array (``x.reshape``, ``x.cumsum``,
+``__array_function__``) look it up in lazyarr/_dispatch.py, where the layers above register.
+"""
 from __future__ import annotations
 
-import functools
 import operator
+import sys
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from . import _build, _devices, _node, _views
+from . import _build, _devices, _dispatch, _node, _views, _writes
+from ._array_methods import generated
 from ._dtypes import check_dtype
+from ._materialize import materialize
 from ._node import Node
-from ._stack import warn_imaginary_discarded
+from ._operands import made
+from ._program import lower
 from ._registry import BY_NUMPY
+from ._stack import warn_imaginary_discarded
 
 _MAX_REPR_OPS = 8
 _UFUNC_REDUCTIONS = {np.add: "sum", np.multiply: "prod", np.minimum: "min", np.maximum: "max",
                      np.logical_or: "any", np.logical_and: "all"}
 _NATIVE_OPERANDS: tuple[type, ...] = (int, float, bool, np.generic, np.ndarray, list, tuple)  # LazyArray: added below
 _IMPLICIT_REPR_DTYPES = (np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_))  # as NumPy
+_ARRAY_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 
 
+def _node_of(x: Any) -> Any:
+    """A LazyArray's node; anything else as it is (the layers below convert it)."""
+    return x._node if isinstance(x, LazyArray) else x
+
+
+# ----------------------------------------------------------------------------- function forms
+# Functions that are also methods (``la.astype(x, t)`` is ``x.astype(t)``): defined here, in
+# the array layer, and exported as they are by the function groups (lazyarr/_functions/).
+def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: str | None = None) -> LazyArray:
+    """Cast to ``dtype`` (unsafe casting, as ``ndarray.astype``), on ``device`` if given. A
+    new array, also when the dtype already matches (a computed ``x`` is copied then, as NumPy
+    copies), unless ``copy=False``: then ``x`` itself comes back when nothing changes."""
+    if device is not None:
+        x = _dispatch.FUNCTIONS["asarray"](x, device=device)
+    if not copy and isinstance(x, LazyArray) and np.dtype(dtype) == x.dtype:
+        return x
+    node = _build.astype(_node_of(x), dtype)
+    if isinstance(x, LazyArray) and node is x._node and node.data is not None:
+        return x.copy()
+    return LazyArray._from_node(node)
+
+
+def clip(x: Any, min: Any = None, max: Any = None) -> LazyArray:
+    """Limit values to ``[min, max]``; either bound may be None, as ``numpy.clip``
+    (NaN propagates; the sign of -0.0 is kept)."""
+    return LazyArray._from_node(_build.clip(_node_of(x), _node_of(min), _node_of(max)))
+
+
+def real(x: Any) -> LazyArray:
+    """The real part (``numpy.real``): float32 of complex64, float64 of complex128, a view of
+    ``x`` as NumPy's (``z.real[...] = 0`` writes into ``z``); of a real array, the array itself."""
+    if isinstance(x, LazyArray) and x.dtype.kind == "c":
+        return _views.part(x, operator.attrgetter("real"),  # type: ignore[no-any-return]
+                           lambda: _build.complex_part("real", x._node))
+    node = _build.complex_part("real", _node_of(x))
+    return x if isinstance(x, LazyArray) and node is x._node else LazyArray._from_node(node)
+
+
+def imag(x: Any) -> LazyArray:
+    """The imaginary part (``numpy.imag``): float32 of complex64, float64 of complex128, a view
+    of ``x`` as NumPy's; of a real array, a new array of zeros of its dtype."""
+    if isinstance(x, LazyArray) and x.dtype.kind == "c":
+        return _views.part(x, operator.attrgetter("imag"),  # type: ignore[no-any-return]
+                           lambda: _build.complex_part("imag", x._node))
+    return LazyArray._from_node(_build.complex_part("imag", _node_of(x)))
+
+
+def _part_setter(name: str) -> Callable[[LazyArray, Any], None]:
+    """``z.real = v`` / ``z.imag = v``: a write through the view, as NumPy."""
+    def setter(self: LazyArray, value: Any) -> None:
+        if name == "imag" and self.dtype.kind != "c":
+            raise TypeError("array does not have imaginary part to set")
+        getattr(self, name)[...] = value
+    return setter
+
+
+def _public(name: str) -> Callable[..., Any]:
+    """The public function ``lazyarr.<name>`` (registered by lazyarr/_functions/)."""
+    return _dispatch.FUNCTIONS[name]
+
+
+@generated
 class LazyArray:
     """An n-dimensional array whose elementwise operations are recorded, not run.
 
@@ -49,7 +125,7 @@ class LazyArray:
         if buffer is not None or strides is not None or offset:
             raise TypeError("la.ndarray(shape, dtype) makes a new array; for one over a given "
                             "buffer use la.asarray(numpy.ndarray(shape, dtype, buffer, ...))")
-        return empty(shape, dtype)
+        return LazyArray._from_node(made(None, "empty", shape, dtype=check_dtype(dtype)))
 
     @classmethod
     def _from_node(cls, node: Node) -> LazyArray:
@@ -103,7 +179,7 @@ class LazyArray:
         """Materialize (run the pending expression as one kernel); returns ``self``."""
         node = self._node
         if node.data is None:
-            _build.materialize(node)   # the node keeps the buffer and drops its expression
+            materialize(node)   # the node keeps the buffer and drops its expression
         return self
 
     @property
@@ -197,7 +273,7 @@ class LazyArray:
 
     def __contains__(self, value: Any) -> bool:
         """``value in x``: whether any element equals ``value`` (``ndarray.__contains__``)."""
-        return bool((self == value).any())  # type: ignore[attr-defined]  # installed by _api
+        return bool((self == value).any())  # type: ignore[attr-defined]  # (generated)
 
     def __iter__(self) -> Any:
         for i in range(len(self)):
@@ -229,33 +305,116 @@ class LazyArray:
         (lazyarr/_fallback.py); NotImplemented where another library's array takes part."""
         if method == "reduce" and ufunc in _UFUNC_REDUCTIONS and len(inputs) == 1 \
                 and set(kwargs) <= {"axis", "keepdims", "dtype"}:
-            from . import _api  # np.add.reduce(x, axis=0) -> la.sum(x, axis=0)
-
+            # np.add.reduce(x, axis=0) -> la.sum(x, axis=0)
             kwargs.setdefault("axis", 0)   # ufunc.reduce's default axis is 0, not None
-            return _api.FUNCTIONS[_UFUNC_REDUCTIONS[ufunc]](*inputs, **kwargs)
+            return getattr(LazyArray, _UFUNC_REDUCTIONS[ufunc])(*inputs, **kwargs)
         opdef = BY_NUMPY.get(ufunc)
         if method == "__call__" and opdef is not None and not kwargs \
                 and all(isinstance(x, _NATIVE_OPERANDS) for x in inputs):
-            return LazyArray._from_node(_build.elementwise(opdef, *inputs))
-        from . import _fallback
-
-        return _fallback.array_ufunc(ufunc, method, inputs, kwargs)
+            return LazyArray._from_node(_build.elementwise(opdef, *map(_node_of, inputs)))
+        return _dispatch.PROTOCOLS["array_ufunc"](ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         """``np.sum(lazy)`` and friends go to the lazyarr function of the same name; NumPy
         functions lazyarr has no native form of (or given keywords the native form lacks) run
         through the fallback; NotImplemented where another library's array takes part."""
-        from . import _api, _fallback
+        return _dispatch.PROTOCOLS["array_function"](func, types, args, kwargs)
 
-        impl = _api.NUMPY_FUNCTIONS.get(func)
-        if impl is not None and not any(_fallback.foreign(t) for t in types):
-            try:
-                _api.signature_of(impl).bind(*args, **kwargs)
-            except TypeError:
-                pass                    # e.g. out=, where=, initial=: NumPy's through the fallback
-            else:
-                return impl(*args, **kwargs)
-        return _fallback.array_function(func, types, args, kwargs)
+    def __getattr__(self, name: str) -> Any:
+        """``x.<name>`` for an ndarray attribute LazyArray has no native form of (its
+        ``__getattr__``): a method computes ``x`` and calls the buffer's method; an attribute is
+        read from the computed buffer. Array results are wrapped; not fused
+        (lazyarr/_fallback.py)."""
+        return _dispatch.PROTOCOLS["method"](self, name)
+
+    def __matmul__(self, other: Any) -> Any:
+        return _dispatch.PROTOCOLS["call"]("matmul", np.matmul, (self, other), {})
+
+    def __rmatmul__(self, other: Any) -> Any:
+        return _dispatch.PROTOCOLS["call"]("matmul", np.matmul, (other, self), {})
+
+    def __divmod__(self, other: Any) -> Any:
+        return _dispatch.PROTOCOLS["call"]("divmod", np.divmod, (self, other), {})
+
+    def __rdivmod__(self, other: Any) -> Any:
+        return _dispatch.PROTOCOLS["call"]("divmod", np.divmod, (other, self), {})
+
+    # ----------------------------------------------------------------- the array API's
+    def __array_namespace__(self, /, *, api_version: str | None = None) -> Any:
+        """The array API namespace of this array: the ``lazyarr`` module."""
+        if api_version is not None and api_version not in _ARRAY_API_VERSIONS:
+            raise ValueError(f"lazyarr implements the array API standard 2024.12 (and the "
+                             f"versions before it), not {api_version!r}")
+        return sys.modules["lazyarr"]
+
+    def to_device(self, device: str, /, *, stream: Any = None) -> LazyArray:
+        """This array on ``device`` (``"cpu"`` or ``"cuda"``): itself if it is there, else a copy.
+        ``stream`` is accepted for the standard's signature; copies use the current stream."""
+        return _public("asarray")(self, device=device)  # type: ignore[no-any-return]
+
+    def __dlpack__(self, /, *, stream: Any = None, max_version: tuple[int, int] | None = None,
+                   dl_device: Any = None, copy: bool | None = None) -> Any:
+        """The DLPack capsule of the computed buffer (NumPy's or CuPy's ``__dlpack__``)."""
+        kwargs: dict[str, Any] = {}
+        if stream is not None:
+            kwargs["stream"] = stream
+        if max_version is not None:
+            kwargs["max_version"] = max_version
+        if dl_device is not None:
+            kwargs["dl_device"] = dl_device
+        if copy is not None:
+            kwargs["copy"] = copy
+        return self.data.__dlpack__(**kwargs)
+
+    # ----------------------------------------------------------------- writes, casts, parts
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """``x[key] = value`` as NumPy: ``value`` is computed in full, then written with
+        NumPy's (CuPy's) indexing, broadcasting and unsafe casting (lazyarr/_writes.py)."""
+        if isinstance(key, tuple):
+            key = tuple(map(_node_of, key))
+        _writes.setitem(self, _node_of(key), _node_of(value))
+
+    astype = astype
+    clip = clip
+    real = property(real, _part_setter("real"), doc=real.__doc__)
+    imag = property(imag, _part_setter("imag"), doc=imag.__doc__)
+
+    # ----------------------------------------------------------------- shape methods
+    # ndarray's forms of the shape functions (lazyarr/_functions/_manipulation.py).
+    def transpose(self, *axes: Any) -> LazyArray:
+        """Permute the axes, as ``ndarray.transpose``: ``x.transpose()``, ``x.transpose(1, 0)`` or
+        ``x.transpose((1, 0))``; a view."""
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        return _public("transpose")(self, axes or None)  # type: ignore[no-any-return]
+
+    def reshape(self, *shape: Any, order: str = "C", copy: bool | None = None) -> LazyArray:
+        """A new shape, as ``ndarray.reshape``: ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``."""
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return _public("reshape")(self, shape, order=order, copy=copy)  # type: ignore[no-any-return]
+
+    def swapaxes(self, axis1: int, axis2: int) -> LazyArray:
+        """Interchange two axes, as ``ndarray.swapaxes``: a view."""
+        return _public("swapaxes")(self, axis1, axis2)  # type: ignore[no-any-return]
+
+    def squeeze(self, axis: Any = None) -> LazyArray:
+        """Remove length-1 axes, as ``ndarray.squeeze``: a view."""
+        return _public("squeeze")(self, axis)  # type: ignore[no-any-return]
+
+    def ravel(self, order: str = "C") -> LazyArray:
+        """The elements as a 1-D array, as ``ndarray.ravel``."""
+        return _public("ravel")(self, order)  # type: ignore[no-any-return]
+
+    @property
+    def T(self) -> LazyArray:
+        """The transpose (axes reversed), as ``ndarray.T``: a view."""
+        return _public("transpose")(self)  # type: ignore[no-any-return]
+
+    @property
+    def mT(self) -> LazyArray:
+        """The last two axes swapped, as ``ndarray.mT``: a view."""
+        return _public("matrix_transpose")(self)  # type: ignore[no-any-return]
 
     # ----------------------------------------------------------------- printing
     def __repr__(self) -> str:
@@ -295,140 +454,4 @@ _NATIVE_OPERANDS += (LazyArray,)
 
 def _pending_ops(root: Node) -> list[str]:
     """The op names of the not-yet-computed part of the DAG, in execution order."""
-    from ._program import lower
-
     return lower(root).program.ops()
-
-
-# --------------------------------------------------------------------------- creation
-def asarray(a: Any, dtype: Any = None, order: str | None = None, *, device: str | None = None,
-            copy: bool | None = None, like: Any = None) -> LazyArray:
-    """Convert ``a`` to a :class:`LazyArray`, with ``numpy.asarray``'s signature.
-
-    NumPy arrays are referenced, not copied (as ``np.asarray``): a lazy expression
-    reads its input buffers when it is materialized. CuPy arrays and anything with
-    ``__cuda_array_interface__`` or a CUDA ``__dlpack__`` (PyTorch, JAX) are taken
-    without a copy and live on ``"cuda"``; host data asked to live on ``"cuda"`` is
-    copied to the GPU once. ``copy=True`` always copies, ``copy=False`` never does (a
-    ``ValueError`` when the dtype, the device or the order needs one), ``copy=None`` (the
-    default) copies only when needed. A LazyArray is returned as it is (pending or not)
-    when nothing needs changing.
-
-    >>> import lazyarr as la
-    >>> la.asarray([1, 2, 3], dtype=la.float32)
-    LazyArray([1., 2., 3.], dtype=float32)
-    """
-    if like is not None:
-        raise TypeError("lazyarr.asarray does not take like= (NumPy's __array_function__ "
-                        "dispatch); call the other library's asarray")
-    if isinstance(a, LazyArray):
-        target = _devices.resolve(device) if device is not None else a.device
-        same = target == a.device and (dtype is None or np.dtype(dtype) == a.dtype) \
-            and order in (None, "K", "A")
-        if same and not copy:
-            return a
-        if copy is False:
-            raise ValueError("Unable to avoid copy while creating an array as requested "
-                             f"(dtype {a.dtype} -> {dtype}, device {a.device} -> {target}, "
-                             f"order {order})")
-        if target == a.device and order in (None, "K", "A"):
-            out = a.astype(dtype) if dtype is not None and np.dtype(dtype) != a.dtype else a.copy()
-            return out
-        src_device: str | None = a.device if a.device != "cpu" else None
-        obj = a.data
-    else:
-        obj = a
-        src_device = _devices.device_of(obj)
-    target = _devices.resolve(device) if device is not None else (src_device or _devices.resolve(None))
-    if target == "cuda":
-        if copy is False and src_device != "cuda":
-            raise ValueError("Unable to avoid copy while creating an array as requested "
-                             "(host data to device 'cuda')")
-        data = _devices.asarray("cuda", obj, dtype)  # zero-copy for CAI / DLPack objects
-        if copy and src_device == "cuda":          # (host data was copied to the GPU above)
-            data = data.copy()
-    elif src_device == "cuda":
-        if copy is False:
-            raise ValueError("Unable to avoid copy while creating an array as requested "
-                             "(device 'cuda' to the host)")
-        data = _devices.to_host("cuda", obj)
-        data = data if dtype is None else data.astype(dtype)
-    else:
-        data = np.asarray(obj, dtype=dtype, order=order, copy=copy)
-    check_dtype(data.dtype)
-    return LazyArray._from_node(_node.leaf(data, target))
-
-
-def _made(device: str | None, make: str, *args: Any, **kwargs: Any) -> LazyArray:
-    """A new materialized array from the device's array library (``numpy.<make>``/``cupy.<make>``)."""
-    dev = _devices.resolve(device)
-    maker = functools.partial(_devices.full, dev) if make == "full" else getattr(_devices.xp(dev), make)
-    data = maker(*args, **kwargs)
-    check_dtype(data.dtype)
-    return LazyArray._from_node(_node.leaf(data, dev))
-
-
-def _create(fill: str, shape: Any, dtype: Any, device: str | None) -> LazyArray:
-    return _made(device, fill, shape, dtype=check_dtype(dtype if dtype is not None else np.float64))
-
-
-def zeros(shape: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
-    """A new array of zeros (float64 unless ``dtype`` is given)."""
-    return _create("zeros", shape, dtype, device)
-
-
-def ones(shape: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
-    """A new array of ones (float64 unless ``dtype`` is given)."""
-    return _create("ones", shape, dtype, device)
-
-
-def empty(shape: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
-    """A new uninitialized array (float64 unless ``dtype`` is given)."""
-    return _create("empty", shape, dtype, device)
-
-
-def full(shape: Any, fill_value: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
-    """A new array filled with ``fill_value`` (dtype inferred from it as NumPy does)."""
-    return _made(device, "full", shape, fill_value, dtype=dtype)
-
-
-def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None,
-           device: str | None = None) -> LazyArray:
-    """Evenly spaced values in ``[start, stop)``, as ``np.arange``."""
-    args = [a for a in (start, stop, step) if a is not None] if step is None else [start, stop, step]
-    return _made(device, "arange", *args, dtype=dtype)
-
-
-def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None,
-             device: str | None = None) -> LazyArray:
-    """``num`` evenly spaced values over ``[start, stop]``, as ``np.linspace``."""
-    return _made(device, "linspace", start, stop, num, endpoint=endpoint, dtype=dtype)
-
-
-def _like(fill: str, x: Any, dtype: Any, device: str | None, *args: Any) -> LazyArray:
-    x = asarray(x)
-    dtype = x.dtype if dtype is None else dtype
-    dev = x.device if device is None else device
-    if fill == "full":
-        return full(x.shape, args[0], dtype=dtype, device=dev)
-    return _create(fill, x.shape, dtype, dev)
-
-
-def zeros_like(x: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
-    """Zeros with the shape (and by default dtype and device) of ``x``."""
-    return _like("zeros", x, dtype, device)
-
-
-def ones_like(x: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
-    """Ones with the shape (and by default dtype and device) of ``x``."""
-    return _like("ones", x, dtype, device)
-
-
-def empty_like(x: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
-    """Uninitialized, with the shape (and by default dtype and device) of ``x``."""
-    return _like("empty", x, dtype, device)
-
-
-def full_like(x: Any, fill_value: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
-    """Filled with ``fill_value``, with the shape (and by default dtype and device) of ``x``."""
-    return _like("full", x, dtype, device, fill_value)

@@ -1,4 +1,5 @@
-"""NumPy semantics, applied when a node is built.
+"""NumPy semantics, applied when a node is built (on nodes only: the array layer above
+unwraps LazyArrays into their nodes and wraps the resulting node).
 
 Every public operation goes through here: operands are checked (device, dtype),
 the result dtype comes from NumPy's own type resolution, the shape from NumPy's
@@ -12,9 +13,7 @@ on the device's array library and the result is a leaf.
 """
 from __future__ import annotations
 
-import contextvars
 import functools
-import math
 import operator
 import warnings
 from typing import Any, NamedTuple
@@ -27,13 +26,14 @@ from ._config import get_config
 from ._devices import resolve as resolve_device
 from ._devices import xp as xp_for
 from ._dtypes import WEAK_SCALAR_TYPES, check_dtype, scalar_fits, scalar_to_dtype
+from ._materialize import materialize, stopping
 from ._node import Node
-from ._program import lower, lower_cached
+from ._operands import Operand, cast, common_device, made, operands_of, placed
+from ._operands import scalar_node as _scalar_node
+from ._program import lower_cached
 from ._registry import COMPARE, OPS, OpDef
 from ._stack import warn_imaginary_discarded
 from .backends import reference, select
-
-Operand = Node | int | float  # a node, or a weak Python scalar
 
 
 # ----------------------------------------------------------------------------- dtypes and shapes
@@ -46,10 +46,6 @@ def _ufunc_dtypes(ufunc: np.ufunc, signature: tuple[Any, ...]) -> tuple[np.dtype
 
 
 broadcast_shapes = functools.lru_cache(maxsize=4096)(_shapes.broadcast_shapes)
-
-
-def _signature_entry(x: Operand) -> Any:
-    return x.dtype if isinstance(x, Node) else type(x)
 
 
 def _check_scalar(value: Any, dtype: np.dtype) -> None:
@@ -92,83 +88,6 @@ def resolve_ufunc(opdef: OpDef, operands: list[Operand]) -> tuple[np.dtype, ...]
     return dtypes
 
 
-# ----------------------------------------------------------------------------- operands
-def common_device(operands: list[Operand]) -> str:
-    device = None
-    for x in operands:
-        if type(x) is Node and x.device is not None and x.device != device:
-            if device is not None:
-                raise ValueError(f"operands are on different devices ({device} and {x.device}); "
-                                 "move one explicitly with la.asarray(x, device=...)")
-            device = x.device
-    # Only constants (NumPy scalars): the configured default device, as for Python scalars.
-    return device or resolve_device(None)
-
-
-def to_operand(x: Any, device: str | None = None) -> Operand:
-    """A LazyArray's node, a weak Python scalar, or anything array-like as a new leaf."""
-    if isinstance(x, _array.LazyArray):
-        return x._node
-    if type(x) in WEAK_SCALAR_TYPES:
-        return x
-    if device == "cuda" and isinstance(x, np.ndarray) and x.ndim == 0:
-        x = x[()]     # a 0-d host array is a value, as a NumPy scalar: it goes along to the GPU
-    if isinstance(x, (bool, np.generic)):
-        return _node.scalar(np.asarray(x)[()] if not isinstance(x, np.generic)
-                            else np.asarray(x, dtype=check_dtype(x.dtype, "a scalar operand"))[()])
-    if isinstance(x, (np.ndarray, list, tuple)) and device == "cuda":
-        raise ValueError("cannot mix a host (NumPy) array with a cuda array; move it explicitly "
-                         "with la.asarray(x, device='cuda') (only 0-d arrays and scalars go "
-                         "along as values)")
-    return _array.asarray(x, device=device)._node
-
-
-def operands_of(args: tuple[Any, ...]) -> list[Operand]:
-    """Convert the arguments of an op, placing array-likes on the device of the LazyArrays."""
-    lazy = _array.LazyArray
-    if all(isinstance(a, lazy) or type(a) in WEAK_SCALAR_TYPES for a in args):   # the hot path
-        ops: list[Operand] = [a._node if isinstance(a, lazy) else a for a in args]
-    else:
-        device = next((a._node.device for a in args if isinstance(a, lazy)), None)
-        ops = [to_operand(a, device) for a in args]
-    if not any(isinstance(x, Node) for x in ops):   # all Python scalars: NumPy makes them arrays
-        ops = [to_operand(np.asarray(x)) for x in ops]
-    return ops
-
-
-def cast(x: Node, dtype: np.dtype) -> Node:
-    """``x.astype(dtype)`` as a node (or the node itself when the dtype already matches)."""
-    if x.dtype == dtype:
-        return x
-    if x.op == "scalar":
-        return _node.scalar(x.arg.astype(dtype))
-    return _node.op_node("astype", dtype, x.shape, x.device, (x,), dtype)
-
-
-# (Python number, dtype[, sign of a zero]) -> its scalar node: the constants of a program
-# repeat, and converting one (NumPy scalar, bytes for the intern key) costs a microsecond.
-# Equal numbers convert to the same value, except 0.0 and -0.0 (hence the sign); NaN is
-# never equal to itself, so it is not memoized. Holds the nodes alive: bounded.
-_scalar_nodes: dict[tuple[Any, ...], Node] = {}
-_MAX_SCALAR_NODES = 1024
-
-
-def _scalar_node(value: Any, dtype: np.dtype) -> Node:
-    if value != value:
-        return _node.scalar(scalar_to_dtype(value, dtype))
-    if type(value) is complex:    # 0j, -0j, 0-0j, -0+0j: four zeros
-        key = (value, dtype, math.copysign(1.0, value.real), math.copysign(1.0, value.imag))
-    else:
-        key = (value, dtype) if value else (value, dtype, math.copysign(1.0, value))
-    node = _scalar_nodes.get(key)
-    if node is None:
-        node = _node.scalar(scalar_to_dtype(value, dtype))
-        if len(_scalar_nodes) >= _MAX_SCALAR_NODES:
-            _scalar_nodes.clear()
-        _scalar_nodes[key] = node
-    return node
-
-
 # ----------------------------------------------------------------------------- building
 def _eager(opdef: OpDef, device: str, operands: list[Any], arg: Any = None) -> Node:
     """Run one op now with the device's array library (eager mode).
@@ -206,25 +125,22 @@ _rules: dict[tuple[Any, ...], _Rule] = {}
 
 def elementwise(opdef: OpDef, *args: Any) -> Node:
     """An elementwise op with NumPy's semantics: a new node (lazy) or a computed leaf (eager).
+    The arguments: nodes, Python scalars, or anything else array-like (a new leaf).
 
-    The fast path: every argument a LazyArray or a Python float/int, and a memoized rule for
+    The fast path: every argument a node or a Python float/int/complex, and a memoized rule for
     their types that needs no per-call check. The rest (and each first time) takes
     ``_elementwise``.
     """
-    lazy = _array.LazyArray
     key: list[Any] = [opdef.name]
-    operands: list[Operand] = []
     for a in args:
         t = type(a)
-        if t is lazy:
-            x = a._node
-            key += (x.dtype, x.shape, x.device)
+        if t is Node:
+            key += (a.dtype, a.shape, a.device)
         elif t is float or t is int or t is complex:
-            x = a
             key.append(t)
         else:
             return _elementwise(opdef, args)
-        operands.append(x)
+    operands: list[Operand] = list(args)
     rule = _rules.get(tuple(key))
     if rule is None or not rule.fast:
         return _elementwise(opdef, args)
@@ -267,7 +183,7 @@ def _elementwise(opdef: OpDef, args: tuple[Any, ...]) -> Node:
     if has_int and opdef.scalar_rule == COMPARE:
         constant = _out_of_range_comparison(opdef, operands)
         if constant is not None:   # x == x is all True for integers; x != x all False
-            x = _wrap(next(n for n in operands if isinstance(n, Node)))
+            x = next(n for n in operands if isinstance(n, Node))
             return elementwise(OPS["equal" if constant else "not_equal"], x, x)
     rule = _rules.get(tuple(key))
     if rule is None:
@@ -289,7 +205,7 @@ def _computed_on_cpu(device: str | None, operands: list[Operand]) -> bool:
     a loop-carried scalar (``s = s + a[i] * b[i]``) then never grows a graph, and NumPy's loop
     on one element costs less than building, lowering and running a kernel. (On cuda a 0-d
     op stays lazy: a launch per op would cost more than the graph.)"""
-    if device != "cpu" or _planning.get() is not None:
+    if device != "cpu" or stopping():   # (la.explain of a call: nothing may compute)
         return False
     for x in operands:
         if type(x) is Node and x.data is None and x.op != "scalar":
@@ -392,25 +308,16 @@ def clip(x: Any, min: Any = None, max: Any = None) -> Node:
         if type(max) is int and max >= info.max:
             max = None
     if min is None and max is None:
-        return elementwise(OPS["positive"], _wrap(node))
+        return elementwise(OPS["positive"], node)
     if min is None:
-        return elementwise(OPS["minimum"], _wrap(node), max)
+        return elementwise(OPS["minimum"], node, max)
     if max is None:
-        return elementwise(OPS["maximum"], _wrap(node), min)
-    return elementwise(OPS["clip"], _wrap(node), min, max)
-
-
-def _placed(node: Node) -> Node:
-    """A constant (a NumPy scalar operand) as a 0-d array on the configured device, as
-    ``la.asarray(np.int8(3))`` would be; other nodes as they are."""
-    if node.device is not None:
-        return node
-    device = resolve_device(None)
-    return _node.leaf(_devices.asarray(device, node.arg), device)
+        return elementwise(OPS["maximum"], node, min)
+    return elementwise(OPS["clip"], node, min, max)
 
 
 def astype(x: Any, dtype: Any) -> Node:
-    node = _placed(operands_of((x,))[0])  # type: ignore[arg-type]
+    node = placed(operands_of((x,))[0])  # type: ignore[arg-type]
     dt = check_dtype(dtype, "astype")
     if node.dtype.kind == "c" and dt.kind != "c" and dt.kind != "b":
         # NumPy warns when the cast runs; a lazy cast runs later, so warn here, at the line.
@@ -424,11 +331,11 @@ def complex_part(name: str, x: Any) -> Node:
     """``np.real`` / ``np.imag``. Of a complex array: its part, of the part's float dtype
     (float32 of complex64). Of a real one, as NumPy: ``real`` is the array itself, ``imag``
     zeros of its dtype."""
-    node = _placed(operands_of((x,))[0])  # type: ignore[arg-type]
+    node = placed(operands_of((x,))[0])  # type: ignore[arg-type]
     if node.dtype.kind != "c":
         if name == "real":
             return node
-        return _array._made(node.device, "zeros", node.shape, dtype=node.dtype)._node
+        return made(node.device, "zeros", node.shape, dtype=node.dtype)
     dtype = np.dtype(node.dtype.char.lower())          # F -> f (complex64 -> float32), D -> d
     if _eager_mode() or not node.shape and _computed_on_cpu(node.device, [node]):
         return _eager(OPS[name], node.device or "cpu", [node])
@@ -516,7 +423,7 @@ def _cacheable(axis: Any, keepdims: Any) -> bool:
 def reduce(opdef: OpDef, x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None,
            ddof: int | float = 0) -> Node:
     """Build a reduction node and materialize it (a reduction is a materialization point)."""
-    node = _placed(x._node if type(x) is _array.LazyArray else operands_of((x,))[0])  # type: ignore[arg-type]
+    node = placed(x if type(x) is Node else operands_of((x,))[0])  # type: ignore[arg-type]
     if _cacheable(axis, keepdims):
         try:
             spec = _reduction_spec_cached(opdef.name, node.dtype, node.shape, axis, keepdims,
@@ -533,78 +440,3 @@ def reduce(opdef: OpDef, x: Any, axis: Any = None, keepdims: bool = False, dtype
     result = _node.op_node(opdef.name, result_dtype, shape, device, (node,), arg)
     materialize(result)
     return result
-
-
-# ----------------------------------------------------------------------------- materialization
-# While explain() plans a function: the mode whose backend is planned for (else None).
-_planning: contextvars.ContextVar[str | None] = contextvars.ContextVar("lazyarr_planning", default=None)
-
-
-class _Planned(Exception):
-    """Raised out of ``materialize`` while planning, carrying the plan (see ``la.explain``)."""
-
-    def __init__(self, plan: Any) -> None:
-        self.plan = plan
-
-
-def plan(node: Node, mode: str | None = None) -> Any:
-    """The backend's plan for materializing ``node`` (nothing runs)."""
-    return select(node.device or "cpu", mode or get_config().mode).plan(lower(node))
-
-
-def plan_first_materialization(fn: Any) -> Any:
-    """Call ``fn()``, stopping at its first materialization and returning that one's plan.
-
-    The function runs in lazy mode so that its ops are recorded; the plan is that of the
-    mode in effect (in eager mode: the op-by-op backend, one launch per op).
-    """
-    from ._config import config
-
-    token = _planning.set(get_config().mode)
-    try:
-        with config(mode="lazy"):
-            fn()
-    except _Planned as planned:
-        return planned.plan
-    finally:
-        _planning.reset(token)
-    raise ValueError("the function given to explain() materialized nothing")
-
-
-def materialize(node: Node) -> Any:
-    """The node's buffer, computing it (and memoizing it on the node) if needed."""
-    if node.data is None:
-        if node.op == "scalar":   # a LazyArray over a constant (``la.astype(np.int8(3), ...)``)
-            return _devices.asarray(node.device or "cpu", node.arg)
-        planning_mode = _planning.get()
-        if planning_mode is not None:
-            raise _Planned(plan(node, planning_mode))
-        try:
-            lowered = lower_cached(node)
-            if node.data is not None:   # another thread computed it meanwhile
-                return node.data
-            data = select(node.device or "cpu", get_config().mode).run(lowered)
-        except MemoryError as exc:
-            raise _out_of_memory(node, exc) from exc
-        _node.materialized(node, data)
-    return node.data
-
-
-def _out_of_memory(node: Node, exc: MemoryError) -> MemoryError:
-    """The library's MemoryError (it names the allocation) plus what was being computed
-    and what to do about it. The process can carry on: nothing was left half-built."""
-    nbytes = int(np.prod(node.shape, dtype=np.int64)) * node.dtype.itemsize
-    device = node.device or "cpu"
-    free = " (and cupy.get_default_memory_pool().free_all_blocks())" if device == "cuda" else ""
-    return MemoryError(f"{exc}\nlazyarr: out of {device} memory while computing a {node.shape} "
-                       f"{node.dtype} result ({nbytes:,} bytes; the allocation that failed is "
-                       "named above). Free arrays you no longer need"
-                       f"{free}, or work on smaller pieces of the data.")
-
-
-def _wrap(node: Node) -> Any:
-    return _array.LazyArray._from_node(node)
-
-
-# Imported last: _array imports this module, and only its attributes are used, at call time.
-from . import _array  # noqa: E402

@@ -11,7 +11,8 @@ call plus the materialization of each pending operand. It serves
   ``LazyArray.__array_function__``/``__array_ufunc__``), so libraries that call NumPy on lazyarr
   arrays work; arrays of other libraries with their own dispatch are left to it;
 * ndarray methods and attributes ``LazyArray`` has no native form of (:func:`method`, through
-  ``LazyArray.__getattr__``), and the operators ``@`` and ``divmod``.
+  ``LazyArray.__getattr__``), and the operators ``@`` and ``divmod`` (LazyArray calls these
+  through lazyarr/_dispatch.py, where this module registers them).
 
 Results: NumPy/CuPy arrays and NumPy scalars of a dtype lazyarr holds become LazyArrays (a
 scalar a 0-d one); tuples and lists of them keep their type; everything else (Python numbers
@@ -27,12 +28,11 @@ import functools
 import types
 import warnings
 import weakref
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from . import _devices, _node, _writes
+from . import _devices, _dispatch, _node, _writes
 from ._array import LazyArray
 from ._config import get_config
 from ._dtypes import SUPPORTED_DTYPES
@@ -424,16 +424,6 @@ def method(x: LazyArray, name: str) -> Any:
     return bound
 
 
-def _operator(path: str, ufunc: np.ufunc, reflected: bool) -> Callable[..., Any]:
-    if reflected:
-        def op(self: LazyArray, other: Any) -> Any:
-            return call(path, ufunc, (other, self), {})
-    else:
-        def op(self: LazyArray, other: Any) -> Any:
-            return call(path, ufunc, (self, other), {})
-    return op
-
-
 def _ufunc_methods(fn: Any, ufunc: np.ufunc) -> None:
     """Give a native lazyarr function of a ufunc's name the ufunc's methods (``la.add.outer``)
     and attributes (``nin``, ``identity``...), the methods through the fallback."""
@@ -445,16 +435,14 @@ def _ufunc_methods(fn: Any, ufunc: np.ufunc) -> None:
 
 
 def install(namespace: dict[str, Any]) -> None:
-    """Hook the fallback into LazyArray (``__getattr__``, ``@``, ``divmod``) and into the native
-    functions of the package namespace that are NumPy ufuncs (their methods)."""
-    hooks = {"__getattr__": method,
-             "__matmul__": _operator("matmul", np.matmul, False),
-             "__rmatmul__": _operator("matmul", np.matmul, True),
-             "__divmod__": _operator("divmod", np.divmod, False),
-             "__rdivmod__": _operator("divmod", np.divmod, True)}
-    for name, hook in hooks.items():
-        setattr(LazyArray, name, hook)
+    """Give the native functions of the package namespace that are NumPy ufuncs their methods
+    (``la.add.outer``) through the fallback."""
     for name, fn in namespace.items():
         ufunc = getattr(np, name, None)
         if isinstance(ufunc, np.ufunc) and callable(fn) and not isinstance(fn, type):
             _ufunc_methods(fn, ufunc)
+
+
+# LazyArray's hooks into the fallback (``x.<name>``, ``@``, ``divmod``, ``numpy.<ufunc>(lazy,
+# out=...)``): the array layer is below this module, so it looks them up (lazyarr/_dispatch.py).
+_dispatch.PROTOCOLS.update(method=method, array_ufunc=array_ufunc, call=call)

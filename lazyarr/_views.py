@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from . import _build, _devices, _node
+from . import _devices, _node
+from ._materialize import materialize
 from ._node import Node
 from ._registry import OPS
 
@@ -79,7 +80,7 @@ def _push(node: Node, shape: tuple[int, ...], fn: Any, out_shape: tuple[int, ...
     if node.op == "scalar":
         return node
     if node.data is None and node.shape != shape:
-        _build.materialize(node)      # a pending operand of a smaller shape: stored
+        materialize(node)      # a pending operand of a smaller shape: stored
     if node.data is not None:
         data = node.data
         if data.shape != shape:
@@ -131,9 +132,9 @@ def claim(x: Any) -> Any:
     """``x``'s memory (computing ``x`` if pending), owned by ``x`` from now on."""
     node = x._node
     if node.op == "scalar":                 # a LazyArray over a constant
-        x._node = node = _node.leaf(_build.materialize(node), x.device)
+        x._node = node = _node.leaf(materialize(node), x.device)
     elif node.data is None:
-        _build.materialize(node)
+        materialize(node)
     ref = _owner.get(node)
     owner = ref() if ref is not None else None
     # An interior node (a computed expression) unowned but held by others too: they never

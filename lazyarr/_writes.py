@@ -20,7 +20,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from . import _build, _devices, _node, _views
+from . import _devices, _node, _views
+from ._materialize import materialize
 from ._node import Node
 
 
@@ -71,7 +72,7 @@ def barrier(memory: Any, device: str) -> None:
     for n in readers:
         # references: the list, the loop variable, getrefcount's argument, parents' sources
         if sys.getrefcount(n) - 3 - from_readers.get(id(n), 0) > 0:
-            _build.materialize(n)
+            materialize(n)
 
 
 def target(x: Any) -> Any:
@@ -79,7 +80,7 @@ def target(x: Any) -> Any:
     expression reading it. A pending ``x`` is computed into new memory first."""
     _views.anchor(x)                        # pushed-down views get real memory first
     if x._node.data is None and x._node.op != "scalar":
-        _build.materialize(x._node)
+        materialize(x._node)
     if x._node.data is not None:            # (first: computed readers stop holding the node)
         barrier(x._node.data, x.device)
     return _views.claim(x)
@@ -87,33 +88,38 @@ def target(x: Any) -> Any:
 
 def _device_value(value: Any, device: str) -> Any:
     """The value to write, computed and on ``device`` (Python scalars stay as they are: NumPy
-    applies its own range checks to them)."""
-    from ._array import LazyArray
-
-    if isinstance(value, LazyArray):
-        data = value.data
-        return data if value.device == device else _devices.asarray(device, value.to_numpy())
+    applies its own range checks to them). A LazyArray's value comes as its node."""
+    if type(value) is Node:
+        return _buffer_on(value, device)
     if device == "cuda" and _devices.device_of(value) is None and not isinstance(
             value, (int, float, complex, bool)):
         return _devices.asarray(device, value)
     return value
 
 
-def _device_key(key: Any, device: str) -> Any:
-    from ._array import LazyArray
+def _buffer_on(node: Node, device: str) -> Any:
+    """The node's buffer (computed if pending) on ``device`` (copied there if elsewhere)."""
+    data = materialize(node)
+    source = node.device or "cpu"
+    return data if source == device else _devices.asarray(device, _devices.to_host(source, data))
 
+
+def _device_key(key: Any, device: str) -> Any:
+    """The index on ``device``; LazyArrays in it come as their nodes."""
     def one(k: Any) -> Any:
-        if isinstance(k, LazyArray):
-            if k.ndim == 0 and k.dtype.kind in "iu":
-                return k.item()       # an integer: basic indexing, as NumPy's 0-d index
-            return k.data if k.device == device else _devices.asarray(device, k.to_numpy())
+        if type(k) is Node:
+            if not k.shape and k.dtype.kind in "iu":
+                # an integer: basic indexing, as NumPy's 0-d index
+                return _devices.to_host(k.device or "cpu", materialize(k)).item()
+            return _buffer_on(k, device)
         return k
     return tuple(one(k) for k in key) if isinstance(key, tuple) else one(key)
 
 
 def setitem(x: Any, key: Any, value: Any) -> None:
     """``x[key] = value`` as NumPy: ``value`` is computed in full, then written with
-    NumPy's (CuPy's) indexing, broadcasting and unsafe casting."""
+    NumPy's (CuPy's) indexing, broadcasting and unsafe casting. LazyArrays in ``value`` and
+    ``key`` come as their nodes (the array layer unwraps them)."""
     device = x.device
     value = _device_value(value, device)
     key = _device_key(key, device)
@@ -124,6 +130,6 @@ def setitem(x: Any, key: Any, value: Any) -> None:
 def assign(x: Any, result: Node) -> None:
     """``x op= y``: the computed ``result`` (already cast to ``x.dtype``, of ``x.shape``)
     written into ``x``'s memory."""
-    data = _build.materialize(result)
+    data = materialize(result)
     memory = target(x)
     memory[...] = data

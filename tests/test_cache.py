@@ -82,7 +82,7 @@ def _setup(tmp_path, monkeypatch):
 def _lowered_for(build):
     """The lowered program of ``build(x)`` for a float32 vector ``x`` on the cpu, captured
     at materialization instead of run (only rendering follows: no GPU, no CuPy)."""
-    from lazyarr import _build
+    from lazyarr import _materialize
 
     captured = {}
 
@@ -94,13 +94,13 @@ def _lowered_for(build):
             return np.zeros(lowered.shape, lowered.program.root.dtype)
 
     x = la.asarray(np.ones(100, np.float32), device="cpu")
-    orig = _build.select
-    _build.select = lambda device, mode: Capture()
+    orig = _materialize.select
+    _materialize.select = lambda device, mode: Capture()
     try:
         with la.config(mode="lazy", device="cpu"):
             build(x).compute()
     finally:
-        _build.select = orig
+        _materialize.select = orig
     return captured["lowered"]
 
 

@@ -106,23 +106,8 @@ def available() -> list[str]:
     return names
 
 
-# ``la.explain(x, device="cuda")``: plan for another device than the data's (codegen only).
-_plan_device: contextvars.ContextVar[str | None] = contextvars.ContextVar("lazyarr_plan_device",
-                                                                          default=None)
-
-
-@contextlib.contextmanager
-def plan_for_device(device: str | None) -> Iterator[None]:
-    """Inside the block, backends are selected for ``device`` (only for planning: nothing runs)."""
-    token = _plan_device.set(device)
-    try:
-        yield
-    finally:
-        _plan_device.reset(token)
-
-
 def select(device: str, mode: str) -> Backend:
-    device = _plan_device.get() or device
+    """The backend that runs (or plans, for ``la.explain``) programs on ``device`` in ``mode``."""
     forced = _forced.get()
     if mode == "eager" or forced == "reference":
         return _reference(device)

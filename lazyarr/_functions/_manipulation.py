@@ -1,12 +1,13 @@
-"""Shape functions that are views in NumPy, native and lazy: transposes, axis moves, flips,
-``expand_dims``/``squeeze``, ``broadcast_to``; and ``reshape``/``ravel``.
+"""Manipulation functions: those that are views in NumPy, native and lazy (transposes, axis
+moves, flips, ``expand_dims``/``squeeze``, ``broadcast_to``); and ``reshape``/``ravel``.
 
 Each is a *view function* handed to :func:`lazyarr._views.view`: of a computed array it is
 NumPy's (CuPy's) view of the memory; of a pending expression it is pushed down to the inputs
 and fuses. ``reshape`` is a view only where NumPy's is (its strides allow it); of a pending
 expression it computes the expression first, then reshapes the memory (NumPy's view of a
 fresh contiguous array). NumPy does the argument checks (on a zero-stride stand-in of the
-shape), so errors are NumPy's, at the line that wrote the call.
+shape), so errors are NumPy's, at the line that wrote the call. The ndarray method forms
+(``x.reshape(2, 3)``, ``x.T``) are LazyArray's (lazyarr/_array.py); they call these.
 """
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from . import _views
-from ._array import LazyArray, asarray
+from .. import _fallback, _node, _views
+from .._array import LazyArray
+from ._creation import asarray
 
 
 def _view(x: Any, fn: Callable[[Any], Any]) -> LazyArray:
@@ -113,8 +115,6 @@ def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
     if shape is None:
         raise TypeError("reshape() missing 1 required positional argument: 'shape'")
     if order != "C" or copy is not None:
-        from . import _fallback
-
         return _fallback.call("reshape", np.reshape, (a, shape),  # type: ignore[no-any-return]
                               {"order": order, "copy": copy})
     x = asarray(a)
@@ -125,16 +125,12 @@ def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
 def ravel(a: Any, order: str = "C") -> LazyArray:
     """The elements as a 1-D array, as ``numpy.ravel`` (a view where NumPy gives one)."""
     if order != "C":
-        from . import _fallback
-
         return _fallback.call("ravel", np.ravel, (a,), {"order": order})  # type: ignore[no-any-return]
     return reshape(a, -1)
 
 
 def _node_of(x: LazyArray, fn: Callable[[Any], Any]) -> Any:
     """``fn`` (a reshape) of ``x``'s memory: a view where the strides allow, else a copy."""
-    from . import _node
-
     _views.anchor(x)
     return _node.leaf(fn(_views.claim(x)), x.device)
 
@@ -151,60 +147,3 @@ NUMPY_FUNCTIONS: dict[Any, Callable[..., Any]] = {
     getattr(np, name): fn for name, fn in FUNCTIONS.items()
     if getattr(getattr(np, name, None), "__name__", None) == name
 }
-
-
-# ------------------------------------------------------------------------------ methods
-def _method_transpose(self: LazyArray, *axes: Any) -> LazyArray:
-    """Permute the axes, as ``ndarray.transpose``: ``x.transpose()``, ``x.transpose(1, 0)`` or
-    ``x.transpose((1, 0))``; a view."""
-    if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
-        axes = axes[0]
-    return transpose(self, axes or None)
-
-
-def _method_reshape(self: LazyArray, *shape: Any, order: str = "C",
-                    copy: bool | None = None) -> LazyArray:
-    """A new shape, as ``ndarray.reshape``: ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``."""
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = tuple(shape[0])
-    return reshape(self, shape, order=order, copy=copy)
-
-
-def _method_swapaxes(self: LazyArray, axis1: int, axis2: int) -> LazyArray:
-    """Interchange two axes, as ``ndarray.swapaxes``: a view."""
-    return swapaxes(self, axis1, axis2)
-
-
-def _method_squeeze(self: LazyArray, axis: Any = None) -> LazyArray:
-    """Remove length-1 axes, as ``ndarray.squeeze``: a view."""
-    return squeeze(self, axis)
-
-
-def _method_ravel(self: LazyArray, order: str = "C") -> LazyArray:
-    """The elements as a 1-D array, as ``ndarray.ravel``."""
-    return ravel(self, order)
-
-
-def _T(self: LazyArray) -> LazyArray:
-    """The transpose (axes reversed), as ``ndarray.T``: a view."""
-    return transpose(self)
-
-
-def _mT(self: LazyArray) -> LazyArray:
-    """The last two axes swapped, as ``ndarray.mT``: a view."""
-    return matrix_transpose(self)
-
-
-def install() -> None:
-    """Attach the methods and properties to LazyArray."""
-    LazyArray.transpose = _method_transpose  # type: ignore[attr-defined]
-    LazyArray.reshape = _method_reshape  # type: ignore[attr-defined]
-    LazyArray.swapaxes = _method_swapaxes  # type: ignore[attr-defined]
-    LazyArray.squeeze = _method_squeeze  # type: ignore[attr-defined]
-    LazyArray.ravel = _method_ravel  # type: ignore[attr-defined]
-    LazyArray.T = property(_T)  # type: ignore[attr-defined]
-    LazyArray.mT = property(_mT)  # type: ignore[attr-defined]
-    for name, fn in (("transpose", _method_transpose), ("reshape", _method_reshape),
-                     ("swapaxes", _method_swapaxes), ("squeeze", _method_squeeze),
-                     ("ravel", _method_ravel)):
-        fn.__name__ = fn.__qualname__ = name

@@ -1,0 +1,209 @@
+"""LazyArray's methods generated from the op registry: the operators (``x + y``, ``-x``,
+``x += y`` ...), the reductions (``x.sum()``), and the function form of an elementwise op.
+
+Part of the array layer: :func:`generated` is the class decorator of ``LazyArray``
+(lazyarr/_array.py), and every generator takes the class as an argument, so this module never
+imports it. Each method unwraps its LazyArrays into nodes, builds the result node
+(lazyarr/_build.py) and wraps it.
+"""
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import _build, _views, _writes
+from ._node import Node
+from ._operands import made, to_operand
+from ._registry import ELEMENTWISE, OPS, REDUCTIONS, OpDef
+
+# Bound once: every operator and reduction a user writes calls them.
+_elementwise, _reduce = _build.elementwise, _build.reduce
+_ARG_NAMES = {1: ("x",), 2: ("x1", "x2"), 3: ("condition", "x1", "x2")}
+
+
+def docstring(opdef: OpDef, params: str) -> str:
+    """The docstring of the function form of a registry op."""
+    np_name = getattr(opdef.numpy, "__name__", opdef.name)
+    return (f"{opdef.doc}\n\nSemantics (dtypes, broadcasting, edge values) are those of "
+            f"``numpy.{np_name}``. {params}\n")
+
+
+def generated(cls: type) -> type:
+    """Class decorator: add the registry's operators, reductions and ``conj`` to ``cls``."""
+    for opdef in ELEMENTWISE:
+        stem = opdef.operator
+        if stem is None:
+            continue
+        if opdef.nin == 1:
+            setattr(cls, f"__{stem}__", _unary_operator(opdef, cls))
+            continue
+        setattr(cls, f"__{stem}__", _binary_operator(opdef, cls, reflected=False))
+        if opdef.reflected:
+            setattr(cls, f"__r{stem}__", _binary_operator(opdef, cls, reflected=True))
+            setattr(cls, f"__i{stem}__", _inplace_operator(opdef, cls))
+    for opdef in REDUCTIONS:
+        setattr(cls, opdef.name, reduction_function(opdef, cls))
+    cls.conj = cls.conjugate = elementwise_function(OPS["conj"], cls)  # type: ignore[attr-defined]
+    return cls
+
+
+def _named(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+    fn.__name__ = fn.__qualname__ = name
+    fn.__module__ = "lazyarr"
+    return fn
+
+
+# ------------------------------------------------------------------------------ function forms
+def elementwise_function(opdef: OpDef, cls: Any) -> Callable[..., Any]:
+    """``lazyarr.<op>(x1, x2)`` of an elementwise op, returning ``cls`` (LazyArray) objects."""
+    wrap = cls._from_node
+    # One body per arity, unwrapping without a loop: every function call a user writes runs it.
+    # A wrong number of arguments goes to the node builder as it is, which raises NumPy's error.
+    if opdef.nin == 1:
+        def fn(*args: Any) -> Any:
+            if len(args) != 1:
+                return wrap(_elementwise(opdef, *args))
+            x = args[0]
+            return wrap(_elementwise(opdef, x._node if isinstance(x, cls) else x))
+    elif opdef.nin == 2:
+        def fn(*args: Any) -> Any:
+            if len(args) != 2:
+                return wrap(_elementwise(opdef, *args))
+            x1, x2 = args
+            return wrap(_elementwise(opdef, x1._node if isinstance(x1, cls) else x1,
+                                     x2._node if isinstance(x2, cls) else x2))
+    else:
+        def fn(*args: Any) -> Any:
+            return wrap(_elementwise(opdef, *[a._node if isinstance(a, cls) else a for a in args]))
+
+    names = _ARG_NAMES[opdef.nin]
+    fn.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names])
+    fn.__doc__ = docstring(opdef, "In lazy mode the result is pending until materialized.")
+    return _named(fn, opdef.name)
+
+
+def reduction_function(opdef: OpDef, cls: Any) -> Callable[..., Any]:
+    """``lazyarr.<op>(x, axis)`` of a reduction, also the method ``x.<op>(axis)``."""
+    wrap = cls._from_node
+    allowed = {name for name, ok in (("dtype", opdef.takes_dtype), ("ddof", opdef.takes_ddof),
+                                     ("correction", opdef.takes_ddof)) if ok}
+
+    def fn(x: Any, axis: Any = None, *, keepdims: bool = False, **kw: Any) -> Any:
+        node = x._node if isinstance(x, cls) else x
+        if kw:
+            unknown = set(kw) - allowed
+            if unknown:
+                raise TypeError(f"{opdef.name}() got an unexpected keyword argument {unknown.pop()!r}")
+            if "correction" in kw:          # the array API's name of ddof (NumPy 2 takes both)
+                if "ddof" in kw:
+                    raise ValueError("ddof and correction can't be provided simultaneously.")
+                kw["ddof"] = kw.pop("correction")
+            return wrap(_reduce(opdef, node, axis, keepdims, **kw))
+        return wrap(_reduce(opdef, node, axis, keepdims))
+
+    P = inspect.Parameter
+    params = [P("x", P.POSITIONAL_OR_KEYWORD), P("axis", P.POSITIONAL_OR_KEYWORD, default=None),
+              P("keepdims", P.KEYWORD_ONLY, default=False)]
+    if opdef.takes_dtype:
+        params.append(P("dtype", P.KEYWORD_ONLY, default=None))
+    if opdef.takes_ddof:
+        params += [P("ddof", P.KEYWORD_ONLY, default=0), P("correction", P.KEYWORD_ONLY, default=0)]
+    fn.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    axis_doc = "an int or a tuple of ints" if opdef.takes_axis_tuple else "an int"
+    fn.__doc__ = docstring(opdef, f"``axis`` is None (all axes) or {axis_doc}, negative allowed. "
+                           "A reduction materializes: it runs the pending expression feeding "
+                           "it and returns a materialized array (0-d for a full reduction).")
+    return _named(fn, opdef.name)
+
+
+# ------------------------------------------------------------------------------ operators
+def _unary_operator(opdef: OpDef, cls: Any) -> Callable[[Any], Any]:
+    wrap = cls._from_node
+
+    def method(self: Any) -> Any:
+        return wrap(_elementwise(opdef, self._node))
+    return method
+
+
+def _binary_operator(opdef: OpDef, cls: Any, reflected: bool) -> Callable[[Any, Any], Any]:
+    """``x op y`` (or, reflected, ``y op x``). The plain methods are one call from the node
+    builder (every operator a user writes runs them); the special cases wrap them."""
+    wrap = cls._from_node
+    if reflected:
+        def method(self: Any, other: Any) -> Any:
+            return wrap(_elementwise(opdef, other._node if isinstance(other, cls) else other,
+                                     self._node))
+    else:
+        def method(self: Any, other: Any) -> Any:
+            return wrap(_elementwise(opdef, self._node,
+                                     other._node if isinstance(other, cls) else other))
+    if opdef.name in ("equal", "not_equal"):
+        return _identity_comparison_of_non_arrays(method, cls, opdef.name == "equal")
+    if opdef.name == "power" and not reflected:
+        return _scalar_power(method, cls)
+    return method
+
+
+def _identity_comparison_of_non_arrays(method: Callable[[Any, Any], Any], cls: Any,
+                                       equal: bool) -> Callable[..., Any]:
+    def compare(self: Any, other: Any) -> Any:
+        if other is None or isinstance(other, str):
+            # As NumPy 2: elementwise, and no element equals such an object (all False for
+            # ==, all True for !=); a materialized array, as nothing needs computing.
+            return cls._from_node(made(self.device, "full", self.shape, not equal, dtype=np.bool_))
+        return method(self, other)
+    return compare
+
+
+def _fast_scalar_power(base: Node, exponent: Any) -> OpDef | None:
+    """ndarray.__pow__'s fast path (NumPy's ``fast_scalar_power``): ``a ** 2`` is
+    ``np.square(a)``; of a complex ``a`` also ``a ** -1`` is ``np.reciprocal(a)`` and
+    ``a ** 0.5`` ``np.sqrt(a)``. The values differ from ``np.power``'s only for bool (int8
+    where ``np.power`` gives int64) and complex (``square`` rounds once where complex power
+    multiplies: an ulp); for floats the two are the same, and ``power`` stays."""
+    kind = base.dtype.kind
+    if type(exponent) is int and exponent == 2 and kind in "bc":
+        return OPS["square"]
+    if kind == "c" and (type(exponent) is int and exponent == -1):
+        return OPS["reciprocal"]
+    if kind == "c" and type(exponent) is float and exponent == 0.5:
+        return OPS["sqrt"]
+    return None
+
+
+def _scalar_power(method: Callable[[Any, Any], Any], cls: Any) -> Callable[..., Any]:
+    def power(self: Any, other: Any) -> Any:
+        fast = _fast_scalar_power(self._node, other)
+        if fast is not None:
+            return cls._from_node(_elementwise(fast, self._node))
+        return method(self, other)
+    return power
+
+
+def _inplace_operator(opdef: OpDef, cls: Any) -> Callable[[Any, Any], Any]:
+    def method(self: Any, other: Any) -> Any:
+        """``x op= y`` as ``np.op(x, y, out=x)``: NumPy's checks (same_kind casting, no
+        broadcasting of ``x``), then the result, cast back to ``x.dtype``, is written into
+        ``x``'s memory, so views of ``x`` see it (lazyarr/_writes.py). A pending ``x`` has no
+        memory anything could share: it is rebound to the new expression and stays lazy."""
+        node = self._node
+        other = other._node if isinstance(other, cls) else other
+        fast = _fast_scalar_power(node, other) if opdef.name == "power" else None
+        result = _elementwise(fast, node) if fast is not None else _elementwise(opdef, node, other)
+        operand = to_operand(other, self.device)  # a Python scalar stays weak
+        other_dt = operand.dtype if isinstance(operand, Node) else type(operand)
+        opdef.numpy.resolve_dtypes((node.dtype, other_dt, node.dtype), casting="same_kind")
+        if result.shape != node.shape:
+            raise ValueError(f"non-broadcastable output operand with shape {node.shape} doesn't "
+                             f"match the broadcast shape {result.shape}")
+        result = _build.astype(result, node.dtype)
+        if node.data is None and node.op != "scalar" and not _views.aliased(self):
+            self._node = result
+        else:
+            _writes.assign(self, result)
+        return self
+    return method

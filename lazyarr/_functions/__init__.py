@@ -1,0 +1,74 @@
+"""The public functions of lazyarr, by group (as the array API standard groups them), apart
+from the engine: adding a NumPy function is a function in one of these modules, and one row
+in its ``FUNCTIONS`` (and ``NUMPY_FUNCTIONS`` where ``numpy.<name>(lazy)`` should reach it).
+
+* ``_creation``: ``asarray``, ``zeros``, ``arange``, ``linspace``, ``*_like``, ``from_dlpack``
+* ``_elementwise``: one function per elementwise op of the registry; ``where``, ``clip``,
+  ``astype``, ``real``, ``imag``, ``angle``
+* ``_manipulation``: transposes, axis moves, flips, ``broadcast_to``, ``reshape``, ``ravel``
+* ``_statistical``: the reductions of the registry
+* ``_sorting``, ``_set``: ``sort``/``argsort``, ``unique_*``
+* ``_info``: the array API's ``__array_namespace_info__``
+* ``_explain``: ``explain``
+
+``lazyarr.fft`` and ``lazyarr.random`` are namespaces of their own (lazyarr/_fft.py,
+lazyarr/_random.py). This module assembles the tables and registers in lazyarr/_dispatch.py
+what LazyArray's methods and NumPy's protocols need from this layer.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from .. import _dispatch, _fallback
+from . import _creation, _elementwise, _explain, _manipulation, _set, _sorting, _statistical
+
+#: Every public function by name (the names of lazyarr's own; aliases below).
+FUNCTIONS: dict[str, Callable[..., Any]] = {}
+for _group in (_elementwise, _statistical, _manipulation):
+    FUNCTIONS.update(_group.FUNCTIONS)
+for _name, _fn in FUNCTIONS.items():
+    _fn.__name__ = _fn.__qualname__ = _name
+    _fn.__module__ = "lazyarr"
+FUNCTIONS.update(_creation.FUNCTIONS)
+FUNCTIONS.update(_sorting.FUNCTIONS)
+FUNCTIONS.update(_set.FUNCTIONS)
+FUNCTIONS.update(_explain.FUNCTIONS)
+
+#: NumPy's other names of lazyarr functions.
+ALIASES = {"absolute": "abs", "true_divide": "divide", "mod": "remainder", "bitwise_not": "invert",
+           "amin": "min", "amax": "max", "conjugate": "conj", "degrees": "rad2deg",
+           "radians": "deg2rad"}
+
+#: NumPy function -> lazyarr function, for ``__array_function__``.
+NUMPY_FUNCTIONS: dict[Any, Callable[..., Any]] = {}
+for _group in (_statistical, _elementwise, _manipulation):
+    NUMPY_FUNCTIONS.update(_group.NUMPY_FUNCTIONS)
+
+
+@functools.cache
+def _signature_of(fn: Callable[..., Any]) -> inspect.Signature:
+    """The signature of a native function (to tell whether it takes a call's arguments)."""
+    return inspect.signature(fn)
+
+
+def array_function(func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+    """``LazyArray.__array_function__``: ``np.sum(lazy)`` and friends go to the lazyarr
+    function of the same name; NumPy functions lazyarr has no native form of (or given
+    keywords the native form lacks) run through the fallback; NotImplemented where another
+    library's array takes part."""
+    impl = NUMPY_FUNCTIONS.get(func)
+    if impl is not None and not any(_fallback.foreign(t) for t in types):
+        try:
+            _signature_of(impl).bind(*args, **kwargs)
+        except TypeError:
+            pass                    # e.g. out=, where=, initial=: NumPy's through the fallback
+        else:
+            return impl(*args, **kwargs)
+    return _fallback.array_function(func, types, args, kwargs)
+
+
+_dispatch.FUNCTIONS.update(FUNCTIONS)
+_dispatch.PROTOCOLS["array_function"] = array_function

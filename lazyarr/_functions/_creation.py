@@ -1,0 +1,140 @@
+"""Creation functions: ``asarray``, ``zeros``, ``ones``, ``full``, ``empty``, ``arange``,
+``linspace``, the ``*_like`` forms and ``from_dlpack``. Each makes a materialized array with
+the device's array library (lazyarr/_operands.py makes the leaf)."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import _devices
+from .._array import LazyArray
+from .._dtypes import check_dtype
+from .._operands import leaf_of, made
+
+
+def asarray(a: Any, dtype: Any = None, order: str | None = None, *, device: str | None = None,
+            copy: bool | None = None, like: Any = None) -> LazyArray:
+    """Convert ``a`` to a :class:`LazyArray`, with ``numpy.asarray``'s signature.
+
+    NumPy arrays are referenced, not copied (as ``np.asarray``): a lazy expression
+    reads its input buffers when it is materialized. CuPy arrays and anything with
+    ``__cuda_array_interface__`` or a CUDA ``__dlpack__`` (PyTorch, JAX) are taken
+    without a copy and live on ``"cuda"``; host data asked to live on ``"cuda"`` is
+    copied to the GPU once. ``copy=True`` always copies, ``copy=False`` never does (a
+    ``ValueError`` when the dtype, the device or the order needs one), ``copy=None`` (the
+    default) copies only when needed. A LazyArray is returned as it is (pending or not)
+    when nothing needs changing.
+
+    >>> import lazyarr as la
+    >>> la.asarray([1, 2, 3], dtype=la.float32)
+    LazyArray([1., 2., 3.], dtype=float32)
+    """
+    if like is not None:
+        raise TypeError("lazyarr.asarray does not take like= (NumPy's __array_function__ "
+                        "dispatch); call the other library's asarray")
+    if isinstance(a, LazyArray):
+        target = _devices.resolve(device) if device is not None else a.device
+        same = target == a.device and (dtype is None or np.dtype(dtype) == a.dtype) \
+            and order in (None, "K", "A")
+        if same and not copy:
+            return a
+        if copy is False:
+            raise ValueError("Unable to avoid copy while creating an array as requested "
+                             f"(dtype {a.dtype} -> {dtype}, device {a.device} -> {target}, "
+                             f"order {order})")
+        if target == a.device and order in (None, "K", "A"):
+            out = a.astype(dtype) if dtype is not None and np.dtype(dtype) != a.dtype else a.copy()
+            return out
+        src_device: str | None = a.device if a.device != "cpu" else None
+        return LazyArray._from_node(leaf_of(a.data, dtype, order, device, copy, src_device))
+    return LazyArray._from_node(leaf_of(a, dtype, order, device, copy))
+
+
+def _made(device: str | None, make: str, *args: Any, **kwargs: Any) -> LazyArray:
+    """A new materialized array from the device's array library (``numpy.<make>``/``cupy.<make>``)."""
+    return LazyArray._from_node(made(device, make, *args, **kwargs))
+
+
+def _create(fill: str, shape: Any, dtype: Any, device: str | None) -> LazyArray:
+    return _made(device, fill, shape, dtype=check_dtype(dtype if dtype is not None else np.float64))
+
+
+def zeros(shape: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
+    """A new array of zeros (float64 unless ``dtype`` is given)."""
+    return _create("zeros", shape, dtype, device)
+
+
+def ones(shape: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
+    """A new array of ones (float64 unless ``dtype`` is given)."""
+    return _create("ones", shape, dtype, device)
+
+
+def empty(shape: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
+    """A new uninitialized array (float64 unless ``dtype`` is given)."""
+    return _create("empty", shape, dtype, device)
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
+    """A new array filled with ``fill_value`` (dtype inferred from it as NumPy does)."""
+    return _made(device, "full", shape, fill_value, dtype=dtype)
+
+
+def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None,
+           device: str | None = None) -> LazyArray:
+    """Evenly spaced values in ``[start, stop)``, as ``np.arange``."""
+    args = [a for a in (start, stop, step) if a is not None] if step is None else [start, stop, step]
+    return _made(device, "arange", *args, dtype=dtype)
+
+
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None,
+             device: str | None = None) -> LazyArray:
+    """``num`` evenly spaced values over ``[start, stop]``, as ``np.linspace``."""
+    return _made(device, "linspace", start, stop, num, endpoint=endpoint, dtype=dtype)
+
+
+def _like(fill: str, x: Any, dtype: Any, device: str | None, *args: Any) -> LazyArray:
+    x = asarray(x)
+    dtype = x.dtype if dtype is None else dtype
+    dev = x.device if device is None else device
+    if fill == "full":
+        return full(x.shape, args[0], dtype=dtype, device=dev)
+    return _create(fill, x.shape, dtype, dev)
+
+
+def zeros_like(x: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
+    """Zeros with the shape (and by default dtype and device) of ``x``."""
+    return _like("zeros", x, dtype, device)
+
+
+def ones_like(x: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
+    """Ones with the shape (and by default dtype and device) of ``x``."""
+    return _like("ones", x, dtype, device)
+
+
+def empty_like(x: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
+    """Uninitialized, with the shape (and by default dtype and device) of ``x``."""
+    return _like("empty", x, dtype, device)
+
+
+def full_like(x: Any, fill_value: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
+    """Filled with ``fill_value``, with the shape (and by default dtype and device) of ``x``."""
+    return _like("full", x, dtype, device, fill_value)
+
+
+def from_dlpack(x: Any, /, *, device: str | None = None, copy: bool | None = None) -> LazyArray:
+    """An array from any object with ``__dlpack__`` (NumPy, CuPy, PyTorch, JAX ...), sharing its
+    memory where the device allows (``copy=None``), on ``device`` if given."""
+    if isinstance(x, LazyArray):
+        return asarray(x, device=device, copy=copy)
+    source = _devices.device_of(x)
+    if source == "cuda":
+        import cupy
+        data = cupy.from_dlpack(x)
+    else:
+        data = np.from_dlpack(x, copy=copy)
+    return asarray(data, device=device, copy=None if copy is None else (copy and source == "cuda"))
+
+
+FUNCTIONS = {f.__name__: f for f in (asarray, zeros, ones, full, empty, arange, linspace,
+                                     zeros_like, ones_like, full_like, empty_like, from_dlpack)}

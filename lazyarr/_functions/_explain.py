@@ -1,0 +1,56 @@
+"""``la.explain``: the plan of materializing an array, or of a call's first materialization."""
+from __future__ import annotations
+
+from typing import Any
+
+from .. import _devices, _fallback
+from .._array import LazyArray
+from .._config import config, get_config
+from .._materialize import first_materialization, plan
+from .._node import Node
+from .._operands import operands_of
+from .._plan import Plan
+from .._program import Program
+
+
+def explain(x: Any, device: str | None = None) -> Any:
+    """The :class:`~lazyarr.Plan` of materializing ``x``: its kernels, inputs and memory
+    traffic. Nothing runs (on ``cuda`` not even a GPU is needed: code generation only).
+
+    ``x`` is a pending array, or a function of no arguments whose first materialization
+    is planned instead of run; that is how to explain a reduction, which would
+    otherwise run as soon as it is written:
+
+    >>> import lazyarr as la
+    >>> x = la.ones(1000, dtype=la.float32)
+    >>> plan = la.explain(abs(x) * 2)
+    >>> plan.bytes_read >= 4000
+    True
+    >>> len(la.explain(lambda: la.sum(abs(x) * 2)).kernels) >= 1
+    True
+
+    ``device="cuda"`` plans the same expression for the GPU whatever device its data is on
+    (code generation only: no GPU needed), e.g. to read the fused CUDA kernel on a laptop:
+
+    >>> print(la.explain(abs(x) * 2, device="cuda").kernels[0].name)
+    lazyarr_kernel[map]
+    """
+    if device is not None and device not in ("cpu", "cuda"):
+        device = _devices.resolve(device)    # "auto" as configured; anything else: ValueError
+    mode = get_config().mode                 # the plan is that of the mode in effect
+    if callable(x) and not isinstance(x, LazyArray):
+        # The function runs in lazy mode, so that its ops are recorded, up to its first
+        # materialization (lazyarr/_materialize.py says how it stops there).
+        with config(mode="lazy"):
+            node = first_materialization(x)
+        return plan(node, device or node.device or "cpu", mode)
+    node: Node = operands_of((x._node if isinstance(x, LazyArray) else x,))[0]  # type: ignore[assignment]
+    if node.data is not None:
+        return Plan("none", node.device or "cpu", Program(()), [], [], 0, 0,
+                    ["already materialized: nothing to run", *_fallback.notes(node)])
+    result = plan(node, device or node.device or "cpu", mode)
+    result.notes.extend(_fallback.notes(node))
+    return result
+
+
+FUNCTIONS = {"explain": explain}

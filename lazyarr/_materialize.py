@@ -1,0 +1,96 @@
+"""Materialization and planning of a node: its buffer, computed by the device's backend, or
+the backend's plan of computing it (``la.explain``), asked with the device and the mode as
+arguments.
+
+``la.explain(fn)`` plans the *first materialization inside a call* (a reduction, which runs as
+soon as it is written, or a function that materializes internally). Nothing may run, so the
+call has to stop at that point, wherever it is on the stack: :func:`first_materialization`
+sets one switch (a context variable, so other threads are unaffected) that makes
+:func:`materialize` raise :class:`FirstMaterialization` with the pending node instead of
+computing it; the exception unwinds the user's function and explain plans the node like any
+other (:func:`plan`). The switch is read in two places only: here, and by the 0-d shortcut of
+lazyarr/_build.py, which must not compute a scalar while a call is being planned.
+"""
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import _devices, _node
+from ._config import get_config
+from ._node import Node
+from ._plan import Plan
+from ._program import lower, lower_cached
+from .backends import select
+
+
+def plan(node: Node, device: str, mode: str) -> Plan:
+    """The plan of the backend of ``device`` and ``mode`` for materializing ``node`` (nothing
+    runs; ``device`` need not be the data's: planning for cuda is code generation only)."""
+    return select(device, mode).plan(lower(node))
+
+
+def materialize(node: Node) -> Any:
+    """The node's buffer, computing it (and memoizing it on the node) if needed."""
+    if node.data is None:
+        if node.op == "scalar":   # a LazyArray over a constant (``la.astype(np.int8(3), ...)``)
+            return _devices.asarray(node.device or "cpu", node.arg)
+        if _stopping.get():
+            raise FirstMaterialization(node)
+        try:
+            lowered = lower_cached(node)
+            if node.data is not None:   # another thread computed it meanwhile
+                return node.data
+            data = select(node.device or "cpu", get_config().mode).run(lowered)
+        except MemoryError as exc:
+            raise _out_of_memory(node, exc) from exc
+        _node.materialized(node, data)
+    return node.data
+
+
+# ----------------------------------------------------------------------------- explain(fn)
+# True while explain() runs a function to find its first materialization.
+_stopping: contextvars.ContextVar[bool] = contextvars.ContextVar("lazyarr_stop_at_materialization",
+                                                                 default=False)
+
+
+class FirstMaterialization(Exception):
+    """Raised by ``materialize`` while :func:`first_materialization` runs a function: the
+    pending node that would have been computed."""
+
+    def __init__(self, node: Node) -> None:
+        super().__init__("lazyarr: stopped at the first materialization (la.explain)")
+        self.node = node
+
+
+def first_materialization(fn: Callable[[], Any]) -> Node:
+    """Call ``fn()`` up to its first materialization (nothing is computed) and return the node
+    it would have materialized; ValueError if ``fn`` returns without materializing anything."""
+    token = _stopping.set(True)
+    try:
+        fn()
+    except FirstMaterialization as stopped:
+        return stopped.node
+    finally:
+        _stopping.reset(token)
+    raise ValueError("the function given to explain() materialized nothing")
+
+
+def stopping() -> bool:
+    """Whether a call is being run to its first materialization (nothing may compute)."""
+    return _stopping.get()
+
+
+def _out_of_memory(node: Node, exc: MemoryError) -> MemoryError:
+    """The library's MemoryError (it names the allocation) plus what was being computed
+    and what to do about it. The process can carry on: nothing was left half-built."""
+    nbytes = int(np.prod(node.shape, dtype=np.int64)) * node.dtype.itemsize
+    device = node.device or "cpu"
+    free = " (and cupy.get_default_memory_pool().free_all_blocks())" if device == "cuda" else ""
+    return MemoryError(f"{exc}\nlazyarr: out of {device} memory while computing a {node.shape} "
+                       f"{node.dtype} result ({nbytes:,} bytes; the allocation that failed is "
+                       "named above). Free arrays you no longer need"
+                       f"{free}, or work on smaller pieces of the data.")
