@@ -84,7 +84,7 @@ def test_compile_error_names_the_expression(monkeypatch):
 
 
 def test_out_of_memory_on_the_cpu_names_size_and_hint_and_the_process_continues():
-    # The same wrapper (lazyarr._build.materialize) serves every device: checked here for real
+    # The same wrapper (lazyarr._materialize.materialize) serves every device: checked here for real
     # (an 8 TiB result from two small broadcast inputs), on the GPU by the tests above.
     a = la.asarray(np.ones((1 << 21, 1), np.float32), device="cpu")
     b = la.asarray(np.ones((1, 1 << 20), np.float32), device="cpu")
