@@ -290,6 +290,9 @@ typedef struct {
     npy_intp esz;       /* the largest itemsize of a value: 8, or 16 with a complex128 value */
 } lz_prog;
 
+/* bytes of one scalar operand's slot in lz_run.scalars (the largest dtype: complex128) */
+#define LZ_SCALAR_BYTES 16
+
 /* bytes of one block register (or gather buffer) */
 #define LZ_RB(P) ((P)->B * (P)->esz + 64)
 
@@ -301,7 +304,7 @@ typedef struct {
     npy_intp *Ostr;     /* [ninputs * nO] */
     npy_intp *Istr;     /* [ninputs * nI] */
     npy_intp *dstride;  /* per input: the one stride over the inner index, or LZ_GATHER */
-    char *scalars;      /* 16 bytes per scalar */
+    char *scalars;      /* LZ_SCALAR_BYTES per scalar */
     char *out;          /* MODE_EW output (C order) */
     npy_intp nb;        /* MODE_RED_A: blocks per slot; MODE_RED_B: slots per item */
     npy_intp nchunk, chunk_rows;  /* MODE_RED_B: the reduce rows in fixed chunks, one partial each */
@@ -460,7 +463,7 @@ static int lz_exec_block(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_i
         }
     }
     for (int k = 0; k < P->nscalars; k++) {
-        vptr[P->scalar_val[k]] = R->scalars + 16 * k;
+        vptr[P->scalar_val[k]] = R->scalars + LZ_SCALAR_BYTES * k;
         vstr[P->scalar_val[k]] = 0;
     }
     for (int j = 0; j < P->ninstr; j++) {

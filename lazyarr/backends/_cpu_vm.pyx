@@ -80,6 +80,7 @@ cdef extern from "_cpu_vm.h" nogil:
     lz_cast_t lz_get_imag(int src)
     int lz_execute(const lz_prog *P, lz_run *R, int nthreads)
     cnp.npy_intp LZ_GATHER
+    int LZ_SCALAR_BYTES
     int VK_UFUNC, VK_CAST, VK_WHERE
 
 cdef const char *CAPSULE_NAME = b"numpy_1.24_ufunc_call_info"
@@ -110,6 +111,8 @@ REDUCTION_KINDS = _enum_dict(lz_red_kinds)
 REDUCTION_TYPES = _enum_dict(lz_red_types)
 #: elementwise op folded into a reduction kernel: "none", "abs", "square"
 FOLDS = _enum_dict(lz_folds)
+#: bytes per scalar operand in execute's ``scalars``
+SCALAR_BYTES = LZ_SCALAR_BYTES
 
 if not lz_casts_complete():
     raise ImportError("_cpu_vm.h: a (dst, src) pair of LZ_DTYPES has no cast in lz_casts")
@@ -207,16 +210,26 @@ cdef inline void *_ptr(object a):
     return cnp.PyArray_DATA(<cnp.ndarray>a)
 
 
+cdef void _set_partials(lz_run *R, dict a):
+    R.pd, R.pm2 = <double *>_ptr(a.get("pd")), <double *>_ptr(a.get("pm2"))
+    R.pi, R.pidx = <cnp.npy_int64 *>_ptr(a.get("pi")), <cnp.npy_int64 *>_ptr(a.get("pidx"))
+    R.pu = <cnp.npy_uint64 *>_ptr(a.get("pu"))
+    R.rd, R.rm2 = <double *>_ptr(a.get("rd")), <double *>_ptr(a.get("rm2"))
+    R.ri, R.ridx = <cnp.npy_int64 *>_ptr(a.get("ri")), <cnp.npy_int64 *>_ptr(a.get("ridx"))
+    R.ru = <cnp.npy_uint64 *>_ptr(a.get("ru"))
+
+
 def execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tuple order, int n_outer,
-            int mode, int nthreads, out=None, pd=None, pm2=None, pi=None, pidx=None, pu=None,
-            rd=None, rm2=None, ri=None, ridx=None, ru=None, cnp.npy_intp nb=0,
+            int mode, int nthreads, out=None, dict partials=None, cnp.npy_intp nb=0,
             cnp.npy_intp nchunk=1, cnp.npy_intp chunk_rows=0):
     """Run ``prog`` over the iteration space ``shape``.
 
     ``order`` lists the dims of ``shape``: the first ``n_outer`` form the outer index,
     the rest the inner index (both C order). ``inputs`` are arrays broadcastable to
-    ``shape``; ``scalars`` holds 16 bytes per scalar operand. Elementwise mode writes
-    ``out`` (C-contiguous, ``shape``); reduction modes fill the partial/result arrays.
+    ``shape``; ``scalars`` holds SCALAR_BYTES per scalar operand. Elementwise mode writes
+    ``out`` (C-contiguous, ``shape``); reduction modes fill the partial/result arrays of
+    ``partials``, named by their lz_run fields (``pd``, ``pm2``, ``pi``, ``pidx``, ``pu``,
+    ``rd``, ``rm2``, ``ri``, ``ridx``, ``ru``; a missing one is NULL).
     ``nb`` is the block count per slot (mode A) or the slots per work item (mode B).
     """
     cdef lz_run R
@@ -303,12 +316,8 @@ def execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tuple order
         R.mode = mode
         R.scalars = scalars
         R.out = <char *>_ptr(out)
-        R.pd, R.pm2 = <double *>_ptr(pd), <double *>_ptr(pm2)
-        R.pi, R.pidx = <cnp.npy_int64 *>_ptr(pi), <cnp.npy_int64 *>_ptr(pidx)
-        R.pu = <cnp.npy_uint64 *>_ptr(pu)
-        R.rd, R.rm2 = <double *>_ptr(rd), <double *>_ptr(rm2)
-        R.ri, R.ridx = <cnp.npy_int64 *>_ptr(ri), <cnp.npy_int64 *>_ptr(ridx)
-        R.ru = <cnp.npy_uint64 *>_ptr(ru)
+        if partials is not None:
+            _set_partials(&R, partials)
         R.nb = nb
         R.nchunk, R.chunk_rows = nchunk, chunk_rows
         R.check_signals = PyThread_get_thread_ident() == _main_thread

@@ -50,6 +50,7 @@ if tuple(TYPE_CODE) != SUPPORTED_DTYPES:
     raise ImportError(f"_cpu_vm.h's LZ_DTYPES {tuple(TYPE_CODE)} is not lazyarr._dtypes."
                       f"SUPPORTED_DTYPES {SUPPORTED_DTYPES}: rebuild the extension or fix the table")
 
+_SCALAR_BYTES = _cpu_vm.SCALAR_BYTES
 _MODE_EW, _MODE_RED_A, _MODE_RED_B = (_cpu_vm.MODES[m] for m in ("elementwise", "slot_major",
                                                                  "reduce_major"))
 #: the reduction the VM computes for a lazyarr reduction op: mean is a sum and std a var,
@@ -436,7 +437,7 @@ def _threads_for(size: int) -> int:
 
 def run_compiled(c: Compiled, lowered: Lowered) -> np.ndarray:
     inputs = [_prepare(b, dt) for b, dt in zip(lowered.inputs, c.input_dtypes)]
-    scalars = b"".join(s.tobytes().ljust(16, b"\0") for s in lowered.scalars)
+    scalars = b"".join(s.tobytes().ljust(_SCALAR_BYTES, b"\0") for s in lowered.scalars)
     shapes = tuple(a.shape for a in inputs)
     shape = shapes[0] if len(set(shapes)) == 1 else broadcast_shapes(*shapes)
     if c.reduction is None:
@@ -447,9 +448,6 @@ def run_compiled(c: Compiled, lowered: Lowered) -> np.ndarray:
                             1 if c.serial else _threads_for(size), out=out, nb=-(-size // c.vm.block))
         return out
     return _run_reduction(c, lowered, inputs, scalars, shape)
-
-
-_ARRAY_ORDER = ("pd", "pm2", "pi", "pidx", "pu", "rd", "rm2", "ri", "ridx", "ru")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -505,8 +503,7 @@ def _run_reduction(c: Compiled, lowered: Lowered, inputs: list[np.ndarray], scal
                               f"({nparts:,} x {np.dtype(dt).name})") from exc
         arrays["r" + name] = np.empty(m, dt)
     _cpu_vm.execute(c.vm, inputs, scalars, shape, order, n_outer, mode,
-                    1 if c.serial else _threads_for(m * rsz), None,
-                    *[arrays.get(k) for k in _ARRAY_ORDER], nb, nchunk, chunk_rows)
+                    1 if c.serial else _threads_for(m * rsz), None, arrays, nb, nchunk, chunk_rows)
     return _finalize(c, op, arrays, rsz, c.red_arg[3], lowered.shape)
 
 
