@@ -39,6 +39,11 @@ def _node_of(x: Any) -> Any:
     return x._node if isinstance(x, LazyArray) else x
 
 
+def _public(name: str) -> Callable[..., Any]:
+    """The public function ``lazyarr.<name>`` (registered by lazyarr/_functions/)."""
+    return _dispatch.FUNCTIONS[name]
+
+
 # ----------------------------------------------------------------------------- function forms
 # Functions that are also methods (``la.astype(x, t)`` is ``x.astype(t)``): defined here, in
 # the array layer, and exported as they are by the function groups (lazyarr/_functions/).
@@ -47,7 +52,7 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: str | None = Non
     new array, also when the dtype already matches (a computed ``x`` is copied then, as NumPy
     copies), unless ``copy=False``: then ``x`` itself comes back when nothing changes."""
     if device is not None:
-        x = _dispatch.FUNCTIONS["asarray"](x, device=device)
+        x = _public("asarray")(x, device=device)
     if not copy and isinstance(x, LazyArray) and np.dtype(dtype) == x.dtype:
         return x
     node = _build.astype(_node_of(x), dtype)
@@ -88,11 +93,6 @@ def _part_setter(name: str) -> Callable[[LazyArray, Any], None]:
             raise TypeError("array does not have imaginary part to set")
         getattr(self, name)[...] = value
     return setter
-
-
-def _public(name: str) -> Callable[..., Any]:
-    """The public function ``lazyarr.<name>`` (registered by lazyarr/_functions/)."""
-    return _dispatch.FUNCTIONS[name]
 
 
 @generated
