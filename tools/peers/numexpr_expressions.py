@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.append(os.path.join(os.path.dirname(__file__), "..", ".."))   # benchmarks/ (after an installed lazyarr)
 from benchmarks.bench_numexpr import DTYPES, EXPRESSIONS, evaluate, namespace  # noqa: E402
 
 import lazyarr as la  # noqa: E402
