@@ -1,0 +1,164 @@
+"""NumPy functions that CuPy lacks, or has with another signature or result type, written with
+the array module's own functions, for the fallback on cuda arrays (lazyarr/_fallback.py).
+
+Each entry of :data:`FUNCTIONS` maps a NumPy path (``"linalg.trace"``) to ``f(xp, *args,
+**kwargs)``, which computes NumPy's result with the functions of the array module ``xp``
+(CuPy on cuda). They are written against ``xp`` and tested with ``xp = numpy`` against NumPy's
+own functions (tests/test_cupy_gaps.py), so CI checks their semantics without a GPU; the array
+API conformance suite with ``device="cuda"`` checks them on the GPU. Found missing on the
+H200 (CuPy 14.2) by that suite: the array API ``linalg`` names (``trace``, ``diagonal``,
+``tensordot``, ``vecdot``, ``vector_norm``, ``matrix_norm``, ``svdvals``, ``cross``),
+``cholesky(upper=)``, ``count_nonzero(keepdims=)``, ``unstack``, and the named-tuple results
+of ``slogdet``/``svd``/``eigh``.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+
+@functools.cache
+def _result_type(name: str) -> type:
+    """NumPy's named-tuple result class of ``numpy.linalg.<name>`` (its module is private, so
+    the class is taken from one call on a 1x1 matrix)."""
+    return type(getattr(np.linalg, name)(np.eye(1)))
+
+
+def _named(name: str, values: Any) -> Any:
+    return _result_type(name)(*values)
+
+
+def slogdet(xp: ModuleType, x: Any) -> Any:
+    return _named("slogdet", xp.linalg.slogdet(x))
+
+
+def svd(xp: ModuleType, x: Any, full_matrices: bool = True, compute_uv: bool = True,
+        hermitian: bool = False) -> Any:
+    if hermitian:       # CuPy has no hermitian= (NumPy's is a faster path to the same values)
+        raise TypeError("svd(hermitian=True) is not available on cuda arrays")
+    result = xp.linalg.svd(x, full_matrices=full_matrices, compute_uv=compute_uv)
+    return _named("svd", result) if compute_uv else result
+
+
+def eigh(xp: ModuleType, x: Any, UPLO: str = "L") -> Any:
+    return _named("eigh", xp.linalg.eigh(x, UPLO=UPLO))
+
+
+def svdvals(xp: ModuleType, x: Any, /) -> Any:
+    return xp.linalg.svd(x, compute_uv=False)
+
+
+def cholesky(xp: ModuleType, x: Any, /, *, upper: bool = False) -> Any:
+    lower = xp.linalg.cholesky(x)
+    return xp.conj(xp.swapaxes(lower, -1, -2)) if upper else lower
+
+
+def trace(xp: ModuleType, x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
+    """``numpy.linalg.trace``: over the last two axes."""
+    return xp.trace(x, offset=offset, axis1=-2, axis2=-1, dtype=dtype)
+
+
+def diagonal(xp: ModuleType, x: Any, /, *, offset: int = 0) -> Any:
+    """``numpy.linalg.diagonal``: over the last two axes."""
+    return xp.diagonal(x, offset=offset, axis1=-2, axis2=-1)
+
+
+def tensordot(xp: ModuleType, x1: Any, x2: Any, /, *, axes: Any = 2) -> Any:
+    return xp.tensordot(x1, x2, axes=axes)
+
+
+def vecdot(xp: ModuleType, x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+    """``numpy.vecdot``: sum over ``axis`` of ``conj(x1) * x2``, in the dtype of the product
+    (a gufunc: no widening of small integers, bool is "any of and")."""
+    x1, x2 = xp.moveaxis(x1, axis, -1), xp.moveaxis(x2, axis, -1)
+    if x1.shape[-1] != x2.shape[-1]:
+        raise ValueError(f"vecdot: the contracted axes differ in length ({x1.shape[-1]} and "
+                         f"{x2.shape[-1]})")
+    product = xp.conj(x1) * x2 if xp.iscomplexobj(x1) else x1 * x2
+    return xp.sum(product, axis=-1, dtype=product.dtype)
+
+
+def cross(xp: ModuleType, x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+    """``numpy.linalg.cross``: 3-vectors along ``axis``, the other axes broadcast."""
+    if x1.shape[axis] != 3 or x2.shape[axis] != 3:
+        raise ValueError("Both input arrays must be (arrays of) 3-dimensional vectors, but "
+                         f"they are {x1.shape[axis]} and {x2.shape[axis]} dimensional instead.")
+    x1, x2 = xp.moveaxis(x1, axis, -1), xp.moveaxis(x2, axis, -1)
+    shape = np.broadcast_shapes(x1.shape, x2.shape)
+    out = xp.cross(xp.broadcast_to(x1, shape), xp.broadcast_to(x2, shape))
+    return xp.moveaxis(out, -1, axis)
+
+
+def _inexact(xp: ModuleType, x: Any) -> Any:
+    """NumPy's norms compute in floating point: integers and bool as float64."""
+    return x if xp.issubdtype(x.dtype, xp.inexact) else x.astype(np.float64)
+
+
+def vector_norm(xp: ModuleType, x: Any, /, *, axis: Any = None, keepdims: bool = False,
+                ord: Any = 2) -> Any:
+    """``numpy.linalg.vector_norm``, step for step as NumPy 2.4 computes it
+    (numpy/linalg/_linalg.py: the reduced axes moved to the front and flattened into one, then
+    ``norm``'s reduction for ``ord`` along it), so the float sums round as NumPy's do."""
+    shape = x.shape
+    if axis is None:
+        x, reduced = xp.reshape(x, (-1,)), tuple(range(len(shape)))
+    else:
+        axes = (axis,) if isinstance(axis, int) else tuple(axis)
+        reduced = tuple(a % len(shape) for a in axes)
+        rest = tuple(i for i in range(len(shape)) if i not in reduced)
+        x = xp.reshape(xp.transpose(x, reduced + rest),
+                       (math.prod(shape[i] for i in reduced), *(shape[i] for i in rest)))
+    result = _norm_along_0(xp, _inexact(xp, x), ord)
+    if keepdims:
+        result = xp.reshape(result, tuple(1 if i in reduced else n for i, n in enumerate(shape)))
+    return result
+
+
+def _norm_along_0(xp: ModuleType, x: Any, ord: Any) -> Any:
+    """``numpy.linalg.norm(x, axis=0, ord=ord)`` for a vector norm."""
+    if isinstance(ord, str):
+        raise ValueError(f"Invalid norm order '{ord}' for vectors")
+    if ord == math.inf:          # NumPy's max(initial=0): an empty axis has norm 0
+        a = xp.abs(x)
+        return xp.max(a, axis=0) if x.shape[0] else xp.zeros(x.shape[1:], a.dtype)
+    if ord == -math.inf:
+        return xp.min(xp.abs(x), axis=0)
+    if ord == 0:
+        return xp.sum((x != 0).astype(x.real.dtype), axis=0)
+    if ord == 1:
+        return xp.sum(xp.abs(x), axis=0)
+    if ord is None or ord == 2:
+        return xp.sqrt(xp.sum((xp.conj(x) * x).real, axis=0))
+    total = xp.sum(xp.abs(x) ** ord, axis=0)
+    return total ** xp.reciprocal(xp.asarray(ord, dtype=total.dtype))
+
+
+def matrix_norm(xp: ModuleType, x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:
+    """``numpy.linalg.matrix_norm``: over the last two axes."""
+    return xp.linalg.norm(_inexact(xp, x), ord=ord, axis=(-2, -1), keepdims=keepdims)
+
+
+def count_nonzero(xp: ModuleType, a: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
+    counts = xp.sum(a != 0, axis=axis, keepdims=keepdims, dtype=np.intp)
+    return int(counts) if axis is None and not keepdims else counts
+
+
+def unstack(xp: ModuleType, x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
+    if x.ndim == 0:
+        raise ValueError("Input array must be at least 1-d.")
+    return tuple(xp.moveaxis(x, axis, 0))
+
+
+#: NumPy path -> ``f(xp, *args, **kwargs)``
+FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "linalg.slogdet": slogdet, "linalg.svd": svd, "linalg.eigh": eigh,
+    "linalg.svdvals": svdvals, "linalg.cholesky": cholesky, "linalg.trace": trace,
+    "linalg.diagonal": diagonal, "linalg.tensordot": tensordot, "linalg.vecdot": vecdot,
+    "vecdot": vecdot, "linalg.cross": cross, "linalg.vector_norm": vector_norm,
+    "linalg.matrix_norm": matrix_norm, "count_nonzero": count_nonzero, "unstack": unstack,
+}
