@@ -510,8 +510,9 @@ def _run_reduction(c: Compiled, lowered: Lowered, inputs: list[np.ndarray], scal
 @functools.lru_cache(maxsize=256)
 def _partial_arrays(op: str, canon: np.dtype) -> tuple[tuple[str, type], ...]:
     """The partial/result arrays a reduction kernel fills (see lz_run in _cpu_vm.h): float64
-    "d" for float values, "i" for int64 extrema, "u" (uint64) for wrapping integer sums and
-    products and for any/all, "idx" for positions, "m2" for var's sums of squares."""
+    "d" for float values (var: the means), "i" for int64 extrema, "u" (uint64) for wrapping
+    integer sums and products and for any/all, "idx" for arg* positions and var's counts,
+    "m2" for var's sums of squared deviations."""
     kind, is_float, is_int64 = _VM_REDUCTION[op], canon.kind == "f", canon.kind == "i"
     if kind == "var":
         names = ["d", "m2", "idx"]
