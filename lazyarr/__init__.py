@@ -14,15 +14,15 @@ import numpy as _np
 
 from . import _fallback
 from ._array import LazyArray
-from ._functions import ALIASES as _ALIASES
-from ._functions import FUNCTIONS as _FUNCTIONS   # every public function, by group: _functions/
-from ._functions._info import __array_api_version__, __array_namespace_info__
 from ._config import Config, config, get_config, set_config
 from ._devices import cuda_available
 from ._dtypes import SUPPORTED_DTYPES as _SUPPORTED_DTYPES
 from ._fallback import FallbackError, FallbackWarning
-from ._plan import Kernel, Plan
 from ._fft import fft
+from ._functions import ALIASES as _ALIASES
+from ._functions import FUNCTIONS as _FUNCTIONS  # every public function, by group: _functions/
+from ._functions._info import __array_api_version__, __array_namespace_info__
+from ._plan import Kernel, Plan
 from ._random import random
 from ._registry import OPS, OpDef
 
@@ -63,17 +63,12 @@ def __getattr__(name: str) -> _Any:
     return _fallback.attribute(name)
 
 
-_NAMED = [
+__all__ = [
     "LazyArray", "Plan", "Kernel", "Config", "OpDef", "OPS",
-    "asarray", "zeros", "ones", "full", "empty", "arange", "linspace",
-    "zeros_like", "ones_like", "full_like", "empty_like",
-    "config", "set_config", "get_config", "explain", "cuda_available",
+    "config", "set_config", "get_config", "cuda_available",
     "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "float32", "float64", "pi", "e", "inf", "nan", "euler_gamma", "newaxis", "ndarray",
     "dtype", "finfo", "iinfo", "FallbackWarning", "FallbackError",
-    "__array_api_version__", "__array_namespace_info__", "from_dlpack", "sort", "argsort",
-    "unique_values", "unique_counts", "unique_inverse", "unique_all",
+    "__array_api_version__", "__array_namespace_info__",
+    *_FUNCTIONS, *_ALIASES, *_scalar_type_names(),
 ]
-__all__ = [*_NAMED, *(name for name in _FUNCTIONS if name not in _NAMED), *_ALIASES,
-           *_scalar_type_names()]
-del _NAMED

@@ -21,14 +21,17 @@ Operand = Node | int | float  # a node, or a weak Python scalar
 
 
 # ----------------------------------------------------------------------------- leaves
-def leaf_of(obj: Any, dtype: Any = None, order: str | None = None, device: str | None = None,
-            copy: bool | None = None, src_device: str | None | bool = False) -> Node:
-    """A leaf holding ``obj``'s data (``la.asarray``'s rules for memory, devices and copies).
+def leaf_of(obj: Any, dtype: Any = None, order: Any = None, device: str | None = None,
+            copy: bool | None = None) -> Node:
+    """A leaf holding the data of ``obj``, an array-like (``la.asarray``'s rules for memory,
+    devices and copies)."""
+    return leaf_from(obj, _devices.device_of(obj), dtype, order, device, copy)
 
-    ``src_device``: where ``obj`` lives, None for the host; False (the default) finds out.
-    """
-    if src_device is False:
-        src_device = _devices.device_of(obj)
+
+def leaf_from(obj: Any, src_device: str | None, dtype: Any = None, order: Any = None,
+              device: str | None = None, copy: bool | None = None) -> Node:
+    """A leaf holding the data of ``obj``, which lives on ``src_device`` (None: the host), on
+    ``device`` (None: where it is, or the configured device for host data)."""
     target = resolve_device(device) if device is not None else (src_device or resolve_device(None))
     if target == "cuda":
         if copy is False and src_device != "cuda":

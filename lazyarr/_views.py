@@ -38,15 +38,6 @@ MAX_PUSHED_VIEWS = 8     # views of one pending array pushed down before it is s
 
 _PUSHABLE = frozenset(name for name, op in OPS.items() if op.kind in ("elementwise", "cast"))
 
-# Pushed-down views of pending arrays only, keyed by id (a LazyArray is unhashable: == is
-# elementwise). A view holds its base (as NumPy's ``.base``); a base holds its views weakly.
-# Entries go when their array dies (the weak references' callbacks).
-_base_of: dict[int, tuple[weakref.ref[Any], Any, Any]] = {}     # id(view) -> (ref, base, key)
-_views_of: dict[int, dict[int, tuple[weakref.ref[Any], Any]]] = {}  # id(base) -> {id(view): (ref, key)}
-_base_refs: dict[int, weakref.ref[Any]] = {}
-_taken: dict[int, int] = {}             # id(base) -> views pushed down so far (live or not)
-
-
 def is_basic(key: Any) -> bool:
     """Ints, slices, ``None`` and ``...`` only (NumPy's basic indexing: a view)."""
     parts = key if isinstance(key, tuple) else (key,)

@@ -10,7 +10,7 @@ import numpy as np
 from .. import _devices
 from .._array import LazyArray
 from .._dtypes import check_dtype
-from .._operands import leaf_of, made
+from .._operands import leaf_from, leaf_of, made
 
 
 def asarray(a: Any, dtype: Any = None, order: str | None = None, *, device: str | None = None,
@@ -46,8 +46,8 @@ def asarray(a: Any, dtype: Any = None, order: str | None = None, *, device: str 
         if target == a.device and order in (None, "K", "A"):
             out = a.astype(dtype) if dtype is not None and np.dtype(dtype) != a.dtype else a.copy()
             return out
-        src_device: str | None = a.device if a.device != "cpu" else None
-        return LazyArray._from_node(leaf_of(a.data, dtype, order, device, copy, src_device))
+        src_device = a.device if a.device != "cpu" else None
+        return LazyArray._from_node(leaf_from(a.data, src_device, dtype, order, device, copy))
     return LazyArray._from_node(leaf_of(a, dtype, order, device, copy))
 
 

@@ -39,7 +39,8 @@ def angle(z: Any, deg: bool = False) -> LazyArray:
     return _wrap(a)
 
 
-_SPECIAL = {"where": where, "clip": clip, "real": real, "imag": imag, "conj": LazyArray.conj}
+_SPECIAL = {"where": where, "clip": clip, "real": real, "imag": imag,
+            "conj": LazyArray.conj}  # type: ignore[attr-defined]  # (generated)
 
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     op.name: _SPECIAL.get(op.name) or elementwise_function(op, LazyArray) for op in ELEMENTWISE

@@ -42,8 +42,8 @@ def explain(x: Any, device: str | None = None) -> Any:
         # The function runs in lazy mode, so that its ops are recorded, up to its first
         # materialization (lazyarr/_materialize.py says how it stops there).
         with config(mode="lazy"):
-            node = first_materialization(x)
-        return plan(node, device or node.device or "cpu", mode)
+            first = first_materialization(x)
+        return plan(first, device or first.device or "cpu", mode)
     node: Node = operands_of((x._node if isinstance(x, LazyArray) else x,))[0]  # type: ignore[assignment]
     if node.data is not None:
         return Plan("none", node.device or "cpu", Program(()), [], [], 0, 0,

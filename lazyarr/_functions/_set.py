@@ -9,7 +9,6 @@ import numpy as np
 from .. import _fallback
 from .._array import LazyArray
 
-
 # The standard's unique_* leave the order open; NumPy 2.3+ gives its hash order for
 # unique_values, array_api_compat and array_api_strict give sorted values, and consumers
 # (scikit-learn's unique_labels) rely on that. lazyarr gives the sorted values, NumPy's
