@@ -246,3 +246,17 @@ def test_explain_a_reduction_without_running_it():
         assert len(la.explain(lambda: la.sum(abs(x) * 2)).kernels) == 3   # one launch per op
     with pytest.raises(ValueError, match="materialized nothing"):
         la.explain(lambda: x + 1)
+
+
+def test_explain_of_a_call_leaves_nothing_behind():
+    # explain stops a call at its first materialization (lazyarr/_materialize.py); afterwards,
+    # also when the call raised, or stopped inside a nested explain, everything computes again
+    x = la.asarray(np.ones(100, np.float32))
+    with pytest.raises(ZeroDivisionError):
+        la.explain(lambda: 1 / 0)
+    assert float(la.sum(x)) == 100.0
+    inner = []
+    plan = la.explain(lambda: inner.append(la.explain(lambda: la.max(x * 3))) or la.sum(x * 2))
+    assert plan.program.ops()[-1] == "sum" and inner[0].program.ops()[-1] == "max"
+    s = la.sum(x)                               # 0-d ops on computed operands run at once again
+    assert (s + 1).is_materialized and float(s + 1) == 101.0

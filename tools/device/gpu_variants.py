@@ -13,7 +13,7 @@ import cupy
 import numpy as np
 
 import lazyarr as la
-from lazyarr import _build
+from lazyarr import _materialize
 from lazyarr.backends.cuda import backend as B
 from lazyarr.backends.cuda import compile as C
 from lazyarr.backends.cuda import render as R
@@ -30,15 +30,15 @@ def capture(fn):
         def run(self, lowered):
             raise _Captured(lowered)
         plan = run
-    orig = _build.select
-    _build.select = lambda d, m: Cap()
+    orig = _materialize.select
+    _materialize.select = lambda d, m: Cap()
     try:
         with la.config(mode="lazy"):
             fn()
     except _Captured as c:
         return c.args[0]
     finally:
-        _build.select = orig
+        _materialize.select = orig
     raise AssertionError
 
 
