@@ -82,11 +82,18 @@ def asarray(device: str, obj: Any, dtype: Any = None) -> Any:
     if device == "cuda" and cuda_simulated():     # host memory stands in: a copy, as to a GPU
         return np.array(obj, dtype=dtype)
     if device == "cuda" and device_of(obj) is None:
-        host = np.asarray(obj, dtype=dtype)
-        if host.ndim == 0:
-            return module.asarray(host.reshape(1)).reshape(())
-        return module.asarray(host)
+        return from_host(module, np.asarray(obj, dtype=dtype))
     return module.asarray(obj, dtype=dtype)
+
+
+def from_host(module: ModuleType, host: np.ndarray) -> Any:
+    """A host array in the memory of the array module ``module`` (NumPy: as it is; CuPy: a
+    copy to the GPU, a 0-d one through a one-element copy: see :func:`asarray`)."""
+    if module is np:
+        return host
+    if host.ndim == 0:
+        return module.asarray(host.reshape(1)).reshape(())
+    return module.asarray(host)
 
 
 def full(device: str, shape: Any, fill_value: Any, dtype: Any = None) -> Any:

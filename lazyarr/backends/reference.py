@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.exceptions import ComplexWarning
 
-from .._devices import asarray as asarray_on
+from .._devices import from_host
 from .._devices import xp as xp_for
 from .._plan import InputInfo, Kernel, Plan
 from .._program import Instr, Lowered
@@ -45,7 +45,7 @@ def apply(xp: ModuleType, op: str, arg: Any, operands: list[Any], lazy_rules: An
     reduction rules."""
     if xp.__name__ != "numpy" and _host_step(op, arg, operands):
         # back to the GPU keeping the sign of a 0-d zero (_devices.asarray says why)
-        return asarray_on("cuda", apply(np, op, arg, [on_host(a) for a in operands], lazy_rules))
+        return from_host(xp, np.asarray(apply(np, op, arg, [on_host(a) for a in operands], lazy_rules)))
     opdef = OPS[op]
     fn = _functions(xp).get(op)
     if opdef.kind == "cast":
