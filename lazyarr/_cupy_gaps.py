@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from ._shapes import broadcast_shapes
+
 
 @functools.cache
 def _result_type(name: str) -> type:
@@ -89,7 +91,7 @@ def cross(xp: ModuleType, x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
         raise ValueError("Both input arrays must be (arrays of) 3-dimensional vectors, but "
                          f"they are {x1.shape[axis]} and {x2.shape[axis]} dimensional instead.")
     x1, x2 = xp.moveaxis(x1, axis, -1), xp.moveaxis(x2, axis, -1)
-    shape = np.broadcast_shapes(x1.shape, x2.shape)
+    shape = broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
     out = xp.cross(xp.broadcast_to(x1, shape), xp.broadcast_to(x2, shape))
     return xp.moveaxis(out, -1, axis)
 
