@@ -29,6 +29,8 @@ from . import _creation, _elementwise, _explain, _manipulation, _set, _sorting, 
 FUNCTIONS: dict[str, Callable[..., Any]] = {}
 for _group in (_elementwise, _statistical, _manipulation):
     FUNCTIONS.update(_group.FUNCTIONS)
+# These are generated from the registry, or shared with LazyArray's methods: each carries its
+# public name and module (``lazyarr.sum``), as the docs and ``help()`` show them.
 for _name, _fn in FUNCTIONS.items():
     _fn.__name__ = _fn.__qualname__ = _name
     _fn.__module__ = "lazyarr"
