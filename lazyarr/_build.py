@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
-from . import _devices, _node, _shapes
+from . import _devices, _node
 from ._config import get_config
 from ._devices import resolve as resolve_device
 from ._devices import xp as xp_for
@@ -32,6 +32,7 @@ from ._operands import Operand, cast, common_device, made, operands_of, placed
 from ._operands import scalar_node as _scalar_node
 from ._program import lower_cached
 from ._registry import COMPARE, OPS, OpDef
+from ._shapes import broadcast_shapes  # (cached)
 from ._stack import warn_imaginary_discarded
 from .backends import reference, select
 
@@ -43,9 +44,6 @@ def _ufunc_dtypes(ufunc: np.ufunc, signature: tuple[Any, ...]) -> tuple[np.dtype
     dtypes = tuple(ufunc.resolve_dtypes(signature + (None,) * ufunc.nout))
     check_dtype(dtypes[-1], f"the result of {ufunc.__name__}")
     return dtypes
-
-
-broadcast_shapes = functools.lru_cache(maxsize=4096)(_shapes.broadcast_shapes)
 
 
 def _check_scalar(value: Any, dtype: np.dtype) -> None:
