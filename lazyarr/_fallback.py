@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _devices, _dispatch, _node, _writes
+from . import _cupy_gaps, _devices, _dispatch, _node, _writes
 from ._array import LazyArray
 from ._config import get_config
 from ._dtypes import SUPPORTED_DTYPES
@@ -175,8 +175,11 @@ def _library_function(path: str, device: str | None, numpy_func: Any) -> tuple[A
             except AttributeError:   # CuPy lacks it: NumPy's, results moved to the GPU
                 return numpy_func, "cuda"
         return numpy_func, "cpu"
+    xp = _devices.xp("cuda")
+    if path in _cupy_gaps.FUNCTIONS:     # CuPy lacks it or differs: NumPy's, with CuPy's functions
+        return functools.partial(_cupy_gaps.FUNCTIONS[path], xp), "cuda"
     try:
-        return resolve(_devices.xp("cuda"), path), "cuda"
+        return resolve(xp, path), "cuda"
     except AttributeError:
         raise TypeError(f"numpy.{path} has no CuPy counterpart (cupy.{path}), so lazyarr "
                         "cannot run it on cuda arrays; move them with "

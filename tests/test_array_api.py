@@ -97,6 +97,20 @@ def test_xfails_file_lists_tests_with_reasons():
             assert rows[0].startswith("#"), rows[0]
 
 
+def test_spec_names_of_elementwise_functions_are_lazyarrs_own():
+    """``la.acos`` is ``la.arccos`` (as ``np.acos is np.arccos``): native and fused, not the
+    fallback (which on cuda called CuPy's ``acosh``, off at ``0+nanj`` on the H200)."""
+    pairs = {"acos": "arccos", "acosh": "arccosh", "asin": "arcsin", "asinh": "arcsinh",
+             "atan": "arctan", "atan2": "arctan2", "atanh": "arctanh", "pow": "power",
+             "bitwise_invert": "invert", "bitwise_left_shift": "left_shift",
+             "bitwise_right_shift": "right_shift"}
+    for spec, numpy_name in pairs.items():
+        assert getattr(la, spec) is getattr(la, numpy_name), spec
+        assert getattr(np, spec) is getattr(np, numpy_name)
+    x = la.asarray([0.25, 0.5])
+    assert len(la.explain(la.acos(x) * la.pow(x, 2)).kernels) == 1
+
+
 # --------------------------------------------------------------------------- the hooks
 def test_namespace_hooks():
     x = la.arange(3.0)

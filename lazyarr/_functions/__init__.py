@@ -42,7 +42,12 @@ FUNCTIONS.update(_explain.FUNCTIONS)
 #: NumPy's other names of lazyarr functions.
 ALIASES = {"absolute": "abs", "true_divide": "divide", "mod": "remainder", "bitwise_not": "invert",
            "amin": "min", "amax": "max", "conjugate": "conj", "degrees": "rad2deg",
-           "radians": "deg2rad"}
+           "radians": "deg2rad",
+           # the array API standard's names, NumPy 2's aliases of the same ufuncs
+           "acos": "arccos", "acosh": "arccosh", "asin": "arcsin", "asinh": "arcsinh",
+           "atan": "arctan", "atan2": "arctan2", "atanh": "arctanh", "pow": "power",
+           "bitwise_invert": "invert", "bitwise_left_shift": "left_shift",
+           "bitwise_right_shift": "right_shift"}
 
 #: NumPy function -> lazyarr function, for ``__array_function__``.
 NUMPY_FUNCTIONS: dict[Any, Callable[..., Any]] = {}
