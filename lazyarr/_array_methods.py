@@ -160,17 +160,19 @@ def _identity_comparison_of_non_arrays(method: Callable[[Any, Any], Any], cls: A
 
 
 def _fast_scalar_power(base: Node, exponent: Any) -> OpDef | None:
-    """ndarray.__pow__'s fast path (NumPy's ``fast_scalar_power``): ``a ** 2`` is
-    ``np.square(a)``; of a complex ``a`` also ``a ** -1`` is ``np.reciprocal(a)`` and
-    ``a ** 0.5`` ``np.sqrt(a)``. The values differ from ``np.power``'s only for bool (int8
-    where ``np.power`` gives int64) and complex (``square`` rounds once where complex power
-    multiplies: an ulp); for floats the two are the same, and ``power`` stays."""
+    """ndarray.__pow__'s fast path (NumPy 2's ``fast_scalar_power``, number.c): for a float
+    or complex ``a`` and a Python ``int``/``float`` exponent, ``a ** 2`` is ``np.square(a)``,
+    ``a ** -1`` is ``np.reciprocal(a)`` and ``a ** 0.5`` is ``np.sqrt(a)`` (``a ** 2`` of a
+    bool ``a`` too: int8 where ``np.power`` gives int64). Other exponents and ``np.power``
+    itself stay ``power``. For floats the values equal ``np.power``'s, and the fast ops are
+    2-4x faster (float32 at 2**22: sqrt 1.35 ms, power(x, 0.5) 5.37 ms); for complex,
+    ``square`` rounds once where complex power multiplies (an ulp)."""
     kind = base.dtype.kind
-    if type(exponent) is int and exponent == 2 and kind in "bc":
+    if type(exponent) is int and exponent == 2 and kind in "bfc":
         return OPS["square"]
-    if kind == "c" and (type(exponent) is int and exponent == -1):
+    if type(exponent) is int and exponent == -1 and kind in "fc":
         return OPS["reciprocal"]
-    if kind == "c" and type(exponent) is float and exponent == 0.5:
+    if type(exponent) is float and exponent == 0.5 and kind in "fc":
         return OPS["sqrt"]
     return None
 
@@ -192,11 +194,12 @@ def _inplace_operator(opdef: OpDef, cls: Any) -> Callable[[Any, Any], Any]:
         memory anything could share: it is rebound to the new expression and stays lazy."""
         node = self._node
         other = other._node if isinstance(other, cls) else other
-        fast = _fast_scalar_power(node, other) if opdef.name == "power" else None
-        result = _elementwise(fast, node) if fast is not None else _elementwise(opdef, node, other)
         operand = to_operand(other, self.device)  # a Python scalar stays weak
         other_dt = operand.dtype if isinstance(operand, Node) else type(operand)
+        # NumPy checks the output cast before it computes (bool **= -1: the cast error)
         opdef.numpy.resolve_dtypes((node.dtype, other_dt, node.dtype), casting="same_kind")
+        fast = _fast_scalar_power(node, other) if opdef.name == "power" else None
+        result = _elementwise(fast, node) if fast is not None else _elementwise(opdef, node, other)
         if result.shape != node.shape:
             raise ValueError(f"non-broadcastable output operand with shape {node.shape} doesn't "
                              f"match the broadcast shape {result.shape}")
