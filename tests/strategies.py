@@ -40,11 +40,11 @@ from hypothesis import strategies as st
 import lazyarr as la
 from lazyarr import backends
 from lazyarr._dtypes import SUPPORTED_DTYPES
-from lazyarr._registry import OPS, OpDef
+from lazyarr._registry import OPS, TRANSCENDENTAL, OpDef
 
 DTYPES: list[np.dtype] = list(SUPPORTED_DTYPES)
 #: Registry ops the fuzzer draws from, by kind. ``astype`` and ``clip`` are included.
-ELEMENTWISE_OPS = [op for op in OPS.values() if op.kind in ("elementwise", "composite")]
+ELEMENTWISE_OPS = [op for op in OPS.values() if op.kind == "elementwise"]
 REDUCTION_OPS = [op for op in OPS.values() if op.kind == "reduction"]
 ALL_OPS = [op for op in OPS.values()]
 LAYOUTS = ("C", "F", "strided", "reversed", "broadcast", "numpy-scalar")
@@ -536,16 +536,14 @@ POLICIES: dict[str, Policy] = {"lazy-reference": FLOAT64_REDUCTIONS, "lazy-cpu-f
                                "lazy-cuda": GPU_ULPS, "lazy-cuda-sim": GPU_ULPS}
 
 #: Ops whose result is correctly rounded (or exact) on every backend: IEEE arithmetic, sqrt,
-#: rounding, comparisons, bitwise, selection, casts, reductions.
-_TRANSCENDENTAL = {"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "cbrt", "hypot", "sin",
-                   "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "sinh", "cosh", "tanh",
-                   "arcsinh", "arccosh", "arctanh", "power"}
-EXACT_OPS = [op for op in ALL_OPS if op.name not in _TRANSCENDENTAL]
-#: Transcendentals and the continuous ops around them (no comparison, rounding, cast or
+#: rounding, comparisons, bitwise, selection, casts, reductions (all but the transcendentals,
+#: ``OpDef.transcendental``).
+EXACT_OPS = [op for op in ALL_OPS if not op.transcendental]
+#: Transcendentals and the exact continuous ops around them (no comparison, rounding, cast or
 #: select whose output jumps when an input moves by an ulp): for ulp-bounded backends.
-CONTINUOUS_OPS = [OPS[n] for n in sorted(_TRANSCENDENTAL) + ["add", "subtract", "multiply",
-                                                              "divide", "sqrt", "square", "negative",
-                                                              "abs", "maximum", "minimum", "clip"]]
+CONTINUOUS_OPS = [OPS[n] for n in sorted(TRANSCENDENTAL) + ["add", "subtract", "multiply",
+                                                             "divide", "sqrt", "square", "negative",
+                                                             "abs", "maximum", "minimum", "clip"]]
 
 
 def mismatch(got: np.ndarray, want: np.ndarray, policy: Policy = EXACT) -> str | None:
@@ -613,7 +611,7 @@ def transcendental_dependent(expr: Expr) -> dict[int, int]:
         srcs = [a for a in s.args if isinstance(a, int)]
         width[n + k] = min((width[a] for a in srcs), default=8)
         tainted = [out[a] for a in srcs if a in out]
-        if s.op in _TRANSCENDENTAL:
+        if s.op in TRANSCENDENTAL:
             tainted.append(width[n + k])
         if tainted:
             out[n + k] = min(tainted)

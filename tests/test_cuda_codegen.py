@@ -10,11 +10,12 @@
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
 import lazyarr as la
-from lazyarr import _build
 from lazyarr._program import Lowered
 
 pytest.importorskip("numba.cuda")
@@ -35,17 +36,26 @@ class _Capture:
         raise _Captured(lowered)
 
 
+def _selecting_modules() -> list:
+    """The core modules that pick a backend with ``backends.select`` (imported by name)."""
+    names = ("lazyarr._build", "lazyarr._materialize")
+    return [sys.modules[n] for n in names if hasattr(sys.modules.get(n), "select")]
+
+
 def capture(fn) -> Lowered:
     """The lowered program of the first materialization ``fn`` makes (nothing runs)."""
-    orig = _build.select
-    _build.select = lambda device, mode: _Capture()
+    modules = _selecting_modules()
+    originals = [m.select for m in modules]
+    for m in modules:
+        m.select = lambda device, mode: _Capture()
     try:
         with la.config(mode="lazy", device="cpu"):
             fn()
     except _Captured as c:
         return c.lowered
     finally:
-        _build.select = orig
+        for m, orig in zip(modules, originals):
+            m.select = orig
     raise AssertionError("nothing was materialized")
 
 
@@ -276,6 +286,46 @@ def test_template_selection_by_dtype_name_then_kind():
         src = R.render(low.program, R.analyze(low.program, low.inputs).spec).source
         line = next(ln for ln in src.splitlines() if " if (" in ln or " if v" in ln)
         assert f" {tie} " in line, (dt, line)
+
+
+def test_an_elementwise_op_without_a_cuda_row_is_named_at_import(monkeypatch):
+    """templates.py checks at import that every elementwise op has a row or runs on the host."""
+    from lazyarr.backends.cuda import templates
+
+    templates._check_rows()
+    monkeypatch.delitem(templates.TEMPLATES, "tanh")
+    with pytest.raises(RuntimeError, match=r"no CUDA row: \['tanh'\]"):
+        templates._check_rows()
+    monkeypatch.setattr(templates, "RUN_ON_HOST", templates.RUN_ON_HOST | {"tanh"})
+    templates._check_rows()          # or it runs on the host with NumPy
+
+
+def test_parameter_recipe_describes_every_parameter(battery):
+    """The kernel's parameters are the recipe's, in order; every size and every stride of a
+    strided input is a layout parameter whose value comes from the geometry, and the launch
+    template fills exactly the per-call slots."""
+    import re
+
+    from lazyarr.backends.cuda import render as R
+    from lazyarr.backends.cuda.backend import _Entry
+    from lazyarr.backends.cuda.params import PER_CALL, Role
+
+    for name, low in battery.items():
+        geo = R.analyze(low.program, low.inputs)
+        rendered = R.render(low.program, geo.spec)
+        signature = re.search(r"def lazyarr_kernel\((.*)\):", rendered.source).group(1)
+        assert signature.split(", ") == [p.name for p in rendered.params], name
+        by_role = {role: [p for p in rendered.params if p.role is role] for role in Role}
+        assert [p.index for p in by_role[Role.SIZE]] == list(range(len(geo.sizes))), name
+        strided = [k for k, c in enumerate(geo.spec.classes) if c == "s"]
+        assert sorted({p.input for p in by_role[Role.STRIDE]}) == strided, name
+        for p in by_role[Role.STRIDE]:
+            assert p.layout_value(geo) == geo.strides[p.input][p.index], name
+        assert [p.input for p in by_role[Role.INPUT]] == list(range(len(low.inputs))), name
+        entry = _Entry(None, geo, rendered, 132)
+        per_call = [slot for slot, p in enumerate(rendered.params) if p.role in PER_CALL]
+        assert [slot for slot, v in enumerate(entry.template) if v is None] == per_call, name
+        assert (entry.acc is not None) == (geo.spec.kind == "full"), name
 
 
 def test_link_route_by_kernel_kind(monkeypatch):

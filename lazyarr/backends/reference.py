@@ -22,6 +22,7 @@ from .._plan import InputInfo, Kernel, Plan
 from .._program import Instr, Lowered
 from .._registry import OPS
 from . import numpy_methods, reduction_rules
+from .cuda import templates as cuda_templates
 
 
 @functools.cache
@@ -72,8 +73,7 @@ _RULED = reduction_rules.ACCUMULATING | {"min", "max"}
 
 #: elementwise ops with no CUDA template yet (fmod, logaddexp, ...): on the GPU they run on the
 #: host with NumPy's loops (real/imag are only ever complex steps, decided below)
-NO_CUDA_TEMPLATE = frozenset(name for name, op in OPS.items()
-                             if op.kind == "elementwise" and op.cuda is None and name not in ("real", "imag"))
+NO_CUDA_TEMPLATE = cuda_templates.RUN_ON_HOST
 
 
 def _host_step(op: str, arg: Any, operands: list[Any]) -> bool:

@@ -17,9 +17,10 @@ from ..._plan import InputInfo, Kernel, Plan
 from ..._program import Lowered, Program
 from ..._shapes import broadcast_shapes
 from .. import numpy_methods
-from ..reference import NO_CUDA_TEMPLATE
 from . import render as R
 from .compile import load_kernel
+from .params import PER_CALL, Role
+from .templates import RUN_ON_HOST
 
 _KIND_NOTES = {
     "map": "elementwise: one thread per element (grid-stride, {u} elements in flight per thread)",
@@ -49,43 +50,35 @@ def _current_device_info() -> tuple[int, tuple[int, int]]:
 
 
 class _Entry:
-    """A compiled launch for one (program, input layout): the function and its argument recipe."""
+    """A compiled launch for one (program, input layout): the function and its argument template.
 
-    __slots__ = ("fn", "geo", "grid", "block", "acc", "kind", "template", "input_slots",
-                 "scalar_slots")
+    The template holds every layout parameter's value (strides, sizes: fixed for the layout);
+    the slots of the per-call parameters are recorded once, so a call only fills those."""
+
+    __slots__ = ("fn", "geo", "grid", "block", "acc", "template", "out_slot", "input_slots",
+                 "scalar_slots", "partials_slot", "counter_slot")
 
     def __init__(self, fn: Any, geo: R.Geometry, rendered: R.Rendered, sms: int) -> None:
-        self.fn, self.geo, self.kind = fn, geo, geo.spec.kind
+        self.fn, self.geo = fn, geo
         self.grid, self.block = (geo.grid(sms),), (geo.spec.block,)
-        nd = geo.spec.nd
         self.template: list[Any] = []
-        self.input_slots: list[tuple[int, int]] = []
-        self.scalar_slots: list[tuple[int, int, Any]] = []
-        self.acc = None
-        for slot, (name, kind, dt) in enumerate(rendered.params):
-            value: Any = None
-            if name == "partials":
-                self.acc = dt
-            elif name in ("out", "counter"):
-                pass
-            elif kind == "ptr":
-                self.input_slots.append((slot, int(name[1:])))
-            elif kind == "scalar":
-                self.scalar_slots.append((slot, int(name[1:]), dt.type))
-            elif name.startswith("st"):
-                k, j = map(int, name[2:].split("_"))
-                value = np.int64(geo.strides[k][j])
-            elif name in ("n", "M"):
-                value = np.int64(geo.sizes[0])
-            elif name == "K":
-                value = np.int64(geo.sizes[1])
-            elif name.startswith("dm"):
-                value = np.int64(geo.sizes[2 + int(name[2:])])
-            elif name.startswith("dk"):
-                value = np.int64(geo.sizes[2 + nd + int(name[2:])])
-            else:   # d{j}
-                value = np.int64(geo.sizes[1 + int(name[1:])])
-            self.template.append(value)
+        self.input_slots: list[tuple[int, int]] = []            # (slot, input)
+        self.scalar_slots: list[tuple[int, int, Any]] = []      # (slot, scalar position, type)
+        self.acc: np.dtype | None = None                        # full: the partials' dtype
+        self.out_slot = self.partials_slot = self.counter_slot = -1
+        for slot, param in enumerate(rendered.params):
+            role = param.role
+            if role is Role.OUTPUT:
+                self.out_slot = slot
+            elif role is Role.INPUT:
+                self.input_slots.append((slot, param.input))
+            elif role is Role.SCALAR:
+                self.scalar_slots.append((slot, param.input, param.dtype.type))
+            elif role is Role.PARTIALS:
+                self.partials_slot, self.acc = slot, param.dtype
+            elif role is Role.COUNTER:
+                self.counter_slot = slot
+            self.template.append(None if role in PER_CALL else param.layout_value(geo))
 
 
 class CudaBackend:
@@ -173,15 +166,14 @@ class CudaBackend:
     def arguments(self, entry: _Entry, inputs: list[Any], scalars: list[Any], out: Any) -> tuple:
         """The launch arguments: the entry's constant template with this call's buffers filled in."""
         args = entry.template.copy()
-        args[0] = out
+        args[entry.out_slot] = out
         for slot, k in entry.input_slots:
             args[slot] = inputs[k]
         for slot, pos, typ in entry.scalar_slots:
             args[slot] = typ(scalars[pos])
-        if entry.kind == "full":
-            assert entry.acc is not None        # full reductions have a partials parameter
+        if entry.acc is not None:               # a full reduction: partials and counter
             scratch, counter = self._stream_buffers(entry.grid[0] * entry.acc.itemsize)
-            args[1], args[2] = scratch, counter
+            args[entry.partials_slot], args[entry.counter_slot] = scratch, counter
         return tuple(args)
 
     def _fallback(self, lowered: Lowered) -> Any:
@@ -247,8 +239,9 @@ class CudaBackend:
                 notes.append(f"iteration space collapsed to {s.nd} dim(s); input classes "
                              f"{''.join(s.classes) or '-'} (c: flat contiguous, b: one element, "
                              "s: strided)")
-            if s.kind == "full":
-                written += geo.grid(sms) * (rendered.params[1][2].itemsize) + 4
+            partials = [p for p in rendered.params if p.role is Role.PARTIALS]
+            if partials:
+                written += geo.grid(sms) * partials[0].dtype.itemsize + 4
         if root.op in R.FALLBACK_REDUCTIONS:
             kernels.append(Kernel(f"cupy.{root.op}", f"cupy.{root.op}(tmp, ...)"))
             if fused_lowered is not None:
@@ -259,7 +252,7 @@ class CudaBackend:
 
 def _runs_on_host(program: Program) -> bool:
     """Complex values, or an elementwise op without a CUDA template (``reference._host_step``)."""
-    return any(ins.dtype.kind == "c" or ins.op in NO_CUDA_TEMPLATE for ins in program.instrs)
+    return any(ins.dtype.kind == "c" or ins.op in RUN_ON_HOST for ins in program.instrs)
 
 
 def _chain_of(lowered: Lowered) -> Lowered:

@@ -31,17 +31,10 @@ import numpy as np
 
 from ..._memo import BuildOnce
 from .render import Rendered
+from .templates import FLOAT_FUNCTIONS
 
 CACHE_FORMAT = 1
 _ENTRY = re.compile(r"\.entry\s+([\w$]+)\s*\(")
-
-#: numpy-style function name -> libdevice base name (float32: + "f")
-_LIBDEVICE = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arctan2": "atan2",
-              "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh"}
-FLOAT_FUNCTIONS = ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "cbrt", "sin",
-                   "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh",
-                   "arccosh", "arctanh", "hypot", "arctan2", "floor", "ceil", "trunc", "rint",
-                   "fabs", "pow", "fmod", "copysign")
 DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float16", "float32", "float64")
 
@@ -75,10 +68,16 @@ def gpu_namespace() -> dict[str, Any]:
     ns["_C_float16"] = _round16
     ns["_S_uint8"], ns["_S_float16"] = types.uint8, types.float16
     for fn in FLOAT_FUNCTIONS:
-        base = _LIBDEVICE.get(fn, fn)
+        base = _libdevice_name(fn)
         ns[f"F_{fn}_f8"] = getattr(libdevice, base)
         ns[f"F_{fn}_f4"] = getattr(libdevice, base + "f")
     return ns
+
+
+def _libdevice_name(fn: str) -> str:
+    """libdevice's name of a float function (its float32 one: + ``"f"``): C's names, so NumPy's
+    ``arcsin`` is ``asin``."""
+    return "a" + fn[len("arc"):] if fn.startswith("arc") else fn
 
 
 def simulator_namespace() -> dict[str, Any]:
@@ -144,7 +143,7 @@ def numba_signature(rendered: Rendered) -> tuple[Any, ...]:
 
     def t(dt: np.dtype) -> Any:
         return types.boolean if dt == np.dtype(bool) else getattr(types, dt.name)
-    return tuple(types.CPointer(t(dt)) if kind == "ptr" else t(dt) for _, kind, dt in rendered.params)
+    return tuple(types.CPointer(t(p.dtype)) if p.is_pointer else t(p.dtype) for p in rendered.params)
 
 
 def compile_ptx(rendered: Rendered, cc: tuple[int, int] = (9, 0),
@@ -279,7 +278,7 @@ def link_route(rendered: Rendered) -> str:
 
 
 def cache_key(rendered: Rendered, cc: tuple[int, int]) -> str:
-    sig = ",".join(f"{kind}:{dt.str}" for _, kind, dt in rendered.params)
+    sig = ",".join(f"{p.kind}:{p.dtype.str}" for p in rendered.params)
     link = link_route(rendered)
     text = "\n".join([f"format={CACHE_FORMAT}", f"cc={cc}", f"link={link}", toolchain(), sig,
                       rendered.source])

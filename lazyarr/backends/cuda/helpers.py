@@ -1,4 +1,4 @@
-"""Helper device functions for the CUDA templates (``H_name(`` in ``CUDA_TEMPLATES``).
+"""Helper device functions for the CUDA templates (``H_name(`` in ``templates.TEMPLATES``).
 
 Each helper is rendered per compute dtype: ``{T}`` becomes that dtype's cast and ``F_x(``
 the float function of its width. They copy NumPy's C loops (``npy_divmod``, ``npy_lshift``, ...)
@@ -6,7 +6,14 @@ so that edge values (division by zero, shifts past the width, NaN) match NumPy.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
+
+#: a float function call in a template or helper: ``F_name(``
+FLOAT_CALL = re.compile(r"\bF_(\w+?)\(")
+#: a helper call in a template: ``H_name(``
+HELPER_CALL = re.compile(r"\b(H_\w+?)\(")
 
 _SIGNED_DIV = """\
 def {name}(a, b):
@@ -167,16 +174,16 @@ _TEMPLATES: dict[str, tuple[str, str]] = {   # name -> (signed/float template, u
     "H_fhypot": (_FHYPOT, _FHYPOT),
 }
 
+#: the helpers' names (``H_name``)
+HELPERS = frozenset(_TEMPLATES)
+#: the float functions the helpers call
+FLOAT_FUNCTIONS = frozenset(name for pair in _TEMPLATES.values() for template in pair
+                            for name in FLOAT_CALL.findall(template))
+
 
 def helper_source(helper: str, dtype: np.dtype, name: str, cast: str, fsuffix: str) -> str:
     """The source of ``helper`` for compute dtype ``dtype``, as function ``name``."""
     signed_or_float, unsigned = _TEMPLATES[helper]
     template = unsigned if dtype.kind == "u" else signed_or_float
     src = template.format(name=name, T=cast)
-    for fn in ("fmod", "floor", "copysign", "hypot", "fabs", "sqrt"):
-        src = src.replace(f"F_{fn}(", f"F_{fn}_{fsuffix}(")
-    return src
-
-
-def names() -> list[str]:
-    return list(_TEMPLATES)
+    return FLOAT_CALL.sub(lambda m: f"F_{m.group(1)}_{fsuffix}(", src)

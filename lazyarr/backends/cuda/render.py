@@ -15,7 +15,8 @@ Two steps, both pure Python (no GPU, no Numba import):
   which is what the compile cache keys on; sizes and strides are kernel arguments.
 
 Every input and the output are plain pointers (``CPointer``) with explicit element offsets;
-scalars are kernel arguments, so new scalar values reuse the compiled kernel.
+scalars are kernel arguments, so new scalar values reuse the compiled kernel. The parameter
+list is rendered as data too (:mod:`.params`): the launch reads it, never the names.
 """
 from __future__ import annotations
 
@@ -28,9 +29,11 @@ from typing import Any
 import numpy as np
 
 from ..._program import Instr, Program
-from ..._registry import OPS
+from ..._registry import TRANSCENDENTAL
 from ..._shapes import broadcast_shapes
 from . import helpers
+from .params import Param, Role
+from .templates import TEMPLATES
 
 BLOCK = 256          # threads per block for map / full / rows
 UNROLL = 4           # independent elements (loads in flight) per thread per loop iteration
@@ -48,10 +51,7 @@ GRID_THREADS_PER_SM = {"map": 1 << 40, "full": 4096, "rows": 2048, "cols": 2048}
 #: Ops that make a chain compute-heavy (libdevice calls, IEEE sqrt/division sequences): fewer
 #: elements in flight per thread then leave more registers and warps (measured: the demo chain
 #: runs 1.6x faster unrolled by 2 than by 4).
-HEAVY_OPS = frozenset({
-    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "cbrt", "sin", "cos", "tan",
-    "arcsin", "arccos", "arctan", "arctan2", "sinh", "cosh", "tanh", "arcsinh", "arccosh",
-    "arctanh", "hypot", "power", "divide", "floor_divide", "remainder", "reciprocal"})
+HEAVY_OPS = TRANSCENDENTAL | {"sqrt", "divide", "floor_divide", "remainder", "reciprocal"}
 UNROLL_BY_KIND = {"map": 4, "full": 8, "rows": 4, "cols": 8}
 HEAVY_UNROLL = 2
 #: Reductions rendered natively (one launch). The others run the fused chain into a temporary
@@ -300,10 +300,6 @@ def reduction_of(root: Instr, value_dtype: np.dtype) -> Reduction:
 
 
 # ----------------------------------------------------------------------------- expressions
-_F_CALL = re.compile(r"\bF_(\w+?)\(")
-_H_CALL = re.compile(r"\b(H_\w+?)\(")
-
-
 def _cast_expr(e: str, src: np.dtype, dst: np.dtype) -> str:
     """``e`` (of compute dtype of ``src``) converted to ``dst`` as ``ndarray.astype`` does."""
     if dst == BOOL:
@@ -326,13 +322,11 @@ class _Source:
 
     def __init__(self) -> None:
         self.helpers: dict[str, str] = {}
-        self.casts: set[str] = set()
 
     def op_expr(self, ins: Instr, operands: list[str], operand_dtypes: list[np.dtype],
                 variant: str | None = None) -> str:
-        opdef = OPS[ins.op]
         key_dt = operand_dtypes[1] if ins.op == "where" else operand_dtypes[0]
-        templates = opdef.cuda
+        templates = TEMPLATES.get(ins.op)
         if templates is None:
             raise NotImplementedError(f"no CUDA template for {ins.op}")
         special = templates.get(variant) if variant and key_dt.kind == "f" else None
@@ -343,7 +337,7 @@ class _Source:
             raise NotImplementedError(f"no CUDA template for {ins.op} on {key_dt}")
         cdt = compute_dtype(key_dt)
         expr = template.format(*operands, T=cast_name(compute_dtype(ins.dtype)), W=key_dt.itemsize * 8)
-        expr = _F_CALL.sub(lambda m: f"F_{m.group(1)}_{fsuffix(cdt)}(", expr)
+        expr = helpers.FLOAT_CALL.sub(lambda m: f"F_{m.group(1)}_{fsuffix(cdt)}(", expr)
 
         def helper(m: re.Match[str]) -> str:
             name = f"{m.group(1)}_{cdt.name}"
@@ -351,12 +345,37 @@ class _Source:
                 self.helpers[name] = helpers.helper_source(m.group(1), cdt, name, cast_name(cdt),
                                                            fsuffix(cdt))
             return name + "("
-        expr = _H_CALL.sub(helper, expr)
+        expr = helpers.HELPER_CALL.sub(helper, expr)
         return f"{cast_name(ins.dtype)}({expr})"
 
 
+# ----------------------------------------------------------------------------- parameter names
+def _input_name(k: int) -> str:
+    return f"p{k}"
+
+
+def _scalar_name(pos: int) -> str:
+    return f"s{pos}"
+
+
+def _stride_name(k: int, axis: int) -> str:
+    return f"st{k}_{axis}"
+
+
+def _size_params(spec: Spec) -> list[Param]:
+    """The sizes of the iteration space, one parameter per entry of ``Geometry.sizes``: map and
+    full kernels ``n`` (elements) and ``d{j}`` (the collapsed dims), rows and cols kernels ``M``
+    (outputs), ``K`` (elements reduced per output), ``dm{j}`` (kept dims) and ``dk{j}``
+    (reduced dims). The kernel bodies index with these names."""
+    if spec.kind in ("map", "full"):
+        names = ["n"] + [f"d{j}" for j in range(spec.nd)]
+    else:
+        names = ["M", "K"] + [f"dm{j}" for j in range(spec.nd)] + [f"dk{j}" for j in range(spec.nred)]
+    return [Param(name, Role.SIZE, I64, index=i) for i, name in enumerate(names)]
+
+
 def _load(k: int, dt: np.dtype, off: str) -> str:
-    ref = f"p{k}[{off}]"
+    ref = f"{_input_name(k)}[{off}]"
     if dt == BOOL:
         return f"({ref} != 0)"
     if dt == F16:
@@ -377,7 +396,7 @@ def _store(dt: np.dtype, v: str) -> str:
 class Rendered:
     source: str
     name: str
-    params: list[tuple[str, str, np.dtype]]   # (name, "ptr" | "i64" | "scalar", dtype)
+    params: list[Param]                       # the kernel's parameters, in order
     block: int = BLOCK                        # threads per block (launch bounds)
     kind: str = "map"                         # Spec.kind: picks the PTX -> SASS route
 
@@ -405,30 +424,30 @@ class _Kernel:
                                ins.op == "scalar" or all(self.single[a] for a in ins.args))
 
     # -- parameters
-    def params(self) -> list[tuple[str, str, np.dtype]]:
+    def params(self) -> list[Param]:
+        """The parameter recipe: output, (partials, counter), per input its pointer and strides,
+        scalars, then the sizes of the iteration space."""
         s, root = self.spec, self.program.root
-        ps: list[tuple[str, str, np.dtype]] = [("out", "ptr", storage_dtype(root.dtype))]
+        ps = [Param("out", Role.OUTPUT, storage_dtype(root.dtype))]
         if s.kind == "full":
-            ps += [("partials", "ptr", self.reduction.acc), ("counter", "ptr", np.dtype(np.uint32))]  # type: ignore[union-attr]
+            assert self.reduction is not None
+            ps += [Param("partials", Role.PARTIALS, self.reduction.acc),
+                   Param("counter", Role.COUNTER, np.dtype(np.uint32))]
         nst = s.nd if s.kind in ("map", "full") else s.nd + s.nred
         for k in range(self.n_inputs):
-            ps.append((f"p{k}", "ptr", storage_dtype(self.input_dtypes[k])))
+            ps.append(Param(_input_name(k), Role.INPUT, storage_dtype(self.input_dtypes[k]), input=k))
             if s.classes[k] == "s":
-                ps += [(f"st{k}_{j}", "i64", I64) for j in range(nst)]
-        ps += [(f"s{pos}", "scalar", scalar_param_dtype(dt)) for pos, dt in self.scalars]
-        if s.kind in ("map", "full"):
-            ps += [("n", "i64", I64)] + [(f"d{j}", "i64", I64) for j in range(s.nd)]
-        else:
-            ps += [("M", "i64", I64), ("K", "i64", I64)]
-            ps += [(f"dm{j}", "i64", I64) for j in range(s.nd)]
-            ps += [(f"dk{j}", "i64", I64) for j in range(s.nred)]
-        return ps
+                ps += [Param(_stride_name(k, j), Role.STRIDE, I64, input=k, index=j) for j in range(nst)]
+        ps += [Param(_scalar_name(pos), Role.SCALAR, scalar_param_dtype(dt), input=pos)
+               for pos, dt in self.scalars]
+        return ps + _size_params(s)
 
     # -- chain values
     def scalar_setup(self) -> list[str]:
         lines = []
         for pos, dt in self.scalars:
-            lines.append(f"sv{pos} = (s{pos} != 0)" if dt == BOOL else f"sv{pos} = s{pos}")
+            name = _scalar_name(pos)
+            lines.append(f"sv{pos} = ({name} != 0)" if dt == BOOL else f"sv{pos} = {name}")
         return lines
 
     def loads(self, u: str, offs: dict[int, str]) -> list[str]:
@@ -484,7 +503,7 @@ class _Kernel:
             elif cls == "b":
                 offs[k] = "0"
             else:
-                offs[k] = " + ".join(f"{c} * st{k}_{j}" for j, c in enumerate(coords))
+                offs[k] = " + ".join(f"{c} * {_stride_name(k, j)}" for j, c in enumerate(coords))
         return lines, offs
 
     def unrolled(self, var: str, index: Callable[[int], str], limit: str,
@@ -566,7 +585,7 @@ class _Kernel:
     def render(self) -> Rendered:
         s = self.spec
         params = self.params()
-        head = [f"def lazyarr_kernel({', '.join(p[0] for p in params)}):"]
+        head = [f"def lazyarr_kernel({', '.join(p.name for p in params)}):"]
         body = ["    " + ln for ln in self.scalar_setup()]
         root = self.program.root
         if s.kind == "map":
@@ -588,7 +607,6 @@ class _Kernel:
     def _full(self) -> list[str]:
         red = self.reduction
         assert red is not None
-        acc = cast_name(red.acc)
         out = [f"    sm = cuda.shared.array(BS, _NT_{red.acc.name})",
                "    last = cuda.shared.array(1, _NT_int32)",
                "    t = cuda.threadIdx.x"]
@@ -615,7 +633,6 @@ class _Kernel:
         out += ["        if t == 0:",
                 f"            out[0] = {_store(red.result, red.finalize('sm[0]', 'n'))}",
                 "            counter[0] = 0"]
-        del acc
         return out
 
     def _axes(self) -> list[str]:
@@ -643,7 +660,7 @@ class _Kernel:
         out += ["        if m < M:"]
         inner = self._coords("m", "dm", s.nd, "cm")
         for k in range(self.n_inputs):
-            terms = [f"cm{j} * st{k}_{j}" for j in range(s.nd)]
+            terms = [f"cm{j} * {_stride_name(k, j)}" for j in range(s.nd)]
             inner.append(f"om{k} = " + (" + ".join(terms) if terms else "0"))
         step = nlanes
         inner += [f"kb = {lane}",
@@ -690,11 +707,10 @@ class _Kernel:
 
     def _red_offsets(self, idx: str, u: str) -> tuple[list[str], dict[int, str]]:
         s = self.spec
-        lines = [ln.replace("ck", f"ck{u}_") if False else ln
-                 for ln in self._coords(idx, "dk", s.nred, f"ck{u}_")]
+        lines = self._coords(idx, "dk", s.nred, f"ck{u}_")
         offs = {}
         for k in range(self.n_inputs):
-            terms = [f"ck{u}_{j} * st{k}_{s.nd + j}" for j in range(s.nred)]
+            terms = [f"ck{u}_{j} * {_stride_name(k, s.nd + j)}" for j in range(s.nred)]
             offs[k] = f"om{k}" + "".join(f" + {t}" for t in terms)
         return lines, offs
 
@@ -707,6 +723,3 @@ def render(program: Program, spec: Spec, shuffles: bool = True) -> Rendered:
     """
     return _Kernel(program, spec, shuffles).render()
 
-
-def casts_used(source: str) -> set[str]:
-    return set(re.findall(r"\b_C_(\w+)\(", source))

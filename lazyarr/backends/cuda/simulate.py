@@ -64,9 +64,9 @@ class SimulatedCudaBackend(CudaBackend):
 
     def launch(self, entry: _Entry, args: tuple) -> None:
         values = list(args)
-        if entry.kind == "full":
-            assert entry.acc is not None
-            values[1] = values[1][: entry.grid[0] * entry.acc.itemsize].view(entry.acc)
+        if entry.acc is not None:       # the partials: the scratch bytes as accumulators
+            slot = entry.partials_slot
+            values[slot] = values[slot][: entry.grid[0] * entry.acc.itemsize].view(entry.acc)
         values = [_pointer(v) if isinstance(v, np.ndarray) else v for v in values]
         with _LAUNCH, warnings.catch_warnings():
             warnings.simplefilter("ignore")

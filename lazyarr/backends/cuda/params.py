@@ -1,0 +1,91 @@
+"""The kernel's parameter recipe, as data: what the launch passes in each parameter.
+
+``render`` writes the kernel and, alongside it, one :class:`Param` per kernel parameter, in
+order. Everything downstream reads the recipe, never the parameter names: the Numba signature
+and the cache key (``compile``), the launch's argument template (``backend._Entry``) and the
+simulator's buffers (``simulate``).
+
+Two kinds of parameter:
+
+* **per call** (:data:`PER_CALL`): buffers and values that change from call to call of a
+  cached kernel: the output, the input pointers, the scalars, and a full reduction's
+  per-block partials and ticket counter. ``_Entry`` records their slots once; a call fills
+  only those.
+* **layout** (:data:`LAYOUT`): integers fixed by the inputs' shapes and strides, which are
+  part of the cache key of an ``_Entry``: element strides and the sizes of the iteration
+  space. ``_Entry`` evaluates them once (:meth:`Param.layout_value`) into its argument
+  template.
+
+Views and slices fit the same recipe: a view's element *offset* into its base is a layout
+parameter of one input (a role ``OFFSET`` with ``input=k``, its value from the geometry, as
+``STRIDE``), and an *index map* (a gathered axis) is a per-call pointer of one input (a role
+``INDEX_MAP`` with ``input=k`` and ``index=axis``). A new role is one line in
+:class:`Role`, one case in :meth:`Param.layout_value` (layout roles) or in ``_Entry`` (per-call
+ones), and the renderer's use of the parameter; no names to parse.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .render import Geometry
+
+
+class Role(enum.Enum):
+    OUTPUT = "output"        # the result buffer (pointer)
+    PARTIALS = "partials"    # full reductions: per-block partial results (pointer, acc dtype)
+    COUNTER = "counter"      # full reductions: the zeroed uint32 ticket counter (pointer)
+    INPUT = "input"          # input buffer ``input`` (pointer to its element 0)
+    SCALAR = "scalar"        # the scalar at position ``input`` of ``Lowered.scalars`` (value)
+    STRIDE = "stride"        # element stride of input ``input`` along axis ``index`` (int64)
+    SIZE = "size"            # ``Geometry.sizes[index]`` (int64)
+
+
+#: roles whose arguments are pointers (the rest are values)
+POINTERS = frozenset({Role.OUTPUT, Role.PARTIALS, Role.COUNTER, Role.INPUT})
+#: roles filled at every call of a cached kernel
+PER_CALL = frozenset({Role.OUTPUT, Role.PARTIALS, Role.COUNTER, Role.INPUT, Role.SCALAR})
+#: roles fixed by the input layout (evaluated once per cached kernel)
+LAYOUT = frozenset({Role.STRIDE, Role.SIZE})
+
+
+@dataclass(frozen=True)
+class Param:
+    """One kernel parameter.
+
+    name:  its identifier in the kernel source.
+    role:  what it holds (:class:`Role`).
+    dtype: the pointer's element type, or the value's type.
+    input: INPUT and STRIDE: the input buffer; SCALAR: the scalar's position.
+    index: STRIDE: the axis of the (collapsed) iteration space; SIZE: the position in
+           ``Geometry.sizes``.
+    """
+
+    name: str
+    role: Role
+    dtype: np.dtype
+    input: int = -1
+    index: int = -1
+
+    @property
+    def is_pointer(self) -> bool:
+        return self.role in POINTERS
+
+    @property
+    def kind(self) -> str:
+        """``"ptr"``, ``"i64"`` or ``"scalar"``: the parameter's type class (in the cache key)."""
+        if self.is_pointer:
+            return "ptr"
+        return "scalar" if self.role is Role.SCALAR else "i64"
+
+    def layout_value(self, geometry: Geometry) -> np.int64:
+        """The value of a layout parameter for a launch geometry."""
+        if self.role is Role.STRIDE:
+            return np.int64(geometry.strides[self.input][self.index])
+        if self.role is Role.SIZE:
+            return np.int64(geometry.sizes[self.index])
+        raise ValueError(f"{self.role} is filled per call, not from the layout")

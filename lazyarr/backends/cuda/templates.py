@@ -1,0 +1,118 @@
+"""The cuda backend's op table: one row of CUDA expression templates per elementwise op.
+
+A row maps dtype keys to a Python expression that ``render`` writes into the kernel (Numba
+CUDA compiles it). Keys are a dtype name (``"float16"``, tried first) or dtype kinds of the
+(loop-typed) operands: ``b`` bool, ``i`` signed, ``u`` unsigned, ``f`` float (float16 is
+computed in float32 and rounded back after every op, as NumPy does). ``{0}``..``{2}`` are the
+operands, ``{T}`` casts to the result's compute type, ``{W}`` is the operand's bit width;
+``F_name(`` is a float function (libdevice on the GPU, NumPy in the simulator) and ``H_name(``
+a helper from :mod:`.helpers`. Every result is cast to its dtype afterwards (integer results
+wrap, as NumPy's do).
+
+Every elementwise op of the registry has a row here or is named in :data:`RUN_ON_HOST` (or
+:data:`COMPLEX_ONLY`); importing this module checks it, so an op added to the registry without
+a row fails at import with a message naming it, not at its first compile.
+"""
+from __future__ import annotations
+
+import re
+
+from ..._registry import ELEMENTWISE
+from . import helpers
+
+_ALL, _INT, _FLT = "biuf", "iu", "f"
+_same = lambda t: {_ALL: t}  # noqa: E731
+#: op name -> {dtype key: expression template} (the module docstring gives the syntax)
+TEMPLATES: dict[str, dict[str, str]] = {
+    "add": _same("({0} + {1})"), "subtract": _same("({0} - {1})"),
+    "multiply": _same("({0} * {1})"), "divide": {_FLT: "({0} / {1})"},
+    "floor_divide": {_INT: "H_idiv({0}, {1})", _FLT: "H_fdiv({0}, {1})"},
+    "remainder": {_INT: "H_irem({0}, {1})", _FLT: "H_frem({0}, {1})"},
+    "power": {_INT: "H_ipow({0}, {1})", _FLT: "F_pow({0}, {1})"},
+    "negative": _same("(-{0})"), "positive": _same("{0}"), "conj": _same("{0}"),
+    "abs": {"b": "{0}", "u": "{0}", "i": "abs({0})", _FLT: "F_fabs({0})"},
+    "square": _same("({0} * {0})"),
+    "reciprocal": {_INT: "H_irecip({0})", _FLT: "({T}(1) / {0})"},
+    "sign": {"u": "({0} > 0)", "i": "(({0} > 0) * 1 - ({0} < 0) * 1)", _FLT: "H_fsign({0})"},
+    # NumPy's float32/float64 loops (SIMD) return the second operand on ties (max(-0.0, 0.0)
+    # is 0.0, max(0.0, -0.0) is -0.0); its float16 loop returns the first. NaN propagates.
+    "maximum": {"biu": "({0} if {0} >= {1} else {1})",
+                "float16": "({0} if ({0} >= {1} or {0} != {0}) else {1})",
+                _FLT: "({0} if ({0} > {1} or {0} != {0}) else {1})"},
+    "minimum": {"biu": "({0} if {0} <= {1} else {1})",
+                "float16": "({0} if ({0} <= {1} or {0} != {0}) else {1})",
+                _FLT: "({0} if ({0} < {1} or {0} != {0}) else {1})"},
+    "fmax": {"biu": "({0} if {0} >= {1} else {1})",
+             "float16": "({0} if ({0} >= {1} or {1} != {1}) else {1})",
+             _FLT: "({0} if ({0} > {1} or {1} != {1}) else {1})"},
+    "fmin": {"biu": "({0} if {0} <= {1} else {1})",
+             "float16": "({0} if ({0} <= {1} or {1} != {1}) else {1})",
+             _FLT: "({0} if ({0} < {1} or {1} != {1}) else {1})"},
+    **{name: {_FLT: f"F_{name}({{0}})"} for name in (
+        "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "cbrt", "sin", "cos",
+        "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh",
+        "arctanh")},
+    "hypot": {_FLT: "H_fhypot({0}, {1})"}, "arctan2": {_FLT: "F_arctan2({0}, {1})"},
+    **{name: {"biu": "{0}", _FLT: f"F_{name}({{0}})"} for name in ("floor", "ceil", "trunc", "rint")},
+    "equal": _same("({0} == {1})"), "not_equal": _same("({0} != {1})"),
+    "less": _same("({0} < {1})"), "less_equal": _same("({0} <= {1})"),
+    "greater": _same("({0} > {1})"), "greater_equal": _same("({0} >= {1})"),
+    "isnan": {"biu": "False", _FLT: "({0} != {0})"},
+    "isinf": {"biu": "False", _FLT: "(({0} == math.inf) or ({0} == -math.inf))"},
+    "isfinite": {"biu": "True", _FLT: "(({0} == {0}) and ({0} != math.inf) and ({0} != -math.inf))"},
+    "logical_and": _same("(({0} != 0) and ({1} != 0))"),
+    "logical_or": _same("(({0} != 0) or ({1} != 0))"),
+    "logical_xor": _same("(({0} != 0) != ({1} != 0))"),
+    "logical_not": _same("({0} == 0)"),
+    "bitwise_and": {"biu": "({0} & {1})"}, "bitwise_or": {"biu": "({0} | {1})"},
+    "bitwise_xor": {"biu": "({0} ^ {1})"},
+    "invert": {"b": "({0} == 0)", _INT: "(~{0})"},
+    "left_shift": {_INT: "H_lshift({0}, {1}, {W})"}, "right_shift": {_INT: "H_rshift({0}, {1}, {W})"},
+    "where": _same("({1} if {0} else {2})"),
+    # "single-bounds": float32/float64 with both bounds single values (see helpers._FCLIP)
+    "clip": {"biu": "H_iclip({0}, {1}, {2})", "float16": "H_fclip_keep({0}, {1}, {2})",
+             "single-bounds": "H_fclip_keep({0}, {1}, {2})", _FLT: "H_fclip({0}, {1}, {2})"},
+}
+
+#: Elementwise ops with no row yet: on the cuda device they run on the host with NumPy's loops
+#: (``reference._host_step``; ``explain`` says so).
+RUN_ON_HOST = frozenset({"fmod", "copysign", "nextafter", "spacing", "heaviside", "float_power",
+                         "logaddexp", "logaddexp2", "deg2rad", "rad2deg", "signbit"})
+#: Ops that reach a backend only with complex operands (``real``/``imag`` of a real array is the
+#: array or zeros: ``_build.complex_part``), and complex values run on the host.
+COMPLEX_ONLY = frozenset({"real", "imag"})
+
+
+
+def _called(call: re.Pattern[str]) -> set[str]:
+    """The names that the rows call in the form ``call`` (``helpers.FLOAT_CALL``, ...)."""
+    return {name for row in TEMPLATES.values() for template in row.values()
+            for name in call.findall(template)}
+
+
+#: Every float function (``F_name``) a row or a helper calls: the kernel namespaces of
+#: ``compile`` bind each one (to libdevice, or to NumPy in the simulator).
+FLOAT_FUNCTIONS = tuple(sorted(_called(helpers.FLOAT_CALL) | helpers.FLOAT_FUNCTIONS))
+
+
+def _check_rows() -> None:
+    """Every elementwise op has exactly one place here, and every row names known helpers."""
+    elementwise = {op.name for op in ELEMENTWISE}
+    placed = TEMPLATES.keys() | RUN_ON_HOST | COMPLEX_ONLY
+    problems = []
+    if elementwise - placed:
+        problems.append(f"elementwise ops with no CUDA row: {sorted(elementwise - placed)}; add a row "
+                        "to TEMPLATES, or name the op in RUN_ON_HOST to run it on the host with NumPy")
+    if placed - elementwise:
+        problems.append(f"rows for ops the registry does not have: {sorted(placed - elementwise)}")
+    if TEMPLATES.keys() & RUN_ON_HOST:
+        problems.append(f"ops both with a row and in RUN_ON_HOST: {sorted(TEMPLATES.keys() & RUN_ON_HOST)}")
+    unknown = _called(helpers.HELPER_CALL) - helpers.HELPERS
+    if unknown:
+        problems.append(f"rows call helpers that helpers.py does not define: {sorted(unknown)}")
+    if problems:
+        # not an ImportError: backends.load takes that for "not installed" and would hide it
+        raise RuntimeError("lazyarr/backends/cuda/templates.py: " + "; ".join(problems))
+
+
+_check_rows()
