@@ -5,7 +5,7 @@ order, each computed once (common subexpressions are shared nodes, so they are
 one instruction). Materialized nodes become ``input`` instructions and scalar
 nodes ``scalar`` instructions, numbered by first use; the buffers and values
 themselves travel beside the program. Two expressions with the same structure
-over different data therefore lower to equal programs, and ``program.key`` is
+over different data therefore lower to equal programs, and a program is itself
 the compile-cache key.
 """
 from __future__ import annotations
@@ -49,16 +49,8 @@ class Program:
         return f"Program({len(self.instrs)} instructions)"
 
     @property
-    def key(self) -> Program:
-        return self
-
-    @property
     def root(self) -> Instr:
         return self.instrs[-1]
-
-    @property
-    def n_inputs(self) -> int:
-        return sum(1 for i in self.instrs if i.op == "input")
 
     def ops(self) -> list[str]:
         """The op names of the computed instructions, in order."""

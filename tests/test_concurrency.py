@@ -133,7 +133,7 @@ def _count_compiles(monkeypatch, delay=0.0):
 
     def counting(program):
         with lock:
-            counts[program.key] = counts.get(program.key, 0) + 1
+            counts[program] = counts.get(program, 0) + 1
         time.sleep(delay)
         return real(program)
 

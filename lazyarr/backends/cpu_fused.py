@@ -13,7 +13,7 @@ spread over a small thread pool (``LAZYARR_NUM_THREADS`` or :func:`set_num_threa
   within a block and over blocks) and round once to the result dtype; integers wrap around
   as NumPy's; var/std from two-pass (mean, M2) pairs merged with Chan's formula; min/max
   order signed zeros as IEEE 754-2019 (+0 > -0).
-* Setup (loops, casts, registers) is cached by ``program.key``; a repeated expression
+* Setup (loops, casts, registers) is cached by the program (equal programs are equal keys); a repeated expression
   pays only the run. Anything the VM cannot run falls back to the reference backend.
 
 Thread count never changes results: work is cut into the same blocks and partials are
@@ -384,8 +384,8 @@ _compiled: BuildOnce[Compiled | Unsupported] = BuildOnce(max_size=1024)
 
 
 def get_compiled(program: Program) -> Compiled | Unsupported:
-    """The compiled program for ``program.key``; compiled once, even when threads miss together."""
-    return _compiled.get(program.key, lambda: _compile_or_reason(program))
+    """The compiled program for ``program``; compiled once, even when threads miss together."""
+    return _compiled.get(program, lambda: _compile_or_reason(program))
 
 
 def _compile_or_reason(program: Program) -> Compiled | Unsupported:

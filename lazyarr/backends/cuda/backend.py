@@ -133,7 +133,7 @@ class CudaBackend:
         root = program.root
         inputs = lowered.inputs
         layout = tuple((a.shape, a.strides) for a in inputs)
-        key = (program.key, layout)
+        key = (program, layout)
         entry = self._entries.get(key)          # a cached kernel: the hot path checks nothing else
         if entry is None and _runs_on_host(program):    # with NumPy: reference._host_step says why
             from ..reference import for_device, on_host
