@@ -27,12 +27,18 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from .render import Geometry
+
+class Layout(Protocol):
+    """What a layout parameter's value is read from (``render.Geometry`` is one; a protocol,
+    so this module does not import the renderer that imports it)."""
+
+    strides: Sequence[Sequence[int]]
+    sizes: Sequence[int]
 
 
 class Role(enum.Enum):
@@ -82,7 +88,7 @@ class Param:
             return "ptr"
         return "scalar" if self.role is Role.SCALAR else "i64"
 
-    def layout_value(self, geometry: Geometry) -> np.int64:
+    def layout_value(self, geometry: Layout) -> np.int64:
         """The value of a layout parameter for a launch geometry."""
         if self.role is Role.STRIDE:
             return np.int64(geometry.strides[self.input][self.index])
