@@ -339,12 +339,18 @@ class FallbackIndexer:
 
 class FallbackNamespace(types.ModuleType):
     """``lazyarr.linalg``, ``lazyarr.fft``, ``lazyarr.random``, ...: NumPy's submodule, each
-    function through the fallback (classes and exceptions are NumPy's own)."""
+    function through the fallback (classes and exceptions are NumPy's own), except the names
+    in ``native``, which are lazyarr's own (``NATIVE``: their names, for the NumPy-names page)."""
 
-    def __init__(self, path: str) -> None:
-        super().__init__(f"lazyarr.{path}", f"NumPy's numpy.{path} through lazyarr's fallback.")
+    def __init__(self, path: str, native: dict[str, Any] | None = None) -> None:
+        native = native or {}
+        own = f"; {', '.join(sorted(native))} are lazyarr's own" if native else ""
+        super().__init__(f"lazyarr.{path}", f"NumPy's numpy.{path} through lazyarr's fallback{own}.")
         self._path = path
         self._numpy = resolve(np, path)
+        self.NATIVE = frozenset(native)
+        for name, value in native.items():
+            setattr(self, name, value)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):

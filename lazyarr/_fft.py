@@ -36,16 +36,6 @@ def _frequencies(name: str, n: int, d: float, dtype: Any, device: str | None) ->
     return LazyArray._from_node(_node.leaf(values, dev))
 
 
-class FftNamespace(_fallback.FallbackNamespace):
-    """``lazyarr.fft``: ``fftfreq`` and ``rfftfreq`` are lazyarr's; every other name is
-    NumPy's (CuPy's) through the fallback."""
-
-    NATIVE = frozenset({"fftfreq", "rfftfreq"})
-
-    def __init__(self) -> None:
-        super().__init__("fft")
-        self.fftfreq = fftfreq
-        self.rfftfreq = rfftfreq
-
-
-fft = FftNamespace()
+#: ``lazyarr.fft``: ``fftfreq`` and ``rfftfreq`` are lazyarr's; every other name is NumPy's
+#: (CuPy's) through the fallback.
+fft = _fallback.FallbackNamespace("fft", {"fftfreq": fftfreq, "rfftfreq": rfftfreq})

@@ -99,17 +99,6 @@ def default_rng(seed: Any = None, *, device: str | None = None) -> Generator:
     return Generator(library.default_rng(seed), device)
 
 
-class RandomNamespace(_fallback.FallbackNamespace):
-    """``lazyarr.random``: :func:`default_rng` and :class:`Generator` are lazyarr's; every
-    other name (the legacy functions, the bit generators) is NumPy's through the fallback."""
-
-    #: names of ``numpy.random`` that lazyarr defines itself
-    NATIVE = frozenset({"default_rng", "Generator"})
-
-    def __init__(self) -> None:
-        super().__init__("random")
-        self.default_rng = default_rng
-        self.Generator = Generator
-
-
-random = RandomNamespace()
+#: ``lazyarr.random``: :func:`default_rng` and :class:`Generator` are lazyarr's; every other
+#: name (the legacy functions, the bit generators) is NumPy's through the fallback.
+random = _fallback.FallbackNamespace("random", {"default_rng": default_rng, "Generator": Generator})
