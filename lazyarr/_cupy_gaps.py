@@ -9,7 +9,8 @@ API conformance suite with ``device="cuda"`` checks them on the GPU. Found missi
 H200 (CuPy 14.2) by that suite: the array API ``linalg`` names (``trace``, ``diagonal``,
 ``tensordot``, ``vecdot``, ``vector_norm``, ``matrix_norm``, ``svdvals``, ``cross``),
 ``cholesky(upper=)``, ``count_nonzero(keepdims=)``, ``unstack``, and the named-tuple results
-of ``slogdet``/``svd``/``eigh``.
+of ``slogdet``/``svd``/``eigh``; in the next run, ``linalg.outer``, ``pinv(rtol=)``, ``qr``'s
+named tuple and ``count_nonzero``'s 0-d result.
 """
 from __future__ import annotations
 
@@ -146,8 +147,49 @@ def matrix_norm(xp: ModuleType, x: Any, /, *, keepdims: bool = False, ord: Any =
 
 
 def count_nonzero(xp: ModuleType, a: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
-    counts = xp.sum(a != 0, axis=axis, keepdims=keepdims, dtype=np.intp)
-    return int(counts) if axis is None and not keepdims else counts
+    """An intp count, 0-d for ``axis=None`` (NumPy 2 returns an ``intp`` scalar there, which the
+    fallback wraps as a 0-d array too)."""
+    return xp.sum(a != 0, axis=axis, keepdims=keepdims, dtype=np.intp)
+
+
+def qr(xp: ModuleType, a: Any, mode: str = "reduced") -> Any:
+    result = xp.linalg.qr(a, mode=mode)
+    return _named("qr", result) if mode in ("reduced", "complete") else result
+
+
+def outer(xp: ModuleType, x1: Any, x2: Any, /) -> Any:
+    """``numpy.linalg.outer``: 1-D operands only (``numpy.outer`` flattens)."""
+    if x1.ndim != 1 or x2.ndim != 1:
+        raise ValueError("Input arrays must be one-dimensional, but they are "
+                         f"x1.ndim={x1.ndim} and x2.ndim={x2.ndim}.")
+    return xp.outer(x1, x2)
+
+
+_UNSET = object()   # rtol not given (NumPy's _NoValue): pinv's rcond default then applies
+
+
+def pinv(xp: ModuleType, a: Any, rcond: Any = None, hermitian: bool = False, *,
+         rtol: Any = _UNSET) -> Any:
+    """``numpy.linalg.pinv`` step for step (numpy/linalg/_linalg.py, NumPy 2.4), with ``rtol=``
+    and stacks, which CuPy's ``pinv(a, rcond)`` lacks. ``hermitian`` only selects NumPy's
+    eigh-based SVD, which gives the same values up to rounding: the SVD is used either way."""
+    if rcond is None:
+        if rtol is _UNSET:
+            rcond = 1e-15
+        elif rtol is None:
+            rcond = max(a.shape[-2:]) * np.finfo(a.dtype).eps
+        else:
+            rcond = rtol
+    elif rtol is not _UNSET:
+        raise ValueError("`rtol` and `rcond` can't be both set.")
+    m, n = a.shape[-2:]
+    if m == 0 or n == 0:
+        return xp.empty(a.shape[:-2] + (n, m), dtype=a.dtype)
+    u, s, vt = xp.linalg.svd(xp.conj(a), full_matrices=False)
+    cutoff = xp.asarray(rcond)[..., None] * xp.max(s, axis=-1, keepdims=True)
+    large = s > cutoff
+    s = xp.where(large, 1 / xp.where(large, s, 1), 0).astype(s.dtype)
+    return xp.matmul(xp.swapaxes(vt, -1, -2), s[..., None] * xp.swapaxes(u, -1, -2))
 
 
 def unstack(xp: ModuleType, x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
@@ -163,4 +205,5 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "linalg.diagonal": diagonal, "linalg.tensordot": tensordot, "linalg.vecdot": vecdot,
     "vecdot": vecdot, "linalg.cross": cross, "linalg.vector_norm": vector_norm,
     "linalg.matrix_norm": matrix_norm, "count_nonzero": count_nonzero, "unstack": unstack,
+    "linalg.qr": qr, "linalg.outer": outer, "linalg.pinv": pinv,
 }

@@ -32,6 +32,8 @@ def _same(got, want, close=False):
     if isinstance(want, int):
         assert type(got) is int and got == want
         return
+    if isinstance(want, np.generic):    # NumPy's scalar result: a 0-d array or scalar here
+        assert isinstance(got, (np.ndarray, np.generic)) and np.ndim(got) == 0
     got, want = np.asarray(got), np.asarray(want)
     assert got.dtype == want.dtype and got.shape == want.shape
     if close and want.dtype.kind in "fc":
@@ -104,6 +106,9 @@ def test_decompositions_keep_numpys_result_types(dtype):
     _check("linalg.eigh", spd)
     _check("linalg.cholesky", spd)
     _check("linalg.cholesky", spd, upper=True)
+    for mode in ("reduced", "complete", "r", "raw"):
+        _check("linalg.qr", _data(dtype, (4, 3)), mode=mode)
+    assert type(G.FUNCTIONS["linalg.qr"](np, x)).__name__ == "QRResult"
     assert type(G.FUNCTIONS["linalg.slogdet"](np, x)).__name__ == "SlogdetResult"
 
 
@@ -118,3 +123,16 @@ def test_count_nonzero_and_unstack(dtype):
         _check("unstack", x, axis=axis)
     _check("unstack", _data(dtype, (0, 2)), axis=1)
     _check("unstack", _data(dtype, ()))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
+def test_pinv_and_outer(dtype):
+    for shape in [(4, 3), (3, 4), (2, 3, 3), (0, 3), (2, 0, 4)]:
+        x = _data(dtype, shape)
+        _check("linalg.pinv", x, close=True)
+        for kw in ({"rtol": None}, {"rtol": 0.3}, {"rcond": 0.3}, {"rcond": 0.3, "rtol": 0.1}):
+            _check("linalg.pinv", x, close=True, **kw)
+    singular = np.ones((3, 3), dtype)
+    _check("linalg.pinv", singular, close=True)
+    _check("linalg.outer", _data(dtype, (3,)), _data(dtype, (4,)))
+    _check("linalg.outer", _data(dtype, (3, 1)), _data(dtype, (4,)))   # ValueError
