@@ -97,8 +97,16 @@ typedef struct {
 #define ST_B(T, x) ((T)((x) != 0))
 #define ST_H(T, x) LZ_TO_HALF(x)
 
+/* AVX2 and baseline versions of the hot loops, picked at load time */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
+    defined(__GLIBC__)   /* target_clones needs ifunc (glibc) */
+#define LZ_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define LZ_CLONES
+#endif
+
 #define LZ_DEF_CAST(NAME, ST, DT, LD, STO)                                                   \
-    static void NAME(const char *s, npy_intp ss, char *d, npy_intp n) {                      \
+    LZ_CLONES static void NAME(const char *s, npy_intp ss, char *d, npy_intp n) {            \
         DT *o = (DT *)d;                                                                     \
         if (ss == (npy_intp)sizeof(ST)) {                                                    \
             const ST *a = (const ST *)s;                                                     \
@@ -506,12 +514,6 @@ static int lz_exec_block(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_i
  * independent accumulators (8 like NumPy, 16 on contiguous data so that the adds
  * pipeline and vectorize), halves combined recursively. For float32 input every
  * partial is exact to ~2^-53: far more accurate than NumPy's float32 pairwise sum. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
-    defined(__GLIBC__)   /* target_clones needs ifunc (glibc) */
-#define LZ_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define LZ_CLONES
-#endif
 
 #define LZ_DEF_PW(NAME, T, EXPR)                                                             \
     LZ_CLONES static double NAME##_leaf16(const T *a, npy_intp n, double m) {                \
@@ -594,31 +596,48 @@ typedef npy_int64 lz_v2l __attribute__((vector_size(16)));
 #define lz_signmask_lz_v4i ((npy_int32)0x80000000)
 #define lz_signmask_lz_v2l ((npy_int64)0x8000000000000000LL)
 
+/* Four accumulators of W lanes, a plain select (x > m ? x : m, which never picks a NaN: a NaN
+ * mask on the side) and no zero rule in the loop: a zero result is rare, and then one more
+ * pass over the block decides its sign (any +0 makes a maximum +0, any -0 a minimum -0).
+ * 2.5x faster than the select with the zero rule in the loop (0.21 vs 0.53 ns per float64
+ * element on a 4,096-element block in L1; docs/notes/cpu.rst). */
+#define LZ_VSEL(MX, VT, VI, x, m) ({                                                        \
+        VI k_ = (MX) ? (VI)((x) > (m)) : (VI)((x) < (m));                                   \
+        (VT)((k_ & (VI)(x)) | (~k_ & (VI)(m))); })
 #define LZ_DEF_MINMAX(NAME, T, VT, VI, W, LD, VLD, MX)                                       \
     LZ_CLONES static double NAME(const T *restrict a, npy_intp n) {                          \
         npy_intp i = 0;                                                                      \
         T r = LD(T, a[0]);                                                                   \
         int nan = 0;                                                                         \
-        if (n >= 4 * W) {                                                                    \
-            VT m0, m1, x0, x1;                                                               \
+        if (n >= 8 * W) {                                                                    \
+            VT m[4], x;                                                                      \
             VI nn = (VI){0};                                                                 \
-            memcpy(&m0, a, sizeof m0); memcpy(&m1, a + W, sizeof m1);                        \
-            m0 = VLD(VI, m0); m1 = VLD(VI, m1);                                              \
-            nn |= (m0 != m0) | (m1 != m1);                                                   \
-            for (i = 2 * W; i + 2 * W <= n; i += 2 * W) {                                    \
-                memcpy(&x0, a + i, sizeof x0); memcpy(&x1, a + i + W, sizeof x1);            \
-                x0 = VLD(VI, x0); x1 = VLD(VI, x1);                                          \
-                m0 = LZ_VBEST(MX, VT, VI, x0, m0);                                           \
-                m1 = LZ_VBEST(MX, VT, VI, x1, m1);                                           \
-                nn |= (x0 != x0) | (x1 != x1);                                               \
+            for (int k = 0; k < 4; k++) {                                                    \
+                memcpy(&m[k], a + k * W, sizeof x); m[k] = VLD(VI, m[k]);                    \
+                nn |= (VI)(m[k] != m[k]);                                                    \
             }                                                                                \
-            r = m0[0];                                                                       \
-            for (int k = 1; k < W; k++) r = LZ_BETTER(MX, m0[k], r) ? m0[k] : r;             \
-            for (int k = 0; k < W; k++) r = LZ_BETTER(MX, m1[k], r) ? m1[k] : r;             \
-            for (int k = 0; k < W; k++) nan |= nn[k] != 0;                                   \
+            for (i = 4 * W; i + 4 * W <= n; i += 4 * W)                                      \
+                for (int k = 0; k < 4; k++) {                                                \
+                    memcpy(&x, a + i + k * W, sizeof x); x = VLD(VI, x);                     \
+                    m[k] = LZ_VSEL(MX, VT, VI, x, m[k]);                                     \
+                    nn |= (VI)(x != x);                                                      \
+                }                                                                            \
+            r = m[0][0];                                                                     \
+            for (int k = 0; k < 4; k++)                                                      \
+                for (int j = 0; j < W; j++)                                                  \
+                    r = ((MX) ? m[k][j] > r : m[k][j] < r) ? m[k][j] : r;                    \
+            for (int j = 0; j < W; j++) nan |= nn[j] != 0;                                   \
         }                                                                                    \
-        for (; i < n; i++) { T x = LD(T, a[i]); r = LZ_BETTER(MX, x, r) ? x : r; nan |= x != x; } \
-        return nan ? (double)NAN : (double)r;                                                \
+        for (; i < n; i++) { T x = LD(T, a[i]); r = ((MX) ? x > r : x < r) ? x : r; nan |= x != x; } \
+        if (nan) return (double)NAN;                                                         \
+        if (r == 0) {    /* the sign of a zero result: IEEE maximum/minimum */               \
+            for (i = 0; i < n; i++) {                                                        \
+                T x = LD(T, a[i]);                                                           \
+                if (x == 0 && !signbit(x) == (MX)) return (double)x;                       \
+            }                                                                                \
+            return (MX) ? -0.0 : 0.0;                                                        \
+        }                                                                                    \
+        return (double)r;                                                                    \
     }
 #define LZ_DEF_MINMAX_ALL(T, SUF, VT, VI, W)                                                 \
     LZ_DEF_MINMAX(lz_min_##SUF, T, VT, VI, W, LZ_PRE_ID, LZ_VPRE_ID, 0)                      \
