@@ -95,6 +95,16 @@ def _part_setter(name: str) -> Callable[[LazyArray, Any], None]:
     return setter
 
 
+def _element_key(key: tuple[Any, ...], shape: tuple[int, ...]) -> bool:
+    """Whether ``key`` is one Python int per axis (it picks one element)."""
+    if len(key) != len(shape):
+        return False
+    for k in key:
+        if type(k) is not int:
+            return False
+    return True
+
+
 @generated
 class LazyArray:
     """An n-dimensional array whose elementwise operations are recorded, not run.
@@ -245,7 +255,16 @@ class LazyArray:
 
         Indexing down to one element gives a 0-d array (as CuPy, JAX and the array API do;
         NumPy gives a scalar): ``float(x[0])``, ``x[0].item()``, ``x[x[0]]`` work as on NumPy.
+        Like NumPy's scalar it holds the element's value, not a view: a later write into ``x``
+        does not change it (``x[0, ...]`` is the 0-d view, as in NumPy).
         """
+        node = self._node
+        if node.data is not None and (type(key) is int and len(node.shape) == 1 or
+                                      type(key) is tuple and _element_key(key, node.shape)):
+            # one element of a computed array: its value now (the loop over elements' path)
+            element = node.data[key]
+            element = element[...] if isinstance(element, np.generic) else element.copy()
+            return LazyArray._from_node(_node.leaf(element, node.device))
         if _views.is_basic(key):
             # (a trailing ``...`` makes NumPy/CuPy return a 0-d view, never a scalar)
             view_key = (key if isinstance(key, tuple) else (key,))

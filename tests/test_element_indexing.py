@@ -148,3 +148,66 @@ def test_round_and_contains_as_numpy(dtype):
         assert round(x[i], 1) == round(a[i], 1)
     np.testing.assert_array_equal(np.asarray(round(x)), np.round(a))
     assert (3 in x) == (3 in a) and (7 in x) == (7 in a)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int8, np.uint64, np.bool_, np.complex64],
+                         ids=str)
+def test_an_element_holds_its_value_as_numpys_scalar(dtype, any_mode):
+    """``v = x[i]`` of a computed ``x`` is the element's value (NumPy's scalar), not a view: a
+    later write into ``x`` (or into a view of it) leaves ``v`` as it was; ``x[i, ...]`` is
+    NumPy's 0-d view and follows the write."""
+    a = np.arange(1, 7).reshape(2, 3).astype(dtype)
+    x = la.asarray(a.copy())
+    first, corner, view = x[0, 0], x[1, 2], x[0, 0, ...]
+    row = x[1]
+    row_element = row[2]
+    x[0, 0] = 0
+    x[1] = 0
+    ref = a.copy()
+    ref_first, ref_corner, ref_view = ref[0, 0], ref[1, 2], ref[0, 0, ...]
+    ref_row_element = ref[1][2]
+    ref[0, 0] = 0
+    ref[1] = 0
+    for got, want in ((first, ref_first), (corner, ref_corner), (view, ref_view),
+                      (row_element, ref_row_element)):
+        assert got.item() == want.item() and np.asarray(got).dtype == np.asarray(want).dtype
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int8, np.int64, np.uint8,
+                                   np.bool_, np.complex128], ids=str)
+def test_arithmetic_on_elements_runs_at_once_as_numpy(dtype, any_mode):
+    """Operators on computed 0-d values (the loop over elements' fast path): NumPy's dtypes,
+    values and errors for every operator, with another element or a Python number, either side."""
+    a = edge_values(np.dtype(dtype))
+    x = la.asarray(a)
+    ops = [operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
+           operator.mod, operator.pow, operator.lt, operator.eq, operator.ne, operator.and_,
+           operator.or_, operator.xor, operator.lshift]
+    others = [1, 2, -1, 300, 0.5, 2.0, 1j]
+    n = min(len(a), 6)
+    for op in ops:
+        for i in range(n):
+            for j in range(n):
+                _same_outcome(op, x[i], x[j], a[i][...], a[j][...])
+            for other in others:
+                _same_outcome(op, x[i], other, a[i][...], other)
+                _same_outcome(op, other, x[i], other, a[i][...])
+    s = la.zeros((), dtype=dtype)
+    assert not s._node.src and (s + x[0])._node.op == "leaf"     # computed now: no graph
+
+
+def _same_outcome(op, x, y, want_x, want_y):
+    with np.errstate(all="ignore"):
+        try:
+            want = np.asarray(op(want_x, want_y))
+        except Exception as exc:  # noqa: BLE001 - the same exception type is expected
+            with pytest.raises(type(exc)):
+                op(x, y)
+            return
+        got = op(x, y)
+    assert isinstance(got, la.LazyArray) and got.shape == () and got._node.data is not None
+    got = np.asarray(got)
+    assert got.dtype == want.dtype, (op, x, y)
+    np.testing.assert_array_equal(got, want)
+    if got.dtype.kind == "f" and got == 0:
+        assert np.signbit(got) == np.signbit(want)
