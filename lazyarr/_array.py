@@ -298,9 +298,21 @@ class LazyArray:
         for i in range(len(self)):
             yield self[i]
 
-    def copy(self) -> LazyArray:
-        """A materialized copy with its own buffer."""
-        return LazyArray._from_node(_node.leaf(self.data.copy(), self.device))
+    def copy(self, order: str = "K") -> LazyArray:
+        """A copy: an array of its own with the values ``self`` has now (``ndarray.copy``).
+
+        A pending ``self`` stays pending, so the copy fuses into what reads it
+        (``a + b.copy()`` is one kernel): the copy shares the expression, and whichever of the
+        two first uses its memory as memory (a write, a view, an export) gets a buffer of its
+        own (lazyarr/_views.py, "Memory ownership"). A computed ``self`` is copied now.
+        ``order`` ("K", "A", "C", "F") is the copy's memory layout, as NumPy's; a pending
+        copy is computed C-contiguous ("F" copies now)."""
+        if order not in ("K", "A", "C", "F"):
+            raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got '{order}')")
+        node = self._node
+        if node.data is None and node.op != "scalar" and order != "F":
+            return LazyArray._from_node(node)
+        return LazyArray._from_node(_node.leaf(self.data.copy(order), self.device))
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickling sends the values only: a pending array is materialized first (as any

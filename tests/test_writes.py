@@ -261,3 +261,36 @@ def test_stateful_writes_against_numpy(backend_mode):
 WritesAgainstNumPy.TestCase.settings = settings(max_examples=60, stateful_step_count=25,
                                                 deadline=None,
                                                 suppress_health_check=list(HealthCheck))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int16, np.bool_, np.complex128], ids=str)
+def test_a_copy_is_independent_and_a_pending_copy_fuses(dtype, mode, rng):
+    """``la.copy``/``x.copy()`` as NumPy's: the values of the line, and no aliasing either way
+    (a write into the original, into the copy, or into an input the pending original reads).
+    A pending copy stays pending (one kernel with what reads it)."""
+    for order in ("K", "C", "F"):
+        base = random_array(rng, dtype, (4, 3))
+        for make in (lambda: la.asarray(base.copy()), lambda: _pending(base.copy())):
+            x = make()
+            y, z = la.copy(x, order=order), x.copy(order)
+            if mode == "lazy" and order != "F" and not x.is_materialized:
+                assert not y.is_materialized and not z.is_materialized
+            x[0] = base[1]
+            y[1] = base[2]
+            want_x, want_y = base.copy(), base.copy()
+            want_x[0], want_y[1] = base[1], base[2]
+            assert_same(np.asarray(x), want_x)
+            assert_same(np.asarray(y), want_y)
+            assert_same(np.asarray(z), base)
+            if order == "F":
+                assert np.asarray(la.copy(la.asarray(base), order="F")).flags.f_contiguous
+    src = la.asarray(base.copy())
+    pending = src * 1
+    copied = la.copy(pending)
+    src[0] = base[3]
+    assert_same(np.asarray(copied), base * 1)                      # the values of its line
+    plan = str(la.explain(src + la.copy(src * 2)))
+    assert "fallback" not in plan and plan.count("kernel cpu-fused") + plan.count("kernel cuda") <= 1
+    assert_same(np.asarray(la.copy([[1, 2]])), np.copy([[1, 2]]))
+    with pytest.raises(ValueError):
+        x.copy("Q")

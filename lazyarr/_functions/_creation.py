@@ -1,4 +1,4 @@
-"""Creation functions: ``asarray``, ``zeros``, ``ones``, ``full``, ``empty``, ``arange``,
+"""Creation functions: ``asarray``, ``copy``, ``zeros``, ``ones``, ``full``, ``empty``, ``arange``,
 ``linspace``, the ``*_like`` forms and ``from_dlpack``. Each makes a materialized array with
 the device's array library (lazyarr/_operands.py makes the leaf)."""
 from __future__ import annotations
@@ -49,6 +49,23 @@ def asarray(a: Any, dtype: Any = None, order: str | None = None, *, device: str 
         src_device = a.device if a.device != "cpu" else None
         return LazyArray._from_node(leaf_from(a.data, src_device, dtype, order, device, copy))
     return LazyArray._from_node(leaf_of(a, dtype, order, device, copy))
+
+
+def copy(a: Any, order: str = "K", subok: bool = False) -> LazyArray:
+    """A copy of ``a`` with the values it has now, as ``numpy.copy`` (``subok`` is accepted and
+    has no effect: there are no LazyArray subclasses). A pending LazyArray's copy stays
+    pending and fuses (:meth:`LazyArray.copy`); anything else is copied now.
+
+    >>> import lazyarr as la
+    >>> x = la.asarray([1.0, 2.0])
+    >>> y = la.copy(x)
+    >>> x[0] = 5.0
+    >>> y
+    LazyArray([1., 2.])
+    """
+    if isinstance(a, LazyArray):
+        return a.copy(order)
+    return asarray(a, order=order, copy=True)
 
 
 def _made(device: str | None, make: str, *args: Any, **kwargs: Any) -> LazyArray:
@@ -136,5 +153,5 @@ def from_dlpack(x: Any, /, *, device: str | None = None, copy: bool | None = Non
     return asarray(data, device=device, copy=None if copy is None else (copy and source == "cuda"))
 
 
-FUNCTIONS = {f.__name__: f for f in (asarray, zeros, ones, full, empty, arange, linspace,
+FUNCTIONS = {f.__name__: f for f in (asarray, copy, zeros, ones, full, empty, arange, linspace,
                                      zeros_like, ones_like, full_like, empty_like, from_dlpack)}
