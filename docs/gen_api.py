@@ -153,7 +153,7 @@ ARRAY_MEMBERS = ("shape", "dtype", "ndim", "size", "nbytes", "device", "is_mater
 SHAPE_FUNCTIONS = ("transpose", "permute_dims", "matrix_transpose", "swapaxes", "moveaxis",
                    "expand_dims", "squeeze", "flip", "fliplr", "flipud", "broadcast_to",
                    "broadcast_arrays", "reshape", "ravel")
-CREATION = ("asarray", "zeros", "ones", "full", "empty", "arange", "linspace", "zeros_like",
+CREATION = ("asarray", "copy", "zeros", "ones", "full", "empty", "arange", "linspace", "zeros_like",
             "ones_like", "full_like", "empty_like")
 DTYPES = ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float16", "float32", "float64", "complex64", "complex128")

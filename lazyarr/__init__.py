@@ -12,7 +12,9 @@ from typing import Any as _Any
 
 import numpy as _np
 
-from . import _fallback
+import sys as _sys
+
+from . import _dask, _dispatch, _fallback
 from ._array import LazyArray
 from ._config import Config, config, get_config, set_config
 from ._devices import cuda_available
@@ -55,6 +57,9 @@ globals().update(_scalar_type_names())
 globals().update(_FUNCTIONS)
 globals().update({alias: _FUNCTIONS[name] for alias, name in _ALIASES.items()})
 _fallback.install(globals())
+_dispatch.PROTOCOLS["met_dask_collection"] = _dask.met_dask_collection
+if "dask.array" in _sys.modules:    # imported after Dask: LazyArray is a Dask chunk type now
+    _dask.register()
 
 
 def __getattr__(name: str) -> _Any:

@@ -314,6 +314,17 @@ class LazyArray:
             return LazyArray._from_node(node)
         return LazyArray._from_node(_node.leaf(self.data.copy(order), self.device))
 
+    def __sizeof__(self) -> int:
+        """``sys.getsizeof(x)`` (and Dask's ``sizeof``, which calls it): the object plus the
+        bytes of its values, computed or to be computed (not the inputs a pending array reads)."""
+        return object.__sizeof__(self) + self.nbytes
+
+    def __dask_tokenize__(self) -> Any:
+        """Dask's token of the array: its device and values (a pending array is computed),
+        the same in every process, as Dask's token of a NumPy array."""
+        from dask.tokenize import normalize_token    # only Dask calls this
+        return ("lazyarr.LazyArray", self.device, normalize_token(self.to_numpy()))
+
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickling sends the values only: a pending array is materialized first (as any
         conversion), and neither its expression nor its inputs travel along."""

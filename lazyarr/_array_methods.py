@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _build, _node, _views, _writes
+from . import _build, _dispatch, _node, _views, _writes
 from ._materialize import stopping
 from ._node import Node
 from ._operands import made, to_operand
@@ -74,6 +74,10 @@ def elementwise_function(opdef: OpDef, cls: Any) -> Callable[..., Any]:
             if len(args) != 2:
                 return wrap(_elementwise(opdef, *args))
             x1, x2 = args
+            if hasattr(x1, "__dask_graph__") or hasattr(x2, "__dask_graph__"):
+                # a Dask collection: NumPy's ufunc, so that Dask's __array_ufunc__ runs it
+                _dispatch.PROTOCOLS["met_dask_collection"](x1 if hasattr(x1, "__dask_graph__") else x2)
+                return opdef.numpy(x1, x2)
             return wrap(_elementwise(opdef, x1._node if isinstance(x1, cls) else x1,
                                      x2._node if isinstance(x2, cls) else x2))
     else:
@@ -149,6 +153,9 @@ def _binary_operator(opdef: OpDef, cls: Any, reflected: bool) -> Callable[[Any, 
     return _zero_d_at_once(method, opdef, cls, reflected)
 
 
+_MIRRORED = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le"}   # x < y is y > x
+
+
 def _zero_d_at_once(method: Callable[[Any, Any], Any], opdef: OpDef, cls: Any,
                     reflected: bool) -> Callable[[Any, Any], Any]:
     """``x op y`` of a computed 0-d ``x`` on the CPU and a computed 0-d ``y`` (or a Python
@@ -161,12 +168,22 @@ def _zero_d_at_once(method: Callable[[Any, Any], Any], opdef: OpDef, cls: Any,
     wrap = cls._from_node
     ufunc = opdef.numpy
     power = opdef.name == "power" and not reflected
+    # the method Python calls on ``other`` when this one returns NotImplemented
+    stem = opdef.operator
+    mirror = f"__{_MIRRORED.get(stem, stem)}__" if not opdef.reflected else \
+        f"__{stem}__" if reflected else f"__r{stem}__"
 
     def operator_method(self: Any, other: Any) -> Any:
+        kind = type(other)
+        if kind is not cls and hasattr(other, "__dask_graph__"):
+            # A Dask collection: Dask's operator runs (a LazyArray is one of its chunk types).
+            # The first time, Dask did not know LazyArray yet and may have declined already.
+            if _dispatch.PROTOCOLS["met_dask_collection"](other):
+                return getattr(other, mirror)(self)
+            return NotImplemented
         node = self._node
         if node.data is None or node.shape or node.device != "cpu":
             return method(self, other)
-        kind = type(other)
         if kind is cls:
             o = other._node
             if o.data is None or o.shape or o.device != "cpu":

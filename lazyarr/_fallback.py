@@ -263,6 +263,15 @@ def foreign(t: type) -> bool:
     return not t.__module__.startswith("cupy")
 
 
+def _met(values: Any) -> None:
+    """A Dask collection among ``values``: register LazyArray with Dask, whose override NumPy
+    calls next (lazyarr/_dask.py)."""
+    for v in values:
+        if hasattr(v, "__dask_graph__"):
+            _dispatch.PROTOCOLS["met_dask_collection"](v)
+            return
+
+
 def _numpy_path(func: Any) -> str:
     module = getattr(func, "__module__", None) or "numpy"
     prefix = module.removeprefix("numpy").lstrip(".")
@@ -275,6 +284,7 @@ def array_function(func: Any, types_: Any, args: tuple[Any, ...], kwargs: dict[s
     """``numpy.<func>(lazy, ...)`` with no native lazyarr form: the fallback, or NotImplemented
     when another library's array is among the arguments."""
     if any(foreign(t) for t in types_):
+        _met(args)
         return NotImplemented
     path = _numpy_path(func)
     return call(path, func, args, kwargs, written=_WRITTEN_ARGUMENT.get(path))
@@ -286,6 +296,7 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...],
     form of: the fallback, or NotImplemented for another library's arrays."""
     others = list(inputs) + list(kwargs.get("out", ()))
     if any(foreign(type(x)) for x in others if hasattr(x, "__array_ufunc__")):
+        _met(others)
         return NotImplemented
     if method == "__call__":
         return call(ufunc.__name__, ufunc, inputs, kwargs)

@@ -85,6 +85,31 @@ class Generator:
         self._generator, self.device = state["generator"], state["device"]
 
 
+class DaskBitGenerator(np.random.PCG64):
+    """NumPy's PCG64 (the same streams) under lazyarr's name. Dask's random functions find the
+    library to draw a chunk with from their bit generator's module name (``typename(bitgen)``
+    in ``dask/array/random.py``): with ``array.backend = "lazyarr"`` (lazyarr/_dask.py) this
+    one makes them call ``lazyarr.random.default_rng(bitgen)``, so the chunks are LazyArrays."""
+
+
+class DaskRandomState:
+    """NumPy's legacy ``RandomState`` (the same streams, on the CPU) whose array draws come back
+    as LazyArrays: what Dask's legacy random functions (``da.random.random``) draw a chunk with
+    when ``array.backend = "lazyarr"`` (lazyarr/_dask.py)."""
+
+    def __init__(self, seed: Any = None) -> None:
+        self._state = np.random.RandomState(seed)
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._state, name)
+        if not callable(attr):
+            return attr
+
+        def draw(*args: Any, **kwargs: Any) -> Any:
+            return _fallback.run(f"random.RandomState.{name}", attr, "cpu", args, kwargs)
+        return draw
+
+
 def default_rng(seed: Any = None, *, device: str | None = None) -> Generator:
     """A random generator with NumPy's ``default_rng`` signature, on ``device`` (default: the
     configured one). On the CPU it is ``numpy.random.default_rng(seed)``, with NumPy's
@@ -95,6 +120,8 @@ def default_rng(seed: Any = None, *, device: str | None = None) -> Generator:
     device = _devices.resolve(device)
     if isinstance(seed, np.random.Generator) and device != "cuda":
         return Generator(seed, "cpu")
+    if isinstance(seed, np.random.BitGenerator) and device == "cuda":
+        seed = int(seed.random_raw())   # CuPy takes no NumPy bit generator: a seed drawn from it
     library = _devices.xp(device).random
     return Generator(library.default_rng(seed), device)
 

@@ -1,0 +1,83 @@
+"""Issue 20's measurement: ``sum(sqrt(abs(x*y+1.5))*tanh(x)-y)`` over float32 arrays of
+2^26 elements in 2^22-element chunks, NumPy and lazyarr alone, Dask on threads and on a
+LocalCluster (2 workers x 1 thread) with NumPy and with lazyarr chunks; medians of
+interleaved rounds, ms. The data are drawn on the workers (``da.random`` with each array
+backend) and persisted first, so only the chain is timed. Also the pickle size of a computed
+chunk. ``python tools/peers/dask_chain.py [--log2n 26] [--log2chunk 22] [--rounds 7]``."""
+from __future__ import annotations
+
+import argparse
+import pickle
+import time
+
+import dask
+import dask.array as da
+import distributed
+import numpy as np
+
+import lazyarr as la
+
+
+def chain(x, y, xp=np):
+    return xp.sum(xp.sqrt(abs(x * y + 1.5)) * xp.tanh(x) - y)
+
+
+def draw(backend: str, n: int, chunk: int):
+    with dask.config.set({"array.backend": backend}):
+        rng = da.random.default_rng(0)
+        return (rng.random(n, dtype=np.float32, chunks=chunk),
+                rng.random(n, dtype=np.float32, chunks=chunk))
+
+
+def timed(fn) -> float:
+    t = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t) * 1e3
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--log2n", type=int, default=26)
+    parser.add_argument("--log2chunk", type=int, default=22)
+    parser.add_argument("--rounds", type=int, default=7)
+    args = parser.parse_args()
+    n, chunk = 1 << args.log2n, 1 << args.log2chunk
+    xn, yn = (np.asarray(a) for a in dask.compute(*draw("numpy", n, chunk), scheduler="threads"))
+    xl, yl = la.asarray(xn), la.asarray(yn)
+    threaded = {b: dask.persist(*draw(b, n, chunk), scheduler="threads") for b in ("numpy", "lazyarr")}
+    rows = {
+        "NumPy, one process": lambda: float(chain(xn, yn)),
+        "lazyarr alone": lambda: float(chain(xl, yl, la)),
+        "Dask threaded, NumPy chunks": lambda: float(chain(*threaded["numpy"]).compute(scheduler="threads")),
+        "Dask threaded, lazyarr chunks": lambda: float(chain(*threaded["lazyarr"]).compute(scheduler="threads")),
+    }
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        on_cluster = {b: client.persist(list(draw(b, n, chunk))) for b in ("numpy", "lazyarr")}
+        distributed.wait([a for pair in on_cluster.values() for a in pair])
+        rows["Dask LocalCluster, NumPy chunks"] = lambda: float(client.compute(chain(*on_cluster["numpy"])).result())
+        rows["Dask LocalCluster, lazyarr chunks"] = lambda: float(client.compute(chain(*on_cluster["lazyarr"])).result())
+        values = {name: fn() for name, fn in rows.items()}   # warm: compiles, connections
+        reference = values["NumPy, one process"]
+        for name, value in values.items():
+            assert abs(value - reference) <= 1e-3 * abs(reference), (name, value, reference)
+        times: dict[str, list[float]] = {name: [] for name in rows}
+        for _ in range(args.rounds):
+            for name, fn in rows.items():
+                times[name].append(timed(fn))
+    med = {name: sorted(t)[len(t) // 2] for name, t in times.items()}
+    print(f"n = 2^{args.log2n} float32, chunks of 2^{args.log2chunk}, medians of {args.rounds} rounds")
+    print("| variant | ms | vs NumPy | vs lazyarr alone |\n|---|---|---|---|")
+    for name, ms in med.items():
+        print(f"| {name} | {ms:.0f} | {med['NumPy, one process'] / ms:.2f}x | "
+              f"{ms / med['lazyarr alone']:.2f}x |")
+    print(f"threaded: lazyarr chunks {med['Dask threaded, NumPy chunks'] / med['Dask threaded, lazyarr chunks']:.2f}x "
+          f"Dask with NumPy chunks; LocalCluster: "
+          f"{med['Dask LocalCluster, NumPy chunks'] / med['Dask LocalCluster, lazyarr chunks']:.2f}x")
+    part = la.sum(la.asarray(xn[:chunk]) * 2)
+    print(f"pickle of a computed chunk: {len(pickle.dumps(la.asarray(xn[:chunk])))} bytes for "
+          f"{chunk * 4} bytes of values; of a partial sum: {len(pickle.dumps(part))} bytes")
+
+
+if __name__ == "__main__":
+    main()
