@@ -80,3 +80,19 @@ class ElementLoop(Benchmark):
         for i in range(2000):
             s = s + a[i] * b[i]
         finish(s, device)
+
+
+class Normalize(Benchmark):
+    """``(y - y.mean()) / y.std()`` of a pending ``y = exp(sin(x) * 3)`` (issue 14's store rule:
+    ``y``'s chain runs once, not three times), n float64 elements."""
+
+    params = [DEVICES, MODES, [2**24, 2**22]]
+    param_names = ["device", "mode", "n"]
+
+    def setup(self, device, mode, n):
+        prepare(device, mode, n, cpu=(2**22,), cuda=(2**22, 2**24))
+        self.x = data(device, n, dtype=np.float64)
+
+    def time_normalize(self, device, mode, n):
+        y = la.exp(la.sin(self.x) * 3)
+        finish((y - y.mean()) / y.std(), device)

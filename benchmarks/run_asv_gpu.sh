@@ -95,6 +95,8 @@ groups=(
     "Workloads|Broadcast"
     "Reductions|GraphBuild"
 )
+# ASV_GROUPS="CachedCall;DaskChain|Normalize" runs those groups instead (';'-separated)
+if [ -n "${ASV_GROUPS:-}" ]; then IFS=';' read -ra groups <<< "$ASV_GROUPS"; fi
 i=0
 for g in "${groups[@]}"; do
     i=$((i + 1))

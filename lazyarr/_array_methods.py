@@ -9,6 +9,7 @@ imports it. Each method unwraps its LazyArrays into nodes, builds the result nod
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -91,6 +92,16 @@ def elementwise_function(opdef: OpDef, cls: Any) -> Callable[..., Any]:
     return _named(fn, opdef.name)
 
 
+def _references_here(x: Any) -> int:
+    return sys.getrefcount(x)
+
+
+#: ``sys.getrefcount`` of a temporary argument inside the function it was passed to: 2 on
+#: CPython 3.11-3.13 (the callee's local and getrefcount's argument), 3 before 3.11 (the
+#: caller's stack too). Measured at import, as interpreters differ.
+_TEMPORARY_REFS = _references_here(object())
+
+
 def reduction_function(opdef: OpDef, cls: Any) -> Callable[..., Any]:
     """``lazyarr.<op>(x, axis)`` of a reduction, also the method ``x.<op>(axis)``."""
     wrap = cls._from_node
@@ -99,6 +110,12 @@ def reduction_function(opdef: OpDef, cls: Any) -> Callable[..., Any]:
 
     def fn(x: Any, axis: Any = None, *, keepdims: bool = False, **kw: Any) -> Any:
         node = x._node if isinstance(x, cls) else x
+        # Held by a variable of the caller too (the store rule, lazyarr/_build.py)? A variable
+        # (``y.mean()``, ``la.sum(y)``) is one reference more than a temporary argument
+        # (``la.sum(la.exp(x))``). Only for a call from the user's code: lazyarr's own
+        # callers (``numpy.sum(y)`` through ``__array_function__``) hold references too.
+        held = isinstance(x, cls) and node.data is None and sys.getrefcount(x) > _TEMPORARY_REFS \
+            and not sys._getframe(1).f_globals.get("__name__", "").startswith("lazyarr")
         if kw:
             unknown = set(kw) - allowed
             if unknown:
@@ -107,8 +124,8 @@ def reduction_function(opdef: OpDef, cls: Any) -> Callable[..., Any]:
                 if "ddof" in kw:
                     raise ValueError("ddof and correction can't be provided simultaneously.")
                 kw["ddof"] = kw.pop("correction")
-            return wrap(_reduce(opdef, node, axis, keepdims, **kw))
-        return wrap(_reduce(opdef, node, axis, keepdims))
+            return wrap(_reduce(opdef, node, axis, keepdims, held=held, **kw))
+        return wrap(_reduce(opdef, node, axis, keepdims, held=held))
 
     P = inspect.Parameter
     params = [P("x", P.POSITIONAL_OR_KEYWORD), P("axis", P.POSITIONAL_OR_KEYWORD, default=None),

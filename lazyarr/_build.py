@@ -419,8 +419,9 @@ def _cacheable(axis: Any, keepdims: Any) -> bool:
 
 
 def reduce(opdef: OpDef, x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None,
-           ddof: int | float = 0) -> Node:
-    """Build a reduction node and materialize it (a reduction is a materialization point)."""
+           ddof: int | float = 0, held: bool = False) -> Node:
+    """Build a reduction node and materialize it (a reduction is a materialization point).
+    ``held``: a variable of the caller still holds ``x`` (the store rule below)."""
     node = placed(x if type(x) is Node else operands_of((x,))[0])  # type: ignore[arg-type]
     if _cacheable(axis, keepdims):
         try:
@@ -435,6 +436,37 @@ def reduce(opdef: OpDef, x: Any, axis: Any = None, keepdims: bool = False, dtype
     device = node.device or "cpu"
     if _eager_mode():
         return _eager(opdef, device, [node], arg)
+    if held and node.data is None and node.src and not stopping() \
+            and recompute_weight(node) >= STORE_MIN_WEIGHT:
+        materialize(node)      # the store rule: computed once, read by this and later uses
     result = _node.op_node(opdef.name, result_dtype, shape, device, (node,), arg)
     materialize(result)
     return result
+
+
+#: The store rule for reductions (docs/design.rst, "Store or recompute"). A reduction of a
+#: pending array that a variable still holds (``y.mean()`` with ``y`` used again, as in
+#: ``(y - y.mean()) / y.std()``) computes the array first and keeps it, when its expression
+#: weighs at least this much per element: a transcendental op weighs 8, arithmetic 1, so one
+#: ``exp`` or eight additions. Storing costs one write and one read of the array; each later
+#: use then reads it instead of recomputing the expression. Below the weight (``y = x * 2``)
+#: recomputing is cheaper than the extra pass, and the reduction stays fused.
+STORE_MIN_WEIGHT = 8
+_MAX_WEIGHED = 64    # interior nodes weighed at most (a bigger expression is stored anyway)
+
+
+def recompute_weight(node: Node) -> int:
+    """The per-element cost of recomputing ``node``'s pending expression: transcendental ops
+    8, every other op 1, each distinct interior node once (computed ones are inputs)."""
+    weight, seen, stack = 0, set(), [node]
+    while stack:
+        n = stack.pop()
+        if id(n) in seen or n.data is not None or not n.src:
+            continue
+        seen.add(id(n))
+        if len(seen) > _MAX_WEIGHED:
+            return weight + STORE_MIN_WEIGHT
+        op = OPS.get(n.op)
+        weight += 8 if op is not None and op.transcendental else 1
+        stack.extend(n.src)
+    return weight

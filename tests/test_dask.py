@@ -139,3 +139,22 @@ def test_local_cluster_with_worker_processes(data):
         blocks = client.compute(lx * 2).result()
         assert isinstance(blocks, la.LazyArray)
         np.testing.assert_array_equal(np.asarray(blocks), x * 2)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device (a GPU, or LAZYARR_CUDA_SIM=1)")
+def test_cuda_chunks(data):
+    """Chunks on the GPU: the chain runs there, the answer is NumPy's; the backend's random
+    draws and creation functions make cuda chunks under ``la.config(device="cuda")``."""
+    x, y = data
+    lx = da.from_array(la.asarray(x, device="cuda"), chunks=1000, asarray=False)
+    ly = da.from_array(la.asarray(y, device="cuda"), chunks=1000, asarray=False)
+    got = _chain(lx, ly, np).compute(scheduler="threads")
+    assert isinstance(got, la.LazyArray) and got.device == "cuda"
+    np.testing.assert_allclose(float(got), float(_chain(x.astype(np.float64), y.astype(np.float64), np)),
+                               rtol=1e-4)
+    with la.config(device="cuda"), dask.config.set({"array.backend": "lazyarr"}):
+        r = da.random.default_rng(3).random(10, chunks=5).compute(scheduler="threads")
+        o = da.ones(6, chunks=3).compute(scheduler="threads")
+    assert r.device == "cuda" and o.device == "cuda"
+    assert 0 <= float(la.min(r)) and float(la.max(r)) < 1 and float(la.sum(o)) == 6

@@ -16,6 +16,11 @@ fi
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl || { say "wheel install failed"; exit 1; }
 export PYTHONPATH=/tmp/site:$PWD PATH=/tmp/site/bin:$PATH
+# lazyarr runs from this checkout (PYTHONPATH), not installed: give it the installed package's
+# metadata, so entry points resolve (Dask's array.backend = "lazyarr", pyproject.toml)
+mkdir -p /tmp/site/lazyarr-0.1.0.dist-info
+printf 'Metadata-Version: 2.1\nName: lazyarr\nVersion: 0.1.0\n' > /tmp/site/lazyarr-0.1.0.dist-info/METADATA
+printf '[dask.array.backends]\nlazyarr = lazyarr._dask:backend_entrypoint\n' > /tmp/site/lazyarr-0.1.0.dist-info/entry_points.txt
 python3 setup.py build_ext --inplace -q > "$OUT/build.log" 2>&1 || { say "build failed"; tail -30 "$OUT/build.log"; }
 # The kernel cache travels: .kcache/ is ignored by git; the device tool carries it here
 # (carry: [".kcache"]) holding cuda.txz.NN (or an older cuda.tgz), the packed cache of the last

@@ -40,8 +40,12 @@ def main() -> None:
     parser.add_argument("--log2n", type=int, default=26)
     parser.add_argument("--log2chunk", type=int, default=22)
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
+                        help="cuda: CuPy and lazyarr cuda chunks on Dask's threads (no cluster)")
     args = parser.parse_args()
     n, chunk = 1 << args.log2n, 1 << args.log2chunk
+    if args.device == "cuda":
+        return gpu(n, chunk, args.rounds)
     xn, yn = (np.asarray(a) for a in dask.compute(*draw("numpy", n, chunk), scheduler="threads"))
     xl, yl = la.asarray(xn), la.asarray(yn)
     threaded = {b: dask.persist(*draw(b, n, chunk), scheduler="threads") for b in ("numpy", "lazyarr")}
@@ -77,6 +81,39 @@ def main() -> None:
     part = la.sum(la.asarray(xn[:chunk]) * 2)
     print(f"pickle of a computed chunk: {len(pickle.dumps(la.asarray(xn[:chunk])))} bytes for "
           f"{chunk * 4} bytes of values; of a partial sum: {len(pickle.dumps(part))} bytes")
+
+
+def gpu(n: int, chunk: int, rounds: int) -> None:
+    """The chain on the GPU: CuPy and lazyarr alone, Dask threaded with CuPy and lazyarr chunks
+    (one thread per chunk task; a worker per GPU is dask_cuda's business)."""
+    import cupy
+
+    rng = cupy.random.default_rng(0)
+    xc, yc = rng.random(n, dtype=cupy.float32), rng.random(n, dtype=cupy.float32)
+    xl, yl = la.asarray(xc), la.asarray(yc)
+    dc = [da.from_array(a, chunks=chunk, asarray=False) for a in (xc, yc)]
+    dl = [da.from_array(a, chunks=chunk, asarray=False) for a in (xl, yl)]
+    rows = {
+        "CuPy eager, one call": lambda: float(chain(xc, yc, cupy)),
+        "lazyarr alone": lambda: float(chain(xl, yl, la)),
+        "Dask threaded, CuPy chunks": lambda: float(chain(*dc).compute(scheduler="threads")),
+        "Dask threaded, lazyarr chunks": lambda: float(chain(*dl).compute(scheduler="threads")),
+    }
+    values = {name: fn() for name, fn in rows.items()}
+    reference = values["CuPy eager, one call"]
+    for name, value in values.items():
+        assert abs(value - reference) <= 1e-3 * abs(reference), (name, value, reference)
+    times: dict[str, list[float]] = {name: [] for name in rows}
+    for _ in range(rounds):
+        for name, fn in rows.items():
+            times[name].append(timed(fn))
+    med = {name: sorted(t)[len(t) // 2] for name, t in times.items()}
+    print(f"cuda: n = {n} float32, chunks of {chunk}, medians of {rounds} rounds")
+    print("| variant | ms | vs CuPy eager |\n|---|---|---|")
+    for name, ms in med.items():
+        print(f"| {name} | {ms:.2f} | {med['CuPy eager, one call'] / ms:.2f}x |")
+    print(f"Dask threaded: lazyarr chunks "
+          f"{med['Dask threaded, CuPy chunks'] / med['Dask threaded, lazyarr chunks']:.2f}x CuPy chunks")
 
 
 if __name__ == "__main__":
