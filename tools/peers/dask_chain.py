@@ -12,7 +12,6 @@ import time
 
 import dask
 import dask.array as da
-import distributed
 import numpy as np
 
 import lazyarr as la
@@ -48,6 +47,8 @@ def main() -> None:
         return gpu(n, chunk, args.rounds)
     xn, yn = (np.asarray(a) for a in dask.compute(*draw("numpy", n, chunk), scheduler="threads"))
     xl, yl = la.asarray(xn), la.asarray(yn)
+    import distributed   # (the cuda rows need only dask)
+
     threaded = {b: dask.persist(*draw(b, n, chunk), scheduler="threads") for b in ("numpy", "lazyarr")}
     rows = {
         "NumPy, one process": lambda: float(chain(xn, yn)),
