@@ -154,7 +154,8 @@ SHAPE_FUNCTIONS = ("transpose", "permute_dims", "matrix_transpose", "swapaxes", 
                    "expand_dims", "squeeze", "flip", "fliplr", "flipud", "broadcast_to",
                    "broadcast_arrays", "reshape", "ravel")
 CREATION = ("asarray", "copy", "zeros", "ones", "full", "empty", "arange", "linspace", "zeros_like",
-            "ones_like", "full_like", "empty_like")
+            "ones_like", "full_like", "empty_like", "eye", "tri")
+BUILDING = ("outer", "tril", "triu", "meshgrid", "atleast_1d", "atleast_2d", "atleast_3d")
 DTYPES = ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float16", "float32", "float64", "complex64", "complex128")
 CONSTANTS = ("pi", "e", "inf", "nan", "euler_gamma")
@@ -193,6 +194,10 @@ def _api_page() -> tuple[str, set[str]]:
 
     api += ["Creation", "--------", ""] + [f".. autofunction:: {n}" for n in CREATION] + [""]
     documented.update(CREATION)
+    api += ["Building arrays from others", "---------------------------", "",
+            "Natively, lazy and fused (``la.add.outer`` and the other binary ufuncs' ``outer`` "
+            "too).", ""] + [f".. autofunction:: {n}" for n in BUILDING] + [""]
+    documented.update(BUILDING)
     api += ["Dtypes and constants", "--------------------", "",
             ".. data:: " + "\n          ".join(DTYPES), "",
             "   The dtypes lazyarr supports: NumPy's scalar types (``la.float32 is numpy.float32``).",
@@ -289,7 +294,7 @@ def check_documented(documented: set[str]) -> None:
             problems.append(f"LazyArray.{name}: not listed in gen_api.ARRAY_MEMBERS")
         elif name in ARRAY_MEMBERS and not (getattr(la.LazyArray, name).__doc__ or "").strip():
             problems.append(f"LazyArray.{name}: no docstring")
-    autodoc = CREATION + SHAPE_FUNCTIONS + ("config", "set_config", "get_config", "cuda_available", "explain", "where",
+    autodoc = CREATION + BUILDING + SHAPE_FUNCTIONS + ("config", "set_config", "get_config", "cuda_available", "explain", "where",
                           "clip", "astype", "angle", "Config", "Plan", "Kernel", "LazyArray")
     problems += [f"lazyarr.{n}: no docstring" for n in autodoc if not (getattr(la, n).__doc__ or "").strip()]
     if problems:

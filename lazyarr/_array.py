@@ -354,6 +354,10 @@ class LazyArray:
         if method == "__call__" and opdef is not None and not kwargs \
                 and all(isinstance(x, _NATIVE_OPERANDS) for x in inputs):
             return LazyArray._from_node(_build.elementwise(opdef, *map(_node_of, inputs)))
+        native_outer = getattr(_dispatch.FUNCTIONS.get(opdef.name), "outer", None) \
+            if method == "outer" and opdef is not None and not kwargs else None
+        if native_outer is not None and all(isinstance(x, _NATIVE_OPERANDS) for x in inputs):
+            return native_outer(*inputs)             # np.add.outer(lazy, b): fused
         return _dispatch.PROTOCOLS["array_ufunc"](ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:

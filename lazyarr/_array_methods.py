@@ -192,7 +192,8 @@ def _zero_d_at_once(method: Callable[[Any, Any], Any], opdef: OpDef, cls: Any,
 
     def operator_method(self: Any, other: Any) -> Any:
         kind = type(other)
-        if kind is not cls and hasattr(other, "__dask_graph__"):
+        if kind is not cls and kind is not float and kind is not int \
+                and hasattr(other, "__dask_graph__"):
             # A Dask collection: Dask's operator runs (a LazyArray is one of its chunk types).
             # The first time, Dask did not know LazyArray yet and may have declined already.
             if _dispatch.PROTOCOLS["met_dask_collection"](other):

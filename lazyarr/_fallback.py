@@ -449,7 +449,8 @@ def _ufunc_methods(fn: Any, ufunc: np.ufunc) -> None:
     and attributes (``nin``, ``identity``...), the methods through the fallback."""
     name = ufunc.__name__
     for meth in ("outer", "reduce", "accumulate", "reduceat", "at"):
-        setattr(fn, meth, FallbackFunction(f"{name}.{meth}", getattr(ufunc, meth)))
+        if not hasattr(fn, meth):           # (a native one: la.add.outer, lazyarr/_functions)
+            setattr(fn, meth, FallbackFunction(f"{name}.{meth}", getattr(ufunc, meth)))
     for attr in ("nin", "nout", "nargs", "ntypes", "types", "identity", "signature"):
         setattr(fn, attr, getattr(ufunc, attr))
 

@@ -6,6 +6,8 @@ in its ``FUNCTIONS`` (and ``NUMPY_FUNCTIONS`` where ``numpy.<name>(lazy)`` shoul
 * ``_elementwise``: one function per elementwise op of the registry; ``where``, ``clip``,
   ``astype``, ``real``, ``imag``, ``angle``
 * ``_manipulation``: transposes, axis moves, flips, ``broadcast_to``, ``reshape``, ``ravel``
+* ``_building``: ``outer`` (and ``ufunc.outer``), ``tri``/``tril``/``triu``, ``eye``,
+  ``meshgrid``, ``atleast_*d``
 * ``_statistical``: the reductions of the registry
 * ``_sorting``, ``_set``: ``sort``/``argsort``, ``unique_*``
 * ``_info``: the array API's ``__array_namespace_info__``
@@ -23,7 +25,10 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import _dispatch, _fallback
-from . import _creation, _elementwise, _explain, _manipulation, _set, _sorting, _statistical
+import numpy as np
+
+from . import (_building, _creation, _elementwise, _explain, _manipulation, _set, _sorting,
+               _statistical)
 
 #: Every public function by name (the names of lazyarr's own; aliases below).
 FUNCTIONS: dict[str, Callable[..., Any]] = {}
@@ -35,6 +40,7 @@ for _name, _fn in FUNCTIONS.items():
     _fn.__name__ = _fn.__qualname__ = _name
     _fn.__module__ = "lazyarr"
 FUNCTIONS.update(_creation.FUNCTIONS)
+FUNCTIONS.update(_building.FUNCTIONS)
 FUNCTIONS.update(_sorting.FUNCTIONS)
 FUNCTIONS.update(_set.FUNCTIONS)
 FUNCTIONS.update(_explain.FUNCTIONS)
@@ -51,8 +57,15 @@ ALIASES = {"absolute": "abs", "true_divide": "divide", "mod": "remainder", "bitw
 
 #: NumPy function -> lazyarr function, for ``__array_function__``.
 NUMPY_FUNCTIONS: dict[Any, Callable[..., Any]] = {}
-for _group in (_statistical, _elementwise, _manipulation):
+for _group in (_statistical, _elementwise, _manipulation, _building, _creation):
     NUMPY_FUNCTIONS.update(_group.NUMPY_FUNCTIONS)
+
+# ``la.add.outer`` of the native binary ufuncs: native (the other ufunc methods are given by
+# the fallback, lazyarr/_fallback.py ``install``)
+for _name, _fn in _elementwise.FUNCTIONS.items():
+    _ufunc = getattr(np, _name, None)
+    if isinstance(_ufunc, np.ufunc) and _ufunc.nin == 2 and _ufunc.nout == 1:
+        _fn.outer = _building.native_ufunc_outer(_fn, _ufunc)  # type: ignore[attr-defined]
 
 
 @functools.cache

@@ -3,6 +3,7 @@
 the device's array library (lazyarr/_operands.py makes the leaf)."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -155,3 +156,6 @@ def from_dlpack(x: Any, /, *, device: str | None = None, copy: bool | None = Non
 
 FUNCTIONS = {f.__name__: f for f in (asarray, copy, zeros, ones, full, empty, arange, linspace,
                                      zeros_like, ones_like, full_like, empty_like, from_dlpack)}
+
+#: NumPy function -> ours, for ``__array_function__``.
+NUMPY_FUNCTIONS: dict[Any, Callable[..., Any]] = {np.copy: copy}

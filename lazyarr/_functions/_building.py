@@ -1,0 +1,142 @@
+"""Building arrays from others: ``outer`` (and ``ufunc.outer``), ``tri``/``tril``/``triu``,
+``eye``, ``meshgrid``, ``atleast_1d/2d/3d``. Each is NumPy's own definition written with
+lazyarr's views (lazyarr/_views.py) and elementwise ops, so it stays lazy and fuses with what
+reads it (``la.sum(la.triu(a * 2))`` is one kernel) and runs on either device; the values,
+dtypes and shapes are NumPy's by construction (``tests/test_building.py``)."""
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .. import _fallback
+from .._array import LazyArray
+from ._creation import _made, asarray, zeros
+from ._elementwise import FUNCTIONS as _ELEMENTWISE
+from ._manipulation import broadcast_arrays, expand_dims, ravel
+
+_where, _multiply, _greater_equal = (_ELEMENTWISE[n] for n in ("where", "multiply", "greater_equal"))
+
+
+def _flat(x: LazyArray) -> LazyArray:
+    return x if x.ndim == 1 else ravel(x)
+
+
+def outer(a: Any, b: Any, out: Any = None) -> LazyArray:
+    """The outer product ``a.ravel()[:, None] * b.ravel()[None, :]``, as ``numpy.outer``."""
+    if out is not None:
+        return _fallback.call("outer", np.outer, (a, b), {"out": out})  # type: ignore[no-any-return]
+    return _multiply(expand_dims(_flat(asarray(a)), 1), expand_dims(_flat(asarray(b)), 0))
+
+
+def ufunc_outer(fn: Callable[..., Any], a: Any, b: Any) -> LazyArray:
+    """``ufunc.outer(a, b)`` of a native elementwise function ``fn``: ``fn`` of ``a`` with
+    ``b.ndim`` new trailing axes and ``b`` (every pair of elements), as NumPy's."""
+    a, b = asarray(a), asarray(b)
+    return fn(a[(Ellipsis,) + (None,) * b.ndim], b)   # type: ignore[no-any-return]
+
+
+def native_ufunc_outer(fn: Callable[..., Any], ufunc: np.ufunc) -> Callable[..., Any]:
+    """``la.<op>.outer`` of a native binary elementwise function: :func:`ufunc_outer`, or
+    NumPy's through the fallback when given keywords (``out=``, ``dtype=``...)."""
+    fallback = _fallback.FallbackFunction(f"{ufunc.__name__}.outer", ufunc.outer)
+
+    def outer(a: Any, b: Any, /, **kwargs: Any) -> Any:
+        return fallback(a, b, **kwargs) if kwargs else ufunc_outer(fn, a, b)
+    outer.__name__ = outer.__qualname__ = "outer"
+    outer.__doc__ = f"``numpy.{ufunc.__name__}.outer``: natively, fused (with keywords: NumPy's)."
+    return outer
+
+
+def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = float, *,
+        device: str | None = None, like: Any = None) -> LazyArray:
+    """Ones at and below the ``k``-th diagonal, as ``numpy.tri``: ``arange(N)[:, None] >=
+    arange(-k, M - k)`` (lazy)."""
+    if like is not None:
+        raise TypeError("lazyarr.tri does not take like=")
+    N, M, k = operator.index(N), operator.index(N if M is None else M), operator.index(k)
+    rows = _made(device, "arange", N)
+    cols = _made(device, "arange", -k, M - k)
+    mask = _greater_equal(expand_dims(rows, 1), expand_dims(cols, 0))
+    return mask if np.dtype(dtype) == np.bool_ else mask.astype(dtype)
+
+
+def _tri_of(m: LazyArray, k: int) -> LazyArray:
+    return tri(*m.shape[-2:], k=k, dtype=bool, device=m.device)
+
+
+def tril(m: Any, k: int = 0) -> LazyArray:
+    """Zeros above the ``k``-th diagonal of the last two axes, as ``numpy.tril``."""
+    m = asarray(m)
+    return _where(_tri_of(m, k), m, zeros(1, m.dtype, device=m.device))  # type: ignore[no-any-return]
+
+
+def triu(m: Any, k: int = 0) -> LazyArray:
+    """Zeros below the ``k``-th diagonal of the last two axes, as ``numpy.triu``."""
+    m = asarray(m)
+    return _where(_tri_of(m, k - 1), zeros(1, m.dtype, device=m.device), m)  # type: ignore[no-any-return]
+
+
+def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float, order: str = "C", *,
+        device: str | None = None, like: Any = None) -> LazyArray:
+    """Ones on the ``k``-th diagonal, as ``numpy.eye`` (and the array API's
+    ``eye(n_rows, n_cols, k=, dtype=, device=)``), made by the device's array library."""
+    if like is not None:
+        raise TypeError("lazyarr.eye does not take like=")
+    if order not in ("C", "F"):
+        raise ValueError(f"order must be one of 'C' or 'F' (got {order!r})")
+    return _made(device, "eye", N, M, k, dtype=np.float64 if dtype is None else dtype, order=order)
+
+
+def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False,
+             indexing: str = "xy") -> tuple[LazyArray, ...]:
+    """Coordinate grids from coordinate vectors, as ``numpy.meshgrid`` (a tuple): each vector
+    as a view along its own axis, broadcast against the others unless ``sparse``; ``copy``
+    gives each grid memory of its own, as NumPy's."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+    ndim = len(xi)
+    axes = list(range(ndim))
+    if indexing == "xy" and ndim > 1:
+        axes[0], axes[1] = 1, 0
+    output = [expand_dims(_flat(asarray(x)), tuple(d for d in range(ndim) if d != axis))
+              if ndim > 1 else _flat(asarray(x)) for x, axis in zip(xi, axes)]
+    if not sparse:
+        output = list(broadcast_arrays(*output))
+    if copy:
+        output = [x.copy() for x in output]
+    return tuple(output)
+
+
+def _atleast(views: dict[int, Callable[[LazyArray], LazyArray]], arys: tuple[Any, ...]) -> Any:
+    out = []
+    for a in arys:
+        x = asarray(a)
+        out.append(views[x.ndim](x) if x.ndim in views else x)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def atleast_1d(*arys: Any) -> Any:
+    """Each array with at least one axis (a view), as ``numpy.atleast_1d``."""
+    return _atleast({0: lambda x: x[None]}, arys)
+
+
+def atleast_2d(*arys: Any) -> Any:
+    """Each array with at least two axes (a view), as ``numpy.atleast_2d``."""
+    return _atleast({0: lambda x: x[None, None], 1: lambda x: x[None, :]}, arys)
+
+
+def atleast_3d(*arys: Any) -> Any:
+    """Each array with at least three axes (a view), as ``numpy.atleast_3d``: a vector of
+    length N becomes (1, N, 1), a matrix (M, N) becomes (M, N, 1)."""
+    return _atleast({0: lambda x: x[None, None, None], 1: lambda x: x[None, :, None],
+                     2: lambda x: x[:, :, None]}, arys)
+
+
+FUNCTIONS: dict[str, Callable[..., Any]] = {
+    f.__name__: f for f in (outer, tri, tril, triu, eye, meshgrid, atleast_1d, atleast_2d,
+                            atleast_3d)
+}
+NUMPY_FUNCTIONS: dict[Any, Callable[..., Any]] = {getattr(np, name): fn for name, fn in FUNCTIONS.items()}

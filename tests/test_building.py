@@ -1,0 +1,102 @@
+"""lazyarr/_functions/_building.py: outer (and ufunc.outer), tri/tril/triu, eye, meshgrid and
+atleast_*d against NumPy (values, dtype, shape, result type), on computed and pending inputs, in
+both modes; each stays lazy and fuses with what reads it."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import DTYPES, assert_same, random_array
+
+import lazyarr as la
+
+SHAPES_2D = [(3, 4), (4, 3), (1, 1), (0, 3), (2, 3, 4), (2, 0, 2)]
+
+
+def _both(a):
+    """The same values as a computed and as a pending LazyArray."""
+    x = la.asarray(a)
+    return [x, la.where(la.asarray(np.ones(a.shape, bool)), x, x)]
+
+
+def _same(got, want):
+    if isinstance(want, (tuple, list)):
+        assert type(got) is type(want) and len(got) == len(want)
+        for g, w in zip(got, want):
+            _same(g, w)
+        return
+    assert isinstance(got, la.LazyArray)
+    assert_same(np.asarray(got), np.asarray(want))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_tril_triu(dtype, mode, rng):
+    for shape in SHAPES_2D + [(5,)]:
+        a = random_array(rng, dtype, shape)
+        for x in _both(a):
+            for k in (0, 1, -1, 5, -5):
+                _same(la.tril(x, k), np.tril(a, k))
+                _same(la.triu(x, k=k), np.triu(a, k=k))
+        _same(np.triu(la.asarray(a), 1), np.triu(a, 1))          # numpy.triu(lazy): ours
+    _same(la.tril([[1, 2], [3, 4]]), np.tril([[1, 2], [3, 4]]))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_outer(dtype, mode, rng):
+    for sa, sb in [((3,), (4,)), ((2, 3), (4,)), ((), (3,)), ((0,), (3,)), ((2, 2), (2, 2))]:
+        a, b = random_array(rng, dtype, sa), random_array(rng, dtype, sb)
+        for x in _both(a):
+            for y in _both(b):
+                _same(la.outer(x, y), np.outer(a, b))
+                _same(np.outer(x, y), np.outer(a, b))
+                if dtype.kind != "b":
+                    _same(la.add.outer(x, y), np.add.outer(a, b))
+                    _same(np.subtract.outer(x, y), np.subtract.outer(a, b))
+                _same(la.maximum.outer(x, y), np.maximum.outer(a, b))
+
+
+def test_tri_eye(mode):
+    for args, kw in [((3,), {}), ((3, 5), {}), ((4, 2, -1), {}), ((3,), {"k": 2, "dtype": np.int8}),
+                     ((0, 3), {}), ((3, None, 1), {"dtype": bool})]:
+        _same(la.tri(*args, **kw), np.tri(*args, **kw))
+        _same(la.eye(*args, **kw), np.eye(*args, **kw))
+    _same(la.eye(3, dtype=None), np.eye(3, dtype=None))
+    assert np.asarray(la.eye(3, order="F")).flags.f_contiguous
+    with pytest.raises(ValueError):
+        la.eye(3, order="K")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_, np.complex64], ids=str)
+def test_meshgrid(dtype, mode, rng):
+    vectors = [random_array(rng, np.dtype(dtype), (n,)) for n in (3, 4, 2)]
+    for count in (0, 1, 2, 3):
+        vs = vectors[:count]
+        for kw in ({}, {"indexing": "ij"}, {"sparse": True}, {"copy": False}, {"indexing": "ij", "sparse": True}):
+            got = la.meshgrid(*[la.asarray(v) for v in vs], **kw)
+            _same(got, tuple(np.meshgrid(*vs, **kw)))
+    grids = la.meshgrid(la.asarray(vectors[0]), la.asarray(vectors[1]))
+    grids[0][0, 0] = vectors[0][1]                 # copy=True: memory of their own
+    assert np.asarray(grids[0])[1, 0] == vectors[0][0]
+    with pytest.raises(ValueError, match="indexing"):
+        la.meshgrid(la.asarray(vectors[0]), indexing="xx")
+
+
+def test_atleast(mode, rng):
+    arrays = [np.float32(2.5), np.arange(3), np.ones((2, 3)), np.ones((2, 3, 4)), np.ones((0,))]
+    for fn, numpy_fn in ((la.atleast_1d, np.atleast_1d), (la.atleast_2d, np.atleast_2d),
+                         (la.atleast_3d, np.atleast_3d)):
+        for a in arrays:
+            _same(fn(la.asarray(a)), numpy_fn(a))
+        _same(fn(*[la.asarray(a) for a in arrays]), numpy_fn(*arrays))
+        _same(numpy_fn(la.asarray(arrays[1])), numpy_fn(arrays[1]))
+
+
+def test_they_stay_lazy_and_fuse():
+    with la.config(mode="lazy", device="cpu"):
+        x = la.asarray(np.arange(12.0).reshape(3, 4))
+        y = la.triu(x * 2, 1) + la.outer(x[0], x[:, 0])[:4, :3].T
+        assert not y.is_materialized
+        plan = la.explain(y)
+        assert len(plan.kernels) == 1 and "fallback" not in str(plan)
+        want = np.triu(np.arange(12.0).reshape(3, 4) * 2, 1) + \
+            np.outer(np.arange(12.0).reshape(3, 4)[0], np.arange(12.0).reshape(3, 4)[:, 0])[:4, :3].T
+        np.testing.assert_array_equal(np.asarray(y), want)
