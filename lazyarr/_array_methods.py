@@ -167,21 +167,27 @@ def _binary_operator(opdef: OpDef, cls: Any, reflected: bool) -> Callable[[Any, 
         method = _identity_comparison_of_non_arrays(method, cls, opdef.name == "equal")
     elif opdef.name == "power" and not reflected:
         method = _scalar_power(method, cls)
-    return _zero_d_at_once(method, opdef, cls, reflected)
+    return _operator(method, opdef, cls, reflected)
 
 
 _MIRRORED = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le"}   # x < y is y > x
 
 
-def _zero_d_at_once(method: Callable[[Any, Any], Any], opdef: OpDef, cls: Any,
-                    reflected: bool) -> Callable[[Any, Any], Any]:
-    """``x op y`` of a computed 0-d ``x`` on the CPU and a computed 0-d ``y`` (or a Python
-    number): NumPy's ufunc on the two 0-d arrays, now, in either mode. This is the loop over
-    elements (``s = s + a[i] * b[i]``): the general path below gives the same values (a 0-d op
-    of computed operands runs at once on the CPU, ``_build._computed_on_cpu``) at ~3 µs an op;
-    this one costs ~1.5 µs, most of it NumPy's own 0-d ufunc call (docs/notes/core.rst).
-    NumPy computes the result dtype and raises its own errors (``int8 + 300``, integers to
-    negative powers); a NumPy scalar result becomes a 0-d array."""
+def _operator(method: Callable[[Any, Any], Any], opdef: OpDef, cls: Any,
+              reflected: bool) -> Callable[[Any, Any], Any]:
+    """The operator method: ``method`` (which builds the node), with two cases before it.
+
+    * ``other`` is a Dask collection: NotImplemented, so that Dask's operator runs (a
+      LazyArray is one of its chunk types, lazyarr/_dask.py), never ``other`` computed into one
+      LazyArray here.
+    * ``x op y`` of a computed 0-d ``x`` on the CPU and a computed 0-d ``y`` (or a Python
+      number): NumPy's ufunc on the two 0-d arrays, now, in either mode. This is the loop over
+      elements (``s = s + a[i] * b[i]``): ``method`` gives the same values (a 0-d op of computed
+      operands runs at once on the CPU, ``_build._computed_on_cpu``) at ~3 µs an op; this path
+      costs ~1.5-2 µs, most of it NumPy's own 0-d ufunc call (docs/notes/core.rst). NumPy
+      computes the result dtype and raises its own errors (``int8 + 300``, integers to negative
+      powers); a NumPy scalar result becomes a 0-d array.
+    """
     wrap = cls._from_node
     ufunc = opdef.numpy
     power = opdef.name == "power" and not reflected
