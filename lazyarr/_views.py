@@ -86,6 +86,8 @@ def view(x: Any, fn: Any) -> Any:
     transpose, ``expand_dims`` ...), as a LazyArray: of a computed ``x``, a view of its
     memory; of a pending elementwise ``x``, pushed down to its inputs (the store rule above)."""
     node = x._node
+    if node.data is not None and x.device == "cpu":   # NumPy's view of the memory, its errors
+        return _of_memory(x, fn)
     out_shape = shape_of(node.shape, fn)          # NumPy's errors before anything runs
     if node.data is None and _pushable(node) and views_taken(x) < MAX_PUSHED_VIEWS:
         out = type(x)._from_node(_push(node, node.shape, fn, out_shape))
