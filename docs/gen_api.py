@@ -156,6 +156,7 @@ SHAPE_FUNCTIONS = ("transpose", "permute_dims", "matrix_transpose", "swapaxes", 
 CREATION = ("asarray", "copy", "zeros", "ones", "full", "empty", "arange", "linspace", "zeros_like",
             "ones_like", "full_like", "empty_like", "eye", "tri")
 BUILDING = ("outer", "tril", "triu", "meshgrid", "atleast_1d", "atleast_2d", "atleast_3d")
+LOGIC = ("isclose", "allclose", "array_equal", "array_equiv")
 DTYPES = ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float16", "float32", "float64", "complex64", "complex128")
 CONSTANTS = ("pi", "e", "inf", "nan", "euler_gamma")
@@ -198,6 +199,10 @@ def _api_page() -> tuple[str, set[str]]:
             "Natively, lazy and fused (``la.add.outer`` and the other binary ufuncs' ``outer`` "
             "too).", ""] + [f".. autofunction:: {n}" for n in BUILDING] + [""]
     documented.update(BUILDING)
+    api += ["Comparing arrays", "----------------", "",
+            "Natively: the comparison of two pending expressions is one fused kernel.", ""] \
+        + [f".. autofunction:: {n}" for n in LOGIC] + [""]
+    documented.update(LOGIC)
     api += ["Dtypes and constants", "--------------------", "",
             ".. data:: " + "\n          ".join(DTYPES), "",
             "   The dtypes lazyarr supports: NumPy's scalar types (``la.float32 is numpy.float32``).",
@@ -294,7 +299,7 @@ def check_documented(documented: set[str]) -> None:
             problems.append(f"LazyArray.{name}: not listed in gen_api.ARRAY_MEMBERS")
         elif name in ARRAY_MEMBERS and not (getattr(la.LazyArray, name).__doc__ or "").strip():
             problems.append(f"LazyArray.{name}: no docstring")
-    autodoc = CREATION + BUILDING + SHAPE_FUNCTIONS + ("config", "set_config", "get_config", "cuda_available", "explain", "where",
+    autodoc = CREATION + BUILDING + LOGIC + SHAPE_FUNCTIONS + ("config", "set_config", "get_config", "cuda_available", "explain", "where",
                           "clip", "astype", "angle", "Config", "Plan", "Kernel", "LazyArray")
     problems += [f"lazyarr.{n}: no docstring" for n in autodoc if not (getattr(la, n).__doc__ or "").strip()]
     if problems:
