@@ -157,6 +157,7 @@ CREATION = ("asarray", "copy", "zeros", "ones", "full", "empty", "arange", "lins
             "ones_like", "full_like", "empty_like", "eye", "tri")
 BUILDING = ("outer", "tril", "triu", "meshgrid", "atleast_1d", "atleast_2d", "atleast_3d")
 LOGIC = ("isclose", "allclose", "array_equal", "array_equiv")
+NAN_REDUCTIONS = ("nansum", "nanprod", "nanmax", "nanmin", "nanmean", "count_nonzero", "ptp")
 DTYPES = ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float16", "float32", "float64", "complex64", "complex128")
 CONSTANTS = ("pi", "e", "inf", "nan", "euler_gamma")
@@ -203,6 +204,10 @@ def _api_page() -> tuple[str, set[str]]:
             "Natively: the comparison of two pending expressions is one fused kernel.", ""] \
         + [f".. autofunction:: {n}" for n in LOGIC] + [""]
     documented.update(LOGIC)
+    api += ["NaN-skipping and derived reductions", "-----------------------------------", "",
+            "Natively: the NaN test fuses into the reduction's kernel.", ""] \
+        + [f".. autofunction:: {n}" for n in NAN_REDUCTIONS] + [""]
+    documented.update(NAN_REDUCTIONS)
     api += ["Dtypes and constants", "--------------------", "",
             ".. data:: " + "\n          ".join(DTYPES), "",
             "   The dtypes lazyarr supports: NumPy's scalar types (``la.float32 is numpy.float32``).",
@@ -299,7 +304,7 @@ def check_documented(documented: set[str]) -> None:
             problems.append(f"LazyArray.{name}: not listed in gen_api.ARRAY_MEMBERS")
         elif name in ARRAY_MEMBERS and not (getattr(la.LazyArray, name).__doc__ or "").strip():
             problems.append(f"LazyArray.{name}: no docstring")
-    autodoc = CREATION + BUILDING + LOGIC + SHAPE_FUNCTIONS + ("config", "set_config", "get_config", "cuda_available", "explain", "where",
+    autodoc = CREATION + BUILDING + LOGIC + NAN_REDUCTIONS + SHAPE_FUNCTIONS + ("config", "set_config", "get_config", "cuda_available", "explain", "where",
                           "clip", "astype", "angle", "Config", "Plan", "Kernel", "LazyArray")
     problems += [f"lazyarr.{n}: no docstring" for n in autodoc if not (getattr(la, n).__doc__ or "").strip()]
     if problems:

@@ -8,9 +8,9 @@ own functions (tests/test_cupy_gaps.py), so CI checks their semantics without a 
 API conformance suite with ``device="cuda"`` checks them on the GPU. Found missing on the
 H200 (CuPy 14.2) by that suite: the array API ``linalg`` names (``trace``, ``diagonal``,
 ``tensordot``, ``vecdot``, ``vector_norm``, ``matrix_norm``, ``svdvals``, ``cross``),
-``cholesky(upper=)``, ``count_nonzero(keepdims=)``, ``unstack``, and the named-tuple results
-of ``slogdet``/``svd``/``eigh``; in the next run, ``linalg.outer``, ``pinv(rtol=)``, ``qr``'s
-named tuple and ``count_nonzero``'s 0-d result.
+``cholesky(upper=)``, ``unstack``, and the named-tuple results of ``slogdet``/``svd``/``eigh``;
+in the next run, ``linalg.outer``, ``pinv(rtol=)`` and ``qr``'s named tuple.
+(``count_nonzero`` is lazyarr's own now: lazyarr/_functions/_nanfunctions.py.)
 """
 from __future__ import annotations
 
@@ -146,12 +146,6 @@ def matrix_norm(xp: ModuleType, x: Any, /, *, keepdims: bool = False, ord: Any =
     return xp.linalg.norm(_inexact(xp, x), ord=ord, axis=(-2, -1), keepdims=keepdims)
 
 
-def count_nonzero(xp: ModuleType, a: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
-    """An intp count, 0-d for ``axis=None`` (NumPy 2 returns an ``intp`` scalar there, which the
-    fallback wraps as a 0-d array too)."""
-    return xp.sum(a != 0, axis=axis, keepdims=keepdims, dtype=np.intp)
-
-
 def qr(xp: ModuleType, a: Any, mode: str = "reduced") -> Any:
     result = xp.linalg.qr(a, mode=mode)
     return _named("qr", result) if mode in ("reduced", "complete") else result
@@ -204,6 +198,6 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "linalg.svdvals": svdvals, "linalg.cholesky": cholesky, "linalg.trace": trace,
     "linalg.diagonal": diagonal, "linalg.tensordot": tensordot, "linalg.vecdot": vecdot,
     "vecdot": vecdot, "linalg.cross": cross, "linalg.vector_norm": vector_norm,
-    "linalg.matrix_norm": matrix_norm, "count_nonzero": count_nonzero, "unstack": unstack,
+    "linalg.matrix_norm": matrix_norm, "unstack": unstack,
     "linalg.qr": qr, "linalg.outer": outer, "linalg.pinv": pinv,
 }

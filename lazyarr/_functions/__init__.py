@@ -6,6 +6,8 @@ in its ``FUNCTIONS`` (and ``NUMPY_FUNCTIONS`` where ``numpy.<name>(lazy)`` shoul
 * ``_elementwise``: one function per elementwise op of the registry; ``where``, ``clip``,
   ``astype``, ``real``, ``imag``, ``angle``
 * ``_manipulation``: transposes, axis moves, flips, ``broadcast_to``, ``reshape``, ``ravel``
+* ``_nanfunctions``: ``nansum``, ``nanprod``, ``nanmax``, ``nanmin``, ``nanmean``,
+  ``count_nonzero``, ``ptp``
 * ``_logic``: ``isclose``, ``allclose``, ``array_equal``, ``array_equiv``
 * ``_building``: ``outer`` (and ``ufunc.outer``), ``tri``/``tril``/``triu``, ``eye``,
   ``meshgrid``, ``atleast_*d``
@@ -28,8 +30,8 @@ from typing import Any
 from .. import _dispatch, _fallback
 import numpy as np
 
-from . import (_building, _creation, _elementwise, _explain, _logic, _manipulation, _set,
-               _sorting, _statistical)
+from . import (_building, _creation, _elementwise, _explain, _logic, _manipulation,
+               _nanfunctions, _set, _sorting, _statistical)
 
 #: Every public function by name (the names of lazyarr's own; aliases below).
 FUNCTIONS: dict[str, Callable[..., Any]] = {}
@@ -43,6 +45,7 @@ for _name, _fn in FUNCTIONS.items():
 FUNCTIONS.update(_creation.FUNCTIONS)
 FUNCTIONS.update(_building.FUNCTIONS)
 FUNCTIONS.update(_logic.FUNCTIONS)
+FUNCTIONS.update(_nanfunctions.FUNCTIONS)
 FUNCTIONS.update(_sorting.FUNCTIONS)
 FUNCTIONS.update(_set.FUNCTIONS)
 FUNCTIONS.update(_explain.FUNCTIONS)
@@ -59,7 +62,8 @@ ALIASES = {"absolute": "abs", "true_divide": "divide", "mod": "remainder", "bitw
 
 #: NumPy function -> lazyarr function, for ``__array_function__``.
 NUMPY_FUNCTIONS: dict[Any, Callable[..., Any]] = {}
-for _group in (_statistical, _elementwise, _manipulation, _building, _creation, _logic):
+for _group in (_statistical, _elementwise, _manipulation, _building, _creation, _logic,
+               _nanfunctions):
     NUMPY_FUNCTIONS.update(_group.NUMPY_FUNCTIONS)
 
 # ``la.add.outer`` of the native binary ufuncs: native (the other ufunc methods are given by
