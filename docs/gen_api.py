@@ -155,7 +155,8 @@ SHAPE_FUNCTIONS = ("transpose", "permute_dims", "matrix_transpose", "swapaxes", 
                    "broadcast_arrays", "reshape", "ravel")
 CREATION = ("asarray", "copy", "zeros", "ones", "full", "empty", "arange", "linspace", "zeros_like",
             "ones_like", "full_like", "empty_like", "eye", "tri")
-BUILDING = ("outer", "tril", "triu", "meshgrid", "atleast_1d", "atleast_2d", "atleast_3d")
+BUILDING = ("outer", "tril", "triu", "meshgrid", "atleast_1d", "atleast_2d", "atleast_3d", "diff",
+            "round")
 LOGIC = ("isclose", "allclose", "array_equal", "array_equiv")
 NAN_REDUCTIONS = ("nansum", "nanprod", "nanmax", "nanmin", "nanmean", "count_nonzero", "ptp")
 DTYPES = ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",

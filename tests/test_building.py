@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import DTYPES, assert_same, random_array
+from helpers import DTYPES, assert_same, edge_values, random_array
 
 import lazyarr as la
 
@@ -100,3 +100,44 @@ def test_they_stay_lazy_and_fuse():
         want = np.triu(np.arange(12.0).reshape(3, 4) * 2, 1) + \
             np.outer(np.arange(12.0).reshape(3, 4)[0], np.arange(12.0).reshape(3, 4)[:, 0])[:4, :3].T
         np.testing.assert_array_equal(np.asarray(y), want)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_diff(dtype, mode, rng):
+    for shape in [(7,), (3, 5), (2, 3, 4), (0, 3), (1,)]:
+        a = random_array(rng, dtype, shape)
+        for x in _both(a):
+            for n in (0, 1, 2, 3):
+                for axis in range(-len(shape), len(shape)):
+                    with np.errstate(all="ignore"):
+                        _same(la.diff(x, n, axis), np.diff(a, n, axis))
+    a = random_array(rng, dtype, (5,))
+    _same(la.diff(la.asarray(a), prepend=a[:1], append=a[-1:]),
+          np.diff(a, prepend=a[:1], append=a[-1:]))
+    with pytest.raises(ValueError):
+        la.diff(la.asarray(a), -1)
+    with pytest.raises(ValueError):
+        la.diff(la.asarray(a[0]))
+    with pytest.raises(np.exceptions.AxisError):
+        la.diff(la.asarray(a), axis=1)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_round(dtype, mode, rng):
+    """Bit for bit NumPy's: its own steps for floats (rint of a scaled value), signed zeros
+    and half-to-even included; NumPy's own for complex, bool and integers to negative places."""
+    a = np.concatenate([random_array(rng, dtype, (200,)), edge_values(dtype)])
+    if dtype.kind == "f":
+        a = (a * np.asarray(10.0, dtype) ** rng.integers(-3, 4, a.shape).astype(dtype)).astype(dtype)
+    for x in _both(a):
+        for decimals in (-2, -1, 0, 1, 2, 5):
+            with np.errstate(all="ignore"):
+                try:
+                    want = np.round(a, decimals)
+                except Exception as exc:  # noqa: BLE001 - bool: NumPy's own error
+                    with pytest.raises(type(exc)):
+                        la.round(x, decimals)
+                    continue
+                _same(la.round(x, decimals), want)
+                _same(la.around(x, decimals=decimals), np.around(a, decimals=decimals))
+                _same(np.round(x, decimals), want)

@@ -43,9 +43,10 @@ for _name, _fn in FUNCTIONS.items():
     _fn.__name__ = _fn.__qualname__ = _name
     _fn.__module__ = "lazyarr"
 FUNCTIONS.update(_creation.FUNCTIONS)
-FUNCTIONS.update(_building.FUNCTIONS)
-FUNCTIONS.update(_logic.FUNCTIONS)
-FUNCTIONS.update(_nanfunctions.FUNCTIONS)
+for _group in (_building, _logic, _nanfunctions):   # (written here: their public module)
+    for _fn in _group.FUNCTIONS.values():
+        _fn.__module__ = "lazyarr"
+    FUNCTIONS.update(_group.FUNCTIONS)
 FUNCTIONS.update(_sorting.FUNCTIONS)
 FUNCTIONS.update(_set.FUNCTIONS)
 FUNCTIONS.update(_explain.FUNCTIONS)
@@ -53,7 +54,7 @@ FUNCTIONS.update(_explain.FUNCTIONS)
 #: NumPy's other names of lazyarr functions.
 ALIASES = {"absolute": "abs", "true_divide": "divide", "mod": "remainder", "bitwise_not": "invert",
            "amin": "min", "amax": "max", "conjugate": "conj", "degrees": "rad2deg",
-           "radians": "deg2rad",
+           "radians": "deg2rad", "around": "round",
            # the array API standard's names, NumPy 2's aliases of the same ufuncs
            "acos": "arccos", "acosh": "arccosh", "asin": "arcsin", "asinh": "arcsinh",
            "atan": "arctan", "atan2": "arctan2", "atanh": "arctanh", "pow": "power",

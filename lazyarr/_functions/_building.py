@@ -1,5 +1,5 @@
 """Building arrays from others: ``outer`` (and ``ufunc.outer``), ``tri``/``tril``/``triu``,
-``eye``, ``meshgrid``, ``atleast_1d/2d/3d``. Each is NumPy's own definition written with
+``eye``, ``meshgrid``, ``atleast_1d/2d/3d``, ``diff``, ``round``/``around``. Each is NumPy's own definition written with
 lazyarr's views (lazyarr/_views.py) and elementwise ops, so it stays lazy and fuses with what
 reads it (``la.sum(la.triu(a * 2))`` is one kernel) and runs on either device; the values,
 dtypes and shapes are NumPy's by construction (``tests/test_building.py``)."""
@@ -17,7 +17,8 @@ from ._creation import _made, asarray, zeros
 from ._elementwise import FUNCTIONS as _ELEMENTWISE
 from ._manipulation import broadcast_arrays, expand_dims, ravel
 
-_where, _multiply, _greater_equal = (_ELEMENTWISE[n] for n in ("where", "multiply", "greater_equal"))
+_where, _multiply, _greater_equal, _subtract, _not_equal, _rint = (
+    _ELEMENTWISE[n] for n in ("where", "multiply", "greater_equal", "subtract", "not_equal", "rint"))
 
 
 def _flat(x: LazyArray) -> LazyArray:
@@ -135,8 +136,52 @@ def atleast_3d(*arys: Any) -> Any:
                      2: lambda x: x[:, :, None]}, arys)
 
 
+def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = np._NoValue,
+         append: Any = np._NoValue) -> Any:
+    """The ``n``-th difference along ``axis``, ``a[1:] - a[:-1]`` (``!=`` for bool), as
+    ``numpy.diff``: views of ``a``, so the differences fuse with ``a``'s expression and what
+    reads them. ``prepend=``/``append=`` run NumPy's own (the fallback)."""
+    if prepend is not np._NoValue or append is not np._NoValue:
+        kwargs = {k: v for k, v in (("prepend", prepend), ("append", append)) if v is not np._NoValue}
+        return _fallback.call("diff", np.diff, (a, n, axis), kwargs)
+    n = operator.index(n)
+    if n == 0:
+        return a
+    if n < 0:
+        raise ValueError("order must be non-negative but got " + repr(n))
+    x = asarray(a)
+    if x.ndim == 0:
+        raise ValueError("diff requires input that is at least one dimensional")
+    axis = np.lib.array_utils.normalize_axis_index(axis, x.ndim)
+    later = tuple(slice(1, None) if d == axis else slice(None) for d in range(x.ndim))
+    earlier = tuple(slice(None, -1) if d == axis else slice(None) for d in range(x.ndim))
+    op = _not_equal if x.dtype == np.bool_ else _subtract
+    for _ in range(n):
+        x = op(x[later], x[earlier])
+    return x
+
+
+def round(a: Any, decimals: int = 0, out: Any = None) -> Any:  # noqa: A001 - NumPy's name
+    """Round half to even to ``decimals`` places, as ``numpy.round``: for floats NumPy's own
+    steps, ``rint(a * 10**decimals) / 10**decimals`` (``rint`` for 0 places), fused; integers
+    keep their values (a copy). Complex, bool, integers to negative places and ``out=`` run
+    NumPy's own (the fallback)."""
+    decimals = operator.index(decimals)
+    x = asarray(a)
+    kind = x.dtype.kind
+    if out is not None or kind in "cb" or kind in "iu" and decimals < 0:
+        return _fallback.call("round", np.round, (a, decimals), {} if out is None else {"out": out})
+    if kind in "iu":
+        return x.copy()
+    if decimals == 0:
+        return _rint(x)
+    scale = 10.0 ** abs(decimals)
+    return _rint(x * scale) / scale if decimals > 0 else _rint(x / scale) * scale
+
+
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     f.__name__: f for f in (outer, tri, tril, triu, eye, meshgrid, atleast_1d, atleast_2d,
-                            atleast_3d)
+                            atleast_3d, diff, round)
 }
 NUMPY_FUNCTIONS: dict[Any, Callable[..., Any]] = {getattr(np, name): fn for name, fn in FUNCTIONS.items()}
+NUMPY_FUNCTIONS[np.around] = round
