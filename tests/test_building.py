@@ -3,6 +3,8 @@ atleast_*d against NumPy (values, dtype, shape, result type), on computed and pe
 both modes; each stays lazy and fuses with what reads it."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from helpers import DTYPES, assert_same, edge_values, random_array
@@ -141,3 +143,26 @@ def test_round(dtype, mode, rng):
                 _same(la.round(x, decimals), want)
                 _same(la.around(x, decimals=decimals), np.around(a, decimals=decimals))
                 _same(np.round(x, decimals), want)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device (a GPU, or LAZYARR_CUDA_SIM=1)")
+def test_the_compositions_on_cuda():
+    """The building, logic and NaN functions are compositions of lazyarr's ops: on cuda they
+    run through the same kernels and give NumPy's values."""
+    a = np.array([[1.0, np.nan, -2.5, 0.5], [3.25, 4.0, np.nan, -0.0], [1.5, 2.5, -1.5, 7.0]])
+    x = la.asarray(a, device="cuda")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        cases = [(la.tril(x, -1), np.tril(a, -1)), (la.triu(x), np.triu(a)),
+                 (la.outer(x[0], x[1]), np.outer(a[0], a[1])), (la.diff(x, axis=1), np.diff(a, axis=1)),
+                 (la.round(x * 1.2345, 2), np.round(a * 1.2345, 2)),
+                 (la.nansum(x, axis=0), np.nansum(a, axis=0)), (la.nanmax(x, axis=1), np.nanmax(a, axis=1)),
+                 (la.nanmean(x, axis=1), np.nanmean(a, axis=1)), (la.count_nonzero(x), np.count_nonzero(a)),
+                 (la.isclose(x, x + 1e-9), np.isclose(a, a + 1e-9)),
+                 (la.eye(3, device="cuda"), np.eye(3)),
+                 (la.meshgrid(x[0], x[1][:2])[1], np.meshgrid(a[0], a[1][:2])[1])]
+    for got, want in cases:
+        assert got.device == "cuda"
+        np.testing.assert_allclose(got.to_numpy(), want, rtol=1e-12, equal_nan=True)
+    assert la.allclose(x, x, equal_nan=True) is True and la.array_equal(x, x * 1) is False
