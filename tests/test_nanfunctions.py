@@ -39,7 +39,7 @@ def _outcome(fn, *args, **kw):
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("name", ["nansum", "nanprod", "nanmax", "nanmin", "nanmean",
-                                  "count_nonzero", "ptp"])
+                                  "nanargmax", "nanargmin", "count_nonzero", "ptp"])
 def test_matches_numpy(name, dtype, mode):
     a = _data(dtype)
     if name == "nanprod" and dtype.kind in "fc":
@@ -57,7 +57,8 @@ def test_matches_numpy(name, dtype, mode):
                     continue
                 assert not isinstance(got, Exception), got
                 assert got_warn == want_warn, (name, axis, got_warn, want_warn)
-                exact = name in ("nanmax", "nanmin", "count_nonzero", "ptp") or dtype.kind not in "fc"
+                exact = name in ("nanmax", "nanmin", "nanargmax", "nanargmin", "count_nonzero",
+                                 "ptp") or dtype.kind not in "fc"
                 if name in ("nanmax", "nanmin", "ptp") and dtype.kind == "f":
                     assert got.dtype == want.dtype and got.shape == want.shape
                     np.testing.assert_array_equal(got, want)   # (zeros' signs: the min/max rule)

@@ -1,5 +1,5 @@
 """Reductions that skip NaNs, and two more built from the registry's: ``nansum``, ``nanprod``,
-``nanmax``, ``nanmin``, ``nanmean``, ``count_nonzero``, ``ptp``. Each is NumPy 2's definition
+``nanmax``, ``nanmin``, ``nanmean``, ``nanargmax``, ``nanargmin``, ``count_nonzero``, ``ptp``. Each is NumPy 2's definition
 (numpy/lib/_nanfunctions_impl.py) written with lazyarr's ops, so the NaN test fuses into the
 reduction's kernel (``la.nansum(f(x))`` is one kernel) on either device. Complex NaN-reductions,
 and the keywords the native forms lack (``out=``, ``initial=``, ``where=``), run NumPy's own
@@ -107,6 +107,28 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdi
         return (total / count).astype(total.dtype)
 
 
+def _nan_arg(name: str, reduction: str, fill: float, a: Any, axis: Any, out: Any,
+             keepdims: bool) -> Any:
+    x = asarray(a)
+    if not _native(x, out):
+        return _numpy(name, a, axis=axis, out=out, keepdims=keepdims)
+    if x.dtype.kind == "f" and x.size and bool(_R["any"](_R["all"](_isnan(x), axis))):
+        raise ValueError("All-NaN slice encountered")
+    return _R[reduction](_replaced(x, fill), axis, keepdims=keepdims)
+
+
+def nanargmax(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Any:
+    """The index of the maximum ignoring NaNs, as ``numpy.nanargmax`` (an all-NaN slice is a
+    ``ValueError``)."""
+    return _nan_arg("nanargmax", "argmax", -np.inf, a, axis, out, keepdims)
+
+
+def nanargmin(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Any:
+    """The index of the minimum ignoring NaNs, as ``numpy.nanargmin`` (an all-NaN slice is a
+    ``ValueError``)."""
+    return _nan_arg("nanargmin", "argmin", np.inf, a, axis, out, keepdims)
+
+
 def count_nonzero(a: Any, axis: Any = None, *, keepdims: bool = False) -> LazyArray:
     """The number of non-zero elements, as ``numpy.count_nonzero`` (an ``intp`` count, 0-d for
     ``axis=None``)."""
@@ -123,6 +145,7 @@ def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> An
 
 
 FUNCTIONS: dict[str, Callable[..., Any]] = {
-    f.__name__: f for f in (nansum, nanprod, nanmax, nanmin, nanmean, count_nonzero, ptp)
+    f.__name__: f for f in (nansum, nanprod, nanmax, nanmin, nanmean, nanargmax, nanargmin,
+                            count_nonzero, ptp)
 }
 NUMPY_FUNCTIONS: dict[Any, Callable[..., Any]] = {getattr(np, name): fn for name, fn in FUNCTIONS.items()}
