@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from . import _build, _dispatch, _node, _views, _writes
+from ._dispatch import dask_collection
 from ._materialize import stopping
 from ._node import Node
 from ._operands import made, to_operand
@@ -75,9 +76,10 @@ def elementwise_function(opdef: OpDef, cls: Any) -> Callable[..., Any]:
             if len(args) != 2:
                 return wrap(_elementwise(opdef, *args))
             x1, x2 = args
-            if hasattr(x1, "__dask_graph__") or hasattr(x2, "__dask_graph__"):
+            t1, t2 = type(x1), type(x2)
+            if t1 is not cls and dask_collection(x1) or t2 is not cls and dask_collection(x2):
                 # a Dask collection: NumPy's ufunc, so that Dask's __array_ufunc__ runs it
-                _dispatch.PROTOCOLS["met_dask_collection"](x1 if hasattr(x1, "__dask_graph__") else x2)
+                _dispatch.PROTOCOLS["met_dask_collection"](x1 if dask_collection(x1) else x2)
                 return opdef.numpy(x1, x2)
             return wrap(_elementwise(opdef, x1._node if isinstance(x1, cls) else x1,
                                      x2._node if isinstance(x2, cls) else x2))
@@ -198,8 +200,7 @@ def _operator(method: Callable[[Any, Any], Any], opdef: OpDef, cls: Any,
 
     def operator_method(self: Any, other: Any) -> Any:
         kind = type(other)
-        if kind is not cls and kind is not float and kind is not int \
-                and hasattr(other, "__dask_graph__"):
+        if kind is not cls and kind is not float and kind is not int and dask_collection(other):
             # A Dask collection: Dask's operator runs (a LazyArray is one of its chunk types).
             # The first time, Dask did not know LazyArray yet and may have declined already.
             if _dispatch.PROTOCOLS["met_dask_collection"](other):

@@ -267,7 +267,7 @@ def _met(values: Any) -> None:
     """A Dask collection among ``values``: register LazyArray with Dask, whose override NumPy
     calls next (lazyarr/_dask.py)."""
     for v in values:
-        if hasattr(v, "__dask_graph__"):
+        if _dispatch.dask_collection(v):
             _dispatch.PROTOCOLS["met_dask_collection"](v)
             return
 
