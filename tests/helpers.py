@@ -6,6 +6,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import lazyarr as la
 from lazyarr._devices import cuda_simulated
 from lazyarr._dtypes import SUPPORTED_DTYPES
 
@@ -155,3 +156,12 @@ def lazy_reduction(name: str, a: np.ndarray, **kw) -> np.ndarray:
             neg = np.any(zeros & np.signbit(a), axis=axis, keepdims=keep)
         want = np.where(want == 0, np.where(neg, -0.0, 0.0).astype(want.dtype), want).astype(want.dtype)
     return want
+
+
+def pending(a: np.ndarray) -> la.LazyArray:
+    """A pending LazyArray of ``a``'s values and dtype (nothing computed yet, in lazy mode):
+    ``where(True, a, a)``, which any test can run as computed and as pending input."""
+    x = la.asarray(a)
+    out = la.where(la.asarray(np.ones(a.shape, bool)), x, x)
+    assert not out.is_materialized or la.get_config().mode == "eager"
+    return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import DTYPES, GPU_DTYPES, assert_same, random_array
+from helpers import DTYPES, GPU_DTYPES, assert_same, pending, random_array
 
 import lazyarr as la
 from lazyarr import _views
@@ -12,11 +12,6 @@ from lazyarr import _views
 KEYS = [0, -1, slice(None), slice(1, -1), slice(None, None, -1), slice(5, 0, -2), (Ellipsis, 1),
         (1, slice(None, None, 3)), (slice(None), None, slice(1, None)), (None, Ellipsis), (),
         (slice(2, 2), slice(None)), (-2, -3)]
-
-
-def _pending(a):
-    x = la.asarray(a)
-    return la.where(la.asarray(np.ones(a.shape, bool)), x, x)
 
 
 def _launches(fn):
@@ -157,7 +152,7 @@ SHAPE_CALLS = [
 def test_shape_functions_match_numpy_on_computed_and_pending(name, call, dtype, mode, rng):
     a = random_array(rng, dtype, (2, 3, 4))
     want = call(np, a)
-    for x in (la.asarray(a), _pending(a)):
+    for x in (la.asarray(a), pending(a)):
         got = call(la, x)
         assert isinstance(got, la.LazyArray) and got.shape == want.shape
         assert_same(np.asarray(got), want)

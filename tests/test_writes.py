@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import DTYPES, GPU_DTYPES, assert_same, random_array
+from helpers import DTYPES, GPU_DTYPES, assert_same, pending, random_array
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
@@ -18,14 +18,6 @@ import lazyarr as la
 BASIC_KEYS = [0, -1, slice(None), slice(1, None), slice(None, None, -1), slice(4, 0, -2),
               (Ellipsis, 1), (1, slice(None, None, 2)), (slice(None), None, 0), ()]
 ADVANCED_KEYS = [[0, 2, -1], (np.array([1, 0]), np.array([2, 3])), "mask"]
-
-
-def _pending(a):
-    """A pending LazyArray of ``a``'s values and dtype (nothing computed yet)."""
-    x = la.asarray(a)
-    out = la.where(la.asarray(np.ones(a.shape, bool)), x, x)
-    assert not out.is_materialized or la.get_config().mode == "eager"
-    return out
 
 
 def _key(key, base):
@@ -45,7 +37,7 @@ def test_setitem_matches_numpy_on_every_dtype(dtype, key, mode, rng):
     want = base.copy()
     k = _key(key, base)
     want[k] = value
-    for make in (lambda: la.asarray(base.copy()), lambda: _pending(base.copy())):
+    for make in (lambda: la.asarray(base.copy()), lambda: pending(base.copy())):
         x = make()                                   # computed, then pending
         lk = la.asarray(k) if isinstance(k, np.ndarray) else _lazy_key(k)
         x[lk] = value
@@ -176,7 +168,7 @@ def test_writes_on_cuda_match_numpy(dtype, rng):
     want = base.copy()
     with la.config(device="cuda"):
         x = la.asarray(base.copy())
-        pending = _pending(x)                          # reads x's memory
+        reader = pending(x)                           # reads x's memory
         view = x[1:, ::-1]
         mask = base > np.median(base)
         for key in (0, (slice(1, None), slice(None, None, -1)), mask):
@@ -185,7 +177,7 @@ def test_writes_on_cuda_match_numpy(dtype, rng):
         assert x.device == "cuda"
         assert_same(np.asarray(x), want)
         assert_same(np.asarray(view), want[1:, ::-1])
-        assert_same(np.asarray(pending), base)
+        assert_same(np.asarray(reader), base)
 
 
 # ----------------------------------------------------------------------------- stateful
@@ -270,7 +262,7 @@ def test_a_copy_is_independent_and_a_pending_copy_fuses(dtype, mode, rng):
     A pending copy stays pending (one kernel with what reads it)."""
     for order in ("K", "C", "F"):
         base = random_array(rng, dtype, (4, 3))
-        for make in (lambda: la.asarray(base.copy()), lambda: _pending(base.copy())):
+        for make in (lambda: la.asarray(base.copy()), lambda: pending(base.copy())):
             x = make()
             y, z = la.copy(x, order=order), x.copy(order)
             if mode == "lazy" and order != "F" and not x.is_materialized:
@@ -285,8 +277,8 @@ def test_a_copy_is_independent_and_a_pending_copy_fuses(dtype, mode, rng):
             if order == "F":
                 assert np.asarray(la.copy(la.asarray(base), order="F")).flags.f_contiguous
     src = la.asarray(base.copy())
-    pending = src * 1
-    copied = la.copy(pending)
+    expression = src * 1
+    copied = la.copy(expression)
     src[0] = base[3]
     assert_same(np.asarray(copied), base * 1)                      # the values of its line
     plan = str(la.explain(src + la.copy(src * 2)))
