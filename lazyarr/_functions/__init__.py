@@ -27,9 +27,9 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from .. import _dispatch, _fallback
 import numpy as np
 
+from .. import _dispatch, _fallback
 from . import (_building, _creation, _elementwise, _explain, _logic, _manipulation,
                _nanfunctions, _set, _sorting, _statistical)
 

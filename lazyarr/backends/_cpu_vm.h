@@ -633,7 +633,7 @@ typedef npy_int64 lz_v2l __attribute__((vector_size(16)));
         if (r == 0) {    /* the sign of a zero result: IEEE maximum/minimum */               \
             for (i = 0; i < n; i++) {                                                        \
                 T x = LD(T, a[i]);                                                           \
-                if (x == 0 && !signbit(x) == (MX)) return (double)x;                       \
+                if (x == 0 && !signbit(x) == (MX)) return (double)x;                         \
             }                                                                                \
             return (MX) ? -0.0 : 0.0;                                                        \
         }                                                                                    \

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import pickle
 import time
+from typing import Any
 
 import dask
 import dask.array as da
@@ -32,6 +33,19 @@ def timed(fn) -> float:
     t = time.perf_counter()
     fn()
     return (time.perf_counter() - t) * 1e3
+
+
+def medians(rows: dict[str, Any], reference: str, rounds: int) -> dict[str, float]:
+    """Each row's median time (ms) over interleaved rounds, after one warm call of each whose
+    value must be the ``reference`` row's (the same sum, within float32 rounding)."""
+    values = {name: fn() for name, fn in rows.items()}   # warm: compiles, connections
+    for name, value in values.items():
+        assert abs(value - values[reference]) <= 1e-3 * abs(values[reference]), (name, value, values[reference])
+    times: dict[str, list[float]] = {name: [] for name in rows}
+    for _ in range(rounds):
+        for name, fn in rows.items():
+            times[name].append(timed(fn))
+    return {name: sorted(t)[len(t) // 2] for name, t in times.items()}
 
 
 def main() -> None:
@@ -62,15 +76,7 @@ def main() -> None:
         distributed.wait([a for pair in on_cluster.values() for a in pair])
         rows["Dask LocalCluster, NumPy chunks"] = lambda: float(client.compute(chain(*on_cluster["numpy"])).result())
         rows["Dask LocalCluster, lazyarr chunks"] = lambda: float(client.compute(chain(*on_cluster["lazyarr"])).result())
-        values = {name: fn() for name, fn in rows.items()}   # warm: compiles, connections
-        reference = values["NumPy, one process"]
-        for name, value in values.items():
-            assert abs(value - reference) <= 1e-3 * abs(reference), (name, value, reference)
-        times: dict[str, list[float]] = {name: [] for name in rows}
-        for _ in range(args.rounds):
-            for name, fn in rows.items():
-                times[name].append(timed(fn))
-    med = {name: sorted(t)[len(t) // 2] for name, t in times.items()}
+        med = medians(rows, "NumPy, one process", args.rounds)
     print(f"n = 2^{args.log2n} float32, chunks of 2^{args.log2chunk}, medians of {args.rounds} rounds")
     print("| variant | ms | vs NumPy | vs lazyarr alone |\n|---|---|---|---|")
     for name, ms in med.items():
@@ -100,15 +106,7 @@ def gpu(n: int, chunk: int, rounds: int) -> None:
         "Dask threaded, CuPy chunks": lambda: float(chain(*dc).compute(scheduler="threads")),
         "Dask threaded, lazyarr chunks": lambda: float(chain(*dl).compute(scheduler="threads")),
     }
-    values = {name: fn() for name, fn in rows.items()}
-    reference = values["CuPy eager, one call"]
-    for name, value in values.items():
-        assert abs(value - reference) <= 1e-3 * abs(reference), (name, value, reference)
-    times: dict[str, list[float]] = {name: [] for name in rows}
-    for _ in range(rounds):
-        for name, fn in rows.items():
-            times[name].append(timed(fn))
-    med = {name: sorted(t)[len(t) // 2] for name, t in times.items()}
+    med = medians(rows, "CuPy eager, one call", rounds)
     print(f"cuda: n = {n} float32, chunks of {chunk}, medians of {rounds} rounds")
     print("| variant | ms | vs CuPy eager |\n|---|---|---|")
     for name, ms in med.items():

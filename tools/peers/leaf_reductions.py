@@ -28,7 +28,7 @@ def main() -> None:
     args = parser.parse_args()
     x = np.random.default_rng(0).random((args.side, args.side)).astype(args.dtype)
     lx = la.asarray(x)
-    print(f"| op | axis | NumPy µs | lazy µs | eager µs | NumPy/lazy |\n|---|---|---|---|---|---|")
+    print("| op | axis | NumPy µs | lazy µs | eager µs | NumPy/lazy |\n|---|---|---|---|---|---|")
     for op in ("max", "min", "any", "all", "argmax"):
         for axis in (None, 0, 1):
             numpy_fn, lazy_fn = getattr(np, op), getattr(la, op)
