@@ -57,6 +57,31 @@ class CachedCall(Benchmark):
     track_hot_call_us.unit = "µs"
 
 
+class JitCall(Benchmark):
+    """``CachedCall`` with the expression in a ``la.jit`` function (lazy mode: in eager mode a
+    jitted function runs as it is): its kernels replayed without rebuilding the expression."""
+
+    params = [DEVICES, list(HEADLINE)]
+    param_names = ["device", "expr"]
+    repeat = (50, 400, 0.5)
+
+    def setup(self, device, expr):
+        prepare(device, "lazy")
+        self.x = data(device, 1024, seed=0)
+        self.y = data(device, 1024, seed=1)
+        self.fn = la.jit(HEADLINE[expr])
+        finish(self.fn(self.x, self.y), device)      # the trace
+
+    def time_call(self, device, expr):
+        finish(self.fn(self.x, self.y), device)
+
+    def track_hot_call_us(self, device, expr):
+        """As ``CachedCall.track_hot_call_us``: the median of 300 calls back to back."""
+        return CachedCall.track_hot_call_us(self, device, "lazy", expr)
+
+    track_hot_call_us.unit = "µs"
+
+
 class GraphBuild(Benchmark):
     """Lazy mode's bookkeeping alone: build (and lower, via ``explain``) a chain of 8 or 64
     ops without running it."""

@@ -238,6 +238,8 @@ def _api_page() -> tuple[str, set[str]]:
     api += ["Plans", "-----", "", ".. autofunction:: explain", "", ".. autoclass:: Plan", "",
             ".. autoclass:: Kernel", ""]
     documented.update(("explain", "Plan", "Kernel"))
+    api += ["Tracing", "-------", "", ".. autofunction:: jit", "", ".. autoclass:: JitWarning", ""]
+    documented.update(("jit", "JitWarning"))
 
     api += [_SECTIONS[0], "-" * len(_SECTIONS[0]), "",
             "Generated from the registry: each follows the NumPy function it names. The examples'",

@@ -20,12 +20,13 @@ from ._config import Config, config, get_config, set_config
 from ._devices import cuda_available
 from ._dtypes import SUPPORTED_DTYPES as _SUPPORTED_DTYPES
 from ._fallback import FallbackError, FallbackWarning
-from ._fft import fft
+from ._fft import fft as fft  # (a namespace, documented with lazyarr.random)
+from ._jit import JitWarning, jit
 from ._functions import ALIASES as _ALIASES
 from ._functions import FUNCTIONS as _FUNCTIONS  # every public function, by group: _functions/
 from ._functions._info import __array_api_version__, __array_namespace_info__
 from ._plan import Kernel, Plan
-from ._random import random
+from ._random import random as random
 from ._registry import OPS, OpDef
 
 __version__ = "0.1.0"
@@ -73,7 +74,7 @@ __all__ = [
     "config", "set_config", "get_config", "cuda_available",
     "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "float32", "float64", "pi", "e", "inf", "nan", "euler_gamma", "newaxis", "ndarray",
-    "dtype", "finfo", "iinfo", "FallbackWarning", "FallbackError",
+    "dtype", "finfo", "iinfo", "FallbackWarning", "FallbackError", "jit", "JitWarning",
     "__array_api_version__", "__array_namespace_info__",
     *_FUNCTIONS, *_ALIASES, *_scalar_type_names(),
 ]

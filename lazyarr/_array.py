@@ -19,7 +19,7 @@ import numpy as np
 from . import _build, _devices, _dispatch, _node, _views, _writes
 from ._array_methods import generated
 from ._dtypes import check_dtype
-from ._materialize import materialize
+from ._materialize import materialize, tape
 from ._node import Node
 from ._operands import made
 from ._program import lower
@@ -93,6 +93,14 @@ def _part_setter(name: str) -> Callable[[LazyArray, Any], None]:
             raise TypeError("array does not have imaginary part to set")
         getattr(self, name)[...] = value
     return setter
+
+
+def _values_leave(how: str) -> None:
+    """The array's values leave lazyarr (to Python, NumPy, another library): a la.jit trace
+    cannot be replayed (lazyarr/_jit.py), as the caller may act on them."""
+    t = tape()
+    if t is not None:
+        t.cannot_replay(how)
 
 
 def _element_key(key: tuple[Any, ...], shape: tuple[int, ...]) -> bool:
@@ -199,6 +207,8 @@ class LazyArray:
 
     def to_numpy(self) -> np.ndarray:
         """The values as a NumPy array (copied from the GPU for cuda arrays)."""
+        _values_leave("it reads an array's values into Python (float(), bool(), printing, "
+                      "np.asarray...)")
         data = self.data
         if isinstance(data, np.ndarray) and self.device == "cpu":
             return data
@@ -328,11 +338,13 @@ class LazyArray:
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickling sends the values only: a pending array is materialized first (as any
         conversion), and neither its expression nor its inputs travel along."""
+        _values_leave("it pickles an array")
         return _unpickle, (self.data, self.device)
 
     # ----------------------------------------------------------------- interop
     @property
     def __cuda_array_interface__(self) -> dict[str, Any]:
+        _values_leave("it hands an array to another library (__cuda_array_interface__)")
         data = self.data
         if isinstance(data, np.ndarray):
             raise AttributeError("__cuda_array_interface__ is only defined for cuda arrays")
@@ -401,6 +413,7 @@ class LazyArray:
     def __dlpack__(self, /, *, stream: Any = None, max_version: tuple[int, int] | None = None,
                    dl_device: Any = None, copy: bool | None = None) -> Any:
         """The DLPack capsule of the computed buffer (NumPy's or CuPy's ``__dlpack__``)."""
+        _values_leave("it hands an array to another library (DLPack)")
         kwargs: dict[str, Any] = {}
         if stream is not None:
             kwargs["stream"] = stream

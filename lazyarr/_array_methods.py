@@ -17,7 +17,7 @@ import numpy as np
 
 from . import _build, _dispatch, _node, _views, _writes
 from ._dispatch import dask_collection
-from ._materialize import stopping
+from ._materialize import computing_is_deferred
 from ._node import Node
 from ._operands import made, to_operand
 from ._registry import ELEMENTWISE, OPS, REDUCTIONS, OpDef
@@ -218,7 +218,7 @@ def _operator(method: Callable[[Any, Any], Any], opdef: OpDef, cls: Any,
             value = other
         else:
             return method(self, other)
-        if stopping():      # la.explain of a call: nothing may compute
+        if computing_is_deferred():      # la.explain of a call, la.jit's trace
             return method(self, other)
         if power:
             fast = _fast_scalar_power(node, other)

@@ -26,7 +26,7 @@ from ._config import get_config
 from ._devices import resolve as resolve_device
 from ._devices import xp as xp_for
 from ._dtypes import WEAK_SCALAR_TYPES, check_dtype, scalar_fits, scalar_to_dtype
-from ._materialize import materialize, stopping
+from ._materialize import computing_is_deferred, materialize, stopping
 from ._node import Node
 from ._operands import Operand, cast, common_device, made, operands_of, placed
 from ._operands import scalar_node as _scalar_node
@@ -203,7 +203,7 @@ def _computed_on_cpu(device: str | None, operands: list[Operand]) -> bool:
     a loop-carried scalar (``s = s + a[i] * b[i]``) then never grows a graph, and NumPy's loop
     on one element costs less than building, lowering and running a kernel. (On cuda a 0-d
     op stays lazy: a launch per op would cost more than the graph.)"""
-    if device != "cpu" or stopping():   # (la.explain of a call: nothing may compute)
+    if device != "cpu" or computing_is_deferred():   # (la.explain, la.jit's trace)
         return False
     for x in operands:
         if type(x) is Node and x.data is None and x.op != "scalar":

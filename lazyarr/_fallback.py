@@ -36,6 +36,7 @@ from . import _cupy_gaps, _devices, _dispatch, _node, _writes
 from ._array import LazyArray
 from ._config import get_config
 from ._dtypes import SUPPORTED_DTYPES
+from ._materialize import tape
 from ._node import Node
 from ._stack import user_stacklevel
 
@@ -114,6 +115,9 @@ def notes(root: Node) -> list[str]:
 
 # ------------------------------------------------------------------------------ the call
 def _policy(name: str) -> None:
+    t = tape()
+    if t is not None:
+        t.cannot_replay(f"it calls {name}, which lazyarr runs through NumPy/CuPy")
     policy = get_config().fallback
     if policy == "allow":
         return
@@ -221,6 +225,9 @@ def run(path: str, func: Any, result_device: str, args: tuple[Any, ...], kwargs:
         written: int | None = None) -> Any:
     """Call the library function ``func`` on the buffers of the arguments' LazyArrays, write
     into the written ones (``written``, ``out=``), wrap array results on ``result_device``."""
+    t = tape()
+    if t is not None:
+        t.cannot_replay(f"it calls {path}, which lazyarr runs through NumPy/CuPy")
     targets: list[tuple[LazyArray, Any]] = []
     args = tuple(args)
     if written is not None and written < len(args) and isinstance(args[written], LazyArray):

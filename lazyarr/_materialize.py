@@ -48,6 +48,9 @@ def materialize(node: Node) -> Any:
         except MemoryError as exc:
             raise _out_of_memory(node, exc) from exc
         _node.materialized(node, data)
+        tape = _tape.get()
+        if tape is not None:      # la.jit is tracing: this kernel is one step of the replay
+            tape.step(lowered, data)
     return node.data
 
 
@@ -82,6 +85,26 @@ def first_materialization(fn: Callable[[], Any]) -> Node:
 def stopping() -> bool:
     """Whether a call is being run to its first materialization (nothing may compute)."""
     return _stopping.get()
+
+
+# ----------------------------------------------------------------------------- la.jit's tape
+# The tape of the la.jit trace running in this context (lazyarr/_jit.py), or None. The engine
+# reports to it what a replay must repeat: each kernel run (here), each view of an array's
+# memory (lazyarr/_views.py), and what a replay cannot repeat: writes (lazyarr/_writes.py)
+# and values read into Python (lazyarr/_array.py).
+_tape: contextvars.ContextVar[Any] = contextvars.ContextVar("lazyarr_jit_tape", default=None)
+
+
+def tape() -> Any:
+    """The la.jit tape recording in this context, or None."""
+    return _tape.get()
+
+
+def computing_is_deferred() -> bool:
+    """Whether only :func:`materialize` may compute now: while ``la.explain`` runs a call
+    (nothing may compute) or ``la.jit`` traces one (every kernel must be a step of its
+    tape). The 0-d shortcuts, which compute with NumPy on the spot, then build nodes."""
+    return _stopping.get() or _tape.get() is not None
 
 
 def _out_of_memory(node: Node, exc: MemoryError) -> MemoryError:

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from . import _devices, _node
-from ._materialize import materialize
+from ._materialize import materialize, tape
 from ._node import Node
 from ._registry import OPS
 
@@ -74,11 +74,21 @@ def _push(node: Node, shape: tuple[int, ...], fn: Any, out_shape: tuple[int, ...
         materialize(node)      # a pending operand of a smaller shape: stored
     if node.data is not None:
         data = node.data
-        if data.shape != shape:
+        broadcast = data.shape != shape
+        if broadcast:
             data = _devices.xp(node.device or "cpu").broadcast_to(data, shape)
-        return _node.leaf(fn(data), node.device or "cpu")
+        view = fn(data)
+        t = tape()
+        if t is not None:       # la.jit: how a replay takes this view of the new buffer
+            t.view(view, node.data, _broadcast_then(fn, node.device, shape) if broadcast else fn)
+        return _node.leaf(view, node.device or "cpu")
     src = tuple(_push(c, shape, fn, out_shape) for c in node.src)
     return _node.op_node(node.op, node.dtype, out_shape, node.device, src, node.arg)
+
+
+def _broadcast_then(fn: Any, device: str | None, shape: tuple[int, ...]) -> Any:
+    broadcast_to = _devices.xp(device or "cpu").broadcast_to
+    return lambda data: fn(broadcast_to(data, shape))
 
 
 def view(x: Any, fn: Any) -> Any:
@@ -111,7 +121,12 @@ def part(x: Any, fn: Any, pending: Any) -> Any:
 def _of_memory(x: Any, fn: Any) -> Any:
     """``fn`` applied to ``x``'s memory (computing ``x`` if pending): a real view."""
     anchor(x)       # (x's own pushed-down views get memory first: they alias this view too)
-    return type(x)._from_node(_node.leaf(fn(claim(x)), x.device))
+    memory = claim(x)
+    view = fn(memory)
+    t = tape()
+    if t is not None:
+        t.view(view, memory, fn)
+    return type(x)._from_node(_node.leaf(view, x.device))
 
 
 # Memory ownership. Equal pending expressions built twice share one (interned) node, so two

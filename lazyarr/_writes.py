@@ -21,7 +21,7 @@ import sys
 from typing import Any
 
 from . import _devices, _node, _views
-from ._materialize import materialize
+from ._materialize import materialize, tape
 from ._node import Node
 
 
@@ -78,6 +78,9 @@ def barrier(memory: Any, device: str) -> None:
 def target(x: Any) -> Any:
     """``x``'s memory, ready to be written: computed, the writer's own, with no pending
     expression reading it. A pending ``x`` is computed into new memory first."""
+    t = tape()
+    if t is not None:
+        t.cannot_replay("it writes into an array")
     _views.anchor(x)                        # pushed-down views get real memory first
     if x._node.data is None and x._node.op != "scalar":
         materialize(x._node)

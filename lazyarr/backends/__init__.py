@@ -106,6 +106,11 @@ def available() -> list[str]:
     return names
 
 
+def forced_backend() -> str | None:
+    """The backend pinned by :func:`use_backend` in this context, if any."""
+    return _forced.get()
+
+
 def select(device: str, mode: str) -> Backend:
     """The backend that runs (or plans, for ``la.explain``) programs on ``device`` in ``mode``."""
     forced = _forced.get()

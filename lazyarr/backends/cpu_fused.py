@@ -34,6 +34,7 @@ from .._memo import BuildOnce
 from .._shapes import broadcast_shapes
 from .._plan import InputInfo, Kernel, Plan
 from .._program import Instr, Lowered, Program
+from ._bind import run_on
 from .._registry import OPS
 from . import _cpu_vm  # type: ignore[attr-defined]  # ImportError: lazy cpu uses the reference backend
 from . import reduction_rules
@@ -435,19 +436,72 @@ def _threads_for(size: int) -> int:
     return 1 if size < SERIAL_BELOW else _num_threads
 
 
-def run_compiled(c: Compiled, lowered: Lowered) -> np.ndarray:
-    inputs = [_prepare(b, dt) for b, dt in zip(lowered.inputs, c.input_dtypes)]
+class _Launch(NamedTuple):
+    """Everything about running a compiled program that depends on the program and on its
+    inputs' shapes and layout only: a repeat with inputs alike (``la.jit``'s replay) reuses it."""
+
+    c: Compiled
+    scalars: bytes                   # the scalar operands, packed as the VM reads them
+    shape: tuple[int, ...]           # the iteration space (the inputs broadcast)
+    out_shape: tuple[int, ...]
+    threads: int
+    reduction: tuple[Any, ...] | None  # _reduction_plan's answer (None: elementwise)
+
+
+def _launch(c: Compiled, lowered: Lowered, inputs: list[np.ndarray]) -> _Launch:
     scalars = b"".join(s.tobytes().ljust(_SCALAR_BYTES, b"\0") for s in lowered.scalars)
     shapes = tuple(a.shape for a in inputs)
     shape = shapes[0] if len(set(shapes)) == 1 else broadcast_shapes(*shapes)
     if c.reduction is None:
-        out = np.empty(lowered.shape, c.result)
-        size = out.size
-        if size:
+        size = math.prod(lowered.shape)
+        return _Launch(c, scalars, shape, lowered.shape, 1 if c.serial else _threads_for(size), None)
+    axes = c.red_arg[0]
+    fast = -1
+    if axes is not None and inputs:      # the memory-fastest dim of the biggest input decides
+        big = max(inputs, key=lambda a: a.size)
+        if big.ndim == len(shape) and not big.flags.c_contiguous:
+            dims = [d for d in range(big.ndim) if big.shape[d] > 1]
+            if dims:
+                fast = min(dims, key=lambda d: (abs(big.strides[d]), -d))
+    plan = _reduction_plan(shape, axes, c.vm.block, fast)
+    m, rsz = plan[3], plan[4]
+    return _Launch(c, scalars, shape, lowered.shape, 1 if c.serial else _threads_for(m * rsz), plan)
+
+
+def _execute(launch: _Launch, inputs: list[np.ndarray]) -> np.ndarray:
+    c, scalars, shape = launch.c, launch.scalars, launch.shape
+    if launch.reduction is None:
+        out = np.empty(launch.out_shape, c.result)
+        if out.size:
             _cpu_vm.execute(c.vm, inputs, scalars, shape, tuple(range(len(shape))), 0, _MODE_EW,
-                            1 if c.serial else _threads_for(size), out=out, nb=-(-size // c.vm.block))
+                            launch.threads, out=out, nb=-(-out.size // c.vm.block))
         return out
-    return _run_reduction(c, lowered, inputs, scalars, shape)
+    op = c.reduction
+    assert op is not None and c.compute is not None and c.canon is not None
+    mode, order, n_outer, m, rsz, nb, nchunk, chunk_rows, nparts = launch.reduction
+    if m == 0:
+        return np.empty(launch.out_shape, c.result)
+    if rsz == 0:
+        with np.errstate(all="ignore"):   # mean/var of nothing: 0/0, as NumPy computes it
+            fill = {"sum": 0, "prod": 1, "any": False, "all": True}.get(
+                op, np.true_divide(np.zeros((), c.compute), 0))
+            return np.full(launch.out_shape, fill, dtype=c.result)
+    arrays: dict[str, np.ndarray] = {}
+    for name, dt in _partial_arrays(op, c.canon):
+        try:
+            arrays["p" + name] = np.empty(nparts, dt)
+        except MemoryError as exc:
+            raise MemoryError(f"{exc}: the partial results of the {op} over {shape} "
+                              f"({nparts:,} x {np.dtype(dt).name})") from exc
+        arrays["r" + name] = np.empty(m, dt)
+    _cpu_vm.execute(c.vm, inputs, scalars, shape, order, n_outer, mode, launch.threads, None,
+                    arrays, nb, nchunk, chunk_rows)
+    return _finalize(c, op, arrays, rsz, c.red_arg[3], launch.out_shape)
+
+
+def run_compiled(c: Compiled, lowered: Lowered) -> np.ndarray:
+    inputs = [_prepare(b, dt) for b, dt in zip(lowered.inputs, c.input_dtypes)]
+    return _execute(_launch(c, lowered, inputs), inputs)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -471,40 +525,6 @@ def _reduction_plan(shape: tuple[int, ...], axes: tuple[int, ...] | None, block:
         nb = m if m <= 16384 else 8192
         nparts = nchunk * m
     return mode, order, n_outer, m, rsz, nb, nchunk, chunk_rows, nparts
-
-
-def _run_reduction(c: Compiled, lowered: Lowered, inputs: list[np.ndarray], scalars: bytes,
-                   shape: tuple[int, ...]) -> np.ndarray:
-    op = c.reduction
-    assert op is not None and c.compute is not None and c.canon is not None
-    axes = c.red_arg[0]
-    fast = -1
-    if axes is not None and inputs:      # the memory-fastest dim of the biggest input decides
-        big = max(inputs, key=lambda a: a.size)
-        if big.ndim == len(shape) and not big.flags.c_contiguous:
-            dims = [d for d in range(big.ndim) if big.shape[d] > 1]
-            if dims:
-                fast = min(dims, key=lambda d: (abs(big.strides[d]), -d))
-    mode, order, n_outer, m, rsz, nb, nchunk, chunk_rows, nparts = _reduction_plan(
-        shape, axes, c.vm.block, fast)
-    if m == 0:
-        return np.empty(lowered.shape, c.result)
-    if rsz == 0:
-        with np.errstate(all="ignore"):   # mean/var of nothing: 0/0, as NumPy computes it
-            fill = {"sum": 0, "prod": 1, "any": False, "all": True}.get(
-                op, np.true_divide(np.zeros((), c.compute), 0))
-            return np.full(lowered.shape, fill, dtype=c.result)
-    arrays: dict[str, np.ndarray] = {}
-    for name, dt in _partial_arrays(op, c.canon):
-        try:
-            arrays["p" + name] = np.empty(nparts, dt)
-        except MemoryError as exc:
-            raise MemoryError(f"{exc}: the partial results of the {op} over {shape} "
-                              f"({nparts:,} x {np.dtype(dt).name})") from exc
-        arrays["r" + name] = np.empty(m, dt)
-    _cpu_vm.execute(c.vm, inputs, scalars, shape, order, n_outer, mode,
-                    1 if c.serial else _threads_for(m * rsz), None, arrays, nb, nchunk, chunk_rows)
-    return _finalize(c, op, arrays, rsz, c.red_arg[3], lowered.shape)
 
 
 @functools.lru_cache(maxsize=256)
@@ -591,6 +611,16 @@ class CpuFusedBackend:
             from .reference import for_device
             return for_device("cpu").run(lowered)
         return run_compiled(c, lowered)
+
+    def bind(self, lowered: Lowered) -> Any:
+        """``run`` for later calls with inputs like ``lowered``'s (dtypes, shapes, strides)
+        and the same scalars: a function of the input buffers, with the set-up done once."""
+        c = get_compiled(lowered.program)
+        if isinstance(c, Unsupported) or numpy_reduces_faster(lowered):
+            return functools.partial(run_on, self, lowered)
+        dtypes = c.input_dtypes
+        launch = _launch(c, lowered, [_prepare(b, dt) for b, dt in zip(lowered.inputs, dtypes)])
+        return lambda buffers: _execute(launch, [_prepare(b, dt) for b, dt in zip(buffers, dtypes)])
 
     def plan(self, lowered: Lowered) -> Plan:
         c = get_compiled(lowered.program)

@@ -83,6 +83,12 @@ def cases(n: int, rows: int, cols: int, small: int) -> list[tuple[str, dict[str,
         "numexpr": lambda: ne.evaluate("sum(sqrt(abs(xs*ys + 1.5)) * tanh(xs) - ys)",
                                        local_dict={"xs": xs, "ys": ys}),
     }, 7, 2000))
+    jitted = la.jit(lambda a, b: la.sum(la.sqrt(abs(a * b + 1.5)) * la.tanh(a) - b))
+    out.append((f"same in a la.jit function (replayed), N={small}", {
+        "numpy": out[-1][1]["numpy"],
+        "lazyarr": lazy(lambda: jitted(lxs, lys)),
+        "numexpr": out[-1][1]["numexpr"],
+    }, 7, 2000))
     # the backend alone: the lowered program of the same expression, run again (what the
     # cpu-fused backend costs per call; the rest of the row above is node building in Python)
     from lazyarr import _node
@@ -93,9 +99,9 @@ def cases(n: int, rows: int, cols: int, small: int) -> list[tuple[str, dict[str,
     root = _node.op_node("sum", np.dtype(np.float32), (), "cpu", (expr._node,), (None, False, None, 0))
     lowered = lower(root)
     out.append((f"same, cpu-fused backend.run only (lowered program), N={small}", {
-        "numpy": out[-1][1]["numpy"],
+        "numpy": out[-2][1]["numpy"],
         "lazyarr": lambda: cf.BACKEND.run(lowered),
-        "numexpr": out[-1][1]["numexpr"],
+        "numexpr": out[-2][1]["numexpr"],
     }, 7, 2000))
     return out
 

@@ -221,6 +221,9 @@ def main() -> None:
     with la.config(mode="lazy"):
         us = wall_us(lambda: la.sum(la.sqrt(abs(lsx * lsy + 1.5)) * la.tanh(lsx) - lsy))
         record(w, "lazyarr", us / 1e3, extra=f"{us:.1f} us")
+        jitted = la.jit(lambda a, b: la.sum(la.sqrt(abs(a * b + 1.5)) * la.tanh(a) - b))
+        us_jit = wall_us(lambda: jitted(lsx, lsy))
+        record(w, "lazyarr la.jit", us_jit / 1e3, extra=f"{us_jit:.1f} us (replayed)")
         from lazyarr._program import lower
         from lazyarr.backends.cuda import BACKEND
         node = (la.sqrt(abs(lsx * lsy + 1.5)) * la.tanh(lsx) - lsy)._node

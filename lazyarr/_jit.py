@@ -1,0 +1,315 @@
+"""``la.jit``: trace a function once per signature, then replay its kernels.
+
+A plain call of an array function rebuilds its expression every time: a node per op (~1.5-3 µs
+each in Python), the rule lookups, the program lookup. For small arrays that is most of the
+call. ``la.jit`` runs the function once for each *signature* of its arguments (types, dtypes,
+shapes and devices of the arrays; the values of everything else) while a *tape* records what
+the engine does: every kernel it runs (the program, and where each input buffer came from:
+an argument, an earlier kernel's result, or a view of one of those) and every view it takes of
+an array's memory. A later call with the same signature replays the tape: it gathers the new
+arguments' buffers and runs the recorded kernels, building no node at all.
+
+The trace is the function's first call, run as a plain call (its results are the plain
+call's), with one difference: 0-d work that a plain call does on the spot with NumPy (a
+loop-carried scalar) is built as nodes, so that it is part of a kernel on the tape.
+
+A tape is only valid where re-running the recorded kernels on new buffers is what the
+function would do. The engine reports what breaks that; the function then runs as a plain
+function for that signature (with one :class:`JitWarning` per function saying why):
+
+* a value read into Python (``float(x)``, ``bool(x)``, ``x.item()``, printing, ``np.asarray``):
+  the Python code may branch on it;
+* a write into an array (``x[i] = v``, ``x += 1``): it changes memory the replay would not;
+* a NumPy/CuPy call through the fallback (``@``, ``np.linalg``, random numbers): not a kernel;
+* a kernel input that is none of the above, e.g. an array that is not an argument (a global or
+  a closure's: the replay could not see it rebound);
+* a result that is not computed by a kernel of the tape (an argument itself, a view of one).
+
+Python scalars, strings, tuples and other hashable non-arrays are part of the signature by
+value (``f(x, 2.0)`` and ``f(x, 3.0)`` are two traces), as ``torch.compile`` specializes on
+them; pass a 0-d array to vary a value without retracing. Results are computed arrays.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import _devices, _materialize, _node
+from ._array import LazyArray
+from ._config import get_config
+from ._node import Node
+from ._program import Lowered
+from ._stack import user_stacklevel
+from .backends import forced_backend, select
+from .backends._bind import bound
+
+#: Signatures traced per function at most; calls with further signatures run plainly.
+MAX_TRACES = 64
+
+class JitWarning(UserWarning):
+    """A ``la.jit`` function could not be traced for replay (the message says why); it runs
+    as a plain function, with the same results."""
+
+
+class _CannotReplay(Exception):
+    pass
+
+
+class Tape:
+    """What a traced call did, as a replay needs it. Buffers are known by identity while the
+    trace runs (the tape keeps every one it has seen alive, so an id is never reused).
+
+    A *source* says where a buffer comes from: an int ``i`` is ``pool[i]`` (the arguments'
+    buffers first, then each step's result), a pair ``(source, fn)`` the view ``fn(source)``.
+    """
+
+    def __init__(self, buffers: list[Any]) -> None:
+        self.source: dict[int, Any] = {id(b): i for i, b in enumerate(buffers)}
+        self.alive: list[Any] = list(buffers)
+        self.arguments = len(buffers)
+        self.steps: list[tuple[Lowered, tuple[Any, ...]]] = []   # (kernel run, input sources)
+        self.broken: str | None = None
+
+    def cannot_replay(self, reason: str) -> None:
+        if self.broken is None:
+            self.broken = reason
+
+    def view(self, view: Any, memory: Any, fn: Callable[[Any], Any]) -> None:
+        """``view`` is ``fn(memory)``, a view of its memory (lazyarr/_views.py)."""
+        source = self.source.get(id(memory))
+        if source is not None:
+            self.source[id(view)] = (source, fn)
+            self.alive.append(view)
+
+    def step(self, lowered: Lowered, result: Any) -> None:
+        """A kernel ran: ``lowered`` gave ``result`` (lazyarr/_materialize.py)."""
+        inputs = tuple(self.source.get(id(b)) for b in lowered.inputs)
+        if None in inputs:
+            self.cannot_replay("a kernel reads an array that is not an argument of the "
+                               "function (pass the arrays it reads as arguments)")
+            return
+        self.source[id(result)] = self.arguments + len(self.steps)
+        self.steps.append((lowered, inputs))
+        self.alive.append(result)
+
+
+def _gather(source: Any, pool: list[Any]) -> Any:
+    if type(source) is int:
+        return pool[source]
+    base, fn = source
+    return fn(_gather(base, pool))
+
+
+class _Replay:
+    """A tape that can be replayed: its steps, and the function's results."""
+
+    __slots__ = ("steps", "results", "single")
+
+    def __init__(self, steps: list[Any], results: list[Any], single: bool) -> None:
+        self.steps = steps          # (the backend's runner bound to the kernel, input sources)
+        # per result: (None, value) of a non-array; (source, device, first) of an array,
+        # ``first`` the position of the same array returned earlier (else None)
+        self.results = results
+        self.single = single
+
+    def __call__(self, pool: list[Any]) -> Any:
+        for run, inputs in self.steps:
+            pool.append(run([pool[s] if type(s) is int else _gather(s, pool) for s in inputs]))
+        if self.single:
+            source, device, _ = self.results[0]
+            return LazyArray._from_node(_result_leaf(pool[source], device)) \
+                if source is not None else device
+        out: list[Any] = []
+        nodes: dict[int, Any] = {}
+        for source, value, first in self.results:
+            if source is None:
+                out.append(value)
+            elif first is not None:
+                out.append(out[first])
+            else:       # distinct arrays of one buffer share a leaf: the first to write copies
+                node = nodes.get(source)
+                if node is None:
+                    node = nodes[source] = _result_leaf(pool[source], value)
+                out.append(LazyArray._from_node(node))
+        return tuple(out)
+
+
+def _result_leaf(data: Any, device: str) -> Node:
+    """``_node.leaf(data, device)`` with the structure id memoized by (dtype, ndim)."""
+    node = Node("leaf", data.dtype, data.shape, device, data=data)
+    key = (data.dtype, data.ndim)
+    sid = _leaf_sids.get(key)
+    if sid is None:
+        sid = _leaf_sids[key] = _node.leaf(data, device).sid
+    node.sid = sid
+    return node
+
+
+_leaf_sids: dict[tuple[np.dtype, int], int] = {}
+
+
+def _replay_of(tape: Tape, result: Any) -> _Replay:
+    """The replay of a finished trace whose function returned ``result`` (or _CannotReplay)."""
+    single = type(result) is not tuple
+    items = (result,) if single else result
+    for item in items:
+        if isinstance(item, LazyArray) and item._node.data is None and item._node.op != "scalar":
+            _materialize.materialize(item._node)    # a pending result: a kernel of the tape
+    if tape.broken is not None:
+        raise _CannotReplay(tape.broken)
+    results: list[Any] = []
+    position: dict[int, int] = {}
+    for i, item in enumerate(items):
+        if isinstance(item, LazyArray):
+            node = item._node
+            source = tape.source.get(id(node.data)) if node.data is not None else None
+            if type(source) is not int or source < tape.arguments:
+                raise _CannotReplay("a result is an argument, a view of one, or not computed "
+                                    "by a kernel")
+            results.append((source, item.device, position.get(id(item))))
+            position.setdefault(id(item), i)
+        elif item is None or type(item) in (bool, int, float, complex, str):
+            results.append((None, item, None))
+        else:
+            raise _CannotReplay(f"it returns a {type(item).__name__} (arrays, Python scalars, "
+                                "strings and None, alone or in a tuple, can be replayed)")
+    steps = [(bound(select(lowered.device, "lazy"), lowered), inputs)
+             for lowered, inputs in tape.steps]
+    return _Replay(steps, results, single)
+
+
+# ----------------------------------------------------------------------------- signatures
+_UNTRACEABLE = object()   # a signature whose trace could not be replayed: plain calls
+
+
+def _signature_of(value: Any, buffers: list[Any], ids: list[int]) -> Any:
+    """The part of a call's signature ``value`` gives: for an array, what the program depends
+    on (and its buffer goes to ``buffers``); for anything else, the value itself (typed, so
+    ``1`` and ``1.0`` differ, and ``0.0`` and ``-0.0``). Raises TypeError if unhashable."""
+    t = type(value)
+    if t is LazyArray:
+        node = value._node
+        if node.data is None:
+            if node.op == "scalar":
+                raise TypeError          # a LazyArray over a constant: run it plainly
+            _materialize.materialize(node)
+        data = node.data
+        buffers.append(data)
+        ids.append(id(data))
+        return (t, node.dtype, node.shape, data.strides, node.device)
+    if t is float:
+        return (t, value, math.copysign(1.0, value)) if value == value else (t, "nan")
+    if t is int or t is bool or t is str or value is None:
+        return (t, value)
+    if t is np.ndarray or _devices.device_of(value) == "cuda" and hasattr(value, "strides"):
+        buffers.append(value)
+        ids.append(id(value))
+        return (t, value.dtype, value.shape, value.strides)
+    if isinstance(value, np.generic) or t is complex:
+        return (t, repr(value), np.asarray(value).tobytes())
+    hash(value)
+    return (t, value)
+
+
+class Jitted:
+    """A function traced once per signature and replayed after (see :func:`jit`)."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self._traces: dict[Any, Any] = {}
+        self._warned = False
+
+    def __repr__(self) -> str:
+        return f"<lazyarr.jit of {self.fn!r}>"
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        """As a method: bound to the instance (the instance is an argument like any other)."""
+        return self if obj is None else functools.partial(self, obj)
+
+    @property
+    def traces(self) -> int:
+        """How many signatures were traced for replay."""
+        return sum(1 for v in self._traces.values() if v is not _UNTRACEABLE)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        cfg = get_config()
+        if cfg.mode != "lazy" or _materialize.tape() is not None or _materialize.stopping():
+            return self.fn(*args, **kwargs)   # eager mode, inside another trace, la.explain
+        buffers: list[Any] = []
+        ids: list[int] = []
+        try:
+            key: Any = tuple([_signature_of(a, buffers, ids) for a in args])
+            if kwargs:
+                key += tuple([(k, _signature_of(v, buffers, ids)) for k, v in kwargs.items()])
+        except TypeError:                 # an unhashable argument: no signature
+            return self.fn(*args, **kwargs)
+        if len(ids) > 1 and len(set(ids)) < len(ids):  # one array passed twice: its own trace
+            key += (tuple(ids.index(i) for i in ids),)
+        key += (cfg.device, forced_backend())
+        replay = self._traces.get(key)
+        if replay is None:
+            return self._trace(key, buffers, args, kwargs)
+        if replay is _UNTRACEABLE:
+            return self.fn(*args, **kwargs)
+        return replay(buffers)
+
+    def _trace(self, key: Any, buffers: list[Any], args: tuple[Any, ...],
+               kwargs: dict[str, Any]) -> Any:
+        if len(self._traces) >= MAX_TRACES:
+            self._warn(f"more than {MAX_TRACES} signatures were traced; further ones run plainly")
+            return self.fn(*args, **kwargs)
+        tape = Tape(buffers)
+        token = _materialize._tape.set(tape)
+        try:
+            result = self.fn(*args, **kwargs)
+            try:
+                self._traces[key] = _replay_of(tape, result)
+            except _CannotReplay as exc:
+                self._traces[key] = _UNTRACEABLE
+                self._warn(str(exc))
+        finally:
+            _materialize._tape.reset(token)
+        return result
+
+    def _warn(self, reason: str) -> None:
+        if not self._warned:
+            self._warned = True
+            warnings.warn(f"la.jit: {getattr(self.fn, '__qualname__', self.fn)} runs as a plain "
+                          f"function: {reason}", JitWarning, stacklevel=user_stacklevel())
+
+
+def jit(fn: Callable[..., Any] | None = None, /) -> Any:
+    """Trace ``fn`` once per signature of its arguments, then replay its kernels.
+
+    The first call with arrays of given dtypes, shapes and devices (and given values of its
+    other arguments) runs ``fn`` as usual while lazyarr records the kernels it runs; later
+    calls with the same signature run those kernels on the new arrays without running
+    ``fn``'s Python code: no expression is rebuilt, which is most of the cost of a call on
+    small arrays. ``fn`` must be a function of its arguments: the arrays it reads are its
+    arguments, it writes into none, reads no value into Python and calls no function that
+    lazyarr runs through NumPy (``@``, ``np.linalg``...). Where it does, it runs as a plain
+    function (the same results) and a :class:`JitWarning` says why. Results are computed
+    arrays. In eager mode ``fn`` runs as it is.
+
+    >>> import lazyarr as la
+    >>> @la.jit
+    ... def energy(x, y):
+    ...     return la.sum(la.sqrt(abs(x * y + 1.5)) * la.tanh(x) - y)
+    >>> x = la.linspace(0, 1, 1024, dtype=la.float32)
+    >>> y = la.ones(1024, dtype=la.float32)
+    >>> round(float(energy(x, y)), 3)          # traced
+    -374.028
+    >>> round(float(energy(x * 2, y)), 3)      # replayed: same dtypes and shapes
+    92.642
+    >>> energy.traces
+    1
+    """
+    if fn is None:
+        return jit
+    return Jitted(fn)
