@@ -25,6 +25,7 @@ write into the LazyArray's memory, as the in-place operators do (docs/guide.rst)
 from __future__ import annotations
 
 import functools
+import operator
 import types
 import warnings
 import weakref
@@ -115,9 +116,6 @@ def notes(root: Node) -> list[str]:
 
 # ------------------------------------------------------------------------------ the call
 def _policy(name: str) -> None:
-    t = tape()
-    if t is not None:
-        t.cannot_replay(f"it calls {name}, which lazyarr runs through NumPy/CuPy")
     policy = get_config().fallback
     if policy == "allow":
         return
@@ -225,9 +223,6 @@ def run(path: str, func: Any, result_device: str, args: tuple[Any, ...], kwargs:
         written: int | None = None) -> Any:
     """Call the library function ``func`` on the buffers of the arguments' LazyArrays, write
     into the written ones (``written``, ``out=``), wrap array results on ``result_device``."""
-    t = tape()
-    if t is not None:
-        t.cannot_replay(f"it calls {path}, which lazyarr runs through NumPy/CuPy")
     targets: list[tuple[LazyArray, Any]] = []
     args = tuple(args)
     if written is not None and written < len(args) and isinstance(args[written], LazyArray):
@@ -248,14 +243,26 @@ def run(path: str, func: Any, result_device: str, args: tuple[Any, ...], kwargs:
             else:
                 copies.append(o)
         kwargs["out"] = copies[0] if single else tuple(copies)
-    result = func(*_buffers(args), **_buffers(kwargs))
+    args, kwargs = _buffers(args), _buffers(kwargs)
+    result = func(*args, **kwargs)
     by_buffer = {id(memory): target for target, memory in targets}
-    if by_buffer:
+    if by_buffer:       # (a write: la.jit's tape was told by _writes.target)
         if id(result) in by_buffer:
             return by_buffer[id(result)]
         if type(result) is tuple:
             return tuple(by_buffer.get(id(r), r) for r in result)
-    return _wrap(result, result_device, path)
+    return _traced(path, func, args, kwargs, _wrap(result, result_device, path), result_device)
+
+
+def _traced(path: str, func: Any, args: Any, kwargs: dict[str, Any], wrapped: Any,
+            device: str) -> Any:
+    """``wrapped``, the wrapped result of ``func(*args, **kwargs)`` (on buffers), told to the
+    la.jit trace running, if any, as a step its replays call again (lazyarr/_jit.py)."""
+    t = tape()
+    if t is not None:
+        t.call(func, args, kwargs, wrapped, functools.partial(_wrap, device=device, origin=path),
+               path)
+    return wrapped
 
 
 # ------------------------------------------------------------------------------ numpy.<name>(lazy)
@@ -349,7 +356,9 @@ class FallbackIndexer:
         indexer = getattr(_devices.xp(device), self._name, None)
         if indexer is None:
             raise TypeError(f"numpy.{self._name} has no CuPy counterpart (cupy.{self._name})")
-        return _wrap(indexer[_buffers(key)], device, f"{self._name}[]")
+        key = _buffers(key)
+        return _traced(f"{self._name}[]", indexer.__getitem__, (key,), {},
+                       _wrap(indexer[key], device, f"{self._name}[]"), device)
 
     def __repr__(self) -> str:
         return f"<lazyarr fallback for numpy.{self._name}[...]>"
@@ -417,6 +426,10 @@ def attribute(name: str) -> Any:
 
 
 # ------------------------------------------------------------------------------ x.<method>
+def _call_method(name: str, memory: Any, *args: Any, **kwargs: Any) -> Any:
+    return getattr(memory, name)(*args, **kwargs)
+
+
 def method(x: LazyArray, name: str) -> Any:
     """``x.<name>`` for an ndarray attribute LazyArray has no native form of (its
     ``__getattr__``): a method computes ``x`` and calls the buffer's method; an attribute is
@@ -428,7 +441,9 @@ def method(x: LazyArray, name: str) -> Any:
     path = f"ndarray.{name}"
     if not callable(getattr(np.ndarray, name)):     # a property: T, mT, real, flat, strides...
         _policy(path)
-        return _wrap(getattr(x.data, name), x.device, path)
+        data = x.data
+        return _traced(path, operator.attrgetter(name), (data,), {},
+                       _wrap(getattr(data, name), x.device, path), x.device)
 
     def bound(*args: Any, **kwargs: Any) -> Any:
         _policy(path)
@@ -443,8 +458,11 @@ def method(x: LazyArray, name: str) -> Any:
             memory = _writes.target(x)
             result = getattr(memory, name)(*_buffers(args), **_buffers(kwargs))
             return _wrap(result, device or x.device, path)
-        result = getattr(x.data, name)(*_buffers(args), **_buffers(kwargs))
-        return _wrap(result, device or x.device, path)
+        call = functools.partial(_call_method, name)
+        args = (x.data, *_buffers(args))
+        kwargs = _buffers(kwargs)
+        return _traced(path, call, args, kwargs, _wrap(call(*args, **kwargs), device or x.device, path),
+                       device or x.device)
 
     bound.__name__ = bound.__qualname__ = name
     bound.__doc__ = f"``numpy.ndarray.{name}`` through lazyarr's fallback (not fused)."

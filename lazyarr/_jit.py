@@ -65,14 +65,17 @@ class Tape:
     trace runs (the tape keeps every one it has seen alive, so an id is never reused).
 
     A *source* says where a buffer comes from: an int ``i`` is ``pool[i]`` (the arguments'
-    buffers first, then each step's result), a pair ``(source, fn)`` the view ``fn(source)``.
+    buffers first, then each step's results), a pair ``(source, fn)`` the view ``fn(source)``.
+    A step is a kernel run (one result) or a library call through the fallback (its array
+    results, in order).
     """
 
     def __init__(self, buffers: list[Any]) -> None:
         self.source: dict[int, Any] = {id(b): i for i, b in enumerate(buffers)}
         self.alive: list[Any] = list(buffers)
-        self.arguments = len(buffers)
-        self.steps: list[tuple[Lowered, tuple[Any, ...]]] = []   # (kernel run, input sources)
+        self.arguments = self.pool_size = len(buffers)
+        # (kernel: its Lowered | call: _Call, input sources)
+        self.steps: list[tuple[Any, tuple[Any, ...]]] = []
         self.broken: str | None = None
 
     def cannot_replay(self, reason: str) -> None:
@@ -90,12 +93,121 @@ class Tape:
         """A kernel ran: ``lowered`` gave ``result`` (lazyarr/_materialize.py)."""
         inputs = tuple(self.source.get(id(b)) for b in lowered.inputs)
         if None in inputs:
-            self.cannot_replay("a kernel reads an array that is not an argument of the "
-                               "function (pass the arrays it reads as arguments)")
+            self.cannot_replay(_NOT_AN_ARGUMENT)
             return
-        self.source[id(result)] = self.arguments + len(self.steps)
-        self.steps.append((lowered, inputs))
-        self.alive.append(result)
+        self._results(lowered, inputs, [result])
+
+    def call(self, func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+             wrapped: Any, wrap: Callable[[Any], Any], path: str) -> None:
+        """A library call ran through the fallback (lazyarr/_fallback.py): ``func(*args,
+        **kwargs)`` on buffers gave ``wrapped`` (after ``wrap``, which a replay applies too)."""
+        inputs: list[Any] = []
+        try:
+            args_, kwargs_ = _template(args, self, inputs), _template(kwargs, self, inputs)
+        except _CannotReplay as exc:
+            self.cannot_replay(f"it calls {path} on {exc}")
+            return
+        outputs = _arrays_of(wrapped)
+        if outputs is None:
+            self.cannot_replay(f"it reads a value that {path} returned into Python")
+            return
+        layout = [(b.shape, b.dtype) for b in outputs]
+        self._results(_Call(func, args_, kwargs_, wrap, layout, path), tuple(inputs), outputs)
+
+    def _results(self, step: Any, inputs: tuple[Any, ...], results: list[Any]) -> None:
+        for r in results:
+            self.source.setdefault(id(r), self.pool_size)   # (a call may return its input)
+            self.pool_size += 1
+        self.steps.append((step, inputs))
+        self.alive.extend(results)
+
+
+_NOT_AN_ARGUMENT = ("a kernel reads an array that is not an argument of the function (pass "
+                    "the arrays it reads as arguments)")
+
+
+class _Slot:
+    """Where an input buffer goes in a recorded call's arguments."""
+
+    __slots__ = ("i",)
+
+    def __init__(self, i: int) -> None:
+        self.i = i
+
+
+_CONSTANT_TYPES = (bool, int, float, complex, str, slice, bytes, type(None), type(Ellipsis),
+                   np.dtype, np.generic, type)
+
+
+def _template(obj: Any, tape: Tape, inputs: list[Any]) -> Any:
+    """``obj`` (a call's arguments, buffers in place of LazyArrays) with each buffer replaced
+    by a :class:`_Slot` (its source appended to ``inputs``); _CannotReplay for anything a
+    replay could not rebuild (a buffer of unknown origin, a callable, an object)."""
+    t = type(obj)
+    if t is np.ndarray or hasattr(obj, "__cuda_array_interface__"):
+        source = tape.source.get(id(obj))
+        if source is None:
+            raise _CannotReplay("an array that is not an argument of the function")
+        inputs.append(source)
+        return _Slot(len(inputs) - 1)
+    if t is tuple or t is list:
+        return t(_template(item, tape, inputs) for item in obj)
+    if t is dict:
+        return {key: _template(value, tape, inputs) for key, value in obj.items()}
+    if isinstance(obj, _CONSTANT_TYPES):
+        return obj
+    raise _CannotReplay(f"a {t.__name__} argument")
+
+
+def _fill(template: Any, buffers: list[Any]) -> Any:
+    t = type(template)
+    if t is _Slot:
+        return buffers[template.i]
+    if t is tuple or t is list:
+        return t(_fill(item, buffers) for item in template)
+    if t is dict:
+        return {key: _fill(value, buffers) for key, value in template.items()}
+    return template
+
+
+def _arrays_of(wrapped: Any) -> list[Any] | None:
+    """The buffers of a call's results (LazyArrays, in tuples, lists or named tuples), in
+    order; None if anything else is among them (a value the caller reads in Python)."""
+    if isinstance(wrapped, LazyArray):
+        return [wrapped._node.data]
+    if isinstance(wrapped, (tuple, list)):
+        out: list[Any] = []
+        for item in wrapped:
+            arrays = _arrays_of(item)
+            if arrays is None:
+                return None
+            out += arrays
+        return out
+    return None
+
+
+class _ShapeChanged(Exception):
+    """A replayed library call returned arrays of another shape or dtype than at the trace
+    (``np.unique``, a mask's ``nonzero``): the recorded kernels after it do not apply."""
+
+
+class _Call:
+    """A recorded library call, replayable on new buffers."""
+
+    __slots__ = ("func", "args", "kwargs", "wrap", "layout", "path")
+
+    def __init__(self, func: Callable[..., Any], args: Any, kwargs: Any, wrap: Callable[[Any], Any],
+                 layout: list[tuple[Any, Any]], path: str) -> None:
+        self.func, self.args, self.kwargs, self.wrap = func, args, kwargs, wrap
+        self.layout, self.path = layout, path
+
+    def __call__(self, buffers: list[Any]) -> list[Any]:
+        result = self.func(*_fill(self.args, buffers), **_fill(self.kwargs, buffers))
+        outputs = _arrays_of(self.wrap(result))
+        if outputs is None or [(b.shape, b.dtype) for b in outputs] != self.layout:
+            raise _ShapeChanged(f"{self.path} returned arrays of other shapes or dtypes than when "
+                                "the function was traced (a data-dependent shape)")
+        return outputs
 
 
 def _gather(source: Any, pool: list[Any]) -> Any:
@@ -111,15 +223,21 @@ class _Replay:
     __slots__ = ("steps", "results", "single")
 
     def __init__(self, steps: list[Any], results: list[Any], single: bool) -> None:
-        self.steps = steps          # (the backend's runner bound to the kernel, input sources)
+        # (the backend's runner bound to the kernel, or a _Call; input sources; whether the
+        # step gives a list of results)
+        self.steps = steps
         # per result: (None, value) of a non-array; (source, device, first) of an array,
         # ``first`` the position of the same array returned earlier (else None)
         self.results = results
         self.single = single
 
     def __call__(self, pool: list[Any]) -> Any:
-        for run, inputs in self.steps:
-            pool.append(run([pool[s] if type(s) is int else _gather(s, pool) for s in inputs]))
+        for run, inputs, many in self.steps:
+            out = run([pool[s] if type(s) is int else _gather(s, pool) for s in inputs])
+            if many:
+                pool.extend(out)
+            else:
+                pool.append(out)
         if self.single:
             source, device, _ = self.results[0]
             return LazyArray._from_node(_result_leaf(pool[source], device)) \
@@ -178,8 +296,9 @@ def _replay_of(tape: Tape, result: Any) -> _Replay:
         else:
             raise _CannotReplay(f"it returns a {type(item).__name__} (arrays, Python scalars, "
                                 "strings and None, alone or in a tuple, can be replayed)")
-    steps = [(bound(select(lowered.device, "lazy"), lowered), inputs)
-             for lowered, inputs in tape.steps]
+    steps = [(step, inputs, True) if type(step) is _Call else
+             (bound(select(step.device, "lazy"), step), inputs, False)
+             for step, inputs in tape.steps]
     return _Replay(steps, results, single)
 
 
@@ -257,7 +376,12 @@ class Jitted:
             return self._trace(key, buffers, args, kwargs)
         if replay is _UNTRACEABLE:
             return self.fn(*args, **kwargs)
-        return replay(buffers)
+        try:
+            return replay(buffers)
+        except _ShapeChanged as exc:
+            self._traces[key] = _UNTRACEABLE
+            self._warn(str(exc))
+            return self.fn(*args, **kwargs)
 
     def _trace(self, key: Any, buffers: list[Any], args: tuple[Any, ...],
                kwargs: dict[str, Any]) -> Any:

@@ -8,7 +8,7 @@ Each side runs in its own process (old, new, old, new: drift shows), with the sa
 small calls (median wall µs with sync) and large kernels (CUDA-event medians). asv numbers of
 two device calls come from two machines; this compares on one.
 """
-import json, os, subprocess, sys
+import json, subprocess, sys
 SNIP = r'''
 import sys, json, time, numpy as np
 sys.path.insert(0, sys.argv[1]); sys.path.insert(0, sys.argv[1] + "/benchmarks")

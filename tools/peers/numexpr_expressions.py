@@ -63,7 +63,7 @@ def main() -> None:
     la.set_config(device="cpu", mode="lazy")
     rows = [measure(e, dt, args.n, args.reps) for dt in args.dtypes.split(",") for e in EXPRESSIONS]
     timed = sorted((r for r in rows if "ratio" in r), key=lambda r: r["ratio"])
-    print(f"| dtype | expression | NumPy ms | lazyarr ms | NumPy/lazyarr |\n|---|---|---|---|---|")
+    print("| dtype | expression | NumPy ms | lazyarr ms | NumPy/lazyarr |\n|---|---|---|---|---|")
     for r in timed:
         print(f"| {r['dtype']} | `{r['expr']}` | {r['numpy_ms']} | {r['lazy_ms']} | {r['ratio']} |")
     for r in rows:
