@@ -435,13 +435,14 @@ def _threads_for(size: int) -> int:
     return 1 if size < SERIAL_BELOW else _num_threads
 
 
-def run_compiled(c: Compiled, lowered: Lowered) -> np.ndarray:
+def run_compiled(c: Compiled, lowered: Lowered, out: np.ndarray | None = None) -> np.ndarray:
     inputs = [_prepare(b, dt) for b, dt in zip(lowered.inputs, c.input_dtypes)]
     scalars = b"".join(s.tobytes().ljust(_SCALAR_BYTES, b"\0") for s in lowered.scalars)
     shapes = tuple(a.shape for a in inputs)
     shape = shapes[0] if len(set(shapes)) == 1 else broadcast_shapes(*shapes)
     if c.reduction is None:
-        out = np.empty(lowered.shape, c.result)
+        if out is None:
+            out = np.empty(lowered.shape, c.result)
         size = out.size
         if size:
             _cpu_vm.execute(c.vm, inputs, scalars, shape, tuple(range(len(shape))), 0, _MODE_EW,
@@ -591,6 +592,27 @@ class CpuFusedBackend:
             from .reference import for_device
             return for_device("cpu").run(lowered)
         return run_compiled(c, lowered)
+
+    def run_into(self, lowered: Lowered, out: Any) -> bool:
+        """Run an elementwise program writing its result straight into ``out`` (an in-place
+        ``x op= y``: no temporary, no copy); False, with nothing written, where that is not
+        safe: ``out`` not C-contiguous, aligned and of the result's dtype and shape, or an
+        input sharing memory with ``out`` other than as ``out`` itself (a block is read
+        before it is written, so only the same element of each input may alias it)."""
+        c = get_compiled(lowered.program)
+        # (c.serial: a loop may raise midway, integer power; the target must stay as it was)
+        if isinstance(c, Unsupported) or c.reduction is not None or c.serial \
+                or type(out) is not np.ndarray \
+                or out.dtype != c.result or out.shape != lowered.shape \
+                or not (out.flags.c_contiguous and out.flags.aligned and out.flags.writeable):
+            return False
+        for buf, dt in zip(lowered.inputs, c.input_dtypes):
+            if np.may_share_memory(buf, out) and not (
+                    type(buf) is np.ndarray and buf.dtype == dt and buf.shape == out.shape
+                    and buf.strides == out.strides and buf.ctypes.data == out.ctypes.data):
+                return False
+        run_compiled(c, lowered, out)
+        return True
 
     def plan(self, lowered: Lowered) -> Plan:
         c = get_compiled(lowered.program)
