@@ -157,6 +157,7 @@ CREATION = ("asarray", "copy", "zeros", "ones", "full", "empty", "arange", "lins
             "ones_like", "full_like", "empty_like", "eye", "tri")
 BUILDING = ("outer", "tril", "triu", "meshgrid", "atleast_1d", "atleast_2d", "atleast_3d", "diff",
             "round")
+LINALG = ("matmul", "dot")
 LOGIC = ("isclose", "allclose", "array_equal", "array_equiv")
 NAN_REDUCTIONS = ("nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanargmax", "nanargmin",
                   "count_nonzero", "ptp")
@@ -202,6 +203,13 @@ def _api_page() -> tuple[str, set[str]]:
             "Natively, lazy and fused (``la.add.outer`` and the other binary ufuncs' ``outer`` "
             "too).", ""] + [f".. autofunction:: {n}" for n in BUILDING] + [""]
     documented.update(BUILDING)
+    api += ["Matrix products", "---------------", "",
+            "NumPy's (CuPy's) call on the operands' memory, views passed with their strides; "
+            "a matrix-vector product with a pending float matrix is one fused kernel "
+            "(``(alpha * A) @ x``: the matrix is never written), a stack times a matrix one "
+            "library call. ``x @ y`` is :func:`matmul`.", ""] \
+        + [f".. autofunction:: {n}" for n in LINALG] + [""]
+    documented.update(LINALG)
     api += ["Comparing arrays", "----------------", "",
             "Natively: the comparison of two pending expressions is one fused kernel.", ""] \
         + [f".. autofunction:: {n}" for n in LOGIC] + [""]
@@ -308,7 +316,7 @@ def check_documented(documented: set[str]) -> None:
             problems.append(f"LazyArray.{name}: not listed in gen_api.ARRAY_MEMBERS")
         elif name in ARRAY_MEMBERS and not (getattr(la.LazyArray, name).__doc__ or "").strip():
             problems.append(f"LazyArray.{name}: no docstring")
-    autodoc = CREATION + BUILDING + LOGIC + NAN_REDUCTIONS + SHAPE_FUNCTIONS + ("config", "set_config", "get_config", "cuda_available", "explain", "where",
+    autodoc = CREATION + BUILDING + LINALG + LOGIC + NAN_REDUCTIONS + SHAPE_FUNCTIONS + ("config", "set_config", "get_config", "cuda_available", "explain", "where",
                           "clip", "astype", "angle", "Config", "Plan", "Kernel", "LazyArray")
     problems += [f"lazyarr.{n}: no docstring" for n in autodoc if not (getattr(la, n).__doc__ or "").strip()]
     if problems:

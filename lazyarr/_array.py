@@ -386,10 +386,10 @@ class LazyArray:
         return _dispatch.PROTOCOLS["method"](self, name)
 
     def __matmul__(self, other: Any) -> Any:
-        return _dispatch.PROTOCOLS["call"]("matmul", np.matmul, (self, other), {})
+        return _public("matmul")(self, other)          # lazyarr/_functions/_linalg.py
 
     def __rmatmul__(self, other: Any) -> Any:
-        return _dispatch.PROTOCOLS["call"]("matmul", np.matmul, (other, self), {})
+        return _public("matmul")(other, self)
 
     def __divmod__(self, other: Any) -> Any:
         return _dispatch.PROTOCOLS["call"]("divmod", np.divmod, (self, other), {})

@@ -54,6 +54,22 @@ def materialize(node: Node) -> Any:
     return node.data
 
 
+def materialize_into(node: Node, out: Any) -> bool:
+    """Compute the pending ``node`` straight into the memory ``out`` (``x op= y``), where the
+    backend can do that safely; False, with nothing written, otherwise. The node is not
+    memoized: ``out`` belongs to the array written, not to the expression."""
+    if node.data is not None or node.op == "scalar" or _stopping.get():
+        return False
+    backend = select(node.device or "cpu", get_config().mode)
+    run_into = getattr(backend, "run_into", None)
+    if run_into is None:
+        return False
+    try:
+        return bool(run_into(lower_cached(node), out))
+    except MemoryError as exc:
+        raise _out_of_memory(node, exc) from exc
+
+
 # ----------------------------------------------------------------------------- explain(fn)
 # True while explain() runs a function to find its first materialization.
 _stopping: contextvars.ContextVar[bool] = contextvars.ContextVar("lazyarr_stop_at_materialization",

@@ -21,7 +21,7 @@ import sys
 from typing import Any
 
 from . import _devices, _node, _views
-from ._materialize import materialize, tape
+from ._materialize import materialize, materialize_into, tape
 from ._node import Node
 
 
@@ -50,7 +50,7 @@ def _reads(node: Node, memory: Any, device: str) -> bool:
                for leaf in _leaf_buffers(node))
 
 
-def barrier(memory: Any, device: str) -> None:
+def barrier(memory: Any, device: str, skip: Node | None = None) -> None:
     """Compute every live pending expression that reads ``memory`` (before it is written).
 
     The pending nodes are found in the intern table (every interior node is interned while
@@ -61,7 +61,8 @@ def barrier(memory: Any, device: str) -> None:
     readers = []
     for ref in list(_node._interned.values()):
         n = ref()
-        if n is not None and n.data is None and n.src and _reads(n, memory, device):
+        if n is not None and n is not skip and n.data is None and n.src \
+                and _reads(n, memory, device):
             readers.append(n)
     if not readers:
         return
@@ -75,9 +76,10 @@ def barrier(memory: Any, device: str) -> None:
             materialize(n)
 
 
-def target(x: Any) -> Any:
+def target(x: Any, writing: Node | None = None) -> Any:
     """``x``'s memory, ready to be written: computed, the writer's own, with no pending
-    expression reading it. A pending ``x`` is computed into new memory first."""
+    expression reading it (but ``writing``, the expression about to be written into it). A
+    pending ``x`` is computed into new memory first."""
     t = tape()
     if t is not None:
         t.cannot_replay("it writes into an array")
@@ -85,7 +87,7 @@ def target(x: Any) -> Any:
     if x._node.data is None and x._node.op != "scalar":
         materialize(x._node)
     if x._node.data is not None:            # (first: computed readers stop holding the node)
-        barrier(x._node.data, x.device)
+        barrier(x._node.data, x.device, writing)
     return _views.claim(x)
 
 
@@ -132,7 +134,13 @@ def setitem(x: Any, key: Any, value: Any) -> None:
 
 def assign(x: Any, result: Node) -> None:
     """``x op= y``: the computed ``result`` (already cast to ``x.dtype``, of ``x.shape``)
-    written into ``x``'s memory."""
+    written into ``x``'s memory: computed straight into it where the backend can do that
+    safely (``A += outer(u, v)``: one pass, no temporary the size of ``A``), else computed and
+    copied."""
+    if result.data is None:
+        memory = target(x, writing=result)
+        if materialize_into(result, memory):
+            return
     data = materialize(result)
     memory = target(x)
     memory[...] = data

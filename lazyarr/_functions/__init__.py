@@ -13,6 +13,7 @@ in its ``FUNCTIONS`` (and ``NUMPY_FUNCTIONS`` where ``numpy.<name>(lazy)`` shoul
   ``meshgrid``, ``atleast_*d``
 * ``_statistical``: the reductions of the registry
 * ``_sorting``, ``_set``: ``sort``/``argsort``, ``unique_*``
+* ``_linalg``: ``matmul`` (the ``@`` operator), ``dot``
 * ``_info``: the array API's ``__array_namespace_info__``
 * ``_explain``: ``explain``
 
@@ -30,7 +31,8 @@ from typing import Any
 import numpy as np
 
 from .. import _dispatch, _fallback
-from . import (_building, _creation, _elementwise, _explain, _logic, _manipulation,
+from .._array import LazyArray
+from . import (_building, _creation, _elementwise, _explain, _linalg, _logic, _manipulation,
                _nanfunctions, _set, _sorting, _statistical)
 
 #: Every public function by name (the names of lazyarr's own; aliases below).
@@ -43,7 +45,7 @@ for _name, _fn in FUNCTIONS.items():
     _fn.__name__ = _fn.__qualname__ = _name
     _fn.__module__ = "lazyarr"
 FUNCTIONS.update(_creation.FUNCTIONS)
-for _group in (_building, _logic, _nanfunctions):   # (written here: their public module)
+for _group in (_building, _logic, _nanfunctions, _linalg):   # (written here: their public module)
     for _fn in _group.FUNCTIONS.values():
         _fn.__module__ = "lazyarr"
     FUNCTIONS.update(_group.FUNCTIONS)
@@ -64,7 +66,7 @@ ALIASES = {"absolute": "abs", "true_divide": "divide", "mod": "remainder", "bitw
 #: NumPy function -> lazyarr function, for ``__array_function__``.
 NUMPY_FUNCTIONS: dict[Any, Callable[..., Any]] = {}
 for _group in (_statistical, _elementwise, _manipulation, _building, _creation, _logic,
-               _nanfunctions):
+               _nanfunctions, _linalg):
     NUMPY_FUNCTIONS.update(_group.NUMPY_FUNCTIONS)
 
 # ``la.add.outer`` of the native binary ufuncs: native (the other ufunc methods are given by
@@ -97,5 +99,19 @@ def array_function(func: Any, types: Any, args: Any, kwargs: Any) -> Any:
     return _fallback.array_function(func, types, args, kwargs)
 
 
+_fallback_array_ufunc = _dispatch.PROTOCOLS["array_ufunc"]
+
+
+def array_ufunc(ufunc: np.ufunc, method: str, inputs: Any, kwargs: Any) -> Any:
+    """The ufunc calls and methods ``LazyArray.__array_ufunc__`` does not answer itself:
+    ``numpy.matmul(lazy, ...)`` (also ``ndarray @ lazy``) is lazyarr's :func:`matmul`, the
+    rest the fallback's."""
+    if ufunc is np.matmul and method == "__call__" and not kwargs \
+            and all(isinstance(x, (LazyArray, np.ndarray)) for x in inputs):
+        return _linalg.matmul(*inputs)
+    return _fallback_array_ufunc(ufunc, method, inputs, kwargs)
+
+
 _dispatch.FUNCTIONS.update(FUNCTIONS)
 _dispatch.PROTOCOLS["array_function"] = array_function
+_dispatch.PROTOCOLS["array_ufunc"] = array_ufunc

@@ -468,10 +468,12 @@ def _launch(c: Compiled, lowered: Lowered, inputs: list[np.ndarray]) -> _Launch:
     return _Launch(c, scalars, shape, lowered.shape, 1 if c.serial else _threads_for(m * rsz), plan)
 
 
-def _execute(launch: _Launch, inputs: list[np.ndarray]) -> np.ndarray:
+def _execute(launch: _Launch, inputs: list[np.ndarray], out: np.ndarray | None = None) -> np.ndarray:
+    """Run the launch on ``inputs``; an elementwise program writes into ``out`` if given."""
     c, scalars, shape = launch.c, launch.scalars, launch.shape
     if launch.reduction is None:
-        out = np.empty(launch.out_shape, c.result)
+        if out is None:
+            out = np.empty(launch.out_shape, c.result)
         if out.size:
             _cpu_vm.execute(c.vm, inputs, scalars, shape, tuple(range(len(shape))), 0, _MODE_EW,
                             launch.threads, out=out, nb=-(-out.size // c.vm.block))
@@ -499,9 +501,9 @@ def _execute(launch: _Launch, inputs: list[np.ndarray]) -> np.ndarray:
     return _finalize(c, op, arrays, rsz, c.red_arg[3], launch.out_shape)
 
 
-def run_compiled(c: Compiled, lowered: Lowered) -> np.ndarray:
+def run_compiled(c: Compiled, lowered: Lowered, out: np.ndarray | None = None) -> np.ndarray:
     inputs = [_prepare(b, dt) for b, dt in zip(lowered.inputs, c.input_dtypes)]
-    return _execute(_launch(c, lowered, inputs), inputs)
+    return _execute(_launch(c, lowered, inputs), inputs, out)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -621,6 +623,27 @@ class CpuFusedBackend:
         dtypes = c.input_dtypes
         launch = _launch(c, lowered, [_prepare(b, dt) for b, dt in zip(lowered.inputs, dtypes)])
         return lambda buffers: _execute(launch, [_prepare(b, dt) for b, dt in zip(buffers, dtypes)])
+
+    def run_into(self, lowered: Lowered, out: Any) -> bool:
+        """Run an elementwise program writing its result straight into ``out`` (an in-place
+        ``x op= y``: no temporary, no copy); False, with nothing written, where that is not
+        safe: ``out`` not C-contiguous, aligned and of the result's dtype and shape, or an
+        input sharing memory with ``out`` other than as ``out`` itself (a block is read
+        before it is written, so only the same element of each input may alias it)."""
+        c = get_compiled(lowered.program)
+        # (c.serial: a loop may raise midway, integer power; the target must stay as it was)
+        if isinstance(c, Unsupported) or c.reduction is not None or c.serial \
+                or type(out) is not np.ndarray \
+                or out.dtype != c.result or out.shape != lowered.shape \
+                or not (out.flags.c_contiguous and out.flags.aligned and out.flags.writeable):
+            return False
+        for buf, dt in zip(lowered.inputs, c.input_dtypes):
+            if np.may_share_memory(buf, out) and not (
+                    type(buf) is np.ndarray and buf.dtype == dt and buf.shape == out.shape
+                    and buf.strides == out.strides and buf.ctypes.data == out.ctypes.data):
+                return False
+        run_compiled(c, lowered, out)
+        return True
 
     def plan(self, lowered: Lowered) -> Plan:
         c = get_compiled(lowered.program)
