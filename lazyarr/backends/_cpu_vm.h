@@ -325,7 +325,35 @@ typedef struct {
     npy_uint64 *ru;
     int error;
     int check_signals;          /* the caller may run Python signal handlers (main thread) */
+    /* floating-point exceptions raised, NumPy's NPY_FPE_* bits: [j] by instruction j, [ninstr]
+     * by the reduction's own arithmetic (NULL: not recorded). See lz_fpe_take. */
+    unsigned char *fpe;
 } lz_run;
+
+/* ---------------------------------------------------------------- floating-point status
+ * NumPy reports the floating-point exceptions each ufunc call raised, as np.errstate says
+ * (a RuntimeWarning by default). The VM calls NumPy's loops inside a block loop, so it tests
+ * the status after each instruction of each block and ORs what it finds into R->fpe;
+ * cpu_fused then reports it as NumPy would. fetestexcept reads the SSE and the x87 status
+ * (NumPy's SIMD loops raise some flags through feraiseexcept, which uses the x87 unit): a few
+ * cycles; the costly feclearexcept runs only when a flag is up. */
+#define LZ_FPE_DIVIDE 1         /* NPY_FPE_DIVIDEBYZERO */
+#define LZ_FPE_OVERFLOW 2
+#define LZ_FPE_UNDERFLOW 4
+#define LZ_FPE_INVALID 8
+static inline unsigned lz_fpe_take(void) {
+    int f = fetestexcept(FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW | FE_INVALID);
+    if (!f) return 0;
+    feclearexcept(FE_ALL_EXCEPT);
+    return ((f & FE_DIVBYZERO) ? LZ_FPE_DIVIDE : 0) | ((f & FE_OVERFLOW) ? LZ_FPE_OVERFLOW : 0) |
+           ((f & FE_UNDERFLOW) ? LZ_FPE_UNDERFLOW : 0) | ((f & FE_INVALID) ? LZ_FPE_INVALID : 0);
+}
+
+/* Record the flags raised since the last take as slot k's (k = ninstr: the reduction's). */
+static inline void lz_fpe_note(const lz_run *R, int k) {
+    unsigned f = lz_fpe_take();
+    if (f && R->fpe) __atomic_fetch_or(&R->fpe[k], (unsigned char)f, __ATOMIC_RELAXED);
+}
 
 #define LZ_GATHER NPY_MIN_INTP
 
@@ -474,6 +502,7 @@ static int lz_exec_block(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_i
         vptr[P->scalar_val[k]] = R->scalars + LZ_SCALAR_BYTES * k;
         vstr[P->scalar_val[k]] = 0;
     }
+    lz_fpe_note(R, P->ninstr);   /* (what the reduction kernel raised since the last block) */
     for (int j = 0; j < P->ninstr; j++) {
         const lz_instr *ins = &P->instr[j];
         char *op = ins->reg < 0 ? out : S->regs + ins->reg * rb;
@@ -503,6 +532,7 @@ static int lz_exec_block(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_i
         }
         vptr[ins->out] = op;
         vstr[ins->out] = uniform ? 0 : ins->osize;
+        lz_fpe_note(R, j);
     }
     return 0;
 }
@@ -1226,9 +1256,11 @@ static void lz_run_items(const lz_prog *P, lz_run *R, npy_intp nitems, int check
     int err = lz_scratch_init(P, &S) < 0 ? -2 : 0;
     lz_poll_init(&S, check_signals, &lz_pool.err);
     npy_intp t;
+    lz_fpe_take();              /* (this thread's flags from before: not this run's) */
     while ((t = __atomic_fetch_add(&lz_pool.next, 1, __ATOMIC_ACQ_REL)) < nitems) {
         if (!err && !__atomic_load_n(&lz_pool.err, __ATOMIC_RELAXED)) err = lz_do_item(P, R, &S, t);
         if (err) __atomic_store_n(&lz_pool.err, err, __ATOMIC_RELAXED);
+        lz_fpe_note(R, P->ninstr);   /* the reduction kernel's, after the item's last block */
         __atomic_fetch_add(&lz_pool.done, 1, __ATOMIC_ACQ_REL);
     }
     lz_scratch_free(&S);
@@ -1336,15 +1368,18 @@ static int lz_execute(const lz_prog *P, lz_run *R, int nthreads) {
         lz_scratch S;
         if (lz_scratch_init(P, &S) < 0) err = -2;
         lz_poll_init(&S, R->check_signals, NULL);
+        lz_fpe_take();
         for (npy_intp t = 0; t < nitems && !err; t++) err = lz_do_item(P, R, &S, t);
         lz_scratch_free(&S);
     }
+    lz_fpe_note(R, P->ninstr);
     if (err) return err;
     if (R->mode == MODE_RED_A) {
         for (npy_intp o = 0; o < R->Osz; o++) lz_combine_slot(P, R, o, o * R->nb, R->nb, 1);
     } else if (R->mode == MODE_RED_B) {
         lz_combine_rows(P, R);
     }
+    lz_fpe_note(R, P->ninstr);
     feclearexcept(FE_ALL_EXCEPT);
     return 0;
 }

@@ -6,6 +6,7 @@ The VM itself (casts, where, gathers, reductions, the thread pool) is C in
 structs, computes the iteration layout of a call, and runs it with the GIL released.
 """
 cimport numpy as cnp
+from cpython.bytearray cimport PyByteArray_AS_STRING
 from cpython.exc cimport PyErr_Occurred
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from cpython.pythread cimport PyThread_get_thread_ident
@@ -66,6 +67,7 @@ cdef extern from "_cpu_vm.h" nogil:
         cnp.npy_uint64 *ru
         int error
         int check_signals
+        unsigned char *fpe
     ctypedef struct lz_enum_entry:
         const char *name
         int value
@@ -221,7 +223,7 @@ cdef void _set_partials(lz_run *R, dict a):
 
 def execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tuple order, int n_outer,
             int mode, int nthreads, out=None, dict partials=None, cnp.npy_intp nb=0,
-            cnp.npy_intp nchunk=1, cnp.npy_intp chunk_rows=0):
+            cnp.npy_intp nchunk=1, cnp.npy_intp chunk_rows=0, bytearray fpe=None):
     """Run ``prog`` over the iteration space ``shape``.
 
     ``order`` lists the dims of ``shape``: the first ``n_outer`` form the outer index,
@@ -231,6 +233,9 @@ def execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tuple order
     ``partials``, named by their lz_run fields (``pd``, ``pm2``, ``pi``, ``pidx``, ``pu``,
     ``rd``, ``rm2``, ``ri``, ``ridx``, ``ru``; a missing one is NULL).
     ``nb`` is the block count per slot (mode A) or the slots per work item (mode B).
+    ``fpe`` (``ninstr + 1`` bytes, zeroed) receives the floating-point exceptions raised, as
+    NumPy's NPY_FPE_* bits, per instruction and (last) by the reduction's own arithmetic.
+    Returns those bits ORed together (0 when none was raised, or ``fpe`` is None).
     """
     cdef lz_run R
     cdef int nd = len(shape), nin = len(inputs), k, d, e, off, nO, nI, ok
@@ -321,8 +326,12 @@ def execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tuple order
         R.nb = nb
         R.nchunk, R.chunk_rows = nchunk, chunk_rows
         R.check_signals = PyThread_get_thread_ident() == _main_thread
+        if fpe is not None:
+            if len(fpe) != prog.P.ninstr + 1:
+                raise ValueError("fpe: ninstr + 1 bytes")
+            R.fpe = <unsigned char *>PyByteArray_AS_STRING(fpe)
         if R.Osz == 0 or R.Isz == 0 or nb == 0:
-            return
+            return 0
         with nogil:
             ok = lz_execute(&prog.P, &R, nthreads)
         _raise_pending()
@@ -332,6 +341,11 @@ def execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tuple order
             raise MemoryError("lazyarr cpu-fused: out of memory for block registers")
         if ok != 0:
             raise FloatingPointError("lazyarr cpu-fused: a NumPy inner loop reported an error")
+        flags = 0
+        if R.fpe != NULL:
+            for k in range(prog.P.ninstr + 1):
+                flags |= R.fpe[k]
+        return flags
     finally:
         free(strides)
         free(R.base)

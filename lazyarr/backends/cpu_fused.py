@@ -37,7 +37,7 @@ from .._program import Instr, Lowered, Program
 from ._bind import run_on
 from .._registry import OPS
 from . import _cpu_vm  # type: ignore[attr-defined]  # ImportError: lazy cpu uses the reference backend
-from . import reduction_rules
+from . import fp_errors, reduction_rules
 
 if not hasattr(np.add, "_get_strided_loop") or not hasattr(np.add, "_resolve_dtypes_and_context"):
     raise ImportError("cpu-fused needs ufunc._get_strided_loop (NumPy >= 1.24)")
@@ -115,6 +115,9 @@ class Compiled:
     result: np.dtype
     input_dtypes: list[np.dtype]
     serial: bool = False         # a loop may raise (integer power): run on the calling thread
+    # per VM instruction, then the reduction's own arithmetic: the name NumPy's floating-point
+    # messages give it ("log", "cast", "reduce") and the exceptions reported (NPY_FPE_* bits)
+    fpe: tuple[tuple[str, int], ...] = ()
 
 
 def _canonical(dt: np.dtype) -> np.dtype:
@@ -187,6 +190,7 @@ class _Spec(NamedTuple):
     dtype: np.dtype          # of ``out``
     extra: Any               # ufunc: the loop capsule; cast: (dst, src) type codes; imag: src code
     text: str                # what the listing shows
+    fpe: str | None = None   # its name in NumPy's floating-point messages ("log", "cast")
 
 
 @dataclass
@@ -212,7 +216,21 @@ def compile_program(program: Program) -> Compiled:
     vm = _build_vm(body, specs, regs, nregs, dtypes, sink)
     root = instrs[-1]
     return Compiled(vm, _listing(body, specs, regs, sink), reduction, root.arg if reduction else None,
-                    sink.compute, sink.canon, root.dtype, _input_dtypes(instrs), _must_run_serially(body))
+                    sink.compute, sink.canon, root.dtype, _input_dtypes(instrs), _must_run_serially(body),
+                    _fpe_names(specs, sink))
+
+
+def _fpe_names(specs: list[_Spec], sink: _Sink) -> tuple[tuple[str, int], ...]:
+    """What NumPy's floating-point messages call each VM instruction and the reduction kernel,
+    and which exceptions are reported. The comparisons of min/max/argmin/argmax (and the
+    tests of any/all) raise "invalid" on a NaN where NumPy's loops stay quiet: their kernel
+    reports only a folded op's overflow (``max(x * x)``, as ``square``)."""
+    names = [(s.fpe or s.kind, 15) for s in specs]
+    if sink.reduction in ("sum", "prod", "mean", "var", "std"):
+        names.append(("reduce", 15))
+    else:
+        names.append(("square" if sink.fold == "square" else "absolute", 7))
+    return tuple(names)
 
 
 def _check_dtypes(instrs: tuple[Instr, ...]) -> None:
@@ -241,7 +259,7 @@ def _body_specs(body: tuple[Instr, ...], dtypes: list[np.dtype]) -> list[_Spec]:
 
 
 def _cast_spec(out: int, src: int, dtypes: list[np.dtype], dst: np.dtype, text: str) -> _Spec:
-    return _Spec("cast", out, (src,), dst, (TYPE_CODE[dst], TYPE_CODE[dtypes[src]]), text)
+    return _Spec("cast", out, (src,), dst, (TYPE_CODE[dst], TYPE_CODE[dtypes[src]]), text, "cast")
 
 
 def _spec(n: int, ins: Instr, dtypes: list[np.dtype]) -> _Spec:
@@ -261,7 +279,7 @@ def _spec(n: int, ins: Instr, dtypes: list[np.dtype]) -> _Spec:
     loop_dtypes = tuple(dtypes[a] for a in ins.args) + (ins.dtype,)
     sig = ",".join(d.name for d in loop_dtypes[:-1]) + "->" + ins.dtype.name
     return _Spec("ufunc", n, ins.args, ins.dtype, _resolve_loop(fn, loop_dtypes),
-                 f"numpy.{fn.__name__} loop {sig}")
+                 f"numpy.{fn.__name__} loop {sig}", fn.__name__)
 
 
 def _reduction_sink(instrs: tuple[Instr, ...], specs: list[_Spec], dtypes: list[np.dtype]) -> _Sink:
@@ -475,8 +493,10 @@ def _execute(launch: _Launch, inputs: list[np.ndarray], out: np.ndarray | None =
         if out is None:
             out = np.empty(launch.out_shape, c.result)
         if out.size:
-            _cpu_vm.execute(c.vm, inputs, scalars, shape, tuple(range(len(shape))), 0, _MODE_EW,
-                            launch.threads, out=out, nb=-(-out.size // c.vm.block))
+            fpe = bytearray(len(c.fpe))
+            if _cpu_vm.execute(c.vm, inputs, scalars, shape, tuple(range(len(shape))), 0, _MODE_EW,
+                               launch.threads, out=out, nb=-(-out.size // c.vm.block), fpe=fpe):
+                _report_fp_errors(c, fpe)
         return out
     op = c.reduction
     assert op is not None and c.compute is not None and c.canon is not None
@@ -496,9 +516,16 @@ def _execute(launch: _Launch, inputs: list[np.ndarray], out: np.ndarray | None =
             raise MemoryError(f"{exc}: the partial results of the {op} over {shape} "
                               f"({nparts:,} x {np.dtype(dt).name})") from exc
         arrays["r" + name] = np.empty(m, dt)
-    _cpu_vm.execute(c.vm, inputs, scalars, shape, order, n_outer, mode, launch.threads, None,
-                    arrays, nb, nchunk, chunk_rows)
+    fpe = bytearray(len(c.fpe))
+    if _cpu_vm.execute(c.vm, inputs, scalars, shape, order, n_outer, mode, launch.threads, None,
+                       arrays, nb, nchunk, chunk_rows, fpe=fpe):
+        _report_fp_errors(c, fpe)
     return _finalize(c, op, arrays, rsz, c.red_arg[3], launch.out_shape)
+
+
+def _report_fp_errors(c: Compiled, fpe: bytearray) -> None:
+    """The floating-point exceptions the run raised, handled as NumPy would (np.errstate)."""
+    fp_errors.report((flags & mask, name) for flags, (name, mask) in zip(fpe, c.fpe))
 
 
 def run_compiled(c: Compiled, lowered: Lowered, out: np.ndarray | None = None) -> np.ndarray:
@@ -551,7 +578,7 @@ def _partial_arrays(op: str, canon: np.dtype) -> tuple[tuple[str, type], ...]:
 def _finalize(c: Compiled, op: str, arrays: dict[str, np.ndarray], rsz: int, ddof: Any,
               shape: tuple[int, ...]) -> np.ndarray:
     """Partials -> the result dtype. Floats: the float64 result rounded once (the accumulation
-    rule of ``reduction_rules``). A cast that overflows warns, as NumPy's reductions do."""
+    rule of ``reduction_rules``). A rounding that overflows warns, as NumPy's reductions do."""
     result, compute = c.result, c.compute
     assert compute is not None
     if op in ("argmin", "argmax"):
@@ -576,7 +603,27 @@ def _finalize(c: Compiled, op: str, arrays: dict[str, np.ndarray], rsz: int, ddo
             val = val.astype(compute)          # NumPy's wrap-around in the loop dtype
         if op == "mean":
             val = np.true_divide(val, rsz)
+    if result.kind == "f" and val.dtype.kind == "f" and result.itemsize < val.dtype.itemsize:
+        return _rounded(val, result).reshape(shape)
     return val.astype(result, copy=False).reshape(shape)
+
+
+def _rounded(val: np.ndarray, result: np.dtype) -> np.ndarray:
+    """The float64 results rounded once to ``result`` (float16/float32). One that becomes inf
+    is NumPy's overflow in its reduction (NumPy accumulates in ``result``): reported as
+    "overflow encountered in reduce", as NumPy's is, at the user's line."""
+    top = _FLOAT_MAX[result]
+    big = abs(val.item()) > top if val.size == 1 else bool((np.abs(val) > top).any())
+    if not big:             # (NaN compares False: no overflow)
+        return val.astype(result, copy=False)
+    with np.errstate(over="ignore"):
+        out = val.astype(result)
+    if bool((np.isinf(out) & np.isfinite(val)).any()):   # (a value just above max rounds down)
+        fp_errors.report([(2, "reduce")])
+    return out
+
+
+_FLOAT_MAX = {np.dtype(t): float(np.finfo(t).max) for t in (np.float16, np.float32)}
 
 
 #: Reductions that NumPy's own loop runs faster than the VM on an input alone, when nothing is

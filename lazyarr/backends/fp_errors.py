@@ -1,0 +1,48 @@
+"""NumPy's floating-point error handling, for the exceptions a fused kernel raised.
+
+NumPy tests the floating-point status after each ufunc call and handles each exception raised
+as ``np.errstate``/``np.seterr`` say: ``"ignore"``, ``"warn"`` (a ``RuntimeWarning`` such as
+``divide by zero encountered in log``), ``"raise"`` (``FloatingPointError``), ``"call"``,
+``"print"`` or ``"log"`` (``np.seterrcall``). The CPU VM records the exceptions per
+instruction (lazyarr/backends/_cpu_vm.h, ``lz_fpe_take``); :func:`report` handles them the same
+way, under the error state in effect when the kernel runs (the materialization), naming the
+user's line that materialized.
+"""
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable
+
+import numpy as np
+
+from .._stack import user_stacklevel
+
+#: NumPy's order, bits (NPY_FPE_*), ``np.geterr`` keys and message words
+_CATEGORIES = ((1, "divide", "divide by zero"), (2, "over", "overflow"),
+               (4, "under", "underflow"), (8, "invalid", "invalid value"))
+
+
+def report(raised: Iterable[tuple[int, str]]) -> None:
+    """Handle each ``(flags, where)``: the NPY_FPE_* bits an operation raised and its name
+    (``"log"``, ``"cast"``, ``"reduce"``), as NumPy's current error state says."""
+    state = None
+    for flags, where in raised:
+        for bit, key, what in _CATEGORIES:
+            if not flags & bit:
+                continue
+            if state is None:
+                state = np.geterr()
+            mode = state[key]
+            if mode == "ignore":
+                continue
+            message = f"{what} encountered in {where}"
+            if mode == "warn":
+                warnings.warn(message, RuntimeWarning, stacklevel=user_stacklevel())
+            elif mode == "raise":
+                raise FloatingPointError(message)
+            elif mode == "call":
+                np.geterrcall()(what, bit)
+            elif mode == "print":
+                print(f"Warning: {message}")
+            elif mode == "log":
+                np.geterrcall().write(f"Warning: {message}\n")

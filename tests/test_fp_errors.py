@@ -1,0 +1,147 @@
+"""NumPy's floating-point errors from the fused CPU kernels (issue 16, item 5).
+
+NumPy handles the floating-point exceptions each ufunc raised as ``np.errstate`` says (a
+RuntimeWarning "divide by zero encountered in log" by default); the cpu-fused VM records them
+per instruction and lazyarr handles them the same way when the kernel runs
+(lazyarr/backends/fp_errors.py). Each case here is compared with NumPy's own messages.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import lazyarr as la
+from lazyarr import backends
+
+pytestmark = pytest.mark.skipif("cpu-fused" not in backends.available(),
+                                reason="the fused CPU backend is not built")
+
+
+def _messages(fn):
+    """The RuntimeWarning messages ``fn()`` emits (under NumPy's default error state)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with np.errstate(all="warn", under="ignore"):
+            fn()
+    return sorted({str(w.message) for w in caught if w.category is RuntimeWarning})
+
+
+def _lazy(fn, *arrays):
+    with la.config(mode="lazy", device="cpu"):
+        return _messages(lambda: np.asarray(fn(*(la.asarray(a) for a in arrays))))
+
+
+def _numpy(fn, *arrays):
+    return _messages(lambda: fn(*arrays))
+
+
+F64 = np.array([0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 2.0])
+F32 = F64.astype(np.float32)
+BIG32 = np.array([100.0, 1.0, 3e38], np.float32)
+
+CASES = [
+    ("log", lambda x: np.log(x), (F64,)),
+    ("log f32", lambda x: np.log(x), (F32,)),
+    ("sqrt", lambda x: np.sqrt(x), (F64,)),
+    ("arcsin", lambda x: np.arcsin(x * 2), (F64,)),
+    ("divide", lambda x, y: x / y, (F64, F64[::-1].copy())),
+    ("floor_divide", lambda x, y: x // y, (F64, F64[::-1].copy())),
+    ("exp overflow f32", lambda x: np.exp(x), (BIG32,)),
+    ("multiply overflow f32", lambda x: x * x, (BIG32,)),
+    ("power", lambda x: x ** 3.5, (F64,)),
+    ("cast NaN to int", lambda x: (x * 1).astype(np.int64), (F64,)),
+    ("a chain: only its log raises", lambda x: np.sqrt(np.abs(x) + 1) * np.log(x) - 2, (F64,)),
+    ("where still computes both sides", lambda x: np.where(x > 0, np.log(x), 0.0), (F64,)),
+    ("comparisons of NaN are quiet", lambda x: (x < 1) | (x == x), (F64,)),
+    ("maximum of NaN is quiet", lambda x: np.maximum(x, 1.0) + np.fmax(x, 0.0), (F64,)),
+    ("max of NaN is quiet", lambda x: np.max(x * 1), (F64,)),
+    ("argmin of NaN is quiet", lambda x: np.argmin(x * 1), (F64,)),
+    ("min over an axis", lambda x: np.min((x * 1).reshape(7, 1), axis=1), (F64,)),
+    ("sum of inf - inf", lambda x: np.sum(x * 1), (np.array([np.inf, -np.inf, 1.0]),)),
+    ("float32 sum overflows", lambda x: np.sum(x * 1), (np.array([3e38, 3e38], np.float32),)),
+    ("float32 row sums overflow", lambda x: np.sum((x * 1).reshape(2, 2), axis=1),
+     (np.array([3e38, 3e38, 1, 2], np.float32),)),
+    ("float32 sum of inf: no overflow", lambda x: np.sum(x * 1),
+     (np.array([np.inf, 1], np.float32),)),
+    ("float16 mean just below the top", lambda x: np.mean(x * 1),
+     (np.array([65504, 65504], np.float16),)),
+    ("mean of a NaN-free sum", lambda x: np.mean(x * 2), (np.array([1.0, 2.0]),)),
+    ("nothing raised", lambda x: np.tanh(x) + 1, (np.array([0.5, -2.0]),)),
+]
+
+
+@pytest.mark.parametrize("name, fn, arrays", CASES, ids=[c[0] for c in CASES])
+def test_the_warnings_are_numpys(name, fn, arrays):
+    assert _lazy(fn, *arrays) == _numpy(fn, *arrays)
+
+
+def test_every_thread_reports():
+    # big enough to run on every thread of the pool; the zero is in the last block
+    x = np.ones(1 << 21)
+    x[-1] = 0.0
+    assert _lazy(np.log, x) == ["divide by zero encountered in log"]
+    assert _lazy(lambda a: np.sum(np.log(a)), x) == ["divide by zero encountered in log"]
+
+
+def test_the_warning_names_the_users_line():
+    x = la.asarray(F64)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        la.log(x).compute()
+    raised = [w for w in caught if w.category is RuntimeWarning]
+    assert len(raised) == 2 and all(w.filename == __file__ for w in raised)   # divide, invalid
+
+
+def test_errstate_ignore_raise_call_and_seterr():
+    x = la.asarray(F64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with np.errstate(all="ignore"):
+            la.log(x).compute()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            (la.log(x) * 2).compute()
+    with np.errstate(divide="raise"), pytest.raises(FloatingPointError,
+                                                    match="divide by zero encountered in log"):
+        la.log(x * 1).compute()
+    y = la.log(x * 3)
+    with np.errstate(invalid="raise", divide="ignore"), pytest.raises(FloatingPointError,
+                                                                      match="invalid value"):
+        y.compute()
+    assert not y.is_materialized          # a raise leaves the array pending, as it was
+    seen = []
+    with np.errstate(all="call"):
+        old = np.seterrcall(lambda kind, flag: seen.append((kind, flag)))
+        try:
+            (la.asarray(F64) / 0.0).compute()
+        finally:
+            np.seterrcall(old)
+    assert sorted(seen) == [("divide by zero", 1), ("invalid value", 8)]
+    old = np.seterr(divide="raise")
+    try:
+        with pytest.raises(FloatingPointError):
+            (1.0 / la.asarray(F64)).compute()
+    finally:
+        np.seterr(**old)
+
+
+def test_underflow_follows_errstate_too():
+    x = la.asarray(np.array([1e-300]))
+    assert _messages(lambda: (x * 1e-300).compute()) == []      # NumPy ignores it by default
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with np.errstate(under="warn"):
+            (x * 1e-200).compute()
+    assert [str(w.message) for w in caught] == ["underflow encountered in multiply"]
+
+
+def test_in_place_and_jit_replays_report_as_well():
+    x = la.asarray(F64.copy())
+    assert _messages(lambda: x.__itruediv__(0.0)) == ["divide by zero encountered in divide",
+                                                       "invalid value encountered in divide"]
+    f = la.jit(lambda a: la.log(a) + 1)
+    a = la.asarray(np.array([1.0, 2.0]))
+    f(a)
+    assert _messages(lambda: f(la.asarray(np.array([0.0, 1.0])))) == \
+        ["divide by zero encountered in log"]
