@@ -220,9 +220,9 @@ def _gather(source: Any, pool: list[Any]) -> Any:
 class _Replay:
     """A tape that can be replayed: its steps, and the function's results."""
 
-    __slots__ = ("steps", "results", "single")
+    __slots__ = ("steps", "results", "single", "one_kernel")
 
-    def __init__(self, steps: list[Any], results: list[Any], single: bool) -> None:
+    def __init__(self, steps: list[Any], results: list[Any], single: bool, arguments: int) -> None:
         # (the backend's runner bound to the kernel, or a _Call; input sources; whether the
         # step gives a list of results)
         self.steps = steps
@@ -230,8 +230,17 @@ class _Replay:
         # ``first`` the position of the same array returned earlier (else None)
         self.results = results
         self.single = single
+        # the common case, one kernel of the arguments giving the one result: (runner, the
+        # arguments it reads, device), run without the general loop
+        self.one_kernel = None
+        if single and len(steps) == 1 and not steps[0][2] and results[0][0] == arguments \
+                and all(type(s) is int for s in steps[0][1]):
+            self.one_kernel = (steps[0][0], steps[0][1], results[0][1])
 
     def __call__(self, pool: list[Any]) -> Any:
+        if self.one_kernel is not None:
+            run, inputs, device = self.one_kernel
+            return LazyArray._from_node(_result_leaf(run([pool[s] for s in inputs]), device))
         for run, inputs, many in self.steps:
             out = run([pool[s] if type(s) is int else _gather(s, pool) for s in inputs])
             if many:
@@ -299,7 +308,7 @@ def _replay_of(tape: Tape, result: Any) -> _Replay:
     steps = [(step, inputs, True) if type(step) is _Call else
              (bound(select(step.device, "lazy"), step), inputs, False)
              for step, inputs in tape.steps]
-    return _Replay(steps, results, single)
+    return _Replay(steps, results, single, tape.arguments)
 
 
 # ----------------------------------------------------------------------------- signatures

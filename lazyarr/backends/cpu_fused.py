@@ -592,7 +592,17 @@ def _finalize(c: Compiled, op: str, arrays: dict[str, np.ndarray], rsz: int, ddo
             if op == "std":
                 val = np.sqrt(val)
     elif "rd" in arrays:
-        val = arrays["rd"] + 0.0               # NumPy's sums start from +0.0
+        rd = arrays["rd"]
+        if rd.size == 1 and result.kind == "f":
+            # one result (a full reduction), in Python floats: the same IEEE operations as
+            # the array path below, without its three NumPy calls (~1 µs of a small call)
+            v = rd.item() + 0.0                # NumPy's sums start from +0.0
+            if op == "mean":
+                v = v / rsz
+            if result.itemsize == 8 or not abs(v) > _FLOAT_MAX[result]:
+                one = np.array(v, dtype=result)
+                return one.reshape(shape) if shape else one
+        val = rd + 0.0                         # NumPy's sums start from +0.0
         if op == "mean":
             val = val / rsz
     else:
