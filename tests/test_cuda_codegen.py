@@ -411,3 +411,22 @@ def test_hypot_at_the_largest_float_is_finite_despite_libdevice_rounding():
             got, want = ns["hyp"](a, b), np.hypot(a, b)
             assert (got == want) or (np.isnan(got) and np.isnan(want)) or \
                 abs(got - want) <= 4e-16 * want, (a, b, got, want)
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_min_max_kernels_stay_the_size_of_a_sum(op, axis):
+    """min/max's combine names each operand three or four times; written as one nested
+    expression, the fold of 8 unrolled accumulators repeated them ~4^3 times (18 KB of source,
+    ~10 s of NVVM per kernel). One statement per combine keeps the kernel near a sum's size."""
+    from lazyarr.backends.cuda import render as R
+
+    m = la.asarray(np.random.default_rng(0).standard_normal((600, 700)).astype(np.float32))
+
+    def source(fn):
+        low = capture(fn)
+        return R.render(low.program, R.analyze(low.program, low.inputs).spec).source
+
+    reduced, summed = source(lambda: getattr(la, op)(m, axis=axis)), source(lambda: la.sum(m, axis=axis))
+    assert len(reduced) < 2 * len(summed), (len(reduced), len(summed))
+    assert max(len(line) for line in reduced.splitlines()) < 300

@@ -260,11 +260,13 @@ class Reduction:
         if self.acc.kind == "f":
             # NaN wins; on a tie of zeros IEEE 754-2019: max prefers +0, min -0 (the sign-of-
             # zero rule of reduction_rules); equal non-zero values have the same bits
+            # (| and &, not or/and: no short-circuit branches, one select; the operands are
+            # plain names, so evaluating every test costs nothing)
             if op == "max":
-                return (f"({a} if ({a} > {b} or {a} != {a} or ({a} == {b} and "
-                        f"math.copysign(1.0, {b}) < 0)) else {b})")
-            return (f"({a} if ({a} < {b} or {a} != {a} or ({a} == {b} and "
-                    f"math.copysign(1.0, {a}) < 0)) else {b})")
+                return (f"({a} if (({a} > {b}) | ({a} != {a}) | (({a} == {b}) & "
+                        f"(math.copysign(1.0, {b}) < 0))) else {b})")
+            return (f"({a} if (({a} < {b}) | ({a} != {a}) | (({a} == {b}) & "
+                    f"(math.copysign(1.0, {a}) < 0))) else {b})")
         cmp = ">=" if op == "max" else "<="
         return f"({a} if {a} {cmp} {b} else {b})"
 
@@ -554,7 +556,9 @@ class _Kernel:
         width = lanes // 2
         while width >= 1:
             out += [f"{indent}if {lane} < {width}:",
-                    f"{indent}    sm[t] = {red.combine('sm[t]', f'sm[t + {width} * {stride}]')}",
+                    f"{indent}    ta = sm[t]",
+                    f"{indent}    tb = sm[t + {width} * {stride}]",
+                    f"{indent}    sm[t] = {red.combine('ta', 'tb')}",
                     f"{indent}cuda.syncthreads()"]
             width //= 2
         return out
@@ -567,19 +571,29 @@ class _Kernel:
     def acc_consume(self, u: str, idx: str) -> list[str]:
         red = self.reduction
         assert red is not None
-        return [f"acc{u} = {red.combine(f'acc{u}', red.prepare(self.value(u)))}"]
+        # the operand named once (combine may name it several times: min/max)
+        return [f"w{u} = {red.prepare(self.value(u))}",
+                f"acc{u} = {red.combine(f'acc{u}', f'w{u}')}"]
 
     def acc_fold(self, indent: str) -> list[str]:
+        """The unrolled accumulators combined pairwise in a fixed order, one statement per
+        combine. (One nested expression repeats each operand's text: min/max's combine names
+        each operand three or four times, so 8 accumulators became ~4^3 copies, 18 KB of
+        source and ~10 s of NVVM per kernel.)"""
         red = self.reduction
         assert red is not None
         U = self.spec.unroll
+        out: list[str] = []
         terms = [f"acc_{u}" for u in range(U)]
         while len(terms) > 1:      # pairwise, fixed order
-            nxt = [red.combine(terms[i], terms[i + 1]) for i in range(0, len(terms) - 1, 2)]
+            nxt = []
+            for i in range(0, len(terms) - 1, 2):
+                out.append(f"{indent}{terms[i]} = {red.combine(terms[i], terms[i + 1])}")
+                nxt.append(terms[i])
             if len(terms) % 2:
                 nxt.append(terms[-1])
             terms = nxt
-        return [f"{indent}acc = {terms[0]}"]
+        return out + [f"{indent}acc = {terms[0]}"]
 
     # -- the kernels
     def render(self) -> Rendered:
@@ -626,7 +640,8 @@ class _Kernel:
                 f"        acc = {red.identity()}",
                 "        j = t",
                 "        while j < cuda.gridDim.x:",
-                f"            acc = {red.combine('acc', 'partials[j]')}",
+                "            tb = partials[j]",
+                f"            acc = {red.combine('acc', 'tb')}",
                 "            j += BS",
                 "        sm[t] = acc"]
         out += self.block_tree("        ", "t", self.spec.block, "1")
