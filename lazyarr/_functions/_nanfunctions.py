@@ -114,6 +114,12 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdi
         return (total / count).astype(total.dtype)
 
 
+def _any(mask: LazyArray) -> bool:
+    """Whether any element of the computed or pending ``mask`` is true (a 0-d one read as it
+    is, without a reduction kernel)."""
+    return bool(mask) if mask.ndim == 0 else bool(_R["any"](mask))
+
+
 def _stored(x: LazyArray) -> LazyArray:
     """``x`` computed first when it is pending and its expression weighs at least the store
     rule's ``STORE_MIN_WEIGHT`` per element (docs/design.rst, "Store or recompute"): nanvar
@@ -150,6 +156,8 @@ def _nan_variance(name: str, a: Any, axis: Any, dtype: Any, out: Any, ddof: Any,
     loop = x.dtype if dtype is None else np.dtype(dtype)
     if loop.kind != "f":
         raise TypeError("If a is inexact, then dtype must be inexact")
+    if x.ndim == 0 and type(axis) is int and axis in (0, -1):
+        axis = None     # NumPy's sums (so its nanvar) take axis 0 or -1 of a 0-d array as None
     x = _stored(x)
     nan = _isnan(x)
     values = x.astype(loop, copy=False).astype(_F64, copy=False)
@@ -163,7 +171,7 @@ def _nan_variance(name: str, a: Any, axis: Any, dtype: Any, out: Any, ddof: Any,
     dof = reshape(count, squares.shape) - ddof
     bad = dof <= 0
     # Value-dependent (NumPy warns at the call): only the reduced counts are read for it.
-    if bool(_R["any"](bad)):
+    if _any(bad):
         warnings.warn("Degrees of freedom <= 0 for slice.", RuntimeWarning,
                       stacklevel=user_stacklevel())
     variance = _where(bad, np.nan, squares / _where(bad, 1, dof))   # (no 0/0 reported, as NumPy)
@@ -263,7 +271,7 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
     # NumPy raises before averaging: the weights' sums are needed for the division anyway, so
     # the check reads only them (one reduction of the weights, not of ``a``), and the data are
     # never read when it fails.
-    if bool(_R["any"](scale == 0)):
+    if _any(scale == 0):
         raise ZeroDivisionError("Weights sum to zero, can't be normalized")
     # np.multiply(a, w, dtype=result): both cast to the result dtype, then multiplied
     products = x.astype(result, copy=False) * w.astype(result, copy=False)
