@@ -159,8 +159,8 @@ BUILDING = ("outer", "tril", "triu", "meshgrid", "atleast_1d", "atleast_2d", "at
             "round")
 LINALG = ("matmul", "dot")
 LOGIC = ("isclose", "allclose", "array_equal", "array_equiv")
-NAN_REDUCTIONS = ("nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanargmax", "nanargmin",
-                  "count_nonzero", "ptp")
+NAN_REDUCTIONS = ("nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanvar", "nanstd",
+                  "nanargmax", "nanargmin", "count_nonzero", "ptp", "average")
 DTYPES = ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float16", "float32", "float64", "complex64", "complex128")
 CONSTANTS = ("pi", "e", "inf", "nan", "euler_gamma")

@@ -33,7 +33,7 @@ from ._operands import scalar_node as _scalar_node
 from ._program import lower_cached
 from ._registry import COMPARE, OPS, OpDef
 from ._shapes import broadcast_shapes  # (cached)
-from ._stack import warn_imaginary_discarded
+from ._stack import user_stacklevel, warn_imaginary_discarded
 from .backends import reference, select
 
 
@@ -404,6 +404,22 @@ def _check_ddof(opdef: OpDef, ddof: Any) -> None:
         opdef.numpy(np.ones(2), ddof=ddof)
 
 
+def _warn_empty_slices(op: str, shape: tuple[int, ...], axes: tuple[int, ...] | None,
+                       ddof: Any) -> None:
+    """NumPy's warnings of mean/var/std (numpy/_core/_methods.py) for slices of no element
+    (mean) or of at most ``ddof`` elements (var, std): known from the shape alone, so given
+    here, at the line that wrote the reduction, whichever backend computes it (in eager
+    mode NumPy's own give them). The reference backend, which runs NumPy's, adds NumPy's."""
+    count = 1
+    for i in range(len(shape)) if axes is None else axes:
+        count *= shape[i]
+    if op == "mean" and count == 0:
+        warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=user_stacklevel())
+    elif op != "mean" and ddof >= count:
+        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning,
+                      stacklevel=user_stacklevel())
+
+
 # Keyed on the arguments' values: only for arguments whose values say everything (``axis``
 # an int or a tuple of ints, ``keepdims`` a bool), as 1 == 1.0 == True would otherwise let
 # ``axis=1.0`` hit the entry of ``axis=1`` (NumPy: TypeError).
@@ -436,6 +452,8 @@ def reduce(opdef: OpDef, x: Any, axis: Any = None, keepdims: bool = False, dtype
     device = node.device or "cpu"
     if _eager_mode():
         return _eager(opdef, device, [node], arg)
+    if opdef.name in ("mean", "var", "std"):
+        _warn_empty_slices(opdef.name, node.shape, arg[0], arg[3])
     if held and node.data is None and node.src and not stopping() \
             and recompute_weight(node) >= STORE_MIN_WEIGHT:
         materialize(node)      # the store rule: computed once, read by this and later uses

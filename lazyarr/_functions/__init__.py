@@ -7,7 +7,7 @@ in its ``FUNCTIONS`` (and ``NUMPY_FUNCTIONS`` where ``numpy.<name>(lazy)`` shoul
   ``astype``, ``real``, ``imag``, ``angle``
 * ``_manipulation``: transposes, axis moves, flips, ``broadcast_to``, ``reshape``, ``ravel``
 * ``_nanfunctions``: ``nansum``, ``nanprod``, ``nanmax``, ``nanmin``, ``nanmean``,
-  ``count_nonzero``, ``ptp``
+  ``nanvar``, ``nanstd``, ``nanargmax``, ``nanargmin``, ``count_nonzero``, ``ptp``, ``average``
 * ``_logic``: ``isclose``, ``allclose``, ``array_equal``, ``array_equiv``
 * ``_building``: ``outer`` (and ``ufunc.outer``), ``tri``/``tril``/``triu``, ``eye``,
   ``meshgrid``, ``atleast_*d``
