@@ -297,10 +297,12 @@ def test_under_jit_and_explain():
     def joined(a, b):
         return la.concatenate([a * 2, b]) + 1
 
-    for k in range(3):
-        a, b = np.arange(4.0) + k, np.arange(3.0) * k
-        np.testing.assert_array_equal(joined(la.asarray(a), la.asarray(b)).to_numpy(),
-                                      np.concatenate([a * 2, b]) + 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", la.JitWarning)       # traced and replayed, not plain
+        for k in range(3):
+            a, b = np.arange(4.0) + k, np.arange(3.0) * k
+            np.testing.assert_array_equal(joined(la.asarray(a), la.asarray(b)).to_numpy(),
+                                          np.concatenate([a * 2, b]) + 1)
     x = la.asarray(np.arange(4.0))
     with la.config(mode="lazy", device="cpu"):
         assert "multiply" in la.explain(lambda: la.concatenate([x * 2, x])).kernels[0].source
