@@ -153,6 +153,7 @@ ARRAY_MEMBERS = ("shape", "dtype", "ndim", "size", "nbytes", "device", "is_mater
 SHAPE_FUNCTIONS = ("transpose", "permute_dims", "matrix_transpose", "swapaxes", "moveaxis",
                    "expand_dims", "squeeze", "flip", "fliplr", "flipud", "broadcast_to",
                    "broadcast_arrays", "reshape", "ravel")
+JOINING = ("concatenate", "stack", "hstack", "vstack", "dstack", "column_stack")
 CREATION = ("asarray", "copy", "zeros", "ones", "full", "empty", "arange", "linspace", "zeros_like",
             "ones_like", "full_like", "empty_like", "eye", "tri")
 BUILDING = ("outer", "tril", "triu", "meshgrid", "atleast_1d", "atleast_2d", "atleast_3d", "diff",
@@ -282,6 +283,12 @@ def _api_page() -> tuple[str, set[str]]:
             "of a pending expression, pushed down to its inputs, so they fuse.", ""]
     api += [f".. autofunction:: {n}" for n in SHAPE_FUNCTIONS] + [""]
     documented.update(SHAPE_FUNCTIONS)
+    api += ["Joining arrays", "--------------", "",
+            "One new array, each operand written into its part of it: a pending operand whose part is",
+            "contiguous (joining along axis 0) computed straight into it by its fused kernel on the CPU,",
+            "the others copied in (``concat`` is the array API's name of :func:`concatenate`).", ""]
+    api += [f".. autofunction:: {n}" for n in JOINING] + [""]
+    documented.update(JOINING)
     api += [_SECTIONS[1], "-" * len(_SECTIONS[1]), ""]
     for op in reductions:
         api += _reduction_entry(op)
@@ -316,7 +323,7 @@ def check_documented(documented: set[str]) -> None:
             problems.append(f"LazyArray.{name}: not listed in gen_api.ARRAY_MEMBERS")
         elif name in ARRAY_MEMBERS and not (getattr(la.LazyArray, name).__doc__ or "").strip():
             problems.append(f"LazyArray.{name}: no docstring")
-    autodoc = CREATION + BUILDING + LINALG + LOGIC + NAN_REDUCTIONS + SHAPE_FUNCTIONS + ("config", "set_config", "get_config", "cuda_available", "explain", "where",
+    autodoc = CREATION + BUILDING + LINALG + LOGIC + NAN_REDUCTIONS + SHAPE_FUNCTIONS + JOINING + ("config", "set_config", "get_config", "cuda_available", "explain", "where",
                           "clip", "astype", "angle", "Config", "Plan", "Kernel", "LazyArray")
     problems += [f"lazyarr.{n}: no docstring" for n in autodoc if not (getattr(la, n).__doc__ or "").strip()]
     if problems:

@@ -121,7 +121,7 @@ def test_numpy_protocols():
     assert isinstance(r, la.LazyArray) and float(r) == pytest.approx(float(np.add.reduce(a * 2)))
     m2 = np.maximum.reduce(la.asarray(np.arange(6.0).reshape(2, 3)), axis=1, keepdims=True)
     np.testing.assert_array_equal(np.asarray(m2), [[2.0], [5.0]])
-    c = np.concatenate([x, x])            # no native form: the fallback (tests/test_fallback.py)
+    c = np.concatenate([x, x])            # la.concatenate (tests/test_concatenate.py)
     assert isinstance(c, la.LazyArray)
     np.testing.assert_array_equal(np.asarray(c), np.concatenate([a, a]))
 

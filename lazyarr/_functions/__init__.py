@@ -11,6 +11,8 @@ in its ``FUNCTIONS`` (and ``NUMPY_FUNCTIONS`` where ``numpy.<name>(lazy)`` shoul
 * ``_logic``: ``isclose``, ``allclose``, ``array_equal``, ``array_equiv``
 * ``_building``: ``outer`` (and ``ufunc.outer``), ``tri``/``tril``/``triu``, ``eye``,
   ``meshgrid``, ``atleast_*d``
+* ``_joining``: ``concatenate`` (``concat``), ``stack``, ``hstack``, ``vstack``, ``dstack``,
+  ``column_stack``
 * ``_statistical``: the reductions of the registry
 * ``_sorting``, ``_set``: ``sort``/``argsort``, ``unique_*``
 * ``_linalg``: ``matmul`` (the ``@`` operator), ``dot``
@@ -32,8 +34,8 @@ import numpy as np
 
 from .. import _dispatch, _fallback
 from .._array import LazyArray
-from . import (_building, _creation, _elementwise, _explain, _linalg, _logic, _manipulation,
-               _nanfunctions, _set, _sorting, _statistical)
+from . import (_building, _creation, _elementwise, _explain, _joining, _linalg, _logic,
+               _manipulation, _nanfunctions, _set, _sorting, _statistical)
 
 #: Every public function by name (the names of lazyarr's own; aliases below).
 FUNCTIONS: dict[str, Callable[..., Any]] = {}
@@ -45,7 +47,7 @@ for _name, _fn in FUNCTIONS.items():
     _fn.__name__ = _fn.__qualname__ = _name
     _fn.__module__ = "lazyarr"
 FUNCTIONS.update(_creation.FUNCTIONS)
-for _group in (_building, _logic, _nanfunctions, _linalg):   # (written here: their public module)
+for _group in (_building, _joining, _logic, _nanfunctions, _linalg):   # (written here: their public module)
     for _fn in _group.FUNCTIONS.values():
         _fn.__module__ = "lazyarr"
     FUNCTIONS.update(_group.FUNCTIONS)
@@ -56,7 +58,7 @@ FUNCTIONS.update(_explain.FUNCTIONS)
 #: NumPy's other names of lazyarr functions.
 ALIASES = {"absolute": "abs", "true_divide": "divide", "mod": "remainder", "bitwise_not": "invert",
            "amin": "min", "amax": "max", "conjugate": "conj", "degrees": "rad2deg",
-           "radians": "deg2rad", "around": "round",
+           "radians": "deg2rad", "around": "round", "concat": "concatenate",
            # the array API standard's names, NumPy 2's aliases of the same ufuncs
            "acos": "arccos", "acosh": "arccosh", "asin": "arcsin", "asinh": "arcsinh",
            "atan": "arctan", "atan2": "arctan2", "atanh": "arctanh", "pow": "power",
@@ -65,7 +67,7 @@ ALIASES = {"absolute": "abs", "true_divide": "divide", "mod": "remainder", "bitw
 
 #: NumPy function -> lazyarr function, for ``__array_function__``.
 NUMPY_FUNCTIONS: dict[Any, Callable[..., Any]] = {}
-for _group in (_statistical, _elementwise, _manipulation, _building, _creation, _logic,
+for _group in (_statistical, _elementwise, _manipulation, _building, _joining, _creation, _logic,
                _nanfunctions, _linalg):
     NUMPY_FUNCTIONS.update(_group.NUMPY_FUNCTIONS)
 
