@@ -3,6 +3,7 @@ shapes, exception types and messages) on computed, pending, negative-stride and 
 in both modes; the result is new memory; a pending input and its repetition are one kernel."""
 from __future__ import annotations
 
+import tracemalloc
 import warnings
 
 import numpy as np
@@ -162,6 +163,16 @@ def test_pending_input_is_one_kernel():
             got = call(x)
             assert not x.is_materialized
             assert_same(got.to_numpy(), want)
+        n = 1 << 19
+        big = la.asarray(np.arange(n, dtype=np.float64))
+        for call in (lambda y: la.tile(y, 2), lambda y: la.repeat(y, 2)):
+            y = big * 2
+            tracemalloc.start()
+            out = call(y)
+            _, peak = tracemalloc.get_traced_memory()
+            tracemalloc.stop()
+            assert peak < 2 * n * 8 * 1.25       # the result, not a copy of it too
+            assert not y.is_materialized and out.size == 2 * n
         x = la.asarray(a) * 2
         assert "multiply" in la.explain(lambda: la.tile(x, 3)).kernels[0].source
         assert len(la.explain(lambda: la.repeat(x, 3, axis=0)).kernels) == 1

@@ -63,10 +63,11 @@ def _broadcast_copy(x: LazyArray, fn: Callable[[Any], Any], out_shape: tuple[int
         # input's kernel, then the library call, are two steps of its tape)
         return _on_buffer(x, name, library)
     node = x._node
-    pushed = _views._push(node, node.shape, fn, _views.shape_of(node.shape, fn))
     # a pending array of the broadcast's shape, computed into memory of its own, reshaped (a
-    # view of that memory, as NumPy's reshape of a new contiguous array)
-    memory = _views.claim(LazyArray._from_node(pushed))
+    # view of that memory, as NumPy's reshape of a new contiguous array). (No name holds the
+    # pushed node: claim would take another reader of it for a sharer, and copy its memory.)
+    memory = _views.claim(LazyArray._from_node(
+        _views._push(node, node.shape, fn, _views.shape_of(node.shape, fn))))
     return _wrap(memory.reshape(out_shape), x.device)
 
 
