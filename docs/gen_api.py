@@ -149,11 +149,12 @@ def _ops_page() -> str:
 #: LazyArray members autodoc documents (each needs a docstring).
 ARRAY_MEMBERS = ("shape", "dtype", "ndim", "size", "nbytes", "device", "is_materialized", "compute",
                  "data", "to_numpy", "item", "tolist", "copy", "T", "mT", "transpose", "reshape",
-                 "swapaxes", "squeeze", "ravel", "real", "imag", "conj", "conjugate", "to_device")
+                 "swapaxes", "squeeze", "ravel", "repeat", "real", "imag", "conj", "conjugate", "to_device")
 SHAPE_FUNCTIONS = ("transpose", "permute_dims", "matrix_transpose", "swapaxes", "moveaxis",
                    "expand_dims", "squeeze", "flip", "fliplr", "flipud", "broadcast_to",
                    "broadcast_arrays", "reshape", "ravel")
-JOINING = ("concatenate", "stack", "hstack", "vstack", "dstack", "column_stack")
+JOINING = ("concatenate", "stack", "hstack", "vstack", "dstack", "column_stack", "tile", "repeat",
+           "roll")
 CREATION = ("asarray", "copy", "zeros", "ones", "full", "empty", "arange", "linspace", "zeros_like",
             "ones_like", "full_like", "empty_like", "eye", "tri")
 BUILDING = ("outer", "tril", "triu", "meshgrid", "atleast_1d", "atleast_2d", "atleast_3d", "diff",
@@ -286,7 +287,10 @@ def _api_page() -> tuple[str, set[str]]:
     api += ["Joining arrays", "--------------", "",
             "One new array, each operand written into its part of it: a pending operand whose part is",
             "contiguous (joining along axis 0) computed straight into it by its fused kernel on the CPU,",
-            "the others copied in (``concat`` is the array API's name of :func:`concatenate`).", ""]
+            "the others copied in (``concat`` is the array API's name of :func:`concatenate`).",
+            ":func:`tile` and :func:`repeat` (one count) are a broadcast of their input, reshaped:",
+            "a pending input and its repetition are one kernel; :func:`roll` along one axis joins two",
+            "slices with :func:`concatenate`. Each gives a new array, as NumPy's do.", ""]
     api += [f".. autofunction:: {n}" for n in JOINING] + [""]
     documented.update(JOINING)
     api += [_SECTIONS[1], "-" * len(_SECTIONS[1]), ""]

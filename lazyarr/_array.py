@@ -465,6 +465,10 @@ class LazyArray:
         """The elements as a 1-D array, as ``ndarray.ravel``."""
         return _public("ravel")(self, order)  # type: ignore[no-any-return]
 
+    def repeat(self, repeats: Any, axis: Any = None) -> LazyArray:
+        """Each element repeated, as ``ndarray.repeat``: :func:`lazyarr.repeat`."""
+        return _public("repeat")(self, repeats, axis)  # type: ignore[no-any-return]
+
     @property
     def T(self) -> LazyArray:
         """The transpose (axes reversed), as ``ndarray.T``: a view."""

@@ -13,6 +13,7 @@ in its ``FUNCTIONS`` (and ``NUMPY_FUNCTIONS`` where ``numpy.<name>(lazy)`` shoul
   ``meshgrid``, ``atleast_*d``
 * ``_joining``: ``concatenate`` (``concat``), ``stack``, ``hstack``, ``vstack``, ``dstack``,
   ``column_stack``
+* ``_repeating``: ``tile``, ``repeat``, ``roll``
 * ``_statistical``: the reductions of the registry
 * ``_sorting``, ``_set``: ``sort``/``argsort``, ``unique_*``
 * ``_linalg``: ``matmul`` (the ``@`` operator), ``dot``
@@ -35,7 +36,7 @@ import numpy as np
 from .. import _dispatch, _fallback
 from .._array import LazyArray
 from . import (_building, _creation, _elementwise, _explain, _joining, _linalg, _logic,
-               _manipulation, _nanfunctions, _set, _sorting, _statistical)
+               _manipulation, _nanfunctions, _repeating, _set, _sorting, _statistical)
 
 #: Every public function by name (the names of lazyarr's own; aliases below).
 FUNCTIONS: dict[str, Callable[..., Any]] = {}
@@ -47,7 +48,7 @@ for _name, _fn in FUNCTIONS.items():
     _fn.__name__ = _fn.__qualname__ = _name
     _fn.__module__ = "lazyarr"
 FUNCTIONS.update(_creation.FUNCTIONS)
-for _group in (_building, _joining, _logic, _nanfunctions, _linalg):   # (written here: their public module)
+for _group in (_building, _joining, _repeating, _logic, _nanfunctions, _linalg):   # (written here: their public module)
     for _fn in _group.FUNCTIONS.values():
         _fn.__module__ = "lazyarr"
     FUNCTIONS.update(_group.FUNCTIONS)
@@ -67,8 +68,8 @@ ALIASES = {"absolute": "abs", "true_divide": "divide", "mod": "remainder", "bitw
 
 #: NumPy function -> lazyarr function, for ``__array_function__``.
 NUMPY_FUNCTIONS: dict[Any, Callable[..., Any]] = {}
-for _group in (_statistical, _elementwise, _manipulation, _building, _joining, _creation, _logic,
-               _nanfunctions, _linalg):
+for _group in (_statistical, _elementwise, _manipulation, _building, _joining, _repeating,
+               _creation, _logic, _nanfunctions, _linalg):
     NUMPY_FUNCTIONS.update(_group.NUMPY_FUNCTIONS)
 
 # ``la.add.outer`` of the native binary ufuncs: native (the other ufunc methods are given by
