@@ -224,3 +224,17 @@ def test_on_cuda():
     out = la.tile(x, 1)
     out[...] = 7.0
     assert_same(x.to_numpy(), np.arange(4.0))
+
+
+def test_an_expensive_pending_input_is_computed_once_not_per_copy():
+    """The store rule: a repetition evaluates a fused expression once per copy, so an
+    expensive one (an exp) is computed first and copied, a cheap one (x * 2) fuses."""
+    a = np.random.default_rng(0).random((4, 2048))
+    x = la.asarray(a)
+    cheap, costly = x * 2, la.exp(x)
+    np.testing.assert_array_equal(np.asarray(la.tile(cheap, (1, 2))), np.tile(a * 2, (1, 2)))
+    np.testing.assert_array_equal(np.asarray(la.tile(costly, (1, 2))), np.tile(np.exp(a), (1, 2)))
+    assert not cheap.is_materialized and costly.is_materialized
+    many = x + 1
+    np.testing.assert_array_equal(np.asarray(la.tile(many, (1, 20))), np.tile(a + 1, (1, 20)))
+    assert many.is_materialized            # 19 extra evaluations of even one add: stored
