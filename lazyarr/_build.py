@@ -374,6 +374,11 @@ def _reduction_spec(op: str, dtype: np.dtype, in_shape: tuple[int, ...], axis: A
                     dtype_kw: Any, ddof: Any) -> tuple[np.dtype, tuple[int, ...], tuple[Any, ...]]:
     """(result dtype, result shape, node arg) of a reduction, with NumPy's errors."""
     opdef = OPS[op]
+    if not in_shape and (axis == 0 or axis == -1) and type(axis) is int and op in _AXIS_ZERO_OF_0D:
+        # NumPy's ufunc reductions (and argmax/argmin) take axis 0 or -1 of a 0-d array as
+        # reducing nothing (np.sum(0-d, axis=0) is the element, in sum's dtype); mean, var,
+        # std and a tuple (0,) raise AxisError
+        axis = () if opdef.takes_axis_tuple else None
     axes = _normalize_axes(opdef, axis, len(in_shape))
     if dtype_kw is not None and not opdef.takes_dtype:
         raise TypeError(f"{opdef.name}() got an unexpected keyword argument 'dtype'")
@@ -394,6 +399,9 @@ def _reduction_spec(op: str, dtype: np.dtype, in_shape: tuple[int, ...], axis: A
         kept = set(reduced)
         shape = tuple(1 if i in kept else n for i, n in enumerate(in_shape) if keepdims or i not in kept)
     return result_dtype, shape, (axes, keepdims, dtype_arg, ddof if opdef.takes_ddof else 0)
+
+
+_AXIS_ZERO_OF_0D = frozenset({"sum", "prod", "max", "min", "any", "all", "argmax", "argmin"})
 
 
 def _check_ddof(opdef: OpDef, ddof: Any) -> None:

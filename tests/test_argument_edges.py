@@ -154,3 +154,32 @@ def test_out_of_memory_names_the_allocation_that_failed():
             pytest.raises(MemoryError, match=r"partial results of the sum over \(2097152, "):
         la.sum(x * y * z)
     assert la.sum(x[:2] * y[:, :2] * z[:, :, :2]).item() == 8.0        # carries on
+
+
+@pytest.mark.parametrize("mode", ["lazy", "eager"])
+@pytest.mark.parametrize("dtype", ["float64", "int8", "bool", "float16"])
+def test_axis_zero_of_a_0d_array_is_numpys(dtype, mode):
+    """NumPy's ufunc reductions (and argmax/argmin, and the nan-functions built on them) take
+    ``axis=0`` or ``-1`` of a 0-d array as reducing nothing; ``mean``/``var`` and a tuple
+    ``(0,)`` raise AxisError, as any other axis does."""
+    a = np.asarray(np.ones((), dtype) * 2)
+    names = ("sum", "prod", "max", "min", "any", "all", "argmax", "argmin", "mean", "var",
+             "nansum", "nanmax", "nanprod", "count_nonzero", "nanmean")
+    for name in names:
+        for axis in (0, -1, (0,), 1, ()):
+            if name.startswith("arg") and isinstance(axis, tuple):
+                continue
+            with la.config(mode=mode):
+                try:
+                    got = np.asarray(getattr(la, name)(la.asarray(a), axis=axis))
+                except Exception as exc:  # noqa: BLE001 - compared with NumPy's
+                    got = type(exc)
+            try:
+                want = np.asarray(getattr(np, name)(a, axis=axis))
+            except Exception as exc:  # noqa: BLE001
+                want = type(exc)
+            if isinstance(want, type):
+                assert got is want, (name, axis)
+            else:
+                assert not isinstance(got, type), (name, axis, got)
+                assert got.dtype == want.dtype and got.shape == want.shape and got.tolist() == want.tolist()
