@@ -69,6 +69,8 @@ CASES = [
      (np.array([65504, 65504], np.float16),)),
     ("mean of a NaN-free sum", lambda x: np.mean(x * 2), (np.array([1.0, 2.0]),)),
     ("nothing raised", lambda x: np.tanh(x) + 1, (np.array([0.5, -2.0]),)),
+    ("nanmean of an all-NaN slice: no 0/0", lambda x: np.nanmean(x.reshape(2, 2), axis=1),
+     (np.array([np.nan, np.nan, 1.0, 2.0]),)),
 ]
 
 

@@ -110,8 +110,11 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdi
     count = _R["sum"](_logical_not(nan), axis, dtype=np.intp, keepdims=keepdims)
     if bool(_R["any"](count == 0)):
         warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=2)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return (total / count).astype(total.dtype)
+        # NaN there, without computing 0/0: NumPy divides under errstate(invalid="ignore"),
+        # and the kernel runs later, under whatever error state is then in effect
+        empty = count == 0
+        return _where(empty, np.nan, total / _where(empty, 1, count)).astype(total.dtype)
+    return (total / count).astype(total.dtype)
 
 
 def _any(mask: LazyArray) -> bool:
