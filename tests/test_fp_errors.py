@@ -69,6 +69,9 @@ CASES = [
      (np.array([65504, 65504], np.float16),)),
     ("mean of a NaN-free sum", lambda x: np.mean(x * 2), (np.array([1.0, 2.0]),)),
     ("nothing raised", lambda x: np.tanh(x) + 1, (np.array([0.5, -2.0]),)),
+    ("isclose of infinities is quiet", lambda x, y: np.isclose(x, y) & np.isclose(x, y, rtol=0),
+     (np.array([np.inf, 1.0, np.nan, -np.inf, np.inf, 5.0]),
+      np.array([np.inf, 1.0, np.nan, np.inf, 3.0, np.inf]))),
     ("nanmean of an all-NaN slice: no 0/0", lambda x: np.nanmean(x.reshape(2, 2), axis=1),
      (np.array([np.nan, np.nan, 1.0, 2.0]),)),
 ]

@@ -17,8 +17,8 @@ from ._creation import asarray
 from ._elementwise import FUNCTIONS as _EW
 from ._statistical import FUNCTIONS as _REDUCTIONS
 
-_abs, _less_equal, _isfinite, _equal, _isnan = (
-    _EW[n] for n in ("abs", "less_equal", "isfinite", "equal", "isnan"))
+_abs, _less_equal, _isfinite, _equal, _isnan, _where = (
+    _EW[n] for n in ("abs", "less_equal", "isfinite", "equal", "isnan", "where"))
 _all = _REDUCTIONS["all"]
 
 
@@ -49,10 +49,17 @@ def isclose(a: Any, b: Any, rtol: Any = 1.e-5, atol: Any = 1.e-8,
             raise FloatingPointError(message)
         elif mode == "print":
             print(message)
-    with np.errstate(invalid="ignore"):
-        result = _less_equal(_abs(x - y), atol_ + rtol_ * _abs(y)) & _isfinite(y) | _equal(x, y)
-        if equal_nan:
-            result = result | _isnan(x) & _isnan(y)
+    # NumPy computes |x - y| <= atol + rtol * |y| under errstate(invalid="ignore"): equal
+    # infinities give inf - inf, an infinite y with rtol 0 gives 0 * inf. Here the kernel runs
+    # later, under the error state in effect then, so those NaNs are not computed at all: the
+    # equal elements subtract as zeros (their result is `same` anyway) and an infinite y counts
+    # as 0 in the tolerance (its result is `same` anyway, masked by isfinite(y)).
+    same = _equal(x, y)
+    finite = _isfinite(y)
+    diff = _abs(_where(same, 0, x) - _where(same, 0, y))
+    result = _less_equal(diff, atol_ + rtol_ * _abs(_where(finite, y, 0))) & finite | same
+    if equal_nan:
+        result = result | _isnan(x) & _isnan(y)
     return result
 
 
