@@ -8,6 +8,7 @@ import pytest
 
 import lazyarr as la
 from lazyarr import backends
+from lazyarr.backends import cpu_fused
 
 # Every backend that can run here: the reference interpreter, plus each fused backend that
 # imports (the Cython CPU backend once built; "cuda" only on a GPU machine).
@@ -31,3 +32,16 @@ def mode(request):
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+
+@pytest.fixture
+def kernels(monkeypatch):
+    """Lazy mode on the CPU, recording the programs the fused backend runs as their
+    instruction counts (how many kernels a call makes, and how big)."""
+    runs = []
+    real = cpu_fused.CpuFusedBackend.run
+    monkeypatch.setattr(cpu_fused.CpuFusedBackend, "run",
+                        lambda self, lowered: runs.append(len(lowered.program.instrs))
+                        or real(self, lowered))
+    with la.config(mode="lazy", device="cpu"):
+        yield runs

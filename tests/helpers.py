@@ -69,6 +69,19 @@ def edge_values(dtype: np.dtype) -> np.ndarray:
     return np.array(vals, dtype=dtype)
 
 
+def nan_slices(dtype: np.dtype, bound: float | None = None) -> np.ndarray:
+    """Three rows of :func:`edge_values` (the middle one all NaN for floats and complex: a
+    NaN-only slice); finite values above ``bound`` (squares or products that would overflow)
+    replaced by 1."""
+    row = edge_values(dtype)
+    a = np.stack([row, np.roll(row, 3), row[::-1]])
+    if dtype.kind in "fc":
+        a[1] = np.nan
+    if bound is not None and dtype.kind == "f":
+        a = np.where(np.isfinite(a) & (np.abs(a.astype(np.float64)) > bound), 1, a).astype(dtype)
+    return a
+
+
 def random_array(rng: np.random.Generator, dtype: np.dtype, shape: tuple[int, ...],
                  edges: bool = True) -> np.ndarray:
     """Random data of ``dtype`` with edge values mixed in (when the array is big enough)."""

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import lazyarr as la
-from lazyarr.backends import cpu_fused
 
 RNG = np.random.default_rng(11)
 A = RNG.standard_normal((37, 29))
@@ -16,18 +15,6 @@ B = RNG.standard_normal((37, 29))
 X = RNG.standard_normal(29)
 Y = RNG.standard_normal(37)
 FLOATS = [np.float32, np.float64]
-
-
-@pytest.fixture
-def kernels(monkeypatch):
-    """The programs the CPU backend runs, as their instruction counts."""
-    runs = []
-    real = cpu_fused.CpuFusedBackend.run
-    monkeypatch.setattr(cpu_fused.CpuFusedBackend, "run",
-                        lambda self, lowered: runs.append(len(lowered.program.instrs))
-                        or real(self, lowered))
-    with la.config(mode="lazy", device="cpu"):
-        yield runs
 
 
 def _same(got, want):

@@ -7,17 +7,9 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import DTYPES, assert_same, edge_values, pending
+from helpers import DTYPES, assert_same, nan_slices, pending
 
 import lazyarr as la
-
-
-def _data(dtype):
-    row = edge_values(dtype)
-    a = np.stack([row, np.roll(row, 3), row[::-1]])
-    if dtype.kind in "fc":
-        a[1] = np.nan                       # an all-NaN slice
-    return a
 
 
 def _outcome(fn, *args, **kw):
@@ -36,7 +28,7 @@ def _outcome(fn, *args, **kw):
 @pytest.mark.parametrize("name", ["nansum", "nanprod", "nanmax", "nanmin", "nanmean",
                                   "nanargmax", "nanargmin", "count_nonzero", "ptp"])
 def test_matches_numpy(name, dtype, mode):
-    a = _data(dtype)
+    a = nan_slices(dtype)
     if name == "nanprod" and dtype.kind in "fc":
         a = np.where(np.abs(a) > 4, 1, a).astype(dtype)     # products that stay finite
     if name in ("nansum", "nanmean") and dtype.kind in "fiu" and dtype.itemsize >= 2:

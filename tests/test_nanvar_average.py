@@ -10,25 +10,13 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import DTYPES, assert_same, edge_values, lazy_reduction, pending
+from helpers import DTYPES, assert_same, lazy_reduction, nan_slices, pending
 
 import lazyarr as la
 from lazyarr.backends import cpu_fused, reference
 
 AXES = [None, 0, 1, -1, (0, 1), (1, 0)]
 _OURS = ("Degrees of freedom", "NaN", "empty slice")
-
-
-def _data(dtype, bound=None):
-    """Three rows of edge values (the middle one all NaN for floats); finite values above
-    ``bound`` (squares or products that would overflow) replaced by 1."""
-    row = edge_values(dtype)
-    a = np.stack([row, np.roll(row, 3), row[::-1]])
-    if dtype.kind in "fc":
-        a[1] = np.nan
-    if bound is not None and dtype.kind == "f":
-        a = np.where(np.isfinite(a) & (np.abs(a.astype(np.float64)) > bound), 1, a).astype(dtype)
-    return a
 
 
 def _outcome(fn, *args, **kw):
@@ -71,7 +59,7 @@ def _check(got, want, reference=None):
 @pytest.mark.parametrize("name", ["nanvar", "nanstd"])
 def test_nanvar_nanstd_match_numpy(name, dtype, mode):
     bound = np.sqrt(float(np.finfo(dtype).max)) / 64 if dtype.kind == "f" else None
-    a = _data(dtype, bound)
+    a = nan_slices(dtype, bound)
     for make in (la.asarray, pending):
         for axis in AXES:
             for keepdims in (False, True):
@@ -181,10 +169,10 @@ def _rule_average(a, axis, w, keepdims):
 def test_average_matches_numpy(dtype, mode, rng):
     bound = np.sqrt(float(np.finfo(dtype).max)) / 64 if dtype.kind in "fc" else None
     if dtype.kind == "c":
-        a = _data(np.dtype(dtype.char.lower()), bound).astype(dtype)
+        a = nan_slices(np.dtype(dtype.char.lower()), bound).astype(dtype)
         a.imag = a.real[:, ::-1]
     else:
-        a = _data(dtype, bound)
+        a = nan_slices(dtype, bound)
     for wdtype in sorted({dtype, np.dtype(bool), np.dtype(np.int8), np.dtype(np.float32),
                           np.dtype(np.float64)}, key=str):
         for make in (la.asarray, pending):
@@ -240,7 +228,7 @@ def test_average_errors_are_numpys(case, mode):
 
 
 @pytest.fixture
-def kernels(monkeypatch):
+def kernel_ops(monkeypatch):
     """The kernels lazy mode runs on the CPU: each as its program's ops (the reference
     backend's as 'reference')."""
     runs = []
@@ -254,7 +242,7 @@ def kernels(monkeypatch):
 
 
 @pytest.mark.skipif("cpu-fused" not in la.backends.available(), reason="the fused CPU backend is not built")
-def test_the_reductions_are_fused(kernels):
+def test_the_reductions_are_fused(kernel_ops):
     a = np.linspace(-2, 2, 3000).reshape(30, 100)
     a[a > 1.9] = np.nan                       # (no slice all NaN)
     x = la.asarray(a)
@@ -264,23 +252,23 @@ def test_the_reductions_are_fused(kernels):
     # NaN test fused in; then the test of the reduced counts and the final division
     got = np.asarray(la.nanvar(x * 2 + 1, axis=1, ddof=1))
     assert_same(got, np.nanvar(a * 2 + 1, axis=1, ddof=1), exact=False)
-    assert len(kernels) == 5 and "reference" not in kernels
-    assert all("isnan" in k and "multiply" in k and "sum" in k for k in kernels[:3])
-    assert all("input" in k and "multiply" not in k[:2] for k in kernels[3:])
-    kernels.clear()
+    assert len(kernel_ops) == 5 and "reference" not in kernel_ops
+    assert all("isnan" in k and "multiply" in k and "sum" in k for k in kernel_ops[:3])
+    assert all("input" in k and "multiply" not in k[:2] for k in kernel_ops[3:])
+    kernel_ops.clear()
     la.nanstd(la.exp(x), axis=0).compute()    # an expensive expression is stored once first
-    assert len(kernels) == 6 and kernels[0] == ["input", "exp"]
-    assert not any("exp" in k for k in kernels[1:])
-    kernels.clear()
+    assert len(kernel_ops) == 6 and kernel_ops[0] == ["input", "exp"]
+    assert not any("exp" in k for k in kernel_ops[1:])
+    kernel_ops.clear()
     w = np.linspace(1, 2, 100)
     got = np.asarray(la.average(x * 2 + 1, axis=1, weights=w))
     assert_same(got, np.average(a * 2 + 1, axis=1, weights=w), exact=False)
     # the weights' sum, its zero test, the weighted sum of the expression, the division
-    assert len(kernels) == 4 and kernels[0] == ["input", "sum"] and "reference" not in kernels
-    assert kernels[2].count("multiply") == 2 and kernels[2][-1] == "sum"
-    kernels.clear()
+    assert len(kernel_ops) == 4 and kernel_ops[0] == ["input", "sum"] and "reference" not in kernel_ops
+    assert kernel_ops[2].count("multiply") == 2 and kernel_ops[2][-1] == "sum"
+    kernel_ops.clear()
     assert_same(np.asarray(la.average(x * 2 + 1)), lazy_reduction("mean", a * 2 + 1))
-    assert len(kernels) == 1 and kernels[0][-1] == "mean"
+    assert len(kernel_ops) == 1 and kernel_ops[0][-1] == "mean"
 
 
 @pytest.mark.gpu

@@ -9,19 +9,6 @@ import numpy as np
 import pytest
 
 import lazyarr as la
-from lazyarr.backends import cpu_fused
-
-
-@pytest.fixture
-def kernels(monkeypatch):
-    """The programs the CPU backend runs, as their instruction counts."""
-    runs = []
-    real = cpu_fused.CpuFusedBackend.run
-    monkeypatch.setattr(cpu_fused.CpuFusedBackend, "run",
-                        lambda self, lowered: runs.append(len(lowered.program.instrs))
-                        or real(self, lowered))
-    with la.config(mode="lazy", device="cpu"):
-        yield runs
 
 
 X = np.random.default_rng(3).random(5000)
