@@ -42,7 +42,6 @@ import numpy as np
 from . import _devices, _materialize, _node
 from ._array import LazyArray
 from ._config import get_config
-from ._node import Node
 from ._program import Lowered
 from ._stack import user_stacklevel
 from .backends import forced_backend, select
@@ -240,7 +239,7 @@ class _Replay:
     def __call__(self, pool: list[Any]) -> Any:
         if self.one_kernel is not None:
             run, inputs, device = self.one_kernel
-            return LazyArray._from_node(_result_leaf(run([pool[s] for s in inputs]), device))
+            return LazyArray._from_node(_node.leaf(run([pool[s] for s in inputs]), device))
         for run, inputs, many in self.steps:
             out = run([pool[s] if type(s) is int else _gather(s, pool) for s in inputs])
             if many:
@@ -249,7 +248,7 @@ class _Replay:
                 pool.append(out)
         if self.single:
             source, device, _ = self.results[0]
-            return LazyArray._from_node(_result_leaf(pool[source], device)) \
+            return LazyArray._from_node(_node.leaf(pool[source], device)) \
                 if source is not None else device
         out: list[Any] = []
         nodes: dict[int, Any] = {}
@@ -261,23 +260,9 @@ class _Replay:
             else:       # distinct arrays of one buffer share a leaf: the first to write copies
                 node = nodes.get(source)
                 if node is None:
-                    node = nodes[source] = _result_leaf(pool[source], value)
+                    node = nodes[source] = _node.leaf(pool[source], value)
                 out.append(LazyArray._from_node(node))
         return tuple(out)
-
-
-def _result_leaf(data: Any, device: str) -> Node:
-    """``_node.leaf(data, device)`` with the structure id memoized by (dtype, ndim)."""
-    node = Node("leaf", data.dtype, data.shape, device, data=data)
-    key = (data.dtype, data.ndim)
-    sid = _leaf_sids.get(key)
-    if sid is None:
-        sid = _leaf_sids[key] = _node.leaf(data, device).sid
-    node.sid = sid
-    return node
-
-
-_leaf_sids: dict[tuple[np.dtype, int], int] = {}
 
 
 def _replay_of(tape: Tape, result: Any) -> _Replay:
