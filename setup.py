@@ -39,6 +39,15 @@ EXTENSIONS: list = cythonize(
             # uses the reference backend (tests/test_cpu_fused.py fails loudly in that case)
             optional=True,
         ),
+        # Philox4x32-10 as a NumPy ufunc: the fused random draws (lazyarr/_random_fused.py)
+        Extension(
+            "lazyarr._philox",
+            ["lazyarr/_philox.pyx"],
+            include_dirs=[np.get_include(), "lazyarr"],
+            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+            extra_compile_args=["-O3"] if sys.platform != "win32" else [],
+            depends=["lazyarr/_philox.h"],
+        ),
     ],
     compiler_directives={"language_level": "3"},
 )

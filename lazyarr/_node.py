@@ -41,7 +41,7 @@ class Node:
     __slots__ = ("op", "dtype", "shape", "device", "src", "arg", "data",
                  "sid", "leaves", "epoch", "__weakref__")
 
-    op: str                  # registry op name, or "leaf" / "scalar"
+    op: str                  # registry op name, or "leaf" / "scalar" / "counter"
     dtype: np.dtype
     shape: tuple[int, ...]
     device: str | None       # None for scalars: they go anywhere
@@ -236,6 +236,14 @@ def leaf(data: Any, device: str) -> Node:
     """A materialized buffer as a node. Leaves are not interned: one per buffer wrapper."""
     node = Node("leaf", data.dtype, tuple(data.shape), device, data=data)
     node.sid = structure(("input", node.dtype, len(node.shape)))
+    return node
+
+
+def counter(cmap: Any, device: str) -> Node:
+    """The counters of a fused random draw (a ``_counters.CounterMap``, in ``arg``): an input
+    of the program that takes no memory. Like leaves, not interned; never materialized."""
+    node = Node("counter", cmap.dtype, cmap.shape, device, arg=cmap)
+    node.sid = structure(("counter", len(cmap.shape)))
     return node
 
 

@@ -19,10 +19,10 @@ from ._node import Node
 
 
 class Instr(NamedTuple):
-    op: str                  # registry op name, or "input" / "scalar"
+    op: str                  # registry op name, or "input" / "scalar" / "counter"
     dtype: np.dtype          # result dtype
     args: tuple[int, ...]    # indices of earlier instructions
-    arg: Any                 # static operand; input: (position, ndim); scalar: position
+    arg: Any                 # static operand; input, counter: (position, ndim); scalar: position
 
 
 class Program:
@@ -54,15 +54,15 @@ class Program:
 
     def ops(self) -> list[str]:
         """The op names of the computed instructions, in order."""
-        return [i.op for i in self.instrs if i.op not in ("input", "scalar")]
+        return [i.op for i in self.instrs if i.op not in ("input", "scalar", "counter")]
 
     def __str__(self) -> str:
         lines = []
         for n, ins in enumerate(self.instrs):
             operands = ", ".join(f"%{a}" for a in ins.args)
-            extra = "" if ins.arg is None or ins.op == "input" else f" [{ins.arg}]"
-            if ins.op == "input":
-                operands = f"input {ins.arg[0]}, ndim {ins.arg[1]}"
+            extra = "" if ins.arg is None or ins.op in ("input", "counter") else f" [{ins.arg}]"
+            if ins.op in ("input", "counter"):
+                operands = f"{ins.op} {ins.arg[0]}, ndim {ins.arg[1]}"
             elif ins.op == "scalar":
                 operands, extra = f"scalar {ins.arg}", ""
             lines.append(f"%{n} = {ins.op}({operands}){extra} : {ins.dtype}")
@@ -108,6 +108,10 @@ def lower(root: Node) -> Lowered:
             index[node] = len(instrs)
             emit(_new(Instr, ("scalar", node.dtype, (), len(scalars))))
             scalars.append(node.arg)
+        elif node.op == "counter":   # numbered with the inputs; its CounterMap travels there
+            index[node] = len(instrs)
+            emit(_new(Instr, ("counter", node.dtype, (), (len(inputs), len(node.shape)))))
+            inputs.append(node.arg)
         else:
             push((node,))
             for i in range(len(src) - 1, -1, -1):
@@ -125,7 +129,7 @@ stats = {"lowered": 0, "reused": 0}   # lower_cached: programs built / taken fro
 
 def _gather(leaves: tuple[Node, ...]) -> tuple[list[Any], list[np.generic]]:
     """The buffers and scalar values of a DAG's leaves, numbered as ``lower`` numbers them."""
-    inputs = [n.data for n in leaves if n.op != "scalar"]
+    inputs = [n.arg if n.op == "counter" else n.data for n in leaves if n.op != "scalar"]
     scalars = [n.arg for n in leaves if n.op == "scalar"]
     return inputs, scalars
 

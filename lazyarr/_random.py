@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from . import _devices, _fallback
+from ._random_fused import FusedGenerator
 
 #: Generator methods that write into their first argument.
 _WRITES_FIRST = frozenset({"shuffle"})
@@ -110,11 +111,21 @@ class DaskRandomState:
         return draw
 
 
-def default_rng(seed: Any = None, *, device: str | None = None) -> Generator:
+def default_rng(seed: Any = None, *, device: str | None = None,
+                fused: bool = False) -> Generator | FusedGenerator:
     """A random generator with NumPy's ``default_rng`` signature, on ``device`` (default: the
     configured one). On the CPU it is ``numpy.random.default_rng(seed)``, with NumPy's
     streams; on ``cuda`` ``cupy.random.default_rng(seed)``. A :class:`Generator` (or NumPy's
-    or CuPy's own generator) given as ``seed`` is wrapped as it is."""
+    or CuPy's own generator) given as ``seed`` is wrapped as it is.
+
+    ``fused=True``: a :class:`FusedGenerator`, whose draws are lazy and generated inside the
+    kernel that reads them (Philox4x32-10, nothing stored; the same numbers on every device,
+    not NumPy's): ``lazyarr/_random_fused.py`` and the guide's "Random numbers"."""
+    if fused:
+        if isinstance(seed, (Generator, np.random.Generator, np.random.BitGenerator)):
+            raise TypeError("a fused generator takes a seed (an int, a sequence of ints or a "
+                            "SeedSequence), not another generator")
+        return FusedGenerator(seed, device)
     if isinstance(seed, Generator):
         return seed
     device = _devices.resolve(device)
@@ -128,4 +139,5 @@ def default_rng(seed: Any = None, *, device: str | None = None) -> Generator:
 
 #: ``lazyarr.random``: :func:`default_rng` and :class:`Generator` are lazyarr's; every other
 #: name (the legacy functions, the bit generators) is NumPy's through the fallback.
-random = _fallback.FallbackNamespace("random", {"default_rng": default_rng, "Generator": Generator})
+random = _fallback.FallbackNamespace("random", {"default_rng": default_rng, "Generator": Generator,
+                                                "FusedGenerator": FusedGenerator})

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from ._philox import philox_bits  # type: ignore[import-not-found]  # compiled (_philox.pyx)
+
 #: How a Python int operand that does not fit the operand dtype is treated.
 STRICT = "strict"    # OverflowError, as NumPy ufuncs (``int8_array + 300``)
 COMPARE = "compare"  # comparisons: NumPy 2 compares the exact values, so widen the array operand
@@ -24,7 +26,8 @@ class OpDef:
     """One operation.
 
     name:      public name (``la.<name>``), also the node/program opcode.
-    kind:      ``"elementwise"``, ``"cast"`` or ``"reduction"``.
+    kind:      ``"elementwise"``, ``"cast"``, ``"reduction"`` or ``"generator"`` (the bits of
+               a fused random draw: internal, no public function; lazyarr/_random_fused.py).
     nin:       number of array operands.
     numpy:     the NumPy function with the semantics we copy; its ufunc type
                resolution is the dtype rule of every ufunc op.
@@ -199,6 +202,9 @@ _OP_LIST: list[OpDef] = [
          takes_axis_tuple=False),
     _red("argmax", np.argmax, "Index of the maximum (first occurrence; NaN wins).",
          takes_axis_tuple=False),
+    # the random bits of fused draws: Philox4x32-10 of (counter, key, stream), uint64 operands
+    OpDef("philox_bits", "generator", 3, philox_bits, "Philox4x32-10 random bits (the low 64 "
+          "of a block) for a counter, key and stream.", "random"),
 ]
 
 #: name -> OpDef, in registry order (the order is stable: backends may number ops by it).
@@ -208,7 +214,7 @@ REDUCTIONS = [op for op in _OP_LIST if op.kind == "reduction"]
 #: names of the transcendental ops (``OpDef.transcendental``)
 TRANSCENDENTAL = frozenset(op.name for op in ELEMENTWISE if op.transcendental)
 #: NumPy function -> OpDef, for ``__array_ufunc__`` / ``__array_function__`` dispatch.
-BY_NUMPY: dict[Any, OpDef] = {op.numpy: op for op in _OP_LIST if op.kind != "cast"}
+BY_NUMPY: dict[Any, OpDef] = {op.numpy: op for op in _OP_LIST if op.kind in ("elementwise", "reduction")}
 BY_NUMPY[np.amin] = OPS["min"]
 BY_NUMPY[np.clip] = OPS["clip"]
 BY_NUMPY[np.amax] = OPS["max"]

@@ -70,6 +70,8 @@ def _push(node: Node, shape: tuple[int, ...], fn: Any, out_shape: tuple[int, ...
     applied to each input, broadcast to ``shape`` first; the same ops above."""
     if node.op == "scalar":
         return node
+    if node.op == "counter":     # a fused random draw's counters: the view of their map
+        return _node.counter(node.arg.view(lambda a: fn(np.broadcast_to(a, shape))), node.device)
     if node.data is None and node.shape != shape:
         materialize(node)      # a pending operand of a smaller shape: stored
     if node.data is not None:

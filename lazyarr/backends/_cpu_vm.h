@@ -357,6 +357,44 @@ static inline void lz_fpe_note(const lz_run *R, int k) {
 
 #define LZ_GATHER NPY_MIN_INTP
 
+/* The counters of a fused random draw (an input of itemsize 0 in lz_prog.input_isz): the
+ * input has no memory; its base and byte strides are those of a uint64 array at address
+ * 8 * offset, so the "address" of each element, divided by 8, is the element's counter
+ * (lazyarr/_counters.py). Written like lz_gather, with the addresses as the values. */
+static void lz_counters(npy_uint64 *d, npy_intp base, int nd, const npy_intp *shape,
+                        const npy_intp *str, npy_intp start, npy_intp ds, npy_intp n) {
+    if (ds != LZ_GATHER) {
+        npy_intp p = base + start * ds;
+        for (npy_intp t = 0; t < n; t++) d[t] = (npy_uint64)((p + t * ds) / 8);
+        return;
+    }
+    npy_intp idx[NPY_MAXDIMS];
+    npy_intp rem = start, p = base;
+    for (int k = nd - 1; k >= 0; k--) {
+        idx[k] = rem % shape[k];
+        rem /= shape[k];
+        p += idx[k] * str[k];
+    }
+    const int last = nd - 1;
+    while (n > 0) {
+        npy_intp run = shape[last] - idx[last];
+        if (run > n) run = n;
+        for (npy_intp t = 0; t < run; t++) d[t] = (npy_uint64)((p + t * str[last]) / 8);
+        d += run;
+        n -= run;
+        idx[last] += run;
+        p += run * str[last];
+        int k = last;
+        while (k > 0 && idx[k] == shape[k]) {
+            p -= shape[k] * str[k];
+            idx[k] = 0;
+            k--;
+            idx[k]++;
+            p += str[k];
+        }
+    }
+}
+
 typedef struct {
     char **vptr;
     npy_intp *vstr;
@@ -486,8 +524,16 @@ static int lz_exec_block(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_i
     for (int k = 0; k < P->ninputs; k++) {
         int v = P->input_val[k];
         if (v < 0) continue;
-        char *b = R->base[k] + S->ooff[k];
         npy_intp ds = R->dstride[k];
+        if (P->input_isz[k] == 0) {         /* counters (lz_counters) */
+            npy_uint64 *g = (npy_uint64 *)(S->gbuf + k * rb);
+            lz_counters(g, (npy_intp)R->base[k] + S->ooff[k], R->nI, R->Ishape,
+                        R->Istr + k * R->nI, start, ds, n);
+            vptr[v] = (char *)g;
+            vstr[v] = 8;
+            continue;
+        }
+        char *b = R->base[k] + S->ooff[k];
         if (ds != LZ_GATHER) {
             vptr[v] = b + start * ds;
             vstr[v] = ds;

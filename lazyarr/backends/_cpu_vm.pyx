@@ -257,6 +257,19 @@ def execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tuple order
             fshape[d] = shape[order[d]]
         # broadcast strides of every input, in `order`
         for k in range(nin):
+            if prog.P.input_isz[k] == 0:
+                # a counter input (lazyarr/_counters.py): no memory; its "address" offset*8
+                # plus the byte strides of uint64 elements is 8x the counter (lz_counters)
+                c = inputs[k]
+                R.base[k] = <char *><size_t>(<cnp.npy_intp>c.offset * 8)
+                off = nd - len(c.shape)
+                for d in range(nd):
+                    e = order[d] - off
+                    if e < 0 or c.shape[e] == 1 or fshape[d] == 1:
+                        strides[k * nd + d] = 0
+                    else:
+                        strides[k * nd + d] = c.strides[e]
+                continue
             a = <cnp.ndarray>inputs[k]
             R.base[k] = <char *>cnp.PyArray_DATA(a)
             off = nd - a.ndim

@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._counters import CounterMap
 from .._dtypes import SUPPORTED_DTYPES
 from .._memo import BuildOnce
 from .._shapes import broadcast_shapes
@@ -248,14 +249,15 @@ def _root_reduction(instrs: tuple[Instr, ...]) -> str | None:
         if root.op not in _VM_REDUCTION:
             raise Unsupported(f"reduction {root.op}")
         return root.op
-    if root.op in ("input", "scalar"):
+    if root.op in ("input", "scalar", "counter"):
         raise Unsupported("nothing to compute")
     return None
 
 
 def _body_specs(body: tuple[Instr, ...], dtypes: list[np.dtype]) -> list[_Spec]:
     """One VM instruction per computing instruction (inputs and scalars are only values)."""
-    return [_spec(n, ins, dtypes) for n, ins in enumerate(body) if ins.op not in ("input", "scalar")]
+    return [_spec(n, ins, dtypes) for n, ins in enumerate(body)
+            if ins.op not in ("input", "scalar", "counter")]
 
 
 def _cast_spec(out: int, src: int, dtypes: list[np.dtype], dst: np.dtype, text: str) -> _Spec:
@@ -347,8 +349,10 @@ def _allocate_registers(specs: list[_Spec], sink: _Sink) -> tuple[list[int], int
 
 
 def _input_values(body: tuple[Instr, ...]) -> list[tuple[int, int]]:
-    """(value, itemsize) per input position; (-1, 1) for an input the program does not read."""
-    inputs = {ins.arg[0]: (n, ins.dtype.itemsize) for n, ins in enumerate(body) if ins.op == "input"}
+    """(value, itemsize) per input position; (-1, 1) for an input the program does not read;
+    itemsize 0 for a random draw's counters (no memory: the VM computes them, lz_counters)."""
+    inputs = {ins.arg[0]: (n, ins.dtype.itemsize if ins.op == "input" else 0)   # 0: counters
+              for n, ins in enumerate(body) if ins.op in ("input", "counter")}
     return [inputs.get(p, (-1, 1)) for p in range(max(inputs, default=-1) + 1)]
 
 
@@ -374,7 +378,8 @@ def _scalar_values(body: tuple[Instr, ...]) -> list[int]:
 
 def _input_dtypes(instrs: tuple[Instr, ...]) -> list[np.dtype]:
     """The dtype of each input, by position (what run_compiled converts the buffers to)."""
-    return [ins.dtype for ins in sorted((i for i in instrs if i.op == "input"), key=lambda i: i.arg[0])]
+    return [ins.dtype for ins in sorted((i for i in instrs if i.op in ("input", "counter")),
+                                        key=lambda i: i.arg[0])]
 
 
 def _must_run_serially(body: tuple[Instr, ...]) -> bool:
@@ -416,6 +421,8 @@ def _compile_or_reason(program: Program) -> Compiled | Unsupported:
 
 # ----------------------------------------------------------------------------- running
 def _prepare(buf: Any, dtype: np.dtype) -> np.ndarray:
+    if type(buf) is CounterMap:     # a random draw's counters: computed by the VM
+        return buf  # type: ignore[return-value]
     a = buf if type(buf) is np.ndarray else np.asarray(buf)
     if a.dtype != dtype or not a.flags.aligned:
         a = np.ascontiguousarray(a, dtype=dtype)
@@ -477,7 +484,7 @@ def _launch(c: Compiled, lowered: Lowered, inputs: list[np.ndarray]) -> _Launch:
     fast = -1
     if axes is not None and inputs:      # the memory-fastest dim of the biggest input decides
         big = max(inputs, key=lambda a: a.size)
-        if big.ndim == len(shape) and not big.flags.c_contiguous:
+        if big.ndim == len(shape) and type(big) is np.ndarray and not big.flags.c_contiguous:
             dims = [d for d in range(big.ndim) if big.shape[d] > 1]
             if dims:
                 fast = min(dims, key=lambda d: (abs(big.strides[d]), -d))
@@ -695,7 +702,7 @@ class CpuFusedBackend:
                 or not (out.flags.c_contiguous and out.flags.aligned and out.flags.writeable):
             return False
         for buf, dt in zip(lowered.inputs, c.input_dtypes):
-            if np.may_share_memory(buf, out) and not (
+            if type(buf) is not CounterMap and np.may_share_memory(buf, out) and not (
                     type(buf) is np.ndarray and buf.dtype == dt and buf.shape == out.shape
                     and buf.strides == out.strides and buf.ctypes.data == out.ctypes.data):
                 return False

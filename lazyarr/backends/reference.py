@@ -32,10 +32,10 @@ def _functions(xp: ModuleType) -> dict[str, Any]:
     (``spacing``), and those it has are not used."""
     table = {}
     for op in OPS.values():
-        if op.kind in ("elementwise", "reduction"):
+        if op.kind in ("elementwise", "reduction", "generator"):
             if xp.__name__ == "numpy":
                 table[op.name] = op.numpy
-            elif op.name not in NO_CUDA_TEMPLATE:
+            elif op.name not in NO_CUDA_TEMPLATE and op.kind != "generator":
                 table[op.name] = getattr(xp, op.numpy.__name__)
     return table
 
@@ -83,9 +83,9 @@ def _host_step(op: str, arg: Any, operands: list[Any]) -> bool:
     flushed to zero, ``clip`` has no complex loop, transcendentals differ by ulps), and an
     elementwise op with no CUDA template yet (``fmod``, ``logaddexp``, ...), whose CuPy
     values are not checked against NumPy's."""
-    if op in NO_CUDA_TEMPLATE:
-        return True
     opdef = OPS[op]
+    if op in NO_CUDA_TEMPLATE or opdef.kind == "generator":
+        return True
     if any(getattr(a, "dtype", np.dtype(type(a))).kind == "c" for a in operands):
         return True
     target = arg if opdef.kind == "cast" else arg[2] if opdef.kind == "reduction" else None
@@ -142,6 +142,8 @@ class ReferenceBackend:
         for n, ins in enumerate(instrs):
             if ins.op == "input":
                 values[n] = lowered.inputs[ins.arg[0]]
+            elif ins.op == "counter":
+                values[n] = lowered.inputs[ins.arg[0]].values(self.xp)
             elif ins.op == "scalar":
                 values[n] = lowered.scalars[ins.arg]
             else:
@@ -159,7 +161,7 @@ class ReferenceBackend:
         instrs = lowered.program.instrs
         nbytes: list[int] = []
         for ins in instrs:  # sizes: broadcast of operands (reductions shrink; good enough)
-            if ins.op == "input":
+            if ins.op in ("input", "counter"):
                 nbytes.append(lowered.inputs[ins.arg[0]].nbytes)
             elif ins.op == "scalar":
                 nbytes.append(0)
@@ -171,7 +173,7 @@ class ReferenceBackend:
         kernels, read, written = [], 0, 0
         xpname = self.xp.__name__
         for n, ins in enumerate(instrs):
-            if ins.op in ("input", "scalar"):
+            if ins.op in ("input", "scalar", "counter"):
                 continue
             read += sum(nbytes[a] for a in ins.args)
             written += nbytes[n]

@@ -19,6 +19,7 @@ from ..._shapes import broadcast_shapes
 from .. import numpy_methods
 from . import render as R
 from .compile import load_kernel
+from ..._counters import CounterMap
 from .params import PER_CALL, Role
 from .templates import RUN_ON_HOST
 
@@ -55,7 +56,7 @@ class _Entry:
     The template holds every layout parameter's value (strides, sizes: fixed for the layout);
     the slots of the per-call parameters are recorded once, so a call only fills those."""
 
-    __slots__ = ("fn", "geo", "grid", "block", "acc", "template", "out_slot", "input_slots",
+    __slots__ = ("fn", "geo", "grid", "block", "acc", "template", "out_slot", "input_slots", "offset_slots",
                  "scalar_slots", "partials_slot", "counter_slot")
 
     def __init__(self, fn: Any, geo: R.Geometry, rendered: R.Rendered, sms: int) -> None:
@@ -63,6 +64,7 @@ class _Entry:
         self.grid, self.block = (geo.grid(sms),), (geo.spec.block,)
         self.template: list[Any] = []
         self.input_slots: list[tuple[int, int]] = []            # (slot, input)
+        self.offset_slots: list[tuple[int, int]] = []           # (slot, input): counters
         self.scalar_slots: list[tuple[int, int, Any]] = []      # (slot, scalar position, type)
         self.acc: np.dtype | None = None                        # full: the partials' dtype
         self.out_slot = self.partials_slot = self.counter_slot = -1
@@ -72,6 +74,8 @@ class _Entry:
                 self.out_slot = slot
             elif role is Role.INPUT:
                 self.input_slots.append((slot, param.input))
+            elif role is Role.COUNTER_OFFSET:
+                self.offset_slots.append((slot, param.input))
             elif role is Role.SCALAR:
                 self.scalar_slots.append((slot, param.input, param.dtype.type))
             elif role is Role.PARTIALS:
@@ -169,6 +173,8 @@ class CudaBackend:
         args[entry.out_slot] = out
         for slot, k in entry.input_slots:
             args[slot] = inputs[k]
+        for slot, k in entry.offset_slots:
+            args[slot] = np.int64(inputs[k].offset)
         for slot, pos, typ in entry.scalar_slots:
             args[slot] = typ(scalars[pos])
         if entry.acc is not None:               # a full reduction: partials and counter
@@ -268,6 +274,8 @@ def _chain_of(lowered: Lowered) -> Lowered:
 
 def _usable(a: Any) -> Any:
     """Strides that are not whole elements cannot be indexed: copy those (rare)."""
+    if type(a) is CounterMap:
+        return a
     if any(s % a.dtype.itemsize for s in a.strides):
         import cupy
         return cupy.ascontiguousarray(a)

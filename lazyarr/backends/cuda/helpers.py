@@ -158,6 +158,26 @@ def {name}(a, b):
     return r
 """
 
+# Philox4x32-10 of (counter, key, stream), the low 64 bits of the block, exactly as
+# lazyarr/_philox.h computes it on the CPU (uint64 values; each 32-bit product is exact in 64).
+_PHILOX = """\
+def {name}(ctr, key, stream):
+    m = {T}(0xFFFFFFFF)
+    c0 = ctr & m
+    c1 = ctr >> {T}(32)
+    c2 = stream & m
+    c3 = stream >> {T}(32)
+    k0 = key & m
+    k1 = key >> {T}(32)
+    for _ in range(10):
+        p0 = {T}(0xD2511F53) * c0
+        p1 = {T}(0xCD9E8D57) * c2
+        c0, c1, c2, c3 = (p1 >> {T}(32)) ^ c1 ^ k0, p1 & m, (p0 >> {T}(32)) ^ c3 ^ k1, p0 & m
+        k0 = (k0 + {T}(0x9E3779B9)) & m
+        k1 = (k1 + {T}(0xBB67AE85)) & m
+    return c0 | (c1 << {T}(32))
+"""
+
 _TEMPLATES: dict[str, tuple[str, str]] = {   # name -> (signed/float template, unsigned template)
     "H_idiv": (_SIGNED_DIV, _UNSIGNED_DIV),
     "H_irem": (_SIGNED_REM, _UNSIGNED_REM),
@@ -172,6 +192,7 @@ _TEMPLATES: dict[str, tuple[str, str]] = {   # name -> (signed/float template, u
     "H_fclip": (_FCLIP, _FCLIP),
     "H_fclip_keep": (_FCLIP_KEEP, _FCLIP_KEEP),
     "H_fhypot": (_FHYPOT, _FHYPOT),
+    "H_philox": (_PHILOX, _PHILOX),
 }
 
 #: the helpers' names (``H_name``)

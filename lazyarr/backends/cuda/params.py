@@ -46,6 +46,8 @@ class Role(enum.Enum):
     PARTIALS = "partials"    # full reductions: per-block partial results (pointer, acc dtype)
     COUNTER = "counter"      # full reductions: the zeroed uint32 ticket counter (pointer)
     INPUT = "input"          # input buffer ``input`` (pointer to its element 0)
+    COUNTER_OFFSET = "counter_offset"  # a random draw's counters (input ``input``, a
+    #                          _counters.CounterMap): the counter of element 0 (int64 value)
     SCALAR = "scalar"        # the scalar at position ``input`` of ``Lowered.scalars`` (value)
     STRIDE = "stride"        # element stride of input ``input`` along axis ``index`` (int64)
     SIZE = "size"            # ``Geometry.sizes[index]`` (int64)
@@ -54,7 +56,8 @@ class Role(enum.Enum):
 #: roles whose arguments are pointers (the rest are values)
 POINTERS = frozenset({Role.OUTPUT, Role.PARTIALS, Role.COUNTER, Role.INPUT})
 #: roles filled at every call of a cached kernel
-PER_CALL = frozenset({Role.OUTPUT, Role.PARTIALS, Role.COUNTER, Role.INPUT, Role.SCALAR})
+PER_CALL = frozenset({Role.OUTPUT, Role.PARTIALS, Role.COUNTER, Role.INPUT, Role.SCALAR,
+                      Role.COUNTER_OFFSET})
 #: roles fixed by the input layout (evaluated once per cached kernel)
 LAYOUT = frozenset({Role.STRIDE, Role.SIZE})
 

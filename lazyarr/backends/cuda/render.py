@@ -51,7 +51,7 @@ GRID_THREADS_PER_SM = {"map": 1 << 40, "full": 4096, "rows": 2048, "cols": 2048}
 #: Ops that make a chain compute-heavy (libdevice calls, IEEE sqrt/division sequences): fewer
 #: elements in flight per thread then leave more registers and warps (measured: the demo chain
 #: runs 1.6x faster unrolled by 2 than by 4).
-HEAVY_OPS = TRANSCENDENTAL | {"sqrt", "divide", "floor_divide", "remainder", "reciprocal"}
+HEAVY_OPS = TRANSCENDENTAL | {"sqrt", "divide", "floor_divide", "remainder", "reciprocal", "philox_bits"}
 UNROLL_BY_KIND = {"map": 4, "full": 8, "rows": 4, "cols": 8}
 HEAVY_UNROLL = 2
 #: Reductions rendered natively (one launch). The others run the fused chain into a temporary
@@ -415,14 +415,16 @@ class _Kernel:
             self.reduction = reduction_of(program.root, instrs[program.root.args[0]].dtype)
         self.chain = instrs[:chain_end]
         self.value_index = program.root.args[0] if self.reduction else len(instrs) - 1
-        self.inputs = [(n, ins) for n, ins in enumerate(instrs) if ins.op == "input"]
+        # (a random draw's counters are an input without memory: its value is computed)
+        self.inputs = [(n, ins) for n, ins in enumerate(instrs) if ins.op in ("input", "counter")]
         self.input_dtypes = {ins.arg[0]: ins.dtype for _, ins in self.inputs}
+        self.counters = frozenset(ins.arg[0] for _, ins in self.inputs if ins.op == "counter")
         self.n_inputs = len(self.input_dtypes)
         self.scalars = sorted({ins.arg: ins.dtype for ins in instrs if ins.op == "scalar"}.items())
         # per chain value: one element only (built from scalars and size-1 inputs alone)
         self.single: list[bool] = []
         for ins in self.chain:
-            self.single.append(ins.arg[0] in spec.singles if ins.op == "input" else
+            self.single.append(ins.arg[0] in spec.singles if ins.op in ("input", "counter") else
                                ins.op == "scalar" or all(self.single[a] for a in ins.args))
 
     # -- parameters
@@ -437,7 +439,10 @@ class _Kernel:
                    Param("counter", Role.COUNTER, np.dtype(np.uint32))]
         nst = s.nd if s.kind in ("map", "full") else s.nd + s.nred
         for k in range(self.n_inputs):
-            ps.append(Param(_input_name(k), Role.INPUT, storage_dtype(self.input_dtypes[k]), input=k))
+            if k in self.counters:     # the counter of element 0 (a value: no memory)
+                ps.append(Param(_input_name(k), Role.COUNTER_OFFSET, I64, input=k))
+            else:
+                ps.append(Param(_input_name(k), Role.INPUT, storage_dtype(self.input_dtypes[k]), input=k))
             if s.classes[k] == "s":
                 ps += [Param(_stride_name(k, j), Role.STRIDE, I64, input=k, index=j) for j in range(nst)]
         ps += [Param(_scalar_name(pos), Role.SCALAR, scalar_param_dtype(dt), input=pos)
@@ -453,14 +458,15 @@ class _Kernel:
         return lines
 
     def loads(self, u: str, offs: dict[int, str]) -> list[str]:
-        return [f"v{n}{u} = {_load(ins.arg[0], ins.dtype, offs[ins.arg[0]])}"
+        return [f"v{n}{u} = " + (f"_C_uint64({_input_name(ins.arg[0])} + {offs[ins.arg[0]]})"
+                                 if ins.op == "counter" else _load(ins.arg[0], ins.dtype, offs[ins.arg[0]]))
                 for n, ins in self.inputs if n < len(self.chain)]
 
     def computes(self, u: str) -> list[str]:
         lines = []
         names: dict[int, str] = {}
         for n, ins in enumerate(self.chain):
-            if ins.op == "input":
+            if ins.op in ("input", "counter"):
                 names[n] = f"v{n}{u}"
             elif ins.op == "scalar":
                 names[n] = f"sv{ins.arg}"

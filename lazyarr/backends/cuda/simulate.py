@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from ..._counters import CounterMap
 from . import render as R
 from .backend import CudaBackend, _Entry
 from .compile import simulator_kernel
@@ -54,6 +55,8 @@ class SimulatedCudaBackend(CudaBackend):
     def usable(self, a: Any) -> Any:
         """Element 0 first (no negative strides: a 1-D view cannot start before its base), whole
         elements, and writeable (the simulator writes to its arguments' flags)."""
+        if type(a) is CounterMap:
+            return a
         a = np.asarray(a)
         if any(s < 0 or s % a.itemsize for s in a.strides) or not a.flags.writeable:
             return np.array(a, order="C")

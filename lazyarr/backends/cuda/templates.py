@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from ..._registry import ELEMENTWISE
+from ..._registry import ELEMENTWISE, OPS
 from . import helpers
 
 _ALL, _INT, _FLT = "biuf", "iu", "f"
@@ -69,6 +69,8 @@ TEMPLATES: dict[str, dict[str, str]] = {
     "invert": {"b": "({0} == 0)", _INT: "(~{0})"},
     "left_shift": {_INT: "H_lshift({0}, {1}, {W})"}, "right_shift": {_INT: "H_rshift({0}, {1}, {W})"},
     "where": _same("({1} if {0} else {2})"),
+    # the random bits of fused draws (uint64 operands: lazyarr/_philox.h)
+    "philox_bits": {"u": "H_philox({0}, {1}, {2})"},
     # "single-bounds": float32/float64 with both bounds single values (see helpers._FCLIP)
     "clip": {"biu": "H_iclip({0}, {1}, {2})", "float16": "H_fclip_keep({0}, {1}, {2})",
              "single-bounds": "H_fclip_keep({0}, {1}, {2})", _FLT: "H_fclip({0}, {1}, {2})"},
@@ -97,7 +99,7 @@ FLOAT_FUNCTIONS = tuple(sorted(_called(helpers.FLOAT_CALL) | helpers.FLOAT_FUNCT
 
 def _check_rows() -> None:
     """Every elementwise op has exactly one place here, and every row names known helpers."""
-    elementwise = {op.name for op in ELEMENTWISE}
+    elementwise = {op.name for op in ELEMENTWISE} | {n for n, op in OPS.items() if op.kind == "generator"}
     placed = TEMPLATES.keys() | RUN_ON_HOST | COMPLEX_ONLY
     problems = []
     if elementwise - placed:
