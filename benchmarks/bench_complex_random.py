@@ -2,7 +2,9 @@
 
 Complex values are fused on the CPU (NumPy's own complex loops in one kernel); on cuda they
 run on the host for now, so the complex rows are CPU only. Monte Carlo draws come from
-NumPy's (CPU) or CuPy's (cuda) generator into memory; the test and the mean after them fuse.
+NumPy's (CPU) or CuPy's (cuda) generator into memory, the test and the mean after them fused
+(``time_pi``), or from a fused generator inside the one kernel (``time_pi_fused``; the 2^28
+comparison with NumPy and CuPy is ``tools/peers/monte_carlo.py``).
 """
 from __future__ import annotations
 
@@ -55,4 +57,8 @@ class MonteCarloPi(Benchmark):
 
     def time_pi(self, device, mode, n):
         rng = la.random.default_rng(0, device=device)
+        finish(4 * la.mean(rng.random(n) ** 2 + rng.random(n) ** 2 < 1), device)
+
+    def time_pi_fused(self, device, mode, n):
+        rng = la.random.default_rng(0, device=device, fused=True)
         finish(4 * la.mean(rng.random(n) ** 2 + rng.random(n) ** 2 < 1), device)

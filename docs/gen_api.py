@@ -272,10 +272,12 @@ def _api_page() -> tuple[str, set[str]]:
     documented.update(("__array_api_version__", "__array_namespace_info__", "from_dlpack", "sort", "argsort",
                        "unique_values", "unique_counts", "unique_inverse", "unique_all"))
     api += ["Random numbers", "--------------", "",
-            "``la.random`` is NumPy's ``numpy.random`` (:doc:`../guide`, \"Random numbers\"): these two",
-            "are lazyarr's, every other name goes through the fallback.", "",
+            "``la.random`` is NumPy's ``numpy.random`` (:doc:`../guide`, \"Random numbers\"): these",
+            "three are lazyarr's, every other name goes through the fallback.", "",
             ".. autofunction:: lazyarr.random.default_rng", "",
             ".. autoclass:: lazyarr.random.Generator", "   :members: bit_generator", "",
+            ".. autoclass:: lazyarr.random.FusedGenerator",
+            "   :members: random, uniform, standard_normal, normal, exponential", "",
             "``la.fft`` is NumPy's ``numpy.fft`` (CuPy's on cuda) through the fallback; these two take",
             "the array API's ``dtype=`` and ``device=`` too:", "",
             ".. autofunction:: lazyarr.fft.fftfreq", ".. autofunction:: lazyarr.fft.rfftfreq", ""]

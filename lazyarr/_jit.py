@@ -42,6 +42,7 @@ import numpy as np
 from . import _devices, _materialize, _node
 from ._array import LazyArray
 from ._config import get_config
+from ._counters import CounterMap
 from ._program import Lowered
 from ._stack import user_stacklevel
 from .backends import forced_backend, select
@@ -92,7 +93,8 @@ class Tape:
         """A kernel ran: ``lowered`` gave ``result`` (lazyarr/_materialize.py)."""
         inputs = tuple(self.source.get(id(b)) for b in lowered.inputs)
         if None in inputs:
-            self.cannot_replay(_NOT_AN_ARGUMENT)
+            self.cannot_replay(_FUSED_DRAW if any(type(b) is CounterMap for b in lowered.inputs)
+                               else _NOT_AN_ARGUMENT)
             return
         self._results(lowered, inputs, [result])
 
@@ -121,6 +123,8 @@ class Tape:
         self.alive.extend(results)
 
 
+_FUSED_DRAW = ("it draws fused random numbers (la.random.default_rng(..., fused=True)): each "
+               "call must draw new ones, so its kernels are built again")
 _NOT_AN_ARGUMENT = ("a kernel reads an array that is not an argument of the function (pass "
                     "the arrays it reads as arguments)")
 

@@ -164,6 +164,12 @@ BATTERY = {
     "max_f16_signed_zeros": lambda d: la.max(d["z16pair"] * 1),
     "min_f16_signed_zeros": lambda d: la.min(d["z16pair"][::-1] * 1),
     "logical": lambda d: (la.logical_xor(d["x"] > 0, d["y"] < 1) & la.isfinite(d["x"] / 0)).compute(),
+    # fused random draws: counters in, Philox in the kernel
+    "fused_pi": lambda d: (lambda rng: la.mean(rng.random(5000) ** 2 + rng.random(5000) ** 2 < 1))(
+        la.random.default_rng(0, fused=True)),
+    "fused_normal_view_rows": lambda d: la.sum(
+        la.random.default_rng(1, fused=True).standard_normal((64, 50), dtype=la.float32)[::2, 1:].T,
+        axis=1),
 }
 
 

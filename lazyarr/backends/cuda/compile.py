@@ -67,6 +67,7 @@ def gpu_namespace() -> dict[str, Any]:
         ns[f"_NT_{name}"] = t
     ns["_C_float16"] = _round16
     ns["_S_uint8"], ns["_S_float16"] = types.uint8, types.float16
+    ns["_umulhi"] = libdevice.umulhi     # the high word of a 32x32-bit product (Philox)
     for fn in FLOAT_FUNCTIONS:
         base = _libdevice_name(fn)
         ns[f"F_{fn}_f8"] = getattr(libdevice, base)
@@ -99,6 +100,7 @@ def simulator_namespace() -> dict[str, Any]:
         ns[f"_NT_{name}"] = np.dtype(name)
     ns["_C_float16"] = lambda x: np.float32(np.asarray(x).astype(np.float16))
     ns["_S_uint8"], ns["_S_float16"] = np.uint8, np.float16
+    ns["_umulhi"] = lambda a, b: np.uint32((int(a) * int(b)) >> 32)
     for fn in FLOAT_FUNCTIONS:
         if fn == "pow":
             continue

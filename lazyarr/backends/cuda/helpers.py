@@ -158,24 +158,30 @@ def {name}(a, b):
     return r
 """
 
-# Philox4x32-10 of (counter, key, stream), the low 64 bits of the block, exactly as
-# lazyarr/_philox.h computes it on the CPU (uint64 values; each 32-bit product is exact in 64).
+# Philox4x32-10: the bits of (counter, key, stream) exactly as lazyarr/_philox.h computes them
+# on the CPU (counters 2j and 2j + 1 are the two halves of block j). 32-bit words: each product
+# is a mul.lo.u32 and libdevice's umulhi (mul.hi.u32); written as a product of uint64 values
+# it compiled to 64-bit multiplies (mul.lo.s64: several IMADs each).
 _PHILOX = """\
 def {name}(ctr, key, stream):
     m = {T}(0xFFFFFFFF)
-    c0 = ctr & m
-    c1 = ctr >> {T}(32)
-    c2 = stream & m
-    c3 = stream >> {T}(32)
-    k0 = key & m
-    k1 = key >> {T}(32)
+    block = ctr >> {T}(1)
+    c0 = _C_uint32(block & m)
+    c1 = _C_uint32(block >> {T}(32))
+    c2 = _C_uint32(stream & m)
+    c3 = _C_uint32(stream >> {T}(32))
+    k0 = _C_uint32(key & m)
+    k1 = _C_uint32(key >> {T}(32))
+    m0 = _C_uint32(0xD2511F53)
+    m1 = _C_uint32(0xCD9E8D57)
     for _ in range(10):
-        p0 = {T}(0xD2511F53) * c0
-        p1 = {T}(0xCD9E8D57) * c2
-        c0, c1, c2, c3 = (p1 >> {T}(32)) ^ c1 ^ k0, p1 & m, (p0 >> {T}(32)) ^ c3 ^ k1, p0 & m
-        k0 = (k0 + {T}(0x9E3779B9)) & m
-        k1 = (k1 + {T}(0xBB67AE85)) & m
-    return c0 | (c1 << {T}(32))
+        c0, c1, c2, c3 = (_C_uint32(_umulhi(c2, m1) ^ c1 ^ k0), _C_uint32(c2 * m1),
+                          _C_uint32(_umulhi(c0, m0) ^ c3 ^ k1), _C_uint32(c0 * m0))
+        k0 = _C_uint32(k0 + _C_uint32(0x9E3779B9))
+        k1 = _C_uint32(k1 + _C_uint32(0xBB67AE85))
+    if (ctr & {T}(1)) != {T}(0):
+        return {T}(c2) | ({T}(c3) << {T}(32))
+    return {T}(c0) | ({T}(c1) << {T}(32))
 """
 
 _TEMPLATES: dict[str, tuple[str, str]] = {   # name -> (signed/float template, unsigned template)
