@@ -99,12 +99,13 @@ class FusedGenerator:
         self.draws += 1
         return 2 * d
 
-    def _finish(self, x: Any, size: Any) -> Any:
-        """A draw with ``size=None`` is a Python float (as NumPy's); eager mode computes it now."""
+    def _finish(self, x: Any, size: Any, eager: bool) -> Any:
+        """A draw with ``size=None`` is a Python float (as NumPy's); in eager mode the draw is
+        computed at once, by the device's fused kernel (called in lazy mode)."""
         if size is None and x.ndim == 0:
             return float(x)
-        if get_config().mode == "eager":
-            materialize(x._node)       # one kernel (the draw), computed at once
+        if eager:
+            materialize(x._node)
         return x
 
     def _draw(self, size: Any, params: tuple[Any, ...], make: Any) -> Any:
@@ -125,8 +126,9 @@ class FusedGenerator:
             raise ValueError(f"shape mismatch: objects cannot be broadcast to a single shape "
                              f"(the parameters' {pshape} and size {shape})")
         streams = self._next_streams()
+        eager = get_config().mode == "eager"
         with config(mode="lazy", device=self.device):
-            return self._finish(make(shape, streams, *params), size)
+            return self._finish(make(shape, streams, *params), size, eager)
 
     # ------------------------------------------------------------------ NumPy's methods
     def random(self, size: Any = None, dtype: Any = np.float64, out: Any = None) -> Any:

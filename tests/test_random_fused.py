@@ -260,3 +260,19 @@ def test_cuda_draws_the_cpu_numbers():
     np.testing.assert_allclose(got_z, np.sqrt(-2 * np.log1p(-u1)) * np.cos(2 * np.pi * u2), rtol=1e-12)
     a, b = _uniform(5000, 13, 6), _uniform(5000, 13, 8)
     assert pi == 4 * float(np.mean(a ** 2 + b ** 2 < 1))
+
+
+def test_eager_mode_computes_a_draw_at_once_with_the_fused_kernel(monkeypatch):
+    """In eager mode a draw is computed when written (as NumPy's), by the device's fused
+    kernel: not by the op-by-op backend, which would write the counters to memory first."""
+    from lazyarr._counters import CounterMap
+
+    def no_counters(self, xp=np):
+        raise AssertionError("the draw's counters were written to memory")
+
+    monkeypatch.setattr(CounterMap, "values", no_counters)
+    with la.config(mode="eager"):
+        u = la.random.default_rng(6, fused=True).random(100)
+        assert u._node.data is not None
+        got = np.asarray(u * 2)
+    np.testing.assert_array_equal(got, _uniform(100, 6, 0) * 2)
