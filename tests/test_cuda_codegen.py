@@ -94,6 +94,12 @@ def data():
         "zrows": la.asarray(np.stack([_zeros_one_other_sign(40, -0.0, 0.0),
                                       _zeros_one_other_sign(40, 0.0, -0.0)[::-1]])),
         "z16pair": la.asarray(np.array([-0.0, 0.0], np.float16)),
+        # complex values (finite: the simulator's check below compares them within rtol)
+        **{f"c{b}": la.asarray((rng.standard_normal(300) + 1j * rng.standard_normal(300))
+                               .astype(f"c{b // 8}")) for b in (64, 128)},
+        "cm": la.asarray((rng.standard_normal((9, 70)) + 1j * rng.standard_normal((9, 70)))
+                         .astype(np.complex64)),
+        "x64": la.asarray(rng.standard_normal(300)),
     }
 
 
@@ -170,6 +176,34 @@ BATTERY = {
     "fused_normal_view_rows": lambda d: la.sum(
         la.random.default_rng(1, fused=True).standard_normal((64, 50), dtype=la.float32)[::2, 1:].T,
         axis=1),
+    # complex values in the kernel: every complex template, scalars, casts, the reductions
+    "complex_arith": lambda d: (d["c64"] * d["c64"][::-1] / (d["c64"] + 1) - la.square(d["c64"])
+                                + la.reciprocal(d["c64"]) + la.sign(d["c64"]) + la.conj(d["c64"])
+                                + abs(d["c64"]) - (-d["c64"])).compute(),
+    "complex_compare": lambda d: (la.where(d["c128"] < d["c128"][::-1], la.maximum(d["c128"], 1j),
+                                           la.fmin(d["c128"], d["c128"][::-1]))
+                                  + la.minimum(d["c128"], 0.5) + la.fmax(d["c128"], -1j)
+                                  + ((d["c128"] >= 0) | (d["c128"] <= 1j) | (d["c128"] > 1)
+                                     | la.isnan(d["c128"]) | la.isinf(d["c128"])
+                                     | ~la.isfinite(d["c128"]) | (d["c128"] == 1)
+                                     | (d["c128"] != 1) | la.logical_not(d["c128"]))).compute(),
+    "complex_scalar_casts": lambda d: ((d["c128"] * (2 - 1j)).astype(la.float32)
+                                       + la.real(d["c64"] * 1j) + la.imag(d["c64"] + 0.5j)
+                                       + (d["x"][:300] + 1j).real
+                                       + d["i8"][:300].astype(la.complex64).imag
+                                       + d["c64"].astype(la.bool_)).compute(),
+    "complex_sum_rows": lambda d: la.sum(d["cm"] * d["cm"], axis=1),
+    "complex_mean_cols": lambda d: la.mean(d["cm"] * 2, axis=0),
+    "complex_prod": lambda d: la.prod(d["c128"] / 4 + 1),
+    "complex_mean": lambda d: la.mean(d["c64"] - 1j),
+    # the ops NumPy computes with its own formulas (templates.py: fmod, nextafter, ...)
+    **{f"npymath_f{b}": lambda d, b=b: (
+        la.fmod(d[f"z{b}"], 0.75) + la.copysign(d[f"z{b}"], -1) + la.nextafter(d[f"z{b}"], 5)
+        + la.spacing(d[f"z{b}"]) + la.heaviside(d[f"z{b}"], 0.5) + la.logaddexp(d[f"z{b}"], 1)
+        + la.logaddexp2(d[f"z{b}"], -1) + la.deg2rad(d[f"z{b}"]) + la.rad2deg(d[f"z{b}"])
+        + la.signbit(d[f"z{b}"])).compute() for b in (16, 32, 64)},
+    "npymath_ints": lambda d: (la.fmod(d["i8"][:300], d["j8"][:300]) + la.fmod(d["u64"], 7)
+                               + la.float_power(d["x64"], 1.5)).compute(),
 }
 
 
@@ -269,11 +303,13 @@ def test_simulator_matches_numpy():
         with np.errstate(all="ignore"):
             want = np.asarray(for_device("cpu").run(low))
         ok = got.dtype == want.dtype and got.shape == want.shape
-        if ok and want.dtype.kind == "f":
+        if ok and want.dtype.kind in "fc":
             ok = bool(np.allclose(got, want, rtol=2e-3 if want.dtype == np.float16 else 1e-5,
                                   atol=1e-6, equal_nan=True))
-            zeros = want == 0      # and the sign of every zero, as NumPy's
-            ok = ok and bool(np.array_equal(np.signbit(got[zeros]), np.signbit(want[zeros])))
+            parts = (got, want) if want.dtype.kind == "f" else tuple(
+                np.atleast_1d(v).view(v.real.dtype) for v in (got, want))
+            zeros = parts[1] == 0      # and the sign of every zero, as NumPy's
+            ok = ok and bool(np.array_equal(np.signbit(parts[0][zeros]), np.signbit(parts[1][zeros])))
         elif ok:
             ok = bool(np.array_equal(got, want))
         if not ok:
@@ -327,7 +363,11 @@ def test_parameter_recipe_describes_every_parameter(battery):
         assert sorted({p.input for p in by_role[Role.STRIDE]}) == strided, name
         for p in by_role[Role.STRIDE]:
             assert p.layout_value(geo) == geo.strides[p.input][p.index], name
-        assert [p.input for p in by_role[Role.INPUT]] == list(range(len(low.inputs))), name
+        # every input is a pointer, or a value for a random draw's counters (no memory)
+        assert sorted(p.input for p in by_role[Role.INPUT] + by_role[Role.COUNTER_OFFSET]) == \
+            list(range(len(low.inputs))), name
+        assert [p.input for p in by_role[Role.COUNTER_OFFSET]] == \
+            [k for k, a in enumerate(low.inputs) if type(a).__name__ == "CounterMap"], name
         entry = _Entry(None, geo, rendered, 132)
         per_call = [slot for slot, p in enumerate(rendered.params) if p.role in PER_CALL]
         assert [slot for slot, v in enumerate(entry.template) if v is None] == per_call, name

@@ -28,14 +28,14 @@ from .cuda import templates as cuda_templates
 @functools.cache
 def _functions(xp: ModuleType) -> dict[str, Any]:
     """op name -> the library function (``np.add`` or ``cupy.add``). CuPy's table leaves out
-    the ops that run on the host there (:data:`NO_CUDA_TEMPLATE`): CuPy lacks some of them
+    the ops that run on the host there (:data:`CUPY_ON_HOST`): CuPy lacks some of them
     (``spacing``), and those it has are not used."""
     table = {}
     for op in OPS.values():
         if op.kind in ("elementwise", "reduction", "generator"):
             if xp.__name__ == "numpy":
                 table[op.name] = op.numpy
-            elif op.name not in NO_CUDA_TEMPLATE and op.kind != "generator":
+            elif op.name not in CUPY_ON_HOST and op.kind != "generator":
                 table[op.name] = getattr(xp, op.numpy.__name__)
     return table
 
@@ -71,9 +71,13 @@ def apply(xp: ModuleType, op: str, arg: Any, operands: list[Any], lazy_rules: An
 _RULED = reduction_rules.ACCUMULATING | {"min", "max"}
 
 
-#: elementwise ops with no CUDA template yet (fmod, logaddexp, ...): on the GPU they run on the
-#: host with NumPy's loops (real/imag are only ever complex steps, decided below)
-NO_CUDA_TEMPLATE = cuda_templates.RUN_ON_HOST
+#: elementwise ops that eager mode on the GPU runs on the host with NumPy's loops, not with CuPy:
+#: CuPy lacks some of them (``spacing``) and the values of the others are not checked against
+#: NumPy's (real/imag are only ever complex steps, decided below). Lazy mode computes them in
+#: its fused kernels (cuda/templates.py); what has no template there runs on the host too.
+CUPY_ON_HOST = frozenset({"fmod", "copysign", "nextafter", "spacing", "heaviside", "float_power",
+                          "logaddexp", "logaddexp2", "deg2rad", "rad2deg", "signbit"}) | \
+    cuda_templates.RUN_ON_HOST
 
 
 def _host_step(op: str, arg: Any, operands: list[Any]) -> bool:
@@ -81,10 +85,10 @@ def _host_step(op: str, arg: Any, operands: list[Any]) -> bool:
     an op that reads or makes complex values, CuPy's complex functions not being NumPy's
     (complex division by zero gives NaN where NumPy gives inf, complex64 subnormals are
     flushed to zero, ``clip`` has no complex loop, transcendentals differ by ulps), and an
-    elementwise op with no CUDA template yet (``fmod``, ``logaddexp``, ...), whose CuPy
+    elementwise op of :data:`CUPY_ON_HOST` (``fmod``, ``logaddexp``, ...), whose CuPy
     values are not checked against NumPy's."""
     opdef = OPS[op]
-    if op in NO_CUDA_TEMPLATE or opdef.kind == "generator":
+    if op in CUPY_ON_HOST or opdef.kind == "generator":
         return True
     if any(getattr(a, "dtype", np.dtype(type(a))).kind == "c" for a in operands):
         return True

@@ -21,7 +21,7 @@ from . import render as R
 from .compile import load_kernel
 from ..._counters import CounterMap
 from .params import PER_CALL, Role
-from .templates import RUN_ON_HOST
+from .templates import RUN_ON_HOST, select
 
 _KIND_NOTES = {
     "map": "elementwise: one thread per element (grid-stride, {u} elements in flight per thread)",
@@ -77,7 +77,7 @@ class _Entry:
             elif role is Role.COUNTER_OFFSET:
                 self.offset_slots.append((slot, param.input))
             elif role is Role.SCALAR:
-                self.scalar_slots.append((slot, param.input, param.dtype.type))
+                self.scalar_slots.append((slot, param.input, _scalar_type(param)))
             elif role is Role.PARTIALS:
                 self.partials_slot, self.acc = slot, param.dtype
             elif role is Role.COUNTER:
@@ -200,13 +200,14 @@ class CudaBackend:
     def plan(self, lowered: Lowered) -> Plan:
         program, root = lowered.program, lowered.program.root
         if _runs_on_host(program):
-            # Complex values and some ops have no CUDA templates yet, and CuPy's are not
+            # Complex exp, log, sqrt, power, ... have no CUDA templates yet, and CuPy's are not
             # NumPy's (reference._host_step): such a program runs on the host with NumPy.
             from ..reference import for_device
             plan = for_device("cpu").plan(lowered)
-            plan.notes.append("complex values (and fmod, logaddexp, ...) are not fused on cuda yet: "
-                              "the inputs are copied to the host, the program runs op by op "
-                              "with NumPy there, and the result is copied back")
+            plan.notes.append("complex exp/log/sqrt/power/trigonometric functions, complex clip and "
+                              "complex min/max are not fused on cuda yet: the inputs are copied "
+                              "to the host, the program runs op by op with NumPy there, and the "
+                              "result is copied back")
             return plan
         notes: list[str] = []
         kernels: list[Kernel] = []
@@ -256,9 +257,38 @@ class CudaBackend:
         return Plan(self.name, "cuda", program, kernels, inputs_info, read, written, notes)
 
 
+def _scalar_type(param: Any) -> Any:
+    """What makes a SCALAR argument from the scalar's value: its type, or for a part of a
+    complex scalar (``index`` 0 or 1) the part, as that float type."""
+    typ = param.dtype.type
+    if param.index == 0:
+        return lambda v: typ(complex(v).real)
+    if param.index == 1:
+        return lambda v: typ(complex(v).imag)
+    return typ
+
+
+#: reductions whose complex values the kernels do not reduce (NumPy's lexicographic min/max)
+_COMPLEX_ON_HOST = frozenset({"min", "max"})
+
+
 def _runs_on_host(program: Program) -> bool:
-    """Complex values, or an elementwise op without a CUDA template (``reference._host_step``)."""
-    return any(ins.dtype.kind == "c" or ins.op in RUN_ON_HOST for ins in program.instrs)
+    """Whether the program runs on the host with NumPy: an op in ``RUN_ON_HOST``, an
+    elementwise op whose row has no template for its operands' dtype (complex ``exp``, ...:
+    ``templates.select``), or a complex min/max reduction."""
+    instrs = program.instrs
+    for ins in instrs:
+        if ins.op in RUN_ON_HOST:
+            return True
+        if ins.op in ("input", "scalar", "astype") or not ins.args:
+            continue
+        key = instrs[ins.args[1] if ins.op == "where" else ins.args[0]].dtype
+        if ins.op in R.NATIVE_REDUCTIONS or ins.op in R.FALLBACK_REDUCTIONS:
+            if key.kind == "c" and ins.op in _COMPLEX_ON_HOST:
+                return True
+        elif select(ins.op, key) is None:
+            return True
+    return False
 
 
 def _chain_of(lowered: Lowered) -> Lowered:

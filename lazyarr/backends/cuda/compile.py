@@ -36,7 +36,7 @@ from .templates import FLOAT_FUNCTIONS
 CACHE_FORMAT = 1
 _ENTRY = re.compile(r"\.entry\s+([\w$]+)\s*\(")
 DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-          "float16", "float32", "float64")
+          "float16", "float32", "float64", "complex64", "complex128")
 
 
 # ----------------------------------------------------------------------------- namespaces
@@ -102,27 +102,33 @@ def simulator_namespace() -> dict[str, Any]:
     ns["_S_uint8"], ns["_S_float16"] = np.uint8, np.float16
     ns["_umulhi"] = lambda a, b: np.uint32((int(a) * int(b)) >> 32)
     for fn in FLOAT_FUNCTIONS:
-        if fn == "pow":
+        if fn in _FROM_LIBM:
             continue
         f: Any = getattr(np, fn)
         ns[f"F_{fn}_f8"] = f
         ns[f"F_{fn}_f4"] = (lambda g: lambda *a: np.float32(g(*[np.float32(x) for x in a])))(f)
-    ns["F_pow_f8"], ns["F_pow_f4"] = _c_pow()
+    for fn, nargs in _FROM_LIBM.items():
+        ns[f"F_{fn}_f8"], ns[f"F_{fn}_f4"] = _libm(fn, nargs)
     return ns
 
 
-def _c_pow() -> tuple[Any, Any]:
-    """The C library's ``pow`` and ``powf``, which follow C99 Annex F as libdevice's do.
-    NumPy's scalar ``power`` would not stand in: it takes ``x**0.5`` as ``sqrt(x)``, so
-    ``(-inf)**0.5`` is NaN there and +inf in C (and on the GPU)."""
+#: float functions the simulator takes from the C library (name -> number of arguments):
+#: ``pow`` follows C99 Annex F as libdevice's does (NumPy's scalar ``power`` takes ``x**0.5``
+#: as ``sqrt(x)``, so ``(-inf)**0.5`` is NaN there and +inf in C and on the GPU); ``fma``
+#: (rounded once), which NumPy has no function for
+_FROM_LIBM = {"pow": 2, "fma": 3}
+
+
+def _libm(name: str, nargs: int) -> tuple[Any, Any]:
+    """The C library's ``name`` and ``name + "f"`` as (float64, float32) functions."""
     import ctypes
     import ctypes.util
     libm = ctypes.CDLL(ctypes.util.find_library("m"))
-    pow_, powf = libm.pow, libm.powf
-    pow_.restype, pow_.argtypes = ctypes.c_double, (ctypes.c_double, ctypes.c_double)
-    powf.restype, powf.argtypes = ctypes.c_float, (ctypes.c_float, ctypes.c_float)
-    return (lambda a, b: np.float64(pow_(float(a), float(b))),
-            lambda a, b: np.float32(powf(float(np.float32(a)), float(np.float32(b)))))
+    f8, f4 = getattr(libm, name), getattr(libm, name + "f")
+    f8.restype, f8.argtypes = ctypes.c_double, (ctypes.c_double,) * nargs
+    f4.restype, f4.argtypes = ctypes.c_float, (ctypes.c_float,) * nargs
+    return (lambda *a: np.float64(f8(*(float(x) for x in a))),
+            lambda *a: np.float32(f4(*(float(np.float32(x)) for x in a))))
 
 
 def _python_function(rendered: Rendered, ns: dict[str, Any]) -> Any:

@@ -71,7 +71,7 @@ class Param:
     dtype: the pointer's element type, or the value's type.
     input: INPUT and STRIDE: the input buffer; SCALAR: the scalar's position.
     index: STRIDE: the axis of the (collapsed) iteration space; SIZE: the position in
-           ``Geometry.sizes``.
+           ``Geometry.sizes``; SCALAR: -1, or a complex scalar's part (0 real, 1 imaginary).
     """
 
     name: str

@@ -33,7 +33,7 @@ from ..._registry import TRANSCENDENTAL
 from ..._shapes import broadcast_shapes
 from . import helpers
 from .params import Param, Role
-from .templates import TEMPLATES
+from .templates import select
 
 BLOCK = 256          # threads per block for map / full / rows
 UNROLL = 4           # independent elements (loads in flight) per thread per loop iteration
@@ -61,6 +61,7 @@ FALLBACK_REDUCTIONS = ("var", "std", "argmin", "argmax")
 
 F16, F32, F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
 BOOL, U8, I32, I64 = np.dtype(bool), np.dtype(np.uint8), np.dtype(np.int32), np.dtype(np.int64)
+C128 = np.dtype(np.complex128)
 
 
 # ----------------------------------------------------------------------------- dtypes
@@ -83,7 +84,7 @@ def cast_name(dt: np.dtype) -> str:
 
 
 def fsuffix(dt: np.dtype) -> str:
-    return "f8" if dt == F64 else "f4"
+    return "f8" if dt in (F64, C128) else "f4"
 
 
 # ----------------------------------------------------------------------------- geometry
@@ -271,12 +272,18 @@ class Reduction:
         return f"({a} if {a} {cmp} {b} else {b})"
 
     def finalize(self, a: str, count: str) -> str:
-        if self.op == "mean" and self.acc.kind != "f":
+        if self.op == "mean" and self.acc.kind not in "fc":
             # mean(dtype=<int or bool>), as NumPy's _mean: the sum wrapped in that dtype, then
             # true_divide in float64, cast back unsafely
             total = f"{cast_name(F64)}({_cast_expr(a, self.acc, self.result)})"
             return _cast_expr(f"({total} / {cast_name(F64)}({count}))", F64, self.result)
-        if self.op == "mean":
+        if self.op == "mean" and self.acc.kind == "c":
+            # NumPy's complex true_divide by (count + 0j): Smith's algorithm, a * (1 / count)
+            # (NaN * 0 and -0.0 + 0.0 as NumPy's), not a / count
+            scl = f"(1.0 / {cast_name(F64)}({count}))"
+            a = (f"{cast_name(C128)}(complex(({a}.real + {a}.imag * 0.0) * {scl}, "
+                 f"({a}.imag - {a}.real * 0.0) * {scl}))")
+        elif self.op == "mean":
             a = f"({a} / {cast_name(self.acc)}({count}))"
         return _cast_expr(a, self.acc, self.result)
 
@@ -294,8 +301,10 @@ def reduction_of(root: Instr, value_dtype: np.dtype) -> Reduction:
         acc = U8
     elif root.op in ("min", "max"):
         acc = U8 if value_dtype == BOOL else compute_dtype(value_dtype)
-    elif R.kind == "f":   # sum, prod, mean: the accumulation rule (float64, rounded once)
-        return Reduction(root.op, value_dtype, R, F64, None if value_dtype == R else R)
+    elif R.kind in "fc":  # sum, prod, mean: the accumulation rule (float64, rounded once;
+        # complex: complex128)
+        return Reduction(root.op, value_dtype, R, C128 if R.kind == "c" else F64,
+                         None if value_dtype == R else R)
     else:       # integer sum/prod, mean(dtype=<int>): wraps around as NumPy's
         acc = compute_dtype(R)
     return Reduction(root.op, value_dtype, R, acc)
@@ -306,6 +315,8 @@ def _cast_expr(e: str, src: np.dtype, dst: np.dtype) -> str:
     """``e`` (of compute dtype of ``src``) converted to ``dst`` as ``ndarray.astype`` does."""
     if dst == BOOL:
         return f"({e} != 0)"
+    if src.kind == "c" and dst.kind != "c":     # NumPy casts the real part (ComplexWarning)
+        return _cast_expr(f"{e}.real", np.finfo(src).dtype, dst)
     C = cast_name(dst)
     if src.kind == "f" and dst.kind in "iu":
         if dst.kind == "i" and dst.itemsize < 4:
@@ -328,13 +339,7 @@ class _Source:
     def op_expr(self, ins: Instr, operands: list[str], operand_dtypes: list[np.dtype],
                 variant: str | None = None) -> str:
         key_dt = operand_dtypes[1] if ins.op == "where" else operand_dtypes[0]
-        templates = TEMPLATES.get(ins.op)
-        if templates is None:
-            raise NotImplementedError(f"no CUDA template for {ins.op}")
-        special = templates.get(variant) if variant and key_dt.kind == "f" else None
-        template = special or templates.get(key_dt.name) or next(
-            (t for kinds, t in templates.items() if set(kinds) <= set("biuf") and key_dt.kind in kinds),
-            None)
+        template = select(ins.op, key_dt, variant)
         if template is None:
             raise NotImplementedError(f"no CUDA template for {ins.op} on {key_dt}")
         cdt = compute_dtype(key_dt)
@@ -445,8 +450,12 @@ class _Kernel:
                 ps.append(Param(_input_name(k), Role.INPUT, storage_dtype(self.input_dtypes[k]), input=k))
             if s.classes[k] == "s":
                 ps += [Param(_stride_name(k, j), Role.STRIDE, I64, input=k, index=j) for j in range(nst)]
-        ps += [Param(_scalar_name(pos), Role.SCALAR, scalar_param_dtype(dt), input=pos)
-               for pos, dt in self.scalars]
+        for pos, dt in self.scalars:
+            if dt.kind == "c":      # its parts, one float each (index 0, 1: the ABI takes no complex)
+                ps += [Param(f"{_scalar_name(pos)}_{j}", Role.SCALAR, np.finfo(dt).dtype, input=pos,
+                             index=j) for j in (0, 1)]
+            else:
+                ps.append(Param(_scalar_name(pos), Role.SCALAR, scalar_param_dtype(dt), input=pos))
         return ps + _size_params(s)
 
     # -- chain values
@@ -454,6 +463,9 @@ class _Kernel:
         lines = []
         for pos, dt in self.scalars:
             name = _scalar_name(pos)
+            if dt.kind == "c":
+                lines.append(f"sv{pos} = {cast_name(dt)}(complex({name}_0, {name}_1))")
+                continue
             lines.append(f"sv{pos} = ({name} != 0)" if dt == BOOL else f"sv{pos} = {name}")
         return lines
 
@@ -699,6 +711,13 @@ class _Kernel:
             sh = _shuffle_dtype(red.acc)
             width = s.tx // 2
             while width >= 1:     # every lane shuffles (full mask), then combines
+                if red.acc.kind == "c":     # complex128: its parts, one shuffle each
+                    out.append(f"        other = {cast_name(red.acc)}(complex(cuda.shfl_down_sync("
+                               f"0xffffffff, acc.real, {width}), cuda.shfl_down_sync(0xffffffff, "
+                               f"acc.imag, {width})))")
+                    out.append(f"        acc = {red.combine('acc', 'other')}")
+                    width //= 2
+                    continue
                 out.append(f"        other = {cast_name(red.acc)}(cuda.shfl_down_sync("
                            f"0xffffffff, {cast_name(sh)}(acc), {width}))")
                 out.append(f"        acc = {red.combine('acc', 'other')}")

@@ -6,16 +6,19 @@ CUDA compiles it). Keys are a dtype name (``"float16"``, tried first) or dtype k
 computed in float32 and rounded back after every op, as NumPy does). ``{0}``..``{2}`` are the
 operands, ``{T}`` casts to the result's compute type, ``{W}`` is the operand's bit width;
 ``F_name(`` is a float function (libdevice on the GPU, NumPy in the simulator) and ``H_name(``
-a helper from :mod:`.helpers`. Every result is cast to its dtype afterwards (integer results
+a helper from :mod:`.helpers`. Key ``c``: complex operands (complex64/complex128, computed as
+they are; ``.real``/``.imag`` are their parts). Every result is cast to its dtype afterwards (integer results
 wrap, as NumPy's do).
 
-Every elementwise op of the registry has a row here or is named in :data:`RUN_ON_HOST` (or
-:data:`COMPLEX_ONLY`); importing this module checks it, so an op added to the registry without
+Every elementwise op of the registry has a row here or is named in :data:`RUN_ON_HOST`; importing this module checks it, so an op added to the registry without
 a row fails at import with a message naming it, not at its first compile.
 """
 from __future__ import annotations
 
+import math
 import re
+
+import numpy as np
 
 from ..._registry import ELEMENTWISE, OPS
 from . import helpers
@@ -74,15 +77,79 @@ TEMPLATES: dict[str, dict[str, str]] = {
     # "single-bounds": float32/float64 with both bounds single values (see helpers._FCLIP)
     "clip": {"biu": "H_iclip({0}, {1}, {2})", "float16": "H_fclip_keep({0}, {1}, {2})",
              "single-bounds": "H_fclip_keep({0}, {1}, {2})", _FLT: "H_fclip({0}, {1}, {2})"},
+    # NumPy's own loops (npy_math_internal.h.src, halffloat.cpp; helpers.py says which)
+    "fmod": {_INT: "H_ifmod({0}, {1})", _FLT: "F_fmod({0}, {1})"},
+    "copysign": {_FLT: "F_copysign({0}, {1})"},
+    "nextafter": {"float16": "H_hnextafter({0}, {1})", _FLT: "F_nextafter({0}, {1})"},
+    "spacing": {"float16": "H_hspacing({0})", _FLT: "H_fspacing({0})"},
+    "heaviside": {_FLT: "H_fheaviside({0}, {1})"},
+    "float_power": {_FLT: "F_pow({0}, {1})"},
+    "logaddexp": {_FLT: "H_flogaddexp({0}, {1})"},
+    "logaddexp2": {_FLT: "H_flogaddexp2({0}, {1})"},
+    # x * (NPY_PI / 180) and x * (180 / NPY_PI); float32 (and float16, computed in float32):
+    # the constants of npy_deg2radf / npy_rad2degf, a float division rounded to float32
+    **{name: {"float64": f"({{0}} * {c64!r})", _FLT: f"({{0}} * {{T}}({c32!r}))"}
+       for name, c64, c32 in (
+           ("deg2rad", math.pi / 180, float(np.float32(np.float32(math.pi) / np.float32(180)))),
+           ("rad2deg", 180 / math.pi, float(np.float32(np.float32(180) / np.float32(math.pi)))))},
+    "signbit": {_FLT: "(math.copysign(1.0, {0}) < 0)"},
 }
 
-#: Elementwise ops with no row yet: on the cuda device they run on the host with NumPy's loops
-#: (``reference._host_step``; ``explain`` says so).
-RUN_ON_HOST = frozenset({"fmod", "copysign", "nextafter", "spacing", "heaviside", "float_power",
-                         "logaddexp", "logaddexp2", "deg2rad", "rad2deg", "signbit"})
-#: Ops that reach a backend only with complex operands (``real``/``imag`` of a real array is the
-#: array or zeros: ``_build.complex_part``), and complex values run on the host.
-COMPLEX_ONLY = frozenset({"real", "imag"})
+
+def _cx_lex(cmp: str, eq: str) -> str:
+    """NumPy's lexicographic complex comparison (loops.c.src CLT, CLE, CGT, CGE): the real
+    parts, then the imaginary ones when the real parts are equal; NaN compares false."""
+    return (f"(({{0}}.real {cmp} {{1}}.real and {{0}}.imag == {{0}}.imag and {{1}}.imag == "
+            f"{{1}}.imag) or ({{0}}.real == {{1}}.real and {{0}}.imag {eq} {{1}}.imag))")
+
+
+_CX_NAN = "({0}.real != {0}.real or {0}.imag != {0}.imag)"
+#: complex rows (key ``"c"``): the operands are complex values (``.real``, ``.imag``); the
+#: helpers (``H_c*``) copy NumPy's loops
+_COMPLEX: dict[str, str] = {
+    **{name: TEMPLATES[name][_ALL] for name in (
+        "add", "subtract", "negative", "positive", "equal", "not_equal", "logical_and",
+        "logical_or", "logical_xor", "logical_not", "where")},
+    "multiply": "H_cmul({0}, {1})", "divide": "H_cdiv({0}, {1})", "square": "H_csquare({0})",
+    "reciprocal": "H_crecip({0})", "abs": "H_cabs({0})", "sign": "H_csign({0})",
+    "conj": "{0}.conjugate()",
+    # only ever complex operands (of a real array, _build.complex_part gives the array or zeros)
+    "real": "{0}.real", "imag": "{0}.imag",
+    "isnan": _CX_NAN,
+    "isinf": "(F_fabs({0}.real) == math.inf or F_fabs({0}.imag) == math.inf)",
+    "isfinite": "(F_fabs({0}.real) < math.inf and F_fabs({0}.imag) < math.inf)",
+    "less": _cx_lex("<", "<"), "less_equal": _cx_lex("<", "<="),
+    "greater": _cx_lex(">", ">"), "greater_equal": _cx_lex(">", ">="),
+    # loops.c.src: maximum/minimum keep a NaN of the first operand, else the CGE/CLE winner;
+    # fmax/fmin keep the first operand unless the second is NaN-free and wins
+    "maximum": f"({{0}} if ({_CX_NAN} or {_cx_lex('>', '>=')}) else {{1}})",
+    "minimum": f"({{0}} if ({_CX_NAN} or {_cx_lex('<', '<=')}) else {{1}})",
+    "fmax": f"({{0}} if ({_CX_NAN.replace('0', '1')} or {_cx_lex('>', '>=')}) else {{1}})",
+    "fmin": f"({{0}} if ({_CX_NAN.replace('0', '1')} or {_cx_lex('<', '<=')}) else {{1}})",
+}
+for _name, _template in _COMPLEX.items():
+    TEMPLATES.setdefault(_name, {})["c"] = _template
+
+#: Elementwise ops with no row at all: on the cuda device they run on the host with NumPy's
+#: loops (``explain`` says so). Every op has a row now; an op of a dtype its row has no key
+#: for runs on the host too (:func:`select` gives None): complex ``power``, ``sqrt``, ``exp``,
+#: ``log``, the trigonometric and hyperbolic functions and ``clip``, whose NumPy values are
+#: the C library's ``cpow``/``csqrt``/``cexp``/... with C99 Annex G's special values (not
+#: ported yet), and complex ``min``/``max`` reductions (``backend.on_host``).
+RUN_ON_HOST: frozenset[str] = frozenset()
+
+
+def select(op: str, key: np.dtype, variant: str | None = None) -> str | None:
+    """The template of ``op`` for operands of dtype ``key`` (``where``: of its values): the
+    ``variant`` row (float32/float64 only), the dtype's name, then the first key naming its
+    kind; None when the row has none (the program then runs on the host)."""
+    templates = TEMPLATES.get(op)
+    if templates is None:
+        return None
+    special = templates.get(variant) if variant and key.kind == "f" else None
+    return special or templates.get(key.name) or next(
+        (t for kinds, t in templates.items() if set(kinds) <= set("biufc") and key.kind in kinds),
+        None)
 
 
 
@@ -100,7 +167,7 @@ FLOAT_FUNCTIONS = tuple(sorted(_called(helpers.FLOAT_CALL) | helpers.FLOAT_FUNCT
 def _check_rows() -> None:
     """Every elementwise op has exactly one place here, and every row names known helpers."""
     elementwise = {op.name for op in ELEMENTWISE} | {n for n, op in OPS.items() if op.kind == "generator"}
-    placed = TEMPLATES.keys() | RUN_ON_HOST | COMPLEX_ONLY
+    placed = TEMPLATES.keys() | RUN_ON_HOST
     problems = []
     if elementwise - placed:
         problems.append(f"elementwise ops with no CUDA row: {sorted(elementwise - placed)}; add a row "

@@ -1,0 +1,175 @@
+"""Complex values and NumPy's own-formula ops (fmod, nextafter, spacing, logaddexp, ...) in the
+fused cuda kernel (issue 17 item 1, issue 16): edge values of every dtype, empty and 0-d arrays,
+against NumPy. On the simulated device (``LAZYARR_CUDA_SIM=1``) the float functions are
+NumPy's and the C library's, so every exact op must match bit for bit; on a GPU, libdevice's
+``hypot`` (complex ``sign``) and the transcendental ops are compared within ``TOL``.
+
+The simulator is slow: each op is one launch over every pair of edge values (or over the
+edge values), a few kernels per dtype. The PTX of each template is compiled in
+tests/test_cuda_codegen.py's battery (``complex_*``, ``npymath_*``).
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from helpers import SIMULATED, assert_same, edge_values, lazy_reduction
+
+import lazyarr as la
+
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not la.cuda_available(), reason="needs a CUDA GPU with CuPy")]
+
+TOL = {2: 2e-3, 4: 2e-5, 8: 1e-12}
+COMPLEX = [np.dtype(np.complex64), np.dtype(np.complex128)]
+FLOATS = [np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)]
+CX_UNARY = ["negative", "positive", "conj", "square", "reciprocal", "abs", "sign", "real", "imag",
+            "isnan", "isinf", "isfinite", "logical_not"]
+CX_BINARY = ["add", "subtract", "multiply", "divide", "equal", "not_equal", "less", "less_equal",
+             "greater", "greater_equal", "maximum", "minimum", "fmax", "fmin", "logical_and",
+             "logical_xor"]
+REAL_UNARY = ["spacing", "deg2rad", "rad2deg", "signbit"]
+REAL_BINARY = ["fmod", "copysign", "nextafter", "heaviside", "logaddexp", "logaddexp2"]
+#: within TOL: transcendental (libdevice), and on a GPU complex sign (libdevice's hypot)
+INEXACT = {"logaddexp", "logaddexp2", "float_power"} | (set() if SIMULATED else {"sign"})
+
+
+def _pairs(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every ordered pair of ``a``'s values, as two arrays."""
+    return np.repeat(a, len(a)), np.tile(a, len(a))
+
+
+def _lazy(fn, *arrays):
+    with la.config(mode="lazy", device="cuda"), np.errstate(all="ignore"), \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = fn(*[la.asarray(a) for a in arrays])
+        assert "not fused" not in " ".join(la.explain(out).notes), la.explain(out).notes
+        return np.asarray(out)
+
+
+def _compare(got, want, op: str) -> None:
+    if op not in INEXACT:
+        assert_same(got, want)
+        return
+    assert got.dtype == want.dtype and got.shape == want.shape
+    for g, w in ((got.real, want.real), (got.imag, want.imag)) if want.dtype.kind == "c" else \
+            ((got, want),):
+        assert np.array_equal(np.isnan(g), np.isnan(w)), (g, w)
+        inf = np.isinf(w)
+        assert np.array_equal(g[inf], w[inf])
+        fin = np.isfinite(w)
+        np.testing.assert_allclose(g[fin].astype(np.float64), w[fin].astype(np.float64),
+                                   rtol=TOL[w.dtype.itemsize], atol=TOL[w.dtype.itemsize])
+
+
+def _check(op: str, *arrays: np.ndarray) -> None:
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = np.asarray(getattr(np, op if op != "conj" else "conjugate")(*arrays))
+    got = _lazy(lambda *xs: getattr(la, op)(*xs), *arrays)
+    try:
+        _compare(got, want, op)
+    except AssertionError as exc:
+        raise AssertionError(f"{op} of {[a.dtype for a in arrays]}: {exc}") from None
+
+
+@pytest.mark.parametrize("dtype", COMPLEX, ids=str)
+def test_complex_unary_ops_of_edge_values(dtype):
+    # NaN, ±inf, -0.0, huge and tiny values in the real part, in both, in the imaginary part
+    z = edge_values(dtype)
+    for op in CX_UNARY:
+        _check(op, z)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX, ids=str)
+def test_complex_binary_ops_of_edge_value_pairs(dtype):
+    a, b = _pairs(edge_values(dtype))
+    for op in CX_BINARY:
+        _check(op, a, b)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX, ids=str)
+def test_complex_where_casts_scalars_empty_and_0d(dtype):
+    z = edge_values(dtype)
+    cond = np.arange(len(z)) % 3 == 0
+    # (contiguous operands: NumPy's complex multiply of a reversed complex64 view rounds a
+    # subnormal product to a zero of the other sign, another loop than the contiguous one's)
+    w = np.roll(z, 7)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cases = [
+            (lambda c, x, y: la.where(c, x, y * (0.5 - 2j)), (cond, z, w),
+             np.where(cond, z, w * (0.5 - 2j))),
+            # complex -> every real kind (the real part), real -> complex, complex -> complex
+            (lambda x: (x * 1).astype(np.float32) + (x - 0).astype(np.int16)
+             + (x + 0).astype(bool) + x.real.astype(np.complex64).imag, (z,),
+             (z * 1).astype(np.float32) + np.where(np.isfinite(z.real), z.real, 0).astype(np.int16)
+             + (z + 0).astype(bool) + z.real.astype(np.complex64).imag),
+            (lambda x: (x * 1).astype(np.complex128 if x.dtype == np.complex64 else np.complex64),
+             (z,), (z * 1).astype(np.complex128 if z.dtype == np.complex64 else np.complex64)),
+            (lambda x: x[:0] / (1 + 1j), (z,), z[:0] / (1 + 1j)),                  # empty
+            (lambda x: x[3] * x[4] - 1j, (z,), np.asarray(z[3] * z[4] - 1j)),      # 0-d
+            (lambda x: la.sign(x[20]) + abs(x[5]), (z,), np.asarray(np.sign(z[20]) + abs(z[5]))),
+        ]
+    for k, (fn, args, want) in enumerate(cases):
+        if k == 1:      # complex -> int16 of a non-finite real part is undefined in C
+            args = (np.where(np.isfinite(z.real), z, 0).astype(dtype),)
+            want = (args[0] * 1).astype(np.float32) + args[0].astype(np.int16) + \
+                (args[0] + 0).astype(bool) + args[0].real.astype(np.complex64).imag
+        assert_same(_lazy(fn, *args), want)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX, ids=str)
+def test_complex_reductions_in_the_kernel(dtype):
+    """sum/prod/mean (complex128 accumulator, rounded once), any/all: full, row and column
+    kernels (rows: warp shuffles of each part on a GPU)."""
+    rng = np.random.default_rng(17)
+    a = (rng.standard_normal((6, 9)) + 1j * rng.standard_normal((6, 9))).astype(dtype)
+    a[2, 3] = 0
+    for op in ("sum", "prod", "mean", "any", "all"):
+        for axis in (None, 0, 1):
+            got = _lazy(lambda x: getattr(la, op)(x * 1, axis=axis), a)
+            assert_same(got, lazy_reduction(op, a, axis=axis), exact=op in ("any", "all"))
+    edges = edge_values(dtype)[:, None]             # NaN and inf propagate as NumPy's
+    got = _lazy(lambda x: la.sum(x * 1, axis=1), edges)
+    with np.errstate(all="ignore"):
+        assert_same(got, lazy_reduction("sum", edges * 1, axis=1))
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_npymath_ops_of_edge_values(dtype):
+    e = edge_values(dtype)
+    a, b = _pairs(e)
+    for op in REAL_BINARY:
+        _check(op, a, b)
+    for op in REAL_UNARY:
+        _check(op, e)
+    for op in ("spacing", "signbit", "deg2rad"):   # empty and 0-d
+        _check(op, e[:0])
+        _check(op, np.asarray(e[3]))
+    _check("nextafter", np.asarray(e[3]), np.asarray(e[4]))
+    if dtype == np.float64:
+        _check("float_power", a, b)
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(np.int8), np.dtype(np.uint16), np.dtype(np.int64)],
+                         ids=str)
+def test_integer_fmod_of_edge_values(dtype):
+    a, b = _pairs(edge_values(dtype))
+    _check("fmod", a, b)
+    _check("fmod", np.asarray(a[5]), np.asarray(b[7]))
+
+
+def test_complex_functions_without_a_template_still_run_on_the_host():
+    """Complex exp/log/sqrt/power/trigonometric functions, clip and min/max run on the host
+    with NumPy (templates.RUN_ON_HOST's comment says why): explain says so, values NumPy's."""
+    a = np.array([1 + 2j, -3 + 0.5j, 0j, np.inf + 1j], np.complex128)
+    with la.config(mode="lazy", device="cuda"), np.errstate(all="ignore"):
+        z = la.asarray(a)
+        for expr, want in ((la.exp(z * 2), np.exp(a * 2)), (la.sqrt(z) + 1, np.sqrt(a) + 1)):
+            assert "not fused on cuda" in " ".join(la.explain(expr).notes)
+            assert_same(np.asarray(expr), want)
+        assert "not fused on cuda" in " ".join(la.explain(lambda: la.max(z * 1)).notes)
+        assert_same(np.asarray(la.max(z * 1)), np.max(a * 1))
