@@ -1,7 +1,7 @@
 """Complex elementwise chains and Monte Carlo with ``la.random`` (issue 17).
 
-Complex values are fused on the CPU (NumPy's own complex loops in one kernel); on cuda they
-run on the host for now, so the complex rows are CPU only. Monte Carlo draws come from
+Complex values are fused on the CPU (NumPy's own complex loops in one kernel) and on cuda (the
+kernels' own complex templates, NumPy's formulas). Monte Carlo draws come from
 NumPy's (CPU) or CuPy's (cuda) generator into memory, the test and the mean after them fused
 (``time_pi``), or from a fused generator inside the one kernel (``time_pi_fused``; the 2^28
 comparison with NumPy and CuPy is ``tools/peers/monte_carlo.py``).
@@ -17,14 +17,15 @@ from .common import DEVICES, MODES, Benchmark, data, finish, prepare
 _COMPLEX: dict = {}
 
 
-def complex_data(n: int) -> la.LazyArray:
-    """A complex128 array of n values with parts uniform in [-1, 1) (made once per process)."""
+def complex_data(n: int, device: str = "cpu") -> la.LazyArray:
+    """A complex128 array of n values with parts uniform in [-1, 1) (made once per process),
+    on ``device``."""
     z = _COMPLEX.get(n)
     if z is None:
         re = np.asarray(data("cpu", n, seed=0))
         im = np.asarray(data("cpu", n, seed=1))
         z = _COMPLEX[n] = (re + 1j * im).astype(np.complex128)
-    return la.asarray(z)
+    return la.asarray(z, device=device)
 
 
 class ComplexChain(Benchmark):
@@ -35,8 +36,8 @@ class ComplexChain(Benchmark):
     param_names = ["device", "mode", "n"]
 
     def setup(self, device, mode, n):
-        prepare(device, mode, n, cpu=(2**20, 2**22), cuda=())
-        self.z = complex_data(n)
+        prepare(device, mode, n, cpu=(2**20, 2**22), cuda=(2**20, 2**22))
+        self.z = complex_data(n, device)
 
     def time_sum(self, device, mode, n):
         z = self.z

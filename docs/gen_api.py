@@ -128,7 +128,8 @@ def _table(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> str:
 def _ops_page() -> str:
     by_category: dict[str, list[OpDef]] = defaultdict(list)
     for op in OPS.values():
-        by_category[op.category].append(op)
+        if op.kind != "generator":      # (internal: the numbers of fused random draws)
+            by_category[op.category].append(op)
     operator_of = {op.name: op.operator for op in OPS.values() if op.operator}
     out = ["Operations", "==========", "",
            "Every operation lazyarr knows, generated from its op registry (``lazyarr._registry.OPS``).",
@@ -342,6 +343,8 @@ def _numpy_inventory(path: str) -> None:
     NumPy's stable docs (one page per function under ``reference/generated/``)."""
     entries: list[tuple[str, str, str]] = []
     for op in OPS.values():
+        if op.kind == "generator":
+            continue
         name = numpy_name(op)
         entries.append((name, "py:method" if op.kind == "cast" else "py:function",
                         f"reference/generated/{name}.html"))

@@ -38,33 +38,47 @@ static inline uint64_t lz_philox_bits(uint64_t counter, uint64_t key, uint64_t s
                          : (uint64_t)c[0] | ((uint64_t)c[1] << 32);
 }
 
-/* bits for the counters first, first + 1, ..., first + 2n - 1 (first even): n blocks, both
- * halves of each, with one key and stream: the fused kernels' common case (a draw read in
- * order). Written so that the compiler vectorizes the lanes (AVX2: vpmuludq, 4 blocks per
- * instruction); a clone per instruction set, picked at load time. */
+/* Uniform numbers in [0, 1) from 64 random bits, as NumPy turns them into floats: the top 53
+ * (float64) or 24 (float32) bits times 2**-53 / 2**-24 (exact: the integers fit the mantissa;
+ * converted as signed integers, which every SIMD unit has). */
+static inline double lz_unit_f64(uint64_t b) { return (double)(int64_t)(b >> 11) * 0x1p-53; }
+static inline float lz_unit_f32(uint64_t b) { return (float)(int32_t)(b >> 40) * 0x1p-24f; }
+static inline uint64_t lz_unit_u64(uint64_t b) { return b; }
+
+/* The numbers for the counters first, first + 1, ..., first + 2n - 1 (first even): n blocks,
+ * both halves of each, with one key and stream: the fused kernels' common case (a draw read
+ * in order). Every word in a 64-bit lane (high half zero): the 32x32->64 products are
+ * vpmuludq on the lanes as they are, nothing is packed or unpacked between rounds, and the
+ * compiler vectorizes the blocks (a clone per instruction set, picked at load time; x86-64-v4:
+ * AVX-512 with DQ, which converts 64-bit integers to doubles). */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
+#define LZ_PHILOX_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#else
+#define LZ_PHILOX_CLONES
 #endif
-static void lz_philox_pairs(uint64_t first, uint64_t key, uint64_t stream, uint64_t *out, long n) {
-    /* Every word in a 64-bit lane (high half zero): the 32x32->64 products are vpmuludq on
-     * the lanes as they are, and nothing is packed or unpacked between rounds. */
-    const uint64_t m = 0xFFFFFFFFu, s0 = stream & m, s1 = stream >> 32;
-    const uint64_t b0 = first >> 1;
-    for (long j = 0; j < n; j++) {
-        uint64_t block = b0 + (uint64_t)j;
-        uint64_t c0 = block & m, c1 = block >> 32, c2 = s0, c3 = s1;
-        uint64_t k0 = key & m, k1 = key >> 32;
-#pragma GCC unroll 10
-        for (int r = 0; r < 10; r++) {
-            uint64_t p0 = LZ_PHILOX_M0 * c0;
-            uint64_t p1 = LZ_PHILOX_M1 * c2;
-            uint64_t n0 = (p1 >> 32) ^ c1 ^ k0;
-            uint64_t n2 = (p0 >> 32) ^ c3 ^ k1;
-            c0 = n0; c1 = p1 & m; c2 = n2; c3 = p0 & m;
-            k0 = (k0 + LZ_PHILOX_W0) & m; k1 = (k1 + LZ_PHILOX_W1) & m;
-        }
-        out[2 * j] = c0 | (c1 << 32);
-        out[2 * j + 1] = c2 | (c3 << 32);
-    }
+#define LZ_PHILOX_PAIRS(NAME, T, CONVERT)                                                      \
+LZ_PHILOX_CLONES                                                                               \
+static void NAME(uint64_t first, uint64_t key, uint64_t stream, T *out, long n) {              \
+    const uint64_t m = 0xFFFFFFFFu, s0 = stream & m, s1 = stream >> 32;                        \
+    const uint64_t b0 = first >> 1;                                                            \
+    for (long j = 0; j < n; j++) {                                                             \
+        uint64_t block = b0 + (uint64_t)j;                                                     \
+        uint64_t c0 = block & m, c1 = block >> 32, c2 = s0, c3 = s1;                           \
+        uint64_t k0 = key & m, k1 = key >> 32;                                                 \
+        _Pragma("GCC unroll 10")                                                               \
+        for (int r = 0; r < 10; r++) {                                                         \
+            uint64_t p0 = LZ_PHILOX_M0 * c0;                                                   \
+            uint64_t p1 = LZ_PHILOX_M1 * c2;                                                   \
+            uint64_t n0 = (p1 >> 32) ^ c1 ^ k0;                                                \
+            uint64_t n2 = (p0 >> 32) ^ c3 ^ k1;                                                \
+            c0 = n0; c1 = p1 & m; c2 = n2; c3 = p0 & m;                                        \
+            k0 = (k0 + LZ_PHILOX_W0) & m; k1 = (k1 + LZ_PHILOX_W1) & m;                        \
+        }                                                                                      \
+        out[2 * j] = CONVERT(c0 | (c1 << 32));                                                 \
+        out[2 * j + 1] = CONVERT(c2 | (c3 << 32));                                             \
+    }                                                                                          \
 }
+LZ_PHILOX_PAIRS(lz_philox_pairs, uint64_t, lz_unit_u64)
+LZ_PHILOX_PAIRS(lz_philox_pairs_f64, double, lz_unit_f64)
+LZ_PHILOX_PAIRS(lz_philox_pairs_f32, float, lz_unit_f32)
 #endif

@@ -2,9 +2,9 @@
 
 A draw of a fused generator is not computed when it is written: it is a lazy expression whose
 leaves are *counters* (lazyarr/_counters.py: element ``i`` of the draw, C order, is counter
-``i``) and whose first op is ``philox_bits(counter, key, stream)``, Philox4x32-10 (the
-counter-based generator of cuRAND, JAX and torch.compile's fused draws). The conversion to
-the distribution is ordinary ops after it, so the draw fuses into whatever reads it and is
+``i``) and whose first op is ``philox_random64(counter, key, stream)`` (``philox_random32``
+for float32): uniform numbers from Philox4x32-10, the counter-based generator of cuRAND, JAX
+and torch.compile's fused draws. The conversion to the distribution is ordinary ops after it, so the draw fuses into whatever reads it and is
 never written to memory: ``la.mean(rng.random(n) ** 2 + rng.random(n) ** 2 < 1)`` is one
 kernel that allocates nothing.
 
@@ -13,8 +13,9 @@ The stream (docs/guide.rst, "Random numbers"), a pure function of (seed, draw nu
 * ``key`` = ``numpy.random.SeedSequence(seed).generate_state(1, uint64)``;
 * the ``d``-th draw of the generator (``d`` = 0, 1, ...) uses streams ``2d`` and ``2d + 1``
   (a normal needs two uniforms per element);
-* ``bits(i, s)`` = the low 64 bits of Philox4x32-10 with counter words ``(i, s)`` and key
-  ``key`` (lazyarr/_philox.h);
+* ``bits(i, s)`` = half ``i & 1`` (words 0-1 or 2-3) of the Philox4x32-10 block with counter
+  words ``(i >> 1, s)`` and key ``key`` (lazyarr/_philox.h): the numbers of two neighbouring
+  elements come from one block;
 * float64 uniform ``(bits >> 11) * 2**-53``, float32 ``(bits >> 40) * 2**-24``: in [0, 1),
   exactly as NumPy turns 64 random bits into a double;
 * normal: Box-Muller, ``sqrt(-2 log(1 - u1)) * cos(2 pi u2)``; exponential ``-log(1 - u)``.
@@ -38,10 +39,9 @@ from ._config import config, get_config
 from ._counters import CounterMap
 from ._materialize import materialize
 
-_U64 = np.dtype(np.uint64)
 _FLOATS = (np.dtype(np.float64), np.dtype(np.float32))
-#: 2**-53 / 2**-24 and the shifts that keep 53 / 24 random bits (NumPy's next_double/float)
-_SCALE = {np.dtype(np.float64): (11, 2.0 ** -53), np.dtype(np.float32): (40, 2.0 ** -24)}
+#: the registry op of a uniform draw of each dtype (lazyarr/_philox.h: the bits, then the float)
+_UNIFORM_OP = {np.dtype(np.float64): "philox_random64", np.dtype(np.float32): "philox_random32"}
 
 
 def _shape(size: Any) -> tuple[int, ...] | None:
@@ -86,13 +86,11 @@ class FusedGenerator:
     # ------------------------------------------------------------------ building blocks
     def _uniform(self, shape: tuple[int, ...], dtype: np.dtype, stream: int) -> Any:
         """A lazy uniform draw in [0, 1) of ``shape`` from ``stream``."""
-        from ._array import LazyArray, astype
+        from ._array import LazyArray
         counters = _node.counter(CounterMap.c_order(shape), self.device)
-        bits = LazyArray._from_node(_node.op_node(
-            "philox_bits", _U64, shape, self.device,
+        return LazyArray._from_node(_node.op_node(
+            _UNIFORM_OP[dtype], dtype, shape, self.device,
             (counters, _node.scalar(self.key), _node.scalar(np.uint64(stream)))))
-        shift, scale = _SCALE[dtype]
-        return astype(bits >> np.uint64(shift), dtype) * dtype.type(scale)
 
     def _next_streams(self) -> int:
         d = self.draws

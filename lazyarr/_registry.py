@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ._philox import philox_bits  # type: ignore[import-not-found]  # compiled (_philox.pyx)
+from ._philox import philox_random32, philox_random64  # type: ignore[import-not-found]  # compiled
 
 #: How a Python int operand that does not fit the operand dtype is treated.
 STRICT = "strict"    # OverflowError, as NumPy ufuncs (``int8_array + 300``)
@@ -26,8 +26,9 @@ class OpDef:
     """One operation.
 
     name:      public name (``la.<name>``), also the node/program opcode.
-    kind:      ``"elementwise"``, ``"cast"``, ``"reduction"`` or ``"generator"`` (the bits of
-               a fused random draw: internal, no public function; lazyarr/_random_fused.py).
+    kind:      ``"elementwise"``, ``"cast"``, ``"reduction"`` or ``"generator"`` (the uniform
+               numbers of a fused random draw: internal, no public function;
+               lazyarr/_random_fused.py).
     nin:       number of array operands.
     numpy:     the NumPy function with the semantics we copy; its ufunc type
                resolution is the dtype rule of every ufunc op.
@@ -202,9 +203,12 @@ _OP_LIST: list[OpDef] = [
          takes_axis_tuple=False),
     _red("argmax", np.argmax, "Index of the maximum (first occurrence; NaN wins).",
          takes_axis_tuple=False),
-    # the random bits of fused draws: Philox4x32-10 of (counter, key, stream), uint64 operands
-    OpDef("philox_bits", "generator", 3, philox_bits, "Philox4x32-10 random bits (the low 64 "
-          "of a block) for a counter, key and stream.", "random"),
+    # the uniform numbers of fused draws: Philox4x32-10 of (counter, key, stream), uint64
+    # operands, a float64 / float32 in [0, 1) (lazyarr/_philox.h)
+    OpDef("philox_random64", "generator", 3, philox_random64, "Philox4x32-10 uniform float64 "
+          "in [0, 1) for a counter, key and stream.", "random"),
+    OpDef("philox_random32", "generator", 3, philox_random32, "Philox4x32-10 uniform float32 "
+          "in [0, 1) for a counter, key and stream.", "random"),
 ]
 
 #: name -> OpDef, in registry order (the order is stable: backends may number ops by it).

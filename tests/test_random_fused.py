@@ -11,7 +11,7 @@ import pytest
 
 import lazyarr as la
 from lazyarr import _philox
-from lazyarr._philox import philox_bits
+from lazyarr._philox import philox_bits, philox_random32, philox_random64
 from lazyarr._program import lower
 from lazyarr.backends import cpu_fused, reference, use_backend
 
@@ -29,6 +29,7 @@ def _bits(n, seed, stream):
 
 
 def _uniform(n, seed, stream, dtype=np.float64):
+    """The documented float of the bits: (bits >> 11) * 2**-53, (bits >> 40) * 2**-24."""
     shift, scale = (11, 2.0 ** -53) if dtype == np.float64 else (40, 2.0 ** -24)
     return (_bits(n, seed, stream) >> U64(shift)).astype(dtype) * dtype(scale)
 
@@ -61,6 +62,13 @@ def test_bits_ufunc_is_the_definition(start, n):
     np.testing.assert_array_equal(philox_bits(counters, np.full(n, key, U64), U64(stream)), want)
     if n > 2:
         np.testing.assert_array_equal(philox_bits(counters[::2], U64(key), U64(stream)), want[::2])
+    # the floats: the same blocks (the pairs path writes them directly), then NumPy's conversion
+    f64 = (want >> U64(11)).astype(np.float64) * 2.0 ** -53
+    f32 = (want >> U64(40)).astype(np.float32) * np.float32(2.0 ** -24)
+    np.testing.assert_array_equal(philox_random64(counters, U64(key), U64(stream)), f64)
+    np.testing.assert_array_equal(philox_random32(counters, U64(key), U64(stream)), f32)
+    np.testing.assert_array_equal(philox_random64(counters[::-1].copy(), U64(key), U64(stream)), f64[::-1])
+    np.testing.assert_array_equal(philox_random32(counters[::-1].copy(), U64(key), U64(stream)), f32[::-1])
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

@@ -162,7 +162,7 @@ def {name}(a, b):
 # on the CPU (counters 2j and 2j + 1 are the two halves of block j). 32-bit words: each product
 # is a mul.lo.u32 and libdevice's umulhi (mul.hi.u32); written as a product of uint64 values
 # it compiled to 64-bit multiplies (mul.lo.s64: several IMADs each).
-_PHILOX = """\
+_PHILOX_BLOCK = """\
 def {name}(ctr, key, stream):
     m = {T}(0xFFFFFFFF)
     block = ctr >> {T}(1)
@@ -179,10 +179,14 @@ def {name}(ctr, key, stream):
                           _C_uint32(_umulhi(c0, m0) ^ c3 ^ k1), _C_uint32(c0 * m0))
         k0 = _C_uint32(k0 + _C_uint32(0x9E3779B9))
         k1 = _C_uint32(k1 + _C_uint32(0xBB67AE85))
-    if (ctr & {T}(1)) != {T}(0):
-        return {T}(c2) | ({T}(c3) << {T}(32))
-    return {T}(c0) | ({T}(c1) << {T}(32))
+    bits = ({T}(c2) | ({T}(c3) << {T}(32))) if (ctr & {T}(1)) != {T}(0) else \\
+        ({T}(c0) | ({T}(c1) << {T}(32)))
 """
+# the float of philox_random64/32: (bits >> 11) * 2**-53, (bits >> 40) * 2**-24, as _philox.h
+_PHILOX_F64 = _PHILOX_BLOCK + "    return _C_float64(_C_int64(bits >> {T}(11))) * 1.1102230246251565e-16\n"
+_PHILOX_F32 = _PHILOX_BLOCK + \
+    "    return _C_float32(_C_int32(bits >> {T}(40))) * _C_float32(5.960464477539063e-08)\n"
+
 
 # C's fmod of integers (NumPy's integer fmod loop): the sign of the dividend, 0 for a zero
 # divisor (and for MIN % -1, which overflows in C); Numba's ``%`` is Python's (floored)
@@ -372,7 +376,8 @@ _TEMPLATES: dict[str, tuple[str, str]] = {   # name -> (signed/float template, u
     "H_fclip": (_FCLIP, _FCLIP),
     "H_fclip_keep": (_FCLIP_KEEP, _FCLIP_KEEP),
     "H_fhypot": (_FHYPOT, _FHYPOT),
-    "H_philox": (_PHILOX, _PHILOX),
+    "H_philox64": (_PHILOX_F64, _PHILOX_F64),
+    "H_philox32": (_PHILOX_F32, _PHILOX_F32),
     "H_ifmod": (_SIGNED_FMOD, _UNSIGNED_REM),
     "H_fspacing": (_FSPACING, _FSPACING),
     "H_fheaviside": (_FHEAVISIDE, _FHEAVISIDE),

@@ -72,8 +72,9 @@ TEMPLATES: dict[str, dict[str, str]] = {
     "invert": {"b": "({0} == 0)", _INT: "(~{0})"},
     "left_shift": {_INT: "H_lshift({0}, {1}, {W})"}, "right_shift": {_INT: "H_rshift({0}, {1}, {W})"},
     "where": _same("({1} if {0} else {2})"),
-    # the random bits of fused draws (uint64 operands: lazyarr/_philox.h)
-    "philox_bits": {"u": "H_philox({0}, {1}, {2})"},
+    # the uniform numbers of fused draws (uint64 operands: lazyarr/_philox.h)
+    "philox_random64": {"u": "H_philox64({0}, {1}, {2})"},
+    "philox_random32": {"u": "H_philox32({0}, {1}, {2})"},
     # "single-bounds": float32/float64 with both bounds single values (see helpers._FCLIP)
     "clip": {"biu": "H_iclip({0}, {1}, {2})", "float16": "H_fclip_keep({0}, {1}, {2})",
              "single-bounds": "H_fclip_keep({0}, {1}, {2})", _FLT: "H_fclip({0}, {1}, {2})"},
