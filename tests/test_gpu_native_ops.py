@@ -24,15 +24,15 @@ pytestmark = [pytest.mark.gpu,
 TOL = {2: 2e-3, 4: 2e-5, 8: 1e-12}
 COMPLEX = [np.dtype(np.complex64), np.dtype(np.complex128)]
 FLOATS = [np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)]
-CX_UNARY = ["negative", "positive", "conj", "square", "reciprocal", "abs", "sign", "real", "imag",
+CX_UNARY = ["negative", "positive", "conj", "square", "reciprocal", "abs", "real", "imag",
             "isnan", "isinf", "isfinite", "logical_not"]
 CX_BINARY = ["add", "subtract", "multiply", "divide", "equal", "not_equal", "less", "less_equal",
              "greater", "greater_equal", "maximum", "minimum", "fmax", "fmin", "logical_and",
              "logical_xor"]
 REAL_UNARY = ["spacing", "deg2rad", "rad2deg", "signbit"]
 REAL_BINARY = ["fmod", "copysign", "nextafter", "heaviside", "logaddexp", "logaddexp2"]
-#: within TOL: transcendental (libdevice), and on a GPU complex sign (libdevice's hypot)
-INEXACT = {"logaddexp", "logaddexp2", "float_power"} | (set() if SIMULATED else {"sign"})
+#: within TOL: transcendental (libdevice)
+INEXACT = {"logaddexp", "logaddexp2", "float_power"}
 
 
 def _pairs(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -40,12 +40,13 @@ def _pairs(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.repeat(a, len(a)), np.tile(a, len(a))
 
 
-def _lazy(fn, *arrays):
+def _lazy(fn, *arrays, fused=True):
     with la.config(mode="lazy", device="cuda"), np.errstate(all="ignore"), \
             warnings.catch_warnings():
         warnings.simplefilter("ignore")
         out = fn(*[la.asarray(a) for a in arrays])
-        assert "not fused" not in " ".join(la.explain(out).notes), la.explain(out).notes
+        if fused:
+            assert "not fused" not in " ".join(la.explain(out).notes), la.explain(out).notes
         return np.asarray(out)
 
 
@@ -118,13 +119,17 @@ def test_complex_where_casts_scalars_empty_and_0d(dtype):
             args = (np.where(np.isfinite(z.real), z, 0).astype(dtype),)
             want = (args[0] * 1).astype(np.float32) + args[0].astype(np.int16) + \
                 (args[0] + 0).astype(bool) + args[0].real.astype(np.complex64).imag
-        assert_same(_lazy(fn, *args), want)
+        # (complex -> integer casts and complex sign run on the host: wrong on the H200 in the
+        # kernel, 2026-12-02; test_complex_functions_without_a_template_... checks that)
+        assert_same(_lazy(fn, *args, fused=k not in (1, 5)), want)
 
 
 @pytest.mark.parametrize("dtype", COMPLEX, ids=str)
 def test_complex_reductions_in_the_kernel(dtype):
     """sum/prod/mean (complex128 accumulator, rounded once), any/all: full, row and column
-    kernels (rows: warp shuffles of each part on a GPU)."""
+    kernels (rows: warp shuffles of each part on a GPU). sum/prod/mean of complex values run on
+    the host for now (wrong on the H200 in the kernel, 2026-12-02: backend._COMPLEX_ON_HOST);
+    the values are checked either way."""
     rng = np.random.default_rng(17)
     a = (rng.standard_normal((6, 9)) + 1j * rng.standard_normal((6, 9))).astype(dtype)
     a[2, 3] = 0
@@ -173,3 +178,13 @@ def test_complex_functions_without_a_template_still_run_on_the_host():
             assert_same(np.asarray(expr), want)
         assert "not fused on cuda" in " ".join(la.explain(lambda: la.max(z * 1)).notes)
         assert_same(np.asarray(la.max(z * 1)), np.max(a * 1))
+        # wrong on the H200 in the kernel (2026-12-02), so on the host until understood: sign,
+        # sum/prod/mean, casts to integers
+        b = np.where(np.isfinite(a), a, 0)     # (an integer of inf is undefined in C)
+        for expr, want in ((la.sign(z * 1), np.sign(a * 1)),
+                           (la.astype(la.asarray(b) * 1, la.int8), (b * 1).astype(np.int8))):
+            assert "not fused on cuda" in " ".join(la.explain(expr).notes)
+            assert_same(np.asarray(expr), want)
+        for op in ("sum", "prod", "mean"):
+            assert "not fused on cuda" in " ".join(la.explain(lambda: getattr(la, op)(z * 1)).notes)
+            assert_same(np.asarray(getattr(la, op)(z * 1)), getattr(np, op)(a * 1))

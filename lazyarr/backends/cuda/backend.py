@@ -204,8 +204,9 @@ class CudaBackend:
             # NumPy's (reference._host_step): such a program runs on the host with NumPy.
             from ..reference import for_device
             plan = for_device("cpu").plan(lowered)
-            plan.notes.append("complex exp/log/sqrt/power/trigonometric functions, complex clip and "
-                              "complex min/max are not fused on cuda yet: the inputs are copied "
+            plan.notes.append("complex exp/log/sqrt/power/trigonometric functions, complex sign and "
+                              "clip, complex sum/prod/mean/min/max and complex-to-integer casts "
+                              "are not fused on cuda yet: the inputs are copied "
                               "to the host, the program runs op by op with NumPy there, and the "
                               "result is copied back")
             return plan
@@ -268,8 +269,10 @@ def _scalar_type(param: Any) -> Any:
     return typ
 
 
-#: reductions whose complex values the kernels do not reduce (NumPy's lexicographic min/max)
-_COMPLEX_ON_HOST = frozenset({"min", "max"})
+#: reductions whose complex values the kernels do not reduce: NumPy's lexicographic min/max;
+#: sum/prod/mean gave NaN where NumPy gives +-inf on the H200 (2026-12-02 GPU suite; the
+#: simulator, which has no warp shuffles, matched): on the host until that is understood
+_COMPLEX_ON_HOST = frozenset({"min", "max", "sum", "prod", "mean"})
 
 
 def _runs_on_host(program: Program) -> bool:
@@ -280,6 +283,8 @@ def _runs_on_host(program: Program) -> bool:
     for ins in instrs:
         if ins.op in RUN_ON_HOST:
             return True
+        if ins.op == "astype" and instrs[ins.args[0]].dtype.kind == "c" and ins.dtype.kind in "iu":
+            return True     # (complex -> integer differed from NumPy on the H200, 2026-12-02)
         if ins.op in ("input", "scalar", "astype") or not ins.args:
             continue
         key = instrs[ins.args[1] if ins.op == "where" else ins.args[0]].dtype
