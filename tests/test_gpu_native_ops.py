@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import SIMULATED, assert_same, edge_values, lazy_reduction
+from helpers import assert_same, edge_values, lazy_reduction
 
 import lazyarr as la
 
