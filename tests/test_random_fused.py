@@ -284,3 +284,16 @@ def test_eager_mode_computes_a_draw_at_once_with_the_fused_kernel(monkeypatch):
         assert u._node.data is not None
         got = np.asarray(u * 2)
     np.testing.assert_array_equal(got, _uniform(100, 6, 0) * 2)
+
+
+def test_zero_d_empty_and_pickled_generators():
+    import pickle
+
+    rng = la.random.default_rng(8, fused=True)
+    zero_d = rng.random(())                 # size=() is a 0-d array, as NumPy's
+    assert zero_d.shape == () and float(zero_d) == _uniform(1, 8, 0)[0]
+    assert np.asarray(rng.random((0, 3))).shape == (0, 3)
+    assert float(la.sum(rng.standard_normal((2, 0)))) == 0.0
+    copy = pickle.loads(pickle.dumps(rng))  # the stream goes on where it was
+    np.testing.assert_array_equal(np.asarray(copy.random(5)), np.asarray(rng.random(5)))
+    np.testing.assert_array_equal(np.asarray(copy.random(5)), _uniform(5, 8, 2 * copy.draws - 2))

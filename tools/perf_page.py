@@ -629,6 +629,31 @@ What the suite measures
 """
 
 
+def monte_carlo_sections() -> list[str]:
+    """The fused random draws against NumPy / CuPy eager: ``tools/peers/monte_carlo.py --md``'s
+    tables (``docs/_static/perf/monte_carlo_<device>.md``), where present."""
+    parts = []
+    for device in ("cpu", "cuda"):
+        source = os.path.join(ROOT, "docs", "_static", "perf", f"monte_carlo_{device}.md")
+        if not os.path.exists(source):
+            continue
+        title = f"{DEVICE_NAMES[device]}: Monte Carlo pi with fused random draws"
+        parts.append(f"{title}\n{'-' * len(title)}\n")
+        parts.append("``4 * mean(u**2 + v**2 < 1)`` over two uniform float64 draws: lazyarr's fused "
+                     "generator (``default_rng(0, fused=True)``: the draws generated inside the "
+                     "one kernel), the library's own (NumPy on the CPU, CuPy eager on the GPU), and "
+                     "lazyarr with the library's generator (draws in memory, the rest fused). From "
+                     f"``python tools/peers/monte_carlo.py --device {device} --md ...`` (each table "
+                     f"one run; ``{os.path.relpath(source, ROOT)}``).\n")
+        text = open(source).read()
+        parts += [f"{_rst(ln.strip())}\n" for ln in text.splitlines() if ln.startswith("(")]  # notes
+        headings = [ln[2:].strip() for ln in text.splitlines() if ln.startswith("# ")]
+        for heading, (header, body) in zip(headings, _markdown_tables(text)):
+            parts.append(f"{_rst(heading)}:\n")
+            parts.append(rst_table([_rst(c) for c in header], [[_rst(c) for c in r] for r in body]))
+    return parts
+
+
 def build(args: argparse.Namespace) -> str:
     rows, _meta = load_rows(args.results)
     order = commit_order()
@@ -682,6 +707,7 @@ def build(args: argparse.Namespace) -> str:
                 parts.append(rst_table(["benchmark", "eager", "lazy", "lazy speedup"],
                                        [[r[0].replace("*", r"\*"), _fmt_time(r[1]), _fmt_time(r[2]),
                                          f"{r[3]:.2f}x"] for r in rows_s]))
+    parts += monte_carlo_sections()
     for device, source in (("cpu", args.cpu_peers), ("cuda", args.gpu_peers)):
         title = f"{DEVICE_NAMES[device]}: lazyarr and its peers"
         parts.append(f"{title}\n{'-' * len(title)}\n")

@@ -4,7 +4,10 @@ against NumPy (CPU) or CuPy eager (cuda; cuRAND draws written to memory, then th
 lazyarr with the library's generator (draws in memory, the rest fused). One process, the
 variants alternated call by call, medians (CUDA events around each call on the GPU).
 
-    python tools/peers/monte_carlo.py [--device cpu|cuda] [--log2n 28] [--reps 7]
+    python tools/peers/monte_carlo.py [--device cpu|cuda] [--log2n 28] [--reps 7] [--md FILE]
+
+``--md docs/_static/perf/monte_carlo_<device>.md`` appends the table (markdown) to a file that
+``tools/perf_page.py`` puts on the performance page.
 """
 from __future__ import annotations
 
@@ -63,6 +66,7 @@ def main() -> None:
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     parser.add_argument("--log2n", type=int, default=28)
     parser.add_argument("--reps", type=int, default=7)
+    parser.add_argument("--md", help="append the table, as markdown, to this file")
     args = parser.parse_args()
     n = 1 << args.log2n
     fns = variants(args.device, n)
@@ -73,10 +77,16 @@ def main() -> None:
             for name, fn in fns.items():
                 times[name].append(timed(fn, args.device))
     base = statistics.median(next(iter(times.values())))
-    print(f"Monte Carlo pi, 2^{args.log2n} samples, {args.device}, medians of {args.reps}:")
+    title = f"Monte Carlo pi, 2^{args.log2n} samples, {args.device}, medians of {args.reps}"
+    print(f"{title}:")
+    lines = [f"# {title}", "", "| variant | ms | vs the first | pi |", "|---|---|---|---|"]
     for name, ts in times.items():
         med = statistics.median(ts)
         print(f"  {name:24s} {med * 1e3:9.2f} ms  {base / med:5.2f}x  pi ~ {values[name]:.5f}")
+        lines.append(f"| {name} | {med * 1e3:.2f} | {base / med:.2f}x | {values[name]:.5f} |")
+    if args.md:
+        with open(args.md, "a") as f:
+            f.write("\n".join(lines) + "\n\n")
 
 
 if __name__ == "__main__":
