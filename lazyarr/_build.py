@@ -14,6 +14,7 @@ on the device's array library and the result is a leaf.
 from __future__ import annotations
 
 import functools
+import math
 import operator
 import warnings
 from typing import Any, NamedTuple
@@ -34,7 +35,7 @@ from ._program import lower_cached
 from ._registry import COMPARE, OPS, OpDef
 from ._shapes import broadcast_shapes  # (cached)
 from ._stack import user_stacklevel, warn_imaginary_discarded
-from .backends import reference, select
+from .backends import fp_errors, reference, select
 
 
 # ----------------------------------------------------------------------------- dtypes and shapes
@@ -413,19 +414,30 @@ def _check_ddof(opdef: OpDef, ddof: Any) -> None:
 
 
 def _warn_empty_slices(op: str, shape: tuple[int, ...], axes: tuple[int, ...] | None,
-                       ddof: Any) -> None:
+                       ddof: Any, out_shape: tuple[int, ...]) -> None:
     """NumPy's warnings of mean/var/std (numpy/_core/_methods.py) for slices of no element
     (mean) or of at most ``ddof`` elements (var, std): known from the shape alone, so given
     here, at the line that wrote the reduction, whichever backend computes it (in eager
-    mode NumPy's own give them). The reference backend, which runs NumPy's, adds NumPy's."""
+    mode NumPy's own give them). Over no element at all NumPy then divides 0 by 0 (once for
+    a mean, twice for a variance: the mean, then the sum of squares), which is its "invalid
+    value encountered in divide" (``scalar divide`` for a 0-d result): reported here too, as
+    ``np.errstate`` says (the kernels compute those NaNs quietly; the reference backend,
+    which runs NumPy's functions, keeps NumPy's own quiet: ``reference._empty_slices``)."""
     count = 1
     for i in range(len(shape)) if axes is None else axes:
         count *= shape[i]
+    divisions = 0
     if op == "mean" and count == 0:
         warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=user_stacklevel())
+        divisions = 1
     elif op != "mean" and ddof >= count:
         warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning,
                       stacklevel=user_stacklevel())
+        divisions = 2 if count == 0 else 0    # (0 < count <= ddof: the values decide)
+    if divisions and math.prod(out_shape):    # (an empty result divides nothing)
+        last = "scalar divide" if out_shape == () else "divide"
+        fp_errors.report([(fp_errors.INVALID, "divide")] * (divisions - 1)
+                         + [(fp_errors.INVALID, last)])
 
 
 # Keyed on the arguments' values: only for arguments whose values say everything (``axis``
@@ -461,7 +473,7 @@ def reduce(opdef: OpDef, x: Any, axis: Any = None, keepdims: bool = False, dtype
     if _eager_mode():
         return _eager(opdef, device, [node], arg)
     if opdef.name in ("mean", "var", "std"):
-        _warn_empty_slices(opdef.name, node.shape, arg[0], arg[3])
+        _warn_empty_slices(opdef.name, node.shape, arg[0], arg[3], shape)
     if held and node.data is None and node.src and not stopping() \
             and recompute_weight(node) >= STORE_MIN_WEIGHT:
         materialize(node)      # the store rule: computed once, read by this and later uses

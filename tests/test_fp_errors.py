@@ -150,3 +150,35 @@ def test_in_place_and_jit_replays_report_as_well():
     f(a)
     assert _messages(lambda: f(la.asarray(np.array([0.0, 1.0])))) == \
         ["divide by zero encountered in log"]
+
+
+@pytest.mark.parametrize("backend", [None, "reference"])
+@pytest.mark.parametrize("call", [
+    lambda m, a: m.mean(a), lambda m, a: m.mean(a, keepdims=True), lambda m, a: m.mean(a, axis=0),
+    lambda m, a: m.mean(a, axis=1), lambda m, a: m.var(a), lambda m, a: m.var(a, axis=0),
+    lambda m, a: m.std(a, axis=1), lambda m, a: m.std(a, axis=0, ddof=1),
+])
+def test_reductions_of_empty_slices_warn_as_numpy(call, backend):
+    """mean/var/std over no element: NumPy's "Mean of empty slice" / "Degrees of freedom"
+    and then the 0/0 of its division ("invalid value encountered in (scalar) divide", none
+    for an empty result), once each: the fused kernels are quiet, the reference backend's
+    NumPy calls do not repeat them."""
+    z = np.zeros((0, 3))
+
+    def messages(fn):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fn()
+        return [str(c.message) for c in caught]
+
+    want = messages(lambda: call(np, z * 1))
+    with backends.use_backend(backend):
+        assert messages(lambda: call(la, la.asarray(z) * 1)) == want
+        with np.errstate(invalid="ignore"):
+            assert messages(lambda: call(la, la.asarray(z) * 1)) == \
+                messages(lambda: call(np, z * 1))
+        if any("invalid" in m for m in want):
+            with np.errstate(invalid="raise"), pytest.raises(FloatingPointError), \
+                    warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                call(la, la.asarray(z) * 1)

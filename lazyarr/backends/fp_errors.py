@@ -17,6 +17,8 @@ import numpy as np
 
 from .._stack import user_stacklevel
 
+#: NPY_FPE_INVALID (what 0/0 raises)
+INVALID = 8
 #: NumPy's order, bits (NPY_FPE_*), ``np.geterr`` keys and message words
 _CATEGORIES = ((1, "divide", "divide by zero"), (2, "over", "overflow"),
                (4, "under", "underflow"), (8, "invalid", "invalid value"))

@@ -58,14 +58,34 @@ def apply(xp: ModuleType, op: str, arg: Any, operands: list[Any], lazy_rules: An
         return xp.array(fn(operands[0]), copy=True)
     assert fn is not None, op       # every elementwise op and reduction has a library function
     if opdef.kind == "reduction":
-        if lazy_rules is not None and op in _RULED:
-            ruled = reduction_rules.reduce(xp, op, reduction_kwargs(op, arg), operands[0], lazy_rules)
-            if ruled is not None:
-                return ruled
-        if xp.__name__ != "numpy" and numpy_methods.needs_numpy_steps(op, arg[2]):
-            return _numpy_steps(xp, op, arg, operands[0])
-        return fn(operands[0], **reduction_kwargs(opdef.name, arg))
+        if lazy_rules is not None and op in ("mean", "var", "std") and _empty_slices(arg, operands[0]):
+            # lazy mode gave NumPy's warnings of these at the line that wrote the reduction
+            # (_build._warn_empty_slices): NumPy's own, here, would repeat them
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore", RuntimeWarning)
+                return _reduce(xp, op, arg, operands[0], lazy_rules, fn)
+        return _reduce(xp, op, arg, operands[0], lazy_rules, fn)
     return fn(*operands)
+
+
+def _reduce(xp: ModuleType, op: str, arg: Any, a: Any, lazy_rules: Any, fn: Any) -> Any:
+    """A reduction, under lazy mode's rules when ``lazy_rules`` (the result dtype) is given."""
+    if lazy_rules is not None and op in _RULED:
+        ruled = reduction_rules.reduce(xp, op, reduction_kwargs(op, arg), a, lazy_rules)
+        if ruled is not None:
+            return ruled
+    if xp.__name__ != "numpy" and numpy_methods.needs_numpy_steps(op, arg[2]):
+        return _numpy_steps(xp, op, arg, a)
+    return fn(a, **reduction_kwargs(op, arg))
+
+
+def _empty_slices(arg: Any, a: Any) -> bool:
+    """Whether a mean/var/std reduces slices of at most ``ddof`` elements (none for a mean)."""
+    axes, _, _, ddof = arg
+    count = 1
+    for i in range(a.ndim) if axes is None else axes:
+        count *= a.shape[i]
+    return count <= (ddof or 0)
 
 
 _RULED = reduction_rules.ACCUMULATING | {"min", "max"}
