@@ -39,7 +39,8 @@ from ._config import config, get_config
 from ._counters import CounterMap
 from ._materialize import materialize
 
-_FLOATS = (np.dtype(np.float64), np.dtype(np.float32))
+_F8 = np.dtype(np.float64)
+_FLOATS = (_F8, np.dtype(np.float32))
 #: the registry op of a uniform draw of each dtype (lazyarr/_philox.h: the bits, then the float)
 _UNIFORM_OP = {np.dtype(np.float64): "philox_random64", np.dtype(np.float32): "philox_random32"}
 
@@ -52,7 +53,11 @@ def _shape(size: Any) -> tuple[int, ...] | None:
     return tuple(operator.index(n) for n in size)
 
 
-def _float_dtype(dtype: Any, method: str) -> np.dtype:
+def _float_dtype(dtype: Any, method: str, out: Any) -> np.dtype:
+    """The draw's dtype (float64 or float32, NumPy's TypeError otherwise); a fused draw takes
+    no ``out=`` (it is computed where it is read)."""
+    if out is not None:
+        raise TypeError("a fused draw has no out=: it is computed where it is read")
     dt = np.dtype(dtype)
     if dt not in _FLOATS:
         raise TypeError(f"Unsupported dtype {dt!r} for {method}")
@@ -131,38 +136,31 @@ class FusedGenerator:
     # ------------------------------------------------------------------ NumPy's methods
     def random(self, size: Any = None, dtype: Any = np.float64, out: Any = None) -> Any:
         """Uniform floats in [0, 1), as ``numpy.random.Generator.random``."""
-        if out is not None:
-            raise TypeError("a fused draw has no out=: it is computed where it is read")
-        dt = _float_dtype(dtype, "random")
+        dt = _float_dtype(dtype, "random", out)
         return self._draw(size, (), lambda shape, s: self._uniform(shape, dt, s))
 
     def uniform(self, low: Any = 0.0, high: Any = 1.0, size: Any = None) -> Any:
         """Uniform float64 in [low, high): ``low + (high - low) * random()``, as NumPy's."""
         _check_range(low, high)
-        f8 = np.dtype(np.float64)
         return self._draw(size, (low, high), lambda shape, s, lo, hi:
-                          lo + (hi - lo) * self._uniform(shape, f8, s))
+                          lo + (hi - lo) * self._uniform(shape, _F8, s))
 
     def standard_normal(self, size: Any = None, dtype: Any = np.float64, out: Any = None) -> Any:
         """Standard normal floats (Box-Muller of two fused uniforms)."""
-        if out is not None:
-            raise TypeError("a fused draw has no out=: it is computed where it is read")
-        dt = _float_dtype(dtype, "standard_normal")
+        dt = _float_dtype(dtype, "standard_normal", out)
         return self._draw(size, (), lambda shape, s: self._normal(shape, dt, s))
 
     def normal(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None) -> Any:
         """Normal float64 with mean ``loc`` and standard deviation ``scale`` (>= 0)."""
         _check_nonnegative(scale, "scale")
-        f8 = np.dtype(np.float64)
         return self._draw(size, (loc, scale), lambda shape, s, mu, sigma:
-                          mu + sigma * self._normal(shape, f8, s))
+                          mu + sigma * self._normal(shape, _F8, s))
 
     def exponential(self, scale: Any = 1.0, size: Any = None) -> Any:
         """Exponential float64 with mean ``scale`` (>= 0): ``-log(1 - u) * scale``."""
         _check_nonnegative(scale, "scale")
-        f8 = np.dtype(np.float64)
         return self._draw(size, (scale,), lambda shape, s, beta:
-                          -_f("log1p")(-self._uniform(shape, f8, s)) * beta)
+                          -_f("log1p")(-self._uniform(shape, _F8, s)) * beta)
 
     def _normal(self, shape: tuple[int, ...], dt: np.dtype, s: int) -> Any:
         u1 = self._uniform(shape, dt, s)
@@ -177,18 +175,13 @@ def _f(name: str) -> Any:
     return FUNCTIONS[name]
 
 
-def _values(p: Any) -> np.ndarray:
-    """A parameter's values for NumPy's checks (computing a lazy one)."""
-    return np.asarray(p)
-
-
 def _check_nonnegative(p: Any, name: str) -> None:
-    if np.any(_values(p) < 0):
+    if np.any(np.asarray(p) < 0):       # (NumPy's checks of the values: a lazy one computed)
         raise ValueError(f"{name} < 0")
 
 
 def _check_range(low: Any, high: Any) -> None:
     with np.errstate(over="ignore", invalid="ignore"):
-        span = _values(high) - _values(low)
+        span = np.asarray(high) - np.asarray(low)
     if not np.all(np.isfinite(span)):
         raise OverflowError("high - low range exceeds valid bounds")

@@ -237,33 +237,46 @@ static void lz_copy(char *d, const char *s, npy_intp ss, npy_intp n, npy_intp is
     }
 }
 
-/* Copy elements [start, start+n) (C order over `shape`) of a strided nd view into d. */
+/* n counters of a fused random draw, from "address" p in steps of s (lazyarr/_counters.py:
+ * the input has no memory; its base and byte strides are those of a uint64 array at address
+ * 8 * offset, so each element's "address", divided by 8, is its counter). */
+static inline void lz_count_run(npy_uint64 *d, npy_intp p, npy_intp s, npy_intp n) {
+    for (npy_intp t = 0; t < n; t++) d[t] = (npy_uint64)((p + t * s) / 8);
+}
+
+/* Copy elements [start, start+n) (C order over `shape`) of a strided nd view into d; with
+ * isz 0 the view is a random draw's counters (an input of itemsize 0 in lz_prog.input_isz):
+ * d gets each element's counter (lz_count_run) instead. */
 static void lz_gather(char *d, const char *base, npy_intp isz, int nd, const npy_intp *shape,
                       const npy_intp *str, npy_intp start, npy_intp n) {
     npy_intp idx[NPY_MAXDIMS];
-    npy_intp rem = start;
-    const char *p = base;
+    npy_intp rem = start, off = 0;    /* (a byte offset: the counters' base is no pointer) */
     for (int k = nd - 1; k >= 0; k--) {
         idx[k] = rem % shape[k];
         rem /= shape[k];
-        p += idx[k] * str[k];
+        off += idx[k] * str[k];
     }
     const int last = nd - 1;
     while (n > 0) {
         npy_intp run = shape[last] - idx[last];
         if (run > n) run = n;
-        lz_copy(d, p, str[last], run, isz);
-        d += run * isz;
+        if (isz) {
+            lz_copy(d, base + off, str[last], run, isz);
+            d += run * isz;
+        } else {
+            lz_count_run((npy_uint64 *)d, (npy_intp)base + off, str[last], run);
+            d += run * (npy_intp)sizeof(npy_uint64);
+        }
         n -= run;
         idx[last] += run;
-        p += run * str[last];
+        off += run * str[last];
         int k = last;
         while (k > 0 && idx[k] == shape[k]) {
-            p -= shape[k] * str[k];
+            off -= shape[k] * str[k];
             idx[k] = 0;
             k--;
             idx[k]++;
-            p += str[k];
+            off += str[k];
         }
     }
 }
@@ -356,44 +369,6 @@ static inline void lz_fpe_note(const lz_run *R, int k) {
 }
 
 #define LZ_GATHER NPY_MIN_INTP
-
-/* The counters of a fused random draw (an input of itemsize 0 in lz_prog.input_isz): the
- * input has no memory; its base and byte strides are those of a uint64 array at address
- * 8 * offset, so the "address" of each element, divided by 8, is the element's counter
- * (lazyarr/_counters.py). Written like lz_gather, with the addresses as the values. */
-static void lz_counters(npy_uint64 *d, npy_intp base, int nd, const npy_intp *shape,
-                        const npy_intp *str, npy_intp start, npy_intp ds, npy_intp n) {
-    if (ds != LZ_GATHER) {
-        npy_intp p = base + start * ds;
-        for (npy_intp t = 0; t < n; t++) d[t] = (npy_uint64)((p + t * ds) / 8);
-        return;
-    }
-    npy_intp idx[NPY_MAXDIMS];
-    npy_intp rem = start, p = base;
-    for (int k = nd - 1; k >= 0; k--) {
-        idx[k] = rem % shape[k];
-        rem /= shape[k];
-        p += idx[k] * str[k];
-    }
-    const int last = nd - 1;
-    while (n > 0) {
-        npy_intp run = shape[last] - idx[last];
-        if (run > n) run = n;
-        for (npy_intp t = 0; t < run; t++) d[t] = (npy_uint64)((p + t * str[last]) / 8);
-        d += run;
-        n -= run;
-        idx[last] += run;
-        p += run * str[last];
-        int k = last;
-        while (k > 0 && idx[k] == shape[k]) {
-            p -= shape[k] * str[k];
-            idx[k] = 0;
-            k--;
-            idx[k]++;
-            p += str[k];
-        }
-    }
-}
 
 typedef struct {
     char **vptr;
@@ -525,11 +500,14 @@ static int lz_exec_block(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_i
         int v = P->input_val[k];
         if (v < 0) continue;
         npy_intp ds = R->dstride[k];
-        if (P->input_isz[k] == 0) {         /* counters (lz_counters) */
-            npy_uint64 *g = (npy_uint64 *)(S->gbuf + k * rb);
-            lz_counters(g, (npy_intp)R->base[k] + S->ooff[k], R->nI, R->Ishape,
-                        R->Istr + k * R->nI, start, ds, n);
-            vptr[v] = (char *)g;
+        if (P->input_isz[k] == 0) {         /* a random draw's counters (lz_count_run) */
+            char *g = S->gbuf + k * rb;
+            npy_intp at = (npy_intp)R->base[k] + S->ooff[k];
+            if (ds != LZ_GATHER)
+                lz_count_run((npy_uint64 *)g, at + start * ds, ds, n);
+            else
+                lz_gather(g, (const char *)at, 0, R->nI, R->Ishape, R->Istr + k * R->nI, start, n);
+            vptr[v] = g;
             vstr[v] = 8;
             continue;
         }

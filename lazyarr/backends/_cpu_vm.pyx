@@ -244,6 +244,11 @@ def execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tuple order
     cdef cnp.npy_intp full[64]
     cdef cnp.npy_intp fshape[64]
     cdef int keep_dims[64]
+    cdef int andim
+    cdef cnp.npy_intp cshape[64]
+    cdef cnp.npy_intp cstrides[64]
+    cdef cnp.npy_intp *ashape
+    cdef cnp.npy_intp *astrides
     cdef cnp.npy_intp *strides = <cnp.npy_intp *>malloc(sizeof(cnp.npy_intp) * (nin * nd + 1))
     memset(&R, 0, sizeof(lz_run))
     R.base = <char **>malloc(sizeof(char *) * (nin + 1))
@@ -258,27 +263,26 @@ def execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tuple order
         # broadcast strides of every input, in `order`
         for k in range(nin):
             if prog.P.input_isz[k] == 0:
-                # a counter input (lazyarr/_counters.py): no memory; its "address" offset*8
-                # plus the byte strides of uint64 elements is 8x the counter (lz_counters)
+                # a random draw's counters (lazyarr/_counters.py): no memory; the "address"
+                # offset*8 plus the byte strides of uint64 elements is 8x the counter
+                # (lz_count_run)
                 c = inputs[k]
                 R.base[k] = <char *><size_t>(<cnp.npy_intp>c.offset * 8)
-                off = nd - len(c.shape)
-                for d in range(nd):
-                    e = order[d] - off
-                    if e < 0 or c.shape[e] == 1 or fshape[d] == 1:
-                        strides[k * nd + d] = 0
-                    else:
-                        strides[k * nd + d] = c.strides[e]
-                continue
-            a = <cnp.ndarray>inputs[k]
-            R.base[k] = <char *>cnp.PyArray_DATA(a)
-            off = nd - a.ndim
+                andim = len(c.shape)
+                for e in range(andim):
+                    cshape[e], cstrides[e] = c.shape[e], c.strides[e]
+                ashape, astrides = cshape, cstrides
+            else:
+                a = <cnp.ndarray>inputs[k]
+                R.base[k] = <char *>cnp.PyArray_DATA(a)
+                andim, ashape, astrides = a.ndim, cnp.PyArray_DIMS(a), cnp.PyArray_STRIDES(a)
+            off = nd - andim
             for d in range(nd):
                 e = order[d] - off
-                if e < 0 or a.shape[e] == 1 or fshape[d] == 1:
+                if e < 0 or ashape[e] == 1 or fshape[d] == 1:
                     strides[k * nd + d] = 0
                 else:
-                    strides[k * nd + d] = a.strides[e]
+                    strides[k * nd + d] = astrides[e]
         # outer dims (drop size 1), then inner dims (drop size 1, coalesce)
         R.Osz = 1
         nO = 0
