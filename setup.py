@@ -48,6 +48,13 @@ EXTENSIONS: list = cythonize(
             extra_compile_args=["-O3"] if sys.platform != "win32" else [],
             depends=["lazyarr/_philox.h"],
         ),
+        # the operators of a computed 0-d CPU value and the element read x[i]: the loop over
+        # elements (lazyarr/_value.py)
+        Extension(
+            "lazyarr._value_ops",
+            ["lazyarr/_value_ops.pyx"],
+            extra_compile_args=["-O3"] if sys.platform != "win32" else [],
+        ),
     ],
     compiler_directives={"language_level": "3"},
 )

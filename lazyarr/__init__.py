@@ -15,6 +15,7 @@ import numpy as _np
 import sys as _sys
 
 from . import _dask, _dispatch, _fallback
+from . import _value  # noqa: F401  (loaded for what it installs: the element read, ScalarValue)
 from ._array import LazyArray
 from ._config import Config, config, get_config, set_config
 from ._devices import cuda_available

@@ -271,9 +271,16 @@ class LazyArray:
         node = self._node
         if node.data is not None and (type(key) is int and len(node.shape) == 1 or
                                       type(key) is tuple and _element_key(key, node.shape)):
-            # one element of a computed array: its value now (the loop over elements' path)
+            # one element of a computed array: its value now (the loop over elements' path;
+            # on the CPU a ScalarValue, made by the compiled LazyArray.__getitem__ of
+            # lazyarr/_value_ops.pyx before this method runs)
             element = node.data[key]
-            element = element[...] if isinstance(element, np.generic) else element.copy()
+            if isinstance(element, np.generic):
+                if node.device == "cpu":
+                    return _dispatch.PROTOCOLS["scalar_value"](element)
+                element = element[...]
+            else:
+                element = element.copy()
             return LazyArray._from_node(_node.leaf(element, node.device))
         if _views.is_basic(key):
             # (a trailing ``...`` makes NumPy/CuPy return a 0-d view, never a scalar)
@@ -481,7 +488,7 @@ class LazyArray:
 
     # ----------------------------------------------------------------- printing
     def __repr__(self) -> str:
-        if self._node.data is not None:
+        if self.is_materialized:
             arr = self.to_numpy()
             body = np.array2string(arr, separator=", ", prefix="LazyArray(")
             if arr.size == 0 and arr.shape != (0,):

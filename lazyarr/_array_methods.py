@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _build, _dispatch, _node, _views, _writes
+from . import _build, _dispatch, _views, _writes
 from ._dispatch import dask_collection
 from ._materialize import computing_is_deferred
 from ._node import Node
@@ -183,14 +183,15 @@ def _operator(method: Callable[[Any, Any], Any], opdef: OpDef, cls: Any,
       LazyArray is one of its chunk types, lazyarr/_dask.py), never ``other`` computed into one
       LazyArray here.
     * ``x op y`` of a computed 0-d ``x`` on the CPU and a computed 0-d ``y`` (or a Python
-      number): NumPy's ufunc on the two 0-d arrays, now, in either mode. This is the loop over
-      elements (``s = s + a[i] * b[i]``): ``method`` gives the same values (a 0-d op of computed
-      operands runs at once on the CPU, ``_build._computed_on_cpu``) at ~3 µs an op; this path
-      costs ~1.5-2 µs, most of it NumPy's own 0-d ufunc call (docs/notes/core.rst). NumPy
+      number): NumPy's ufunc on the two 0-d arrays, now, in either mode, as NumPy's 0-d
+      arrays. (Elements, ``a[i]``, and the results of this are ``ScalarValue`` values, whose own
+      operators run NumPy's scalar arithmetic: the loop over elements, lazyarr/_value.py.)
+      ``method`` gives the same values (a 0-d op of computed operands runs at once on the
+      CPU, ``_build._computed_on_cpu``) at ~3 µs an op; this path costs ~1.5 µs. NumPy
       computes the result dtype and raises its own errors (``int8 + 300``, integers to negative
-      powers); a NumPy scalar result becomes a 0-d array.
+      powers); its NumPy scalar result is held by a ``ScalarValue`` (lazyarr/_value.py), as
+      the result was a NumPy scalar in NumPy too.
     """
-    wrap = cls._from_node
     ufunc = opdef.numpy
     power = opdef.name == "power" and not reflected
     # the method Python calls on ``other`` when this one returns NotImplemented
@@ -209,7 +210,7 @@ def _operator(method: Callable[[Any, Any], Any], opdef: OpDef, cls: Any,
         node = self._node
         if node.data is None or node.shape or node.device != "cpu":
             return method(self, other)
-        if kind is cls:
+        if isinstance(other, cls):
             o = other._node
             if o.data is None or o.shape or o.device != "cpu":
                 return method(self, other)
@@ -220,12 +221,12 @@ def _operator(method: Callable[[Any, Any], Any], opdef: OpDef, cls: Any,
             return method(self, other)
         if computing_is_deferred():      # la.explain of a call, la.jit's trace
             return method(self, other)
+        scalar_value = _dispatch.PROTOCOLS["scalar_value"]
         if power:
             fast = _fast_scalar_power(node, other)
             if fast is not None:
-                return wrap(_node.leaf(np.asarray(fast.numpy(node.data)), "cpu"))
-        result = ufunc(value, node.data) if reflected else ufunc(node.data, value)
-        return wrap(_node.leaf(np.asarray(result), "cpu"))
+                return scalar_value(fast.numpy(node.data))
+        return scalar_value(ufunc(value, node.data) if reflected else ufunc(node.data, value))
     operator_method.__name__ = operator_method.__qualname__ = method.__name__
     return operator_method
 

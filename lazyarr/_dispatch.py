@@ -20,7 +20,8 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {}
 #: ``array_function(func, types, args, kwargs)`` (native function or fallback),
 #: ``array_ufunc(ufunc, method, inputs, kwargs)`` (the fallback's ufunc calls and methods),
 #: ``method(x, name)`` (an ndarray attribute LazyArray has no native form of),
-#: ``call(path, numpy_func, args, kwargs)`` (one NumPy/CuPy function through the fallback).
+#: ``call(path, numpy_func, args, kwargs)`` (one NumPy/CuPy function through the fallback),
+#: ``scalar_value(numpy_scalar)`` (a computed 0-d CPU LazyArray holding it, lazyarr/_value.py).
 PROTOCOLS: dict[str, Callable[..., Any]] = {}
 
 

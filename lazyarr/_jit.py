@@ -45,6 +45,7 @@ from ._config import get_config
 from ._counters import CounterMap
 from ._program import Lowered
 from ._stack import user_stacklevel
+from ._value import ScalarValue
 from .backends import forced_backend, select
 from .backends._bind import bound
 
@@ -309,7 +310,8 @@ def _signature_of(value: Any, buffers: list[Any], ids: list[int]) -> Any:
     on (and its buffer goes to ``buffers``); for anything else, the value itself (typed, so
     ``1`` and ``1.0`` differ, and ``0.0`` and ``-0.0``). Raises TypeError if unhashable."""
     t = type(value)
-    if t is LazyArray:
+    if t is LazyArray or t is ScalarValue:   # (a 0-d value of a loop: an array too)
+        t = LazyArray
         node = value._node
         if node.data is None:
             if node.op == "scalar":
@@ -387,16 +389,13 @@ class Jitted:
             self._warn(f"more than {MAX_TRACES} signatures were traced; further ones run plainly")
             return self.fn(*args, **kwargs)
         tape = Tape(buffers)
-        token = _materialize._tape.set(tape)
-        try:
+        with _materialize.tracing(tape):
             result = self.fn(*args, **kwargs)
             try:
                 self._traces[key] = _replay_of(tape, result)
             except _CannotReplay as exc:
                 self._traces[key] = _UNTRACEABLE
                 self._warn(str(exc))
-        finally:
-            _materialize._tape.reset(token)
         return result
 
     def _warn(self, reason: str) -> None:

@@ -3,12 +3,21 @@ scalar does (issue 14's bug; the rule is in docs/guide.rst, "Porting from NumPy"
 from __future__ import annotations
 
 import operator
+import warnings
 
 import numpy as np
 import pytest
 from helpers import DTYPES, edge_values
 
 import lazyarr as la
+
+
+@pytest.fixture
+def on_cpu():
+    """The CPU's elements are held values (lazyarr/_value.py): tests of those run there, also
+    where the configured device is the simulated cuda one."""
+    with la.config(device="cpu"):
+        yield
 
 
 @pytest.fixture(params=["lazy", "eager"])
@@ -173,41 +182,221 @@ def test_an_element_holds_its_value_as_numpys_scalar(dtype, any_mode):
         assert got.item() == want.item() and np.asarray(got).dtype == np.asarray(want).dtype
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int8, np.int64, np.uint8,
-                                   np.bool_, np.complex128], ids=str)
-def test_arithmetic_on_elements_runs_at_once_as_numpy(dtype, any_mode):
-    """Operators on computed 0-d values (the loop over elements' fast path): NumPy's dtypes,
-    values and errors for every operator, with another element or a Python number, either side."""
+_OPERATORS = [operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
+              operator.mod, operator.pow, operator.lt, operator.le, operator.gt, operator.ge,
+              operator.eq, operator.ne, operator.and_, operator.or_, operator.xor, operator.lshift,
+              operator.rshift]
+_COMPARISONS = [operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne]
+_PYTHON_OTHERS = [1, 2, -1, 0, 300, 2**70, 0.5, 2.0, -0.0, float("inf"), 1j, True, False]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_arithmetic_on_elements_is_numpys_scalar_arithmetic(dtype, any_mode):
+    """Operators on elements (the loop over elements' fast path, lazyarr/_value.py) do what the
+    NumPy script did with its scalars: NumPy's dtypes, values, errors and *scalar* warnings
+    ('overflow encountered in scalar add', integer division by zero warns, never a
+    ZeroDivisionError) for every operator, with another element or a Python number on either
+    side, and the result is a computed 0-d LazyArray."""
     a = edge_values(np.dtype(dtype))
-    x = la.asarray(a)
-    ops = [operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
-           operator.mod, operator.pow, operator.lt, operator.eq, operator.ne, operator.and_,
-           operator.or_, operator.xor, operator.lshift]
-    others = [1, 2, -1, 300, 0.5, 2.0, 1j]
+    # computed by a kernel (complex: x * 1 would turn inf+0j into inf+nanj)
+    x = la.asarray(a) if dtype.kind == "b" else la.negative(-la.asarray(a)) \
+        if dtype.kind == "c" else la.asarray(a) * 1
+    x = x.compute()
     n = min(len(a), 6)
-    for op in ops:
+    for op in _OPERATORS:
         for i in range(n):
             for j in range(n):
-                _same_outcome(op, x[i], x[j], a[i][...], a[j][...])
-            for other in others:
-                _same_outcome(op, x[i], other, a[i][...], other)
-                _same_outcome(op, other, x[i], other, a[i][...])
-    s = la.zeros((), dtype=dtype)
-    assert not s._node.src and (s + x[0])._node.op == "leaf"     # computed now: no graph
+                _same_outcome(op, x[i], x[j], a[i], a[j], warnings_too=True)
+            for other in _PYTHON_OTHERS:
+                _same_outcome(op, x[i], other, a[i], other, warnings_too=True)
+                # (Python's complex left of np.float64, a float subclass, is Python's complex
+                # arithmetic in NumPy's script: a Python complex or ZeroDivisionError; here it
+                # is NumPy's complex128, the same dtype NEP 50 gives)
+                ref = np.complex128(other) if type(other) is complex and dtype == np.float64 \
+                    and op not in _COMPARISONS else other
+                _same_outcome(op, other, x[i], ref, a[i], warnings_too=True)
+    for op in (operator.neg, operator.pos, abs, operator.invert):
+        for i in range(len(a)):
+            _same_outcome(lambda u, _, op=op: op(u), x[i], None, a[i], None, warnings_too=True)
 
 
-def _same_outcome(op, x, y, want_x, want_y):
-    with np.errstate(all="ignore"):
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int8, np.uint64,
+                                   np.bool_, np.complex64], ids=str)
+def test_elements_with_numpy_scalars_and_0d_arrays(dtype, any_mode):
+    """An element with a NumPy scalar right of it: NumPy's scalar arithmetic. A NumPy scalar
+    left of it hands the operator to ``__array_ufunc__`` (NumPy's protocol), so NumPy's ufunc
+    runs on the two scalars, as ``np.multiply(s, v)`` would: the same dtype and value, the
+    warnings of arrays. With a 0-d array (``la.zeros(())``): NumPy's 0-d rule, a scalar result."""
+    a = edge_values(np.dtype(dtype))
+    x = la.asarray(a).compute()
+    scalars = [np.float32(2), np.int8(3), np.uint64(5), np.float64(0.0), np.complex64(1j),
+               np.bool_(True), np.float16(-1.5)]
+    for op in (operator.add, operator.mul, operator.truediv, operator.pow, operator.lt):
+        for i in range(min(len(a), 6)):
+            for sc in scalars:
+                _same_outcome(op, x[i], sc, a[i], sc, warnings_too=True)
+                _same_outcome(op, sc, x[i], sc, a[i][...])
+            zero_d = np.ones((), dtype)
+            _same_outcome(op, la.asarray(zero_d), x[i], zero_d, a[i])
+            _same_outcome(op, x[i], la.asarray(zero_d), a[i], zero_d)
+
+
+def test_a_loop_over_elements_is_numpys_and_grows_no_graph(any_mode):
+    """The asv ElementLoop: the same bits as NumPy's loop; the loop-carried value is a
+    computed 0-d LazyArray at every step (nothing pending, no node kept)."""
+    rng = np.random.default_rng(0)
+    an, bn = rng.standard_normal(500), rng.standard_normal(500)
+    a, b = la.asarray(an).compute(), la.asarray(bn).compute()
+    s, want = la.zeros(()), np.zeros(())
+    for i in range(500):
+        s, want = s + a[i] * b[i], want + an[i] * bn[i]
+        assert isinstance(s, la.LazyArray) and s.is_materialized and s.shape == ()
+    assert type(want) is np.float64 and s.dtype == np.float64
+    assert float(s) == float(want) and s._node.op == "leaf" and not s._node.src
+    # the same with op= (a scalar rebinds: s += v is s = s + v) and integer elements
+    ai = la.asarray(np.arange(-50, 50, dtype=np.int16)).compute()
+    t, want_t = ai[0], np.arange(-50, 50, dtype=np.int16)[0]
+    for i in range(100):
+        t += ai[i] * 3
+        want_t += np.arange(-50, 50, dtype=np.int16)[i] * 3
+    assert t.dtype == want_t.dtype and int(t) == int(want_t)
+
+
+def test_op_assignment_on_an_element_rebinds_as_numpys_scalar(on_cpu):
+    x32 = la.asarray(np.array([1.5, 2.5], np.float32)).compute()
+    x64 = la.asarray(np.array([0.25], np.float64)).compute()
+    s = x32[0]
+    alias = s
+    s += x64[0]                          # NumPy: np.float32 += np.float64 is float64
+    assert s.dtype == np.float64 and float(s) == 1.75
+    assert alias.dtype == np.float32 and float(alias) == 1.5   # not written in place
+    s = x32[1]
+    s *= la.ones(3)                      # NumPy: the scalar becomes an array
+    assert s.shape == (3,)
+    np.testing.assert_array_equal(np.asarray(s), np.full(3, 2.5))
+    z = la.zeros((), dtype=np.float32)   # a 0-d array (not an element): written in place
+    same = z
+    z += x32[0]
+    assert z is same and z.dtype == np.float32 and float(z) == 1.5
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int64, np.uint8, np.uint64], ids=str)
+def test_integer_overflow_and_division_warn_as_numpys_scalars(dtype, on_cpu):
+    info = np.iinfo(dtype)
+    x = la.asarray(np.array([info.max, 0, 2], dtype)).compute()
+    n = np.array([info.max, 0, 2], dtype)
+    for op, i, j, message in ((operator.add, 0, 0, "overflow encountered in scalar add"),
+                              (operator.mul, 0, 2, "overflow encountered in scalar multiply"),
+                              (operator.floordiv, 2, 1, "divide by zero encountered in scalar floor_divide"),
+                              (operator.mod, 2, 1, "divide by zero encountered in scalar remainder")):
+        with pytest.warns(RuntimeWarning, match=message):
+            want = op(n[i], n[j])
+        with pytest.warns(RuntimeWarning, match=message) as record:
+            got = op(x[i], x[j])
+        assert record[0].filename == __file__                  # at the user's line
+        assert got.dtype == want.dtype and got.item() == want.item()
+        with np.errstate(all="raise"):
+            with pytest.raises(FloatingPointError):
+                op(x[i], x[j])
+    with pytest.warns(RuntimeWarning, match="divide by zero encountered in scalar divide"):
+        assert float(x[2] / x[1]) == np.inf                   # never a ZeroDivisionError
+    # (NEP 50: -1 is out of range of an unsigned scalar)
+    with pytest.raises(ValueError if info.min < 0 else OverflowError):
+        x[2] ** -1
+
+
+def test_element_values_convert_print_and_pickle_without_a_node(on_cpu):
+    """A held element's conversions, printing and pickling read its value: no node is built,
+    so the value keeps the fast path."""
+    import pickle
+
+    x = la.asarray(np.array([1.25, -2.0, 3.0])).compute()
+    v = x[0]
+    assert (float(v), int(v), bool(v), complex(v), v.item()) == (1.25, 1, True, 1.25 + 0j, 1.25)
+    assert (str(v), repr(v), f"{v:.1f}", round(v, 1)) == ("1.25", "LazyArray(1.25)", "1.2", 1.2)
+    assert (v.dtype, v.shape, v.ndim, v.size, v.device, v.nbytes) == \
+        (np.float64, (), 0, 1, "cpu", 8)
+    assert v.is_materialized and v.compute() is v
+    back = pickle.loads(pickle.dumps(v))
+    assert isinstance(back, la.LazyArray) and back.dtype == np.float64 and float(back) == 1.25
+    np.testing.assert_array_equal(np.asarray(v), np.asarray(1.25))
+    np.asarray(v)[()] = 9.0              # a new array, as np.asarray of NumPy's scalar
+    assert v._v is not None and float(v) == 1.25        # (internal: still no node)
+    assert float(np.sqrt(x[2] * 3)) == 3.0 and type(la.sqrt(x[2])) is not np.float64
+
+
+def test_an_element_is_a_0d_array_for_views_writes_and_functions(any_mode):
+    """What needs the element as an array (a view, a write, a function form, an operand of an
+    array expression) gets it, and the value follows: a write through a view changes it."""
+    x = la.asarray(np.array([1.0, 2.0, 3.0])).compute()
+    v = x[1]
+    view = v[...]
+    view[...] = 7.0
+    assert float(v) == 7.0 and float(v + 1) == 8.0 and float(x[1]) == 2.0
+    w = x[2]
+    w[()] = 5
+    assert float(w * 2) == 10.0 and float(-w) == -5.0
+    np.testing.assert_array_equal(np.asarray(x[0] * x), [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(np.asarray(la.maximum(x, x[1])), [2.0, 2.0, 3.0])
+    assert float(la.sqrt(x[2] + 6)) == 3.0 and float(la.sum(x * x[2])) == 18.0
+    y = la.zeros(3, dtype=np.int32)
+    for i in range(3):
+        y[i] = x[i] * 2.5                # unsafe casting, as NumPy's write of a scalar
+    np.testing.assert_array_equal(np.asarray(y), np.array([2.5, 5.0, 7.5]).astype(np.int32))
+    assert float(x[int(x[0])]) == 2.0 and float(x[x[0].astype(int)]) == 2.0
+    assert v == 7.0 and (v == None) is not None and not bool(v == "a")  # noqa: E711
+
+
+def test_element_arithmetic_is_deferred_while_explained_or_traced(on_cpu):
+    """Inside ``la.explain(fn)`` nothing computes and in a ``la.jit`` trace every kernel is on
+    the tape: an operator on elements then builds a node, as before."""
+    x = la.asarray(np.array([1.0, 2.0, 4.0])).compute()
+
+    def f(y):
+        s = y[0] * 2 + y[1]
+        return (s * y).sum()
+
+    plan = la.explain(lambda: f(x))
+    assert "multiply" in str(plan) or "mul" in str(plan)
+    jitted = la.jit(lambda y, s: (y * (s + 1)).sum())
+    for k in range(3):
+        s = x[k] * 2                    # a held element value as an argument
+        assert float(jitted(x, s)) == float((x * (x[k] * 2 + 1)).sum())
+
+
+def _same_outcome(op, x, y, want_x, want_y, warnings_too=False):
+    """``op(x, y)`` as NumPy's ``op(want_x, want_y)``: the exception type, or a computed 0-d
+    LazyArray of the same dtype and bits (and, if asked, the same warnings)."""
+    with warnings.catch_warnings(record=True) as wanted:
+        warnings.simplefilter("always")
         try:
             want = np.asarray(op(want_x, want_y))
         except Exception as exc:  # noqa: BLE001 - the same exception type is expected
-            with pytest.raises(type(exc)):
-                op(x, y)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                with pytest.raises(type(exc)):
+                    op(x, y)
             return
+    with warnings.catch_warnings(record=True) as got_warnings:
+        warnings.simplefilter("always")
         got = op(x, y)
-    assert isinstance(got, la.LazyArray) and got.shape == () and got._node.data is not None
+    assert isinstance(got, la.LazyArray) and got.shape == () and got.is_materialized
+    if warnings_too:
+        assert [str(w.message) for w in got_warnings] == [str(w.message) for w in wanted], \
+            (op, x, y)
     got = np.asarray(got)
     assert got.dtype == want.dtype, (op, x, y)
     np.testing.assert_array_equal(got, want)
     if got.dtype.kind == "f" and got == 0:
         assert np.signbit(got) == np.signbit(want)
+
+
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device (a GPU, or LAZYARR_CUDA_SIM=1)")
+def test_an_element_of_a_cuda_array_stays_a_cuda_0d_array():
+    """Only the CPU's elements are held values: on cuda ``x[i]`` is a 0-d cuda array and an
+    operator on it stays lazy (a launch per 0-d op would cost more than the graph)."""
+    x = la.asarray(np.arange(6.0).reshape(2, 3), device="cuda")
+    for v in (x[1, 2], x[1][2]):
+        assert v.device == "cuda" and v.shape == () and float(v) == 5.0
+        w = v * 2
+        assert w.device == "cuda" and not w.is_materialized and float(w) == 10.0

@@ -1,0 +1,186 @@
+"""``ScalarValue``: a computed 0-d CPU array that holds its value as a NumPy scalar.
+
+This is what the loop over elements runs on (``s = s + a[i] * b[i]``, docs/notes/core.rst,
+"Loops over elements"). ``x[i]`` of a computed CPU array and an operator of computed 0-d CPU
+operands give one: a ``LazyArray`` (a subclass, 0-d, materialized, on the CPU, as the issue's
+rule says) that holds the NumPy scalar NumPy's own ``x[i]`` / ``a * b`` would have given, and
+builds its expression node (a leaf over a 0-d copy of the value) only when something asks for
+``_node``: a view, a write into it, a function form, an operand of an array expression. Until
+then an element read or an operator allocates one object, where a node and a LazyArray cost
+~4x more.
+
+Arithmetic is NumPy's *scalar* arithmetic (``np.float64 * np.float64``, ~70 ns, where the 0-d
+ufunc call is ~500 ns): exactly what the user's NumPy script did, as NumPy's ``x[i]`` and the
+0-d result of a ufunc are NumPy scalars. So dtypes are NumPy 2's (NEP 50: a Python number takes
+the scalar's dtype; scalars and 0-d arrays promote alike), and the warnings and errors are NumPy
+scalars' (integer overflow warns, ``1 // 0`` warns and gives 0, never a ZeroDivisionError;
+``int ** -1`` raises), at the user's line. ``x op= y`` rebinds, as it does for NumPy's scalars
+(``s += v`` is ``s = s + v``: the dtype may change, and no other reference sees it).
+
+The operators and the element read are compiled (lazyarr/_value_ops.pyx: ~150 ns an operator
+where a Python method costs ~250, and no Python frame of lazyarr between NumPy's warning and
+the user's line). What they do not handle comes back here or to ``LazyArray``'s methods: an
+operand that is not a number (an n-d or pending array, a Dask collection, None) and any
+operator while a call is explained or traced by la.jit (nothing may compute then) are
+``LazyArray``'s operators, on the node.
+
+Once the node exists (``_v`` is None) the value lives in the node's buffer, which views may
+share and writes may change: the value is read from there (``data[()]``, still a NumPy scalar).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _array, _dispatch, _materialize, _node
+from ._array import LazyArray
+from ._dtypes import SUPPORTED_DTYPES
+from ._registry import BY_NUMPY, ELEMENTWISE
+from ._value_ops import METHODS, getitem, setup  # type: ignore[import-not-found]  # compiled
+
+_NODE = LazyArray.__dict__["_node"]           # LazyArray's slot: the node, once built
+_new = object.__new__
+_deferred = _materialize.computing_is_deferred
+_DEFERRING = _materialize.DEFERRING           # non-empty while a call is explained or traced
+_SUPPORTED = frozenset(SUPPORTED_DTYPES)
+_PYTHON_NUMBERS = {float, int, complex, bool}
+
+
+class ScalarValue(LazyArray):
+    """A computed 0-d CPU array holding its value as a NumPy scalar (see the module docstring).
+    A ``LazyArray`` in every respect but speed, and in that ``op=`` rebinds as for a scalar."""
+
+    __slots__ = ("_v",)
+
+    _v: Any          # the NumPy scalar; None once the node is built
+
+    def _get_node(self) -> _node.Node:
+        v = self._v
+        if v is None:
+            return _NODE.__get__(self)  # type: ignore[no-any-return]
+        node = _node.leaf(np.asarray(v), "cpu")     # (a new, writable 0-d array)
+        _NODE.__set__(self, node)
+        self._v = None
+        return node
+
+    def _set_node(self, node: _node.Node) -> None:
+        _NODE.__set__(self, node)
+        self._v = None
+
+    _node = property(_get_node, _set_node)  # type: ignore[assignment]
+
+    @staticmethod
+    def _from_node(node: _node.Node) -> LazyArray:
+        """Arrays made from a value's node (its views: ``v[None]``) are plain LazyArrays."""
+        return LazyArray._from_node(node)
+
+    def _value(self) -> Any:
+        """The NumPy scalar: held, or read from the node's buffer."""
+        v = self._v
+        return v if v is not None else _NODE.__get__(self).data[()]
+
+    # ------------------------------------------------------------- what needs no node
+    shape = property(lambda self: (), doc=LazyArray.shape.__doc__)
+    ndim = property(lambda self: 0, doc=LazyArray.ndim.__doc__)
+    size = property(lambda self: 1, doc=LazyArray.size.__doc__)
+    device = property(lambda self: "cpu", doc=LazyArray.device.__doc__)
+    is_materialized = property(lambda self: True, doc=LazyArray.is_materialized.__doc__)
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The element type, a :class:`numpy.dtype`."""
+        return self._value().dtype  # type: ignore[no-any-return]
+
+    def compute(self) -> LazyArray:
+        """Computed already: ``self``."""
+        return self
+
+    def to_numpy(self) -> np.ndarray:
+        """The value as a new 0-d NumPy array (as ``np.asarray`` of NumPy's scalar)."""
+        _array._values_leave("it reads an array's values into Python (float(), bool(), "
+                             "printing, np.asarray...)")
+        return np.asarray(self._value())
+
+    def item(self) -> Any:
+        """The value as a Python scalar."""
+        return self.to_numpy().item()
+
+    def __bool__(self) -> bool:
+        return bool(self.to_numpy())
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        """``np.sqrt(v)``, and ``np.float32(2) * v`` (NumPy hands a scalar's operator with an
+        array-like to the ufunc): NumPy's ufunc on the values, now, for lazyarr's elementwise
+        ops of numbers; everything else as ``LazyArray``'s."""
+        if method == "__call__" and not kwargs and ufunc.nout == 1 and ufunc in BY_NUMPY \
+                and not (_DEFERRING and _deferred()):
+            values = [_ufunc_operand(x) for x in inputs]
+            if None not in values:
+                result = ufunc(*values)
+                if isinstance(result, np.generic):
+                    return value(result)
+        return LazyArray.__array_ufunc__(self, ufunc, method, *inputs, **kwargs)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        _array._values_leave("it pickles an array")
+        return _array._unpickle, (np.asarray(self._value()), "cpu")
+
+
+def value(v: Any) -> ScalarValue:
+    """A ``ScalarValue`` holding the NumPy scalar ``v``."""
+    s = _new(ScalarValue)
+    s._v = v
+    return s
+
+
+def _operand(x: Any) -> Any:
+    """The value of an operand the scalar arithmetic takes beyond the common ones (a held
+    ScalarValue, a Python number): a ScalarValue's value from its buffer, a NumPy scalar of
+    a supported dtype, or
+    a computed 0-d CPU LazyArray's buffer (NumPy's scalar-with-0-d-array rule then applies,
+    a NumPy scalar result). None for everything else."""
+    if isinstance(x, LazyArray):
+        if type(x) is ScalarValue:
+            return x._value()
+        node = x._node
+        if node.data is not None and not node.shape and node.device == "cpu":
+            return node.data
+        return None
+    if isinstance(x, np.generic) and x.dtype in _SUPPORTED:   # (not np.longdouble, np.str_)
+        return x
+    return None
+
+
+def _weak_complex(c: complex, x: ScalarValue) -> Any:
+    """A Python complex left of an ``np.float64`` (a subclass of float): as NumPy's complex128,
+    so that NumPy's scalar arithmetic runs (Python's own would give a Python complex, and
+    ``1j / np.float64(0)`` a ZeroDivisionError); the dtype is the same (NEP 50)."""
+    return np.complex128(c) if type(x._value()) is np.float64 else c
+
+
+def _ufunc_operand(x: Any) -> Any:
+    return x if type(x) in _PYTHON_NUMBERS else _operand(x)
+
+
+def _install() -> None:
+    """The operators (``__add__``, ``__radd__``, ``__neg__``, ...) and ``LazyArray``'s element
+    read are lazyarr/_value_ops.pyx's; what they do not handle goes to ``LazyArray``'s methods.
+    ``s op= y`` rebinds, as for NumPy's scalars: ``s = s op y``."""
+    operators = {f"__{op.operator}__" for op in ELEMENTWISE if op.operator is not None}
+    operators |= {f"__r{op.operator}__" for op in ELEMENTWISE if op.operator and op.reflected
+                  and op.nin == 2}
+    assert operators == set(METHODS), operators ^ set(METHODS)   # the registry's operators
+    for name, (fn, _) in METHODS.items():
+        setattr(ScalarValue, name, fn)
+        forward = "__" + name[3:]
+        if name.startswith("__r") and forward in METHODS:       # __radd__: __iadd__ is __add__
+            setattr(ScalarValue, "__i" + name[3:], METHODS[forward][0])
+    setup(ScalarValue, ScalarValue._value, _operand, _weak_complex, _deferred, _DEFERRING,
+          {name: getattr(LazyArray, name) for name in METHODS}, LazyArray.__getitem__)
+    getitem.__doc__ = LazyArray.__getitem__.__doc__
+    LazyArray.__getitem__ = getitem  # type: ignore[method-assign]
+    _dispatch.PROTOCOLS["scalar_value"] = value
+
+
+_install()
