@@ -200,13 +200,13 @@ class CudaBackend:
     def plan(self, lowered: Lowered) -> Plan:
         program, root = lowered.program, lowered.program.root
         if _runs_on_host(program):
-            # Complex exp, log, sqrt, power, ... have no CUDA templates yet, and CuPy's are not
-            # NumPy's (reference._host_step): such a program runs on the host with NumPy.
+            # Complex sign, sum/prod/mean/min/max and complex -> integer casts are not in the
+            # kernels (_COMPLEX_ON_HOST says why), and CuPy's are not NumPy's
+            # (reference._host_step): such a program runs on the host with NumPy.
             from ..reference import for_device
             plan = for_device("cpu").plan(lowered)
-            plan.notes.append("complex exp/log/sqrt/power/trigonometric functions, complex sign and "
-                              "clip, complex sum/prod/mean/min/max and complex-to-integer casts "
-                              "are not fused on cuda yet: the inputs are copied "
+            plan.notes.append("complex sign, complex sum/prod/mean/min/max and complex-to-integer "
+                              "casts are not fused on cuda yet: the inputs are copied "
                               "to the host, the program runs op by op with NumPy there, and the "
                               "result is copied back")
             return plan
@@ -277,8 +277,9 @@ _COMPLEX_ON_HOST = frozenset({"min", "max", "sum", "prod", "mean"})
 
 def _runs_on_host(program: Program) -> bool:
     """Whether the program runs on the host with NumPy: an op in ``RUN_ON_HOST``, an
-    elementwise op whose row has no template for its operands' dtype (complex ``exp``, ...:
-    ``templates.select``), or a complex min/max reduction."""
+    elementwise op whose row has no template for its operands' dtype (complex ``sign``:
+    ``templates.select``), a complex reduction of ``_COMPLEX_ON_HOST`` or a complex ->
+    integer cast."""
     instrs = program.instrs
     for ins in instrs:
         if ins.op in RUN_ON_HOST:

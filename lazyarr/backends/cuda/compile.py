@@ -102,13 +102,17 @@ def simulator_namespace() -> dict[str, Any]:
     ns["_S_uint8"], ns["_S_float16"] = np.uint8, np.float16
     ns["_umulhi"] = lambda a, b: np.uint32((int(a) * int(b)) >> 32)
     for fn in FLOAT_FUNCTIONS:
-        if fn in _FROM_LIBM:
+        if fn in _FROM_LIBM or fn in ("frexp", "ldexp"):
             continue
         f: Any = getattr(np, fn)
         ns[f"F_{fn}_f8"] = f
         ns[f"F_{fn}_f4"] = (lambda g: lambda *a: np.float32(g(*[np.float32(x) for x in a])))(f)
     for fn, nargs in _FROM_LIBM.items():
         ns[f"F_{fn}_f8"], ns[f"F_{fn}_f4"] = _libm(fn, nargs)
+    # (mantissa, int32 exponent) and x * 2**n of the part's type, as libdevice's
+    for suffix, t in (("f8", np.float64), ("f4", np.float32)):
+        ns[f"F_frexp_{suffix}"] = (lambda t: lambda x: np.frexp(t(x)))(t)
+        ns[f"F_ldexp_{suffix}"] = (lambda t: lambda x, n: np.ldexp(t(x), int(n)))(t)
     return ns
 
 

@@ -21,7 +21,6 @@ list is rendered as data too (:mod:`.params`): the launch reads it, never the na
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -347,13 +346,15 @@ class _Source:
         expr = template.format(*operands, T=cast_name(compute_dtype(ins.dtype)), W=key_dt.itemsize * 8)
         expr = helpers.FLOAT_CALL.sub(lambda m: f"F_{m.group(1)}_{fsuffix(cdt)}(", expr)
 
-        def helper(m: re.Match[str]) -> str:
-            name = f"{m.group(1)}_{cdt.name}"
+        def add(helper: str) -> str:
+            name = f"{helper}_{cdt.name}"
             if name not in self.helpers:
-                self.helpers[name] = helpers.helper_source(m.group(1), cdt, name, cast_name(cdt),
+                for called in helpers.CALLS[helper]:     # (a helper's helpers first)
+                    add(called)
+                self.helpers[name] = helpers.helper_source(helper, cdt, name, cast_name(cdt),
                                                            fsuffix(cdt))
-            return name + "("
-        expr = helpers.HELPER_CALL.sub(helper, expr)
+            return name
+        expr = helpers.HELPER_CALL.sub(lambda m: add(m.group(1)) + "(", expr)
         return f"{cast_name(ins.dtype)}({expr})"
 
 

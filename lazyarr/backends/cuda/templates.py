@@ -129,16 +129,22 @@ _COMPLEX: dict[str, str] = {
     "minimum": f"({{0}} if ({_CX_NAN} or {_cx_lex('<', '<=')}) else {{1}})",
     "fmax": f"({{0}} if ({_CX_NAN.replace('0', '1')} or {_cx_lex('>', '>=')}) else {{1}})",
     "fmin": f"({{0}} if ({_CX_NAN.replace('0', '1')} or {_cx_lex('<', '<=')}) else {{1}})",
+    # npymath's complex functions (the C library's cexp, clog, csqrt, cpow, csinh, ...: glibc),
+    # ported from msun as helpers.py says; float_power is power's loop in complex128
+    **{name: f"H_c{name.replace('arc', 'a')}({{0}})" for name in (
+        "sqrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan",
+        "sinh", "cosh", "tanh", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh")},
+    "power": "H_cpow({0}, {1})", "float_power": "H_cpow({0}, {1})",
+    "rint": "{T}(complex(F_rint({0}.real), F_rint({0}.imag)))",     # nc_rint: part by part
+    "clip": "H_cclip({0}, {1}, {2})",
 }
 for _name, _template in _COMPLEX.items():
     TEMPLATES.setdefault(_name, {})["c"] = _template
 
 #: Elementwise ops with no row at all: on the cuda device they run on the host with NumPy's
 #: loops (``explain`` says so). Every op has a row now; an op of a dtype its row has no key
-#: for runs on the host too (:func:`select` gives None): complex ``power``, ``sqrt``, ``exp``,
-#: ``log``, the trigonometric and hyperbolic functions and ``clip``, whose NumPy values are
-#: the C library's ``cpow``/``csqrt``/``cexp``/... with C99 Annex G's special values (not
-#: ported yet), and complex ``min``/``max`` reductions (``backend.on_host``).
+#: for runs on the host too (:func:`select` gives None): complex ``sign`` (above), and
+#: complex reductions and casts to integers (``backend._COMPLEX_ON_HOST``, ``_runs_on_host``).
 RUN_ON_HOST: frozenset[str] = frozenset()
 
 
