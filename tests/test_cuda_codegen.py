@@ -251,6 +251,23 @@ def test_compiles_to_one_ptx_entry_without_spills(name, battery):
         assert not f64, f"float64 arithmetic: {f64[:4]}"
 
 
+def test_draws_read_in_order_take_one_philox_block_per_two_elements():
+    """A thread takes adjacent elements when a draw is read in order, so one Philox block
+    gives both its numbers (``H_philox64x2``); a strided draw does not pair."""
+    from lazyarr.backends.cuda import render as R
+
+    def source(fn):
+        low = capture(fn)
+        return R.render(low.program, R.analyze(low.program, low.inputs).spec).source
+
+    rng = la.random.default_rng(3, fused=True)
+    paired = source(lambda: la.mean(rng.random(4096) ** 2 + rng.random(4096) ** 2 < 1).compute())
+    assert paired.count("= H_philox64x2_uint64(") == 2 and "(cuda.blockIdx.x * BS + cuda.threadIdx.x) * U" in paired
+    x = la.asarray(np.ones((64, 64)))
+    strided = source(lambda: (rng.random((64, 1)) * x).compute())     # (counters broadcast)
+    assert "H_philox64_uint64(" in strided and "x2_" not in strided
+
+
 def test_no_fma_contraction():
     """NumPy rounds x*y before adding c: the kernel must not fuse them into one FMA."""
     from lazyarr.backends.cuda import render as R

@@ -257,6 +257,10 @@ def test_cuda_draws_the_cpu_numbers():
         z = rng.standard_normal(257)
         view = la.random.default_rng(13, fused=True).random((64, 33))[::-3, 1:].T * 1
         pi = 4 * float(la.mean(rng.random(5000) ** 2 + rng.random(5000) ** 2 < 1))
+        # a thread's two adjacent numbers: one Philox block when the first counter is even,
+        # two blocks when it is odd (a slice from 1), and the tail element alone (odd n)
+        odd = la.random.default_rng(13, fused=True).random(1001)[1:] * 1
+        even = la.random.default_rng(13, fused=True).random(1001) * 1
         assert u.device == "cuda"
         got_u, got_u32, got_z, got_view = (np.asarray(la.asarray(a, device="cpu"))
                                            for a in (u, u32, z, view))
@@ -264,6 +268,8 @@ def test_cuda_draws_the_cpu_numbers():
     np.testing.assert_array_equal(got_u, want)
     np.testing.assert_array_equal(got_view, want[::-3, 1:].T)
     np.testing.assert_array_equal(got_u32, _uniform(100, 13, 2, np.float32))
+    np.testing.assert_array_equal(np.asarray(la.asarray(even, device="cpu")), _uniform(1001, 13, 0))
+    np.testing.assert_array_equal(np.asarray(la.asarray(odd, device="cpu")), _uniform(1001, 13, 0)[1:])
     u1, u2 = _uniform(257, 13, 4), _uniform(257, 13, 5)
     np.testing.assert_allclose(got_z, np.sqrt(-2 * np.log1p(-u1)) * np.cos(2 * np.pi * u2), rtol=1e-12)
     a, b = _uniform(5000, 13, 6), _uniform(5000, 13, 8)

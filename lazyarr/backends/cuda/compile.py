@@ -24,6 +24,7 @@ import stat
 import tempfile
 import time as _time
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,7 @@ def gpu_namespace() -> dict[str, Any]:
         return types.float32(types.float16(types.float32(x)))
 
     ns: dict[str, Any] = {"cuda": cuda, "math": math, "_atomic_inc": _atomic_inc,
-                          "_devfn": cuda.jit(device=True, inline="always")}
+                          "_devfn": cuda.jit(device=True, forceinline=True)}
     for name in DTYPES:
         t = types.boolean if name == "bool" else getattr(types, name)
         ns[f"_C_{name}"] = t
@@ -169,15 +170,41 @@ def compile_ptx(rendered: Rendered, cc: tuple[int, int] = (9, 0),
     """
     fn = _python_function(rendered, gpu_namespace())
     sig = numba_signature(rendered)
-    try:
-        ptx = _compile_no_fma(fn, sig, cc, rendered.block, nvvm_options)
-    except (ImportError, AttributeError, TypeError):
-        from numba import cuda
-        ptx, _ = cuda.compile_ptx(fn, sig, cc=cc)
+    with _helpers_target(cc):
+        try:
+            ptx = _compile_no_fma(fn, sig, cc, rendered.block, nvvm_options)
+        except (ImportError, AttributeError, TypeError):
+            from numba import cuda
+            ptx, _ = cuda.compile_ptx(fn, sig, cc=cc)
     entries = _ENTRY.findall(ptx)
     if len(entries) != 1:
         raise RuntimeError(f"expected one .entry in the PTX, found {len(entries)}")
     return ptx, entries[0]
+
+
+@contextlib.contextmanager
+def _helpers_target(cc: tuple[int, int]) -> Iterator[None]:
+    """Compile the kernel's helper device functions for ``cc`` too.
+
+    numba-cuda compiles a called device function for the *current device's* compute capability
+    (``dispatcher.get_current_device``, pinned <0.31), which needs a GPU: without one (CI,
+    ``compile_ptx`` here) it raises. The helpers' IR is linked into the kernel and compiled by
+    NVVM with the kernel's ``cc`` and options anyway, so the kernel's ``cc`` is the right one on
+    any machine. Held under Numba's compiler lock, so no other compile sees the substitute.
+    """
+    from numba.core.compiler_lock import global_compiler_lock
+    from numba.cuda import dispatcher
+
+    class _Target:
+        compute_capability = cc
+
+    with global_compiler_lock:
+        current = dispatcher.get_current_device
+        dispatcher.get_current_device = lambda: _Target()
+        try:
+            yield
+        finally:
+            dispatcher.get_current_device = current
 
 
 def _compile_no_fma(fn: Any, sig: tuple[Any, ...], cc: tuple[int, int], block: int,

@@ -158,14 +158,8 @@ def {name}(a, b):
     return r
 """
 
-# Philox4x32-10: the bits of (counter, key, stream) exactly as lazyarr/_philox.h computes them
-# on the CPU (counters 2j and 2j + 1 are the two halves of block j). 32-bit words: each product
-# is a mul.lo.u32 and libdevice's umulhi (mul.hi.u32); written as a product of uint64 values
-# it compiled to 64-bit multiplies (mul.lo.s64: several IMADs each).
-_PHILOX_BLOCK = """\
-def {name}(ctr, key, stream):
-    m = {T}(0xFFFFFFFF)
-    block = ctr >> {T}(1)
+# Philox4x32-10, the rounds of block ``block`` (see _philox below)
+_PHILOX_ROUNDS = """\
     c0 = _C_uint32(block & m)
     c1 = _C_uint32(block >> {T}(32))
     c2 = _C_uint32(stream & m)
@@ -179,13 +173,42 @@ def {name}(ctr, key, stream):
                           _C_uint32(_umulhi(c0, m0) ^ c3 ^ k1), _C_uint32(c0 * m0))
         k0 = _C_uint32(k0 + _C_uint32(0x9E3779B9))
         k1 = _C_uint32(k1 + _C_uint32(0xBB67AE85))
-    bits = ({T}(c2) | ({T}(c3) << {T}(32))) if (ctr & {T}(1)) != {T}(0) else \\
-        ({T}(c0) | ({T}(c1) << {T}(32)))
 """
+_PHILOX_LO = "({T}(c0) | ({T}(c1) << {T}(32)))"
+_PHILOX_HI = "({T}(c2) | ({T}(c3) << {T}(32)))"
 # the float of philox_random64/32: (bits >> 11) * 2**-53, (bits >> 40) * 2**-24, as _philox.h
-_PHILOX_F64 = _PHILOX_BLOCK + "    return _C_float64(_C_int64(bits >> {T}(11))) * 1.1102230246251565e-16\n"
-_PHILOX_F32 = _PHILOX_BLOCK + \
-    "    return _C_float32(_C_int32(bits >> {T}(40))) * _C_float32(5.960464477539063e-08)\n"
+_UNIT_F64 = "_C_float64(_C_int64(BITS >> {T}(11))) * 1.1102230246251565e-16"
+_UNIT_F32 = "_C_float32(_C_int32(BITS >> {T}(40))) * _C_float32(5.960464477539063e-08)"
+
+
+def _philox(unit: str) -> str:
+    """The number of counter ``ctr``: half ``ctr & 1`` of block ``ctr >> 1``."""
+    return ("def {name}(ctr, key, stream):\n    m = {T}(0xFFFFFFFF)\n    block = ctr >> {T}(1)\n"
+            + _PHILOX_ROUNDS
+            + f"    bits = {_PHILOX_HI} if (ctr & {{T}}(1)) != {{T}}(0) else {_PHILOX_LO}\n"
+            + "    return " + unit.replace("BITS", "bits") + "\n")
+
+
+def _philox_pair(unit: str, single: str) -> str:
+    """The numbers of counters ``ctr`` and ``ctr + 1``: both halves of one block when ``ctr`` is
+    even (a thread's two adjacent elements of a draw read in order), else one number each of
+    two blocks. A draw's counters are ``offset + i``: the parity is the same in every thread."""
+    return ("def {name}(ctr, key, stream):\n"
+            "    if (ctr & {T}(1)) != {T}(0):\n"
+            f"        return {single}(ctr, key, stream), {single}(ctr + {{T}}(1), key, stream)\n"
+            "    m = {T}(0xFFFFFFFF)\n    block = ctr >> {T}(1)\n"
+            + _PHILOX_ROUNDS
+            + "    return " + unit.replace("BITS", _PHILOX_LO) + ", " + unit.replace("BITS", _PHILOX_HI)
+            + "\n")
+
+
+# Philox4x32-10: the bits of (counter, key, stream) exactly as lazyarr/_philox.h computes them
+# on the CPU (counters 2j and 2j + 1 are the two halves of block j). 32-bit words: each product
+# is a mul.lo.u32 and libdevice's umulhi (mul.hi.u32); written as a product of uint64 values
+# it compiled to 64-bit multiplies (mul.lo.s64: several IMADs each).
+_PHILOX_F64, _PHILOX_F32 = _philox(_UNIT_F64), _philox(_UNIT_F32)
+_PHILOX_F64_PAIR = _philox_pair(_UNIT_F64, "H_philox64")
+_PHILOX_F32_PAIR = _philox_pair(_UNIT_F32, "H_philox32")
 
 
 # C's fmod of integers (NumPy's integer fmod loop): the sign of the dividend, 0 for a zero
@@ -1011,6 +1034,8 @@ _TEMPLATES: dict[str, tuple[str, str]] = {   # name -> (signed/float template, u
     "H_fhypot": (_FHYPOT, _FHYPOT),
     "H_philox64": (_PHILOX_F64, _PHILOX_F64),
     "H_philox32": (_PHILOX_F32, _PHILOX_F32),
+    "H_philox64x2": (_PHILOX_F64_PAIR, _PHILOX_F64_PAIR),
+    "H_philox32x2": (_PHILOX_F32_PAIR, _PHILOX_F32_PAIR),
     "H_ifmod": (_SIGNED_FMOD, _UNSIGNED_REM),
     "H_fspacing": (_FSPACING, _FSPACING),
     "H_fheaviside": (_FHEAVISIDE, _FHEAVISIDE),

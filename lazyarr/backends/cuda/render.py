@@ -21,7 +21,7 @@ list is rendered as data too (:mod:`.params`): the launch reads it, never the na
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -50,6 +50,9 @@ GRID_THREADS_PER_SM = {"map": 1 << 40, "full": 4096, "rows": 2048, "cols": 2048}
 #: Ops that make a chain compute-heavy (libdevice calls, IEEE sqrt/division sequences): fewer
 #: elements in flight per thread then leave more registers and warps (measured: the demo chain
 #: runs 1.6x faster unrolled by 2 than by 4).
+#: a draw's helper giving the numbers of two adjacent counters (_Kernel._paired_draws)
+_PAIR_HELPER = {"philox_random64": "H_philox64x2", "philox_random32": "H_philox32x2"}
+
 HEAVY_OPS = TRANSCENDENTAL | {"sqrt", "divide", "floor_divide", "remainder", "reciprocal", "philox_random64",
                                   "philox_random32"}
 UNROLL_BY_KIND = {"map": 4, "full": 8, "rows": 4, "cols": 8}
@@ -346,16 +349,18 @@ class _Source:
         expr = template.format(*operands, T=cast_name(compute_dtype(ins.dtype)), W=key_dt.itemsize * 8)
         expr = helpers.FLOAT_CALL.sub(lambda m: f"F_{m.group(1)}_{fsuffix(cdt)}(", expr)
 
-        def add(helper: str) -> str:
-            name = f"{helper}_{cdt.name}"
-            if name not in self.helpers:
-                for called in helpers.CALLS[helper]:     # (a helper's helpers first)
-                    add(called)
-                self.helpers[name] = helpers.helper_source(helper, cdt, name, cast_name(cdt),
-                                                           fsuffix(cdt))
-            return name
-        expr = helpers.HELPER_CALL.sub(lambda m: add(m.group(1)) + "(", expr)
+        expr = helpers.HELPER_CALL.sub(lambda m: self.helper(m.group(1), cdt) + "(", expr)
         return f"{cast_name(ins.dtype)}({expr})"
+
+    def helper(self, helper: str, cdt: np.dtype) -> str:
+        """The name of ``helper`` for compute dtype ``cdt``, its source added (and first the
+        helpers it calls)."""
+        name = f"{helper}_{cdt.name}"
+        if name not in self.helpers:
+            for called in helpers.CALLS[helper]:
+                self.helper(called, cdt)
+            self.helpers[name] = helpers.helper_source(helper, cdt, name, cast_name(cdt), fsuffix(cdt))
+        return name
 
 
 # ----------------------------------------------------------------------------- parameter names
@@ -433,6 +438,21 @@ class _Kernel:
         for ins in self.chain:
             self.single.append(ins.arg[0] in spec.singles if ins.op in ("input", "counter") else
                                ins.op == "scalar" or all(self.single[a] for a in ins.args))
+        self.paired_draws = self._paired_draws()
+
+    def _paired_draws(self) -> list[int]:
+        """The draws computed two elements at a time (``_PAIR_HELPER``): in a flat kernel whose
+        thread takes adjacent elements, a draw read in order (its counter is ``offset + i``)
+        with scalar key and stream gets the numbers of elements ``i`` and ``i + 1`` from one
+        Philox block, where one element at a time uses half of each of two."""
+        s = self.spec
+        if s.kind not in ("map", "full") or s.unroll % 2:
+            return []
+        instrs = self.program.instrs
+        return [n for n, ins in enumerate(self.chain) if ins.op in _PAIR_HELPER
+                and instrs[ins.args[0]].op == "counter" and not self.single[ins.args[0]]
+                and s.classes[instrs[ins.args[0]].arg[0]] == "c"
+                and all(instrs[a].op == "scalar" for a in ins.args[1:])]
 
     # -- parameters
     def params(self) -> list[Param]:
@@ -476,11 +496,22 @@ class _Kernel:
                                  if ins.op == "counter" else _load(ins.arg[0], ins.dtype, offs[ins.arg[0]]))
                 for n, ins in self.inputs if n < len(self.chain)]
 
-    def computes(self, u: str) -> list[str]:
+    def pairs(self, u: int) -> list[str]:
+        """The paired draws of elements ``u`` and ``u + 1`` (one helper call each)."""
+        lines = []
+        for n in self.paired_draws:
+            ins = self.chain[n]
+            name = self.src.helper(_PAIR_HELPER[ins.op], compute_dtype(self.chain[ins.args[0]].dtype))
+            key, stream = (f"sv{self.chain[a].arg}" for a in ins.args[1:])
+            lines.append(f"v{n}_{u}, v{n}_{u + 1} = {name}(v{ins.args[0]}_{u}, {key}, {stream})")
+        return lines
+
+    def computes(self, u: str, given: Collection[int] = ()) -> list[str]:
+        """The chain's values of element ``u`` (``given``: already computed, as ``v{n}{u}``)."""
         lines = []
         names: dict[int, str] = {}
         for n, ins in enumerate(self.chain):
-            if ins.op in ("input", "counter"):
+            if ins.op in ("input", "counter") or n in given:
                 names[n] = f"v{n}{u}"
             elif ins.op == "scalar":
                 names[n] = f"sv{ins.arg}"
@@ -542,8 +573,10 @@ class _Kernel:
             offs_all.append(offs)
         for u, offs in enumerate(offs_all):
             full += self.loads(f"_{u}", offs)
+        for u in range(0, self.spec.unroll, 2) if self.paired_draws else ():
+            full += self.pairs(u)
         for u in range(self.spec.unroll):
-            full += self.computes(f"_{u}")
+            full += self.computes(f"_{u}", self.paired_draws)
         for u in range(self.spec.unroll):
             full += consume(f"_{u}", f"{var}_{u}")
         tail: list[str] = []
@@ -555,13 +588,19 @@ class _Kernel:
         return full, tail
 
     def flat_tile(self, consume: Any, indent: str) -> list[str]:
-        """Grid-stride loop over the flat index; ``consume(u, idx)`` -> lines using the value."""
-        out = [f"{indent}base = cuda.blockIdx.x * BS * U + cuda.threadIdx.x",
+        """Grid-stride loop over the flat index; ``consume(u, idx)`` -> lines using the value.
+        A thread's ``U`` elements are ``BS`` apart (each warp load is contiguous), or adjacent
+        when draws are paired (``_paired_draws``)."""
+        if self.paired_draws:
+            first, last, index = "(cuda.blockIdx.x * BS + cuda.threadIdx.x) * U", "base + (U - 1)", "base + {u}"
+        else:
+            first, last, index = "cuda.blockIdx.x * BS * U + cuda.threadIdx.x", "base + (U - 1) * BS", \
+                "base + {u} * BS"
+        out = [f"{indent}base = {first}",
                f"{indent}step = cuda.gridDim.x * BS * U",
                f"{indent}while base < n:",
-               f"{indent}    if base + (U - 1) * BS < n:"]
-        body, tail = self.unrolled("i", lambda u: f"base + {u} * BS", "n", self.flat_offsets,
-                                   consume)
+               f"{indent}    if {last} < n:"]
+        body, tail = self.unrolled("i", lambda u: index.format(u=u), "n", self.flat_offsets, consume)
         out += [f"{indent}        {ln}" for ln in body]
         out.append(f"{indent}    else:")
         out += [f"{indent}        {ln}" for ln in tail]
