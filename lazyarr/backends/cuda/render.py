@@ -50,13 +50,12 @@ GRID_THREADS_PER_SM = {"map": 1 << 40, "full": 4096, "rows": 2048, "cols": 2048}
 #: Ops that make a chain compute-heavy (libdevice calls, IEEE sqrt/division sequences): fewer
 #: elements in flight per thread then leave more registers and warps (measured: the demo chain
 #: runs 1.6x faster unrolled by 2 than by 4).
-#: a draw's helper giving the numbers of two adjacent counters (_Kernel._paired_draws)
-_PAIR_HELPER = {"philox_random64": "H_philox64x2", "philox_random32": "H_philox32x2"}
-
 HEAVY_OPS = TRANSCENDENTAL | {"sqrt", "divide", "floor_divide", "remainder", "reciprocal", "philox_random64",
                                   "philox_random32"}
 UNROLL_BY_KIND = {"map": 4, "full": 8, "rows": 4, "cols": 8}
 HEAVY_UNROLL = 2
+#: a draw's helper giving the numbers of two adjacent counters (_Kernel._paired_draws)
+_PAIR_HELPER = {"philox_random64": "H_philox64x2", "philox_random32": "H_philox32x2"}
 #: Reductions rendered natively (one launch). The others run the fused chain into a temporary
 #: and reduce it with CuPy (a second launch, shown by ``explain``).
 NATIVE_REDUCTIONS = ("sum", "prod", "min", "max", "mean", "any", "all")

@@ -1,0 +1,123 @@
+"""Where the fused Monte Carlo pi's time goes on the GPU (issue 17): lazyarr's kernel in a few
+geometries against a bare Numba kernel doing only the same Philox4x32-10 blocks, the same
+float64 conversion and the same test (the floor for this stream), and CuPy eager.
+
+    python tools/device/philox_floor.py [--log2n 28]           # runs each variant in a child
+
+Each variant runs in its own process (the geometry is a module constant); CUDA events,
+medians of 9. Development tool: docs/notes/gpu.rst keeps the numbers.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+
+VARIANTS = {
+    "lazyarr U=2 paired, full grid 4096/SM": {},
+    "lazyarr U=4 paired": {"HEAVY_UNROLL": 4},
+    "lazyarr U=2 paired, grid 2048/SM": {"GRID_FULL": 2048},
+    "lazyarr U=2 paired, grid 8192/SM": {"GRID_FULL": 8192},
+    "lazyarr U=2 unpaired": {"UNPAIRED": 1},
+}
+
+
+def events(fn, reps=9):
+    import cupy
+    fn()
+    ts = []
+    for _ in range(reps):
+        a, b = cupy.cuda.Event(), cupy.cuda.Event()
+        cupy.cuda.get_current_stream().synchronize()
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        ts.append(cupy.cuda.get_elapsed_time(a, b))
+    return statistics.median(ts)
+
+
+def child(name: str, n: int) -> None:
+    cfg = VARIANTS[name]
+    from lazyarr.backends.cuda import render as R
+    if "HEAVY_UNROLL" in cfg:
+        R.HEAVY_UNROLL = cfg["HEAVY_UNROLL"]
+    if "GRID_FULL" in cfg:
+        R.GRID_THREADS_PER_SM["full"] = cfg["GRID_FULL"]
+    if "UNPAIRED" in cfg:
+        R._Kernel._paired_draws = lambda self: []
+    import lazyarr as la
+
+    def fused():
+        rng = la.random.default_rng(0, fused=True, device="cuda")
+        return float(la.mean(rng.random(n) ** 2 + rng.random(n) ** 2 < 1))
+    print(f"{name:44s} {events(fused):7.3f} ms  pi/4 ~ {fused():.6f}", flush=True)
+
+
+def floor(n: int) -> None:
+    """The same numbers and test in a bare Numba kernel: counters 2j, 2j+1 of draw streams
+    (key 0), one block per pair per draw."""
+    import cupy
+    import numpy as np
+    from numba import cuda, float64, uint32, uint64
+    from numba.cuda.libdevice import umulhi
+
+    @cuda.jit(device=True, inline="always")
+    def block(b, s0, s1):
+        c0, c1, c2, c3 = uint32(b), uint32(b >> uint64(32)), s0, s1
+        k0, k1 = uint32(0x12345678), uint32(0x9ABCDEF0)
+        m0, m1 = uint32(0xD2511F53), uint32(0xCD9E8D57)
+        for _ in range(10):
+            c0, c1, c2, c3 = (uint32(umulhi(c2, m1) ^ c1 ^ k0), uint32(c2 * m1),
+                              uint32(umulhi(c0, m0) ^ c3 ^ k1), uint32(c0 * m0))
+            k0 = uint32(k0 + uint32(0x9E3779B9))
+            k1 = uint32(k1 + uint32(0xBB67AE85))
+        lo = uint64(c0) | (uint64(c1) << uint64(32))
+        hi = uint64(c2) | (uint64(c3) << uint64(32))
+        return float64(lo >> uint64(11)) * 1.1102230246251565e-16, float64(hi >> uint64(11)) * 1.1102230246251565e-16
+
+    @cuda.jit
+    def kernel(nblocks, out):
+        i = cuda.grid(1)
+        acc = 0
+        while i < nblocks:
+            u0, u1 = block(uint64(i), uint32(4), uint32(0))
+            v0, v1 = block(uint64(i), uint32(6), uint32(0))
+            acc += (u0 * u0 + v0 * v0 < 1.0) + (u1 * u1 + v1 * v1 < 1.0)
+            i += cuda.gridsize(1)
+        cuda.atomic.add(out, 0, acc)
+
+    out = cupy.zeros(1, np.int64)
+    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    for per_sm in (2048, 4096, 8192):
+        grid = sms * per_sm // 256
+
+        def run():
+            out[...] = 0
+            kernel[grid, 256](n // 2, out)
+        ms = events(run)
+        print(f"{'bare Numba Philox, grid %d/SM' % per_sm:44s} {ms:7.3f} ms  pi/4 ~ {int(out[0]) / n:.6f}",
+              flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--log2n", type=int, default=28)
+    parser.add_argument("--child")
+    parser.add_argument("--floor", action="store_true")
+    args = parser.parse_args()
+    n = 1 << args.log2n
+    if args.child:
+        return child(args.child, n)
+    if args.floor:
+        return floor(n)
+    for name in VARIANTS:
+        subprocess.run([sys.executable, __file__, "--log2n", str(args.log2n), "--child", name],
+                       env=os.environ, timeout=120)
+    subprocess.run([sys.executable, __file__, "--log2n", str(args.log2n), "--floor"], timeout=120)
+
+
+if __name__ == "__main__":
+    main()
