@@ -21,6 +21,9 @@ VARIANTS = {
     "lazyarr U=2 paired, grid 2048/SM": {"GRID_FULL": 2048},
     "lazyarr U=2 paired, grid 8192/SM": {"GRID_FULL": 8192},
     "lazyarr U=2 unpaired": {"UNPAIRED": 1},
+    "lazyarr U=2 paired, >= 5 blocks/SM (48 regs)": {"MIN_BLOCKS": 5},
+    "lazyarr U=2 paired, >= 6 blocks/SM (40 regs)": {"MIN_BLOCKS": 6},
+    "lazyarr U=4 paired, >= 4 blocks/SM": {"HEAVY_UNROLL": 4, "MIN_BLOCKS": 4},
 }
 
 
@@ -48,6 +51,13 @@ def child(name: str, n: int) -> None:
         R.GRID_THREADS_PER_SM["full"] = cfg["GRID_FULL"]
     if "UNPAIRED" in cfg:
         R._Kernel._paired_draws = lambda self: []
+    if "MIN_BLOCKS" in cfg:      # fewer registers (the key schedule, ...) for more warps
+        import tempfile
+
+        from numba.cuda.cudadrv import nvvm
+        os.environ["LAZYARR_CACHE_DIR"] = tempfile.mkdtemp()     # (the PTX differs, not the source)
+        set_bounds = nvvm.set_launch_bounds
+        nvvm.set_launch_bounds = lambda kernel, block: set_bounds(kernel, (block, cfg["MIN_BLOCKS"]))
     import lazyarr as la
 
     def fused():
@@ -65,9 +75,8 @@ def floor(n: int) -> None:
     from numba.cuda.libdevice import umulhi
 
     @cuda.jit(device=True, inline="always")
-    def block(b, s0, s1):
+    def block(b, s0, s1, k0, k1):
         c0, c1, c2, c3 = uint32(b), uint32(b >> uint64(32)), s0, s1
-        k0, k1 = uint32(0x12345678), uint32(0x9ABCDEF0)
         m0, m1 = uint32(0xD2511F53), uint32(0xCD9E8D57)
         for _ in range(10):
             c0, c1, c2, c3 = (uint32(umulhi(c2, m1) ^ c1 ^ k0), uint32(c2 * m1),
@@ -79,27 +88,31 @@ def floor(n: int) -> None:
         return float64(lo >> uint64(11)) * 1.1102230246251565e-16, float64(hi >> uint64(11)) * 1.1102230246251565e-16
 
     @cuda.jit
-    def kernel(nblocks, out):
+    def kernel(nblocks, out, key0, key1):     # key0 == 0: the key as constants in the code
         i = cuda.grid(1)
         acc = 0
         while i < nblocks:
-            u0, u1 = block(uint64(i), uint32(4), uint32(0))
-            v0, v1 = block(uint64(i), uint32(6), uint32(0))
+            if key0 == 0:
+                u0, u1 = block(uint64(i), uint32(4), uint32(0), uint32(0x12345678), uint32(0x9ABCDEF0))
+                v0, v1 = block(uint64(i), uint32(6), uint32(0), uint32(0x12345678), uint32(0x9ABCDEF0))
+            else:
+                u0, u1 = block(uint64(i), uint32(4), uint32(0), uint32(key0), uint32(key1))
+                v0, v1 = block(uint64(i), uint32(6), uint32(0), uint32(key0), uint32(key1))
             acc += (u0 * u0 + v0 * v0 < 1.0) + (u1 * u1 + v1 * v1 < 1.0)
             i += cuda.gridsize(1)
         cuda.atomic.add(out, 0, acc)
 
     out = cupy.zeros(1, np.int64)
     sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
-    for per_sm in (2048, 4096, 8192):
+    for per_sm, key in ((2048, 0), (4096, 0), (2048, 0x12345678), (4096, 0x12345678)):
         grid = sms * per_sm // 256
 
         def run():
             out[...] = 0
-            kernel[grid, 256](n // 2, out)
+            kernel[grid, 256](n // 2, out, np.uint32(key), np.uint32(0x9ABCDEF0))
         ms = events(run)
-        print(f"{'bare Numba Philox, grid %d/SM' % per_sm:44s} {ms:7.3f} ms  pi/4 ~ {int(out[0]) / n:.6f}",
-              flush=True)
+        label = f"bare Numba Philox, grid {per_sm}/SM, key {'at run time' if key else 'constant'}"
+        print(f"{label:44s} {ms:7.3f} ms  pi/4 ~ {int(out[0]) / n:.6f}", flush=True)
 
 
 def main() -> None:
