@@ -94,8 +94,8 @@ def _flush_subnormals(a):
 
 def _check(la_fn, np_fn, np_args, inexact=False, **kw):
     np_args = tuple(_flush_subnormals(a) for a in np_args)
-    if np_fn is np.sign and not SIMULATED and np_args[0].dtype.kind == "c":
-        inexact = True      # complex sign divides by libdevice's hypot (within 2 ulp)
+    if np_fn in (np.sign, np.sqrt) and not SIMULATED and np_args[0].dtype.kind == "c":
+        inexact = True      # complex sign and sqrt use libdevice's hypot (within 2 ulp)
     want, err = _quiet(np_fn, *np_args, **kw)
     la_args = [la.asarray(a) if isinstance(a, np.ndarray) else a for a in np_args]
     if err is not None:

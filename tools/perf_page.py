@@ -629,29 +629,46 @@ What the suite measures
 """
 
 
-def monte_carlo_sections() -> list[str]:
-    """The fused random draws against NumPy / CuPy eager: ``tools/peers/monte_carlo.py --md``'s
-    tables (``docs/_static/perf/monte_carlo_<device>.md``), where present."""
+def _peer_tables(stem: str, title: str, intro: str, script: str) -> list[str]:
+    """A section per device from a peer script's ``--md`` tables
+    (``docs/_static/perf/<stem>_<device>.md``), where present: its ``(...)`` notes, then each
+    ``# heading`` with its table."""
     parts = []
     for device in ("cpu", "cuda"):
-        source = os.path.join(ROOT, "docs", "_static", "perf", f"monte_carlo_{device}.md")
+        source = os.path.join(ROOT, "docs", "_static", "perf", f"{stem}_{device}.md")
         if not os.path.exists(source):
             continue
-        title = f"{DEVICE_NAMES[device]}: Monte Carlo pi with fused random draws"
-        parts.append(f"{title}\n{'-' * len(title)}\n")
-        parts.append("``4 * mean(u**2 + v**2 < 1)`` over two uniform float64 draws: lazyarr's fused "
-                     "generator (``default_rng(0, fused=True)``: the draws generated inside the "
-                     "one kernel), the library's own (NumPy on the CPU, CuPy eager on the GPU), and "
-                     "lazyarr with the library's generator (draws in memory, the rest fused). From "
-                     f"``python tools/peers/monte_carlo.py --device {device} --md ...`` (each table "
+        heading = f"{DEVICE_NAMES[device]}: {title}"
+        parts.append(f"{heading}\n{'-' * len(heading)}\n")
+        parts.append(f"{intro} From ``python {script} --device {device} --md ...`` (each table "
                      f"one run; ``{os.path.relpath(source, ROOT)}``).\n")
         text = open(source).read()
         parts += [f"{_rst(ln.strip())}\n" for ln in text.splitlines() if ln.startswith("(")]  # notes
         headings = [ln[2:].strip() for ln in text.splitlines() if ln.startswith("# ")]
-        for heading, (header, body) in zip(headings, _markdown_tables(text)):
-            parts.append(f"{_rst(heading)}:\n")
+        for table_heading, (header, body) in zip(headings, _markdown_tables(text)):
+            parts.append(f"{_rst(table_heading)}:\n")
             parts.append(rst_table([_rst(c) for c in header], [[_rst(c) for c in r] for r in body]))
     return parts
+
+
+def monte_carlo_sections() -> list[str]:
+    """The fused random draws against NumPy / CuPy eager (``tools/peers/monte_carlo.py``)."""
+    return _peer_tables(
+        "monte_carlo", "Monte Carlo pi with fused random draws",
+        "``4 * mean(u**2 + v**2 < 1)`` over two uniform float64 draws: lazyarr's fused "
+        "generator (``default_rng(0, fused=True)``: the draws generated inside the one kernel), "
+        "the library's own (NumPy on the CPU, CuPy eager on the GPU), and lazyarr with the "
+        "library's generator (draws in memory, the rest fused).", "tools/peers/monte_carlo.py")
+
+
+def complex_ceiling_sections() -> list[str]:
+    """Complex chains against real ones of the same byte width (``tools/peers/complex_ceiling.py``)."""
+    return _peer_tables(
+        "complex_ceiling", "complex chains against real ones of the same byte width",
+        "lazyarr's fused kernels in lazy mode: complex64 against float64 (8 bytes an element), "
+        "complex128 against a pair of float64 arrays (16 bytes read); the fraction is the rate "
+        "in bytes moved over that of a copy (``la.copy``, read + write) in the same run.",
+        "tools/peers/complex_ceiling.py")
 
 
 def build(args: argparse.Namespace) -> str:
@@ -708,6 +725,7 @@ def build(args: argparse.Namespace) -> str:
                                        [[r[0].replace("*", r"\*"), _fmt_time(r[1]), _fmt_time(r[2]),
                                          f"{r[3]:.2f}x"] for r in rows_s]))
     parts += monte_carlo_sections()
+    parts += complex_ceiling_sections()
     for device, source in (("cpu", args.cpu_peers), ("cuda", args.gpu_peers)):
         title = f"{DEVICE_NAMES[device]}: lazyarr and its peers"
         parts.append(f"{title}\n{'-' * len(title)}\n")
