@@ -25,6 +25,7 @@ from ._operands import made
 from ._program import lower
 from ._registry import BY_NUMPY
 from ._stack import warn_imaginary_discarded
+from ._value_ops import element_key  # type: ignore[import-not-found]  # compiled (setup.py)
 
 _MAX_REPR_OPS = 8
 _UFUNC_REDUCTIONS = {np.add: "sum", np.multiply: "prod", np.minimum: "min", np.maximum: "max",
@@ -101,16 +102,6 @@ def _values_leave(how: str) -> None:
     t = tape()
     if t is not None:
         t.cannot_replay(how)
-
-
-def _element_key(key: tuple[Any, ...], shape: tuple[int, ...]) -> bool:
-    """Whether ``key`` is one Python int per axis (it picks one element)."""
-    if len(key) != len(shape):
-        return False
-    for k in key:
-        if type(k) is not int:
-            return False
-    return True
 
 
 @generated
@@ -270,17 +261,12 @@ class LazyArray:
         """
         node = self._node
         if node.data is not None and (type(key) is int and len(node.shape) == 1 or
-                                      type(key) is tuple and _element_key(key, node.shape)):
-            # one element of a computed array: its value now (the loop over elements' path;
-            # on the CPU a ScalarValue, made by the compiled LazyArray.__getitem__ of
-            # lazyarr/_value_ops.pyx before this method runs)
+                                      type(key) is tuple and element_key(key, node.shape)):
+            # one element of a computed array on another device than the CPU: its value now
+            # (on the CPU, the compiled LazyArray.__getitem__ of lazyarr/_value_ops.pyx has
+            # made a ScalarValue of it before this method runs)
             element = node.data[key]
-            if isinstance(element, np.generic):
-                if node.device == "cpu":
-                    return _dispatch.PROTOCOLS["scalar_value"](element)
-                element = element[...]
-            else:
-                element = element.copy()
+            element = element[...] if isinstance(element, np.generic) else element.copy()
             return LazyArray._from_node(_node.leaf(element, node.device))
         if _views.is_basic(key):
             # (a trailing ``...`` makes NumPy/CuPy return a 0-d view, never a scalar)

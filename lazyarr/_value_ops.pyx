@@ -152,14 +152,18 @@ def getitem(self, key):
     cdef object t = type(key)
     if isinstance(data, ndarray) and node.device == "cpu" and (
             t is int and len(node.shape) == 1 or
-            t is tuple and len(<tuple>key) == len(node.shape) and _all_ints(<tuple>key)):
+            t is tuple and element_key(<tuple>key, node.shape)):
         element = data[key]
         if isinstance(element, generic):
             return _make(element)
     return _getitem(self, key)
 
 
-cdef bint _all_ints(tuple key):
+cpdef bint element_key(tuple key, tuple shape):
+    """Whether ``key`` is one Python int per axis of ``shape`` (it picks one element; also
+    ``LazyArray.__getitem__``'s test on the other devices)."""
+    if len(key) != len(shape):
+        return False
     for k in key:
         if type(k) is not int:
             return False
