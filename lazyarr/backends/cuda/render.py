@@ -496,29 +496,14 @@ class _Kernel:
                 for n, ins in self.inputs if n < len(self.chain)]
 
     def pairs(self, u: int) -> list[str]:
-        """The paired draws of elements ``u`` and ``u + 1``: one Philox block each when every
-        paired draw starts at an even counter (``pair_even``, the same in every thread, set
-        before the loop), else one block per number. One branch around all the draws keeps
-        their Philox chains in one basic block, interleaved (a branch per draw serialized
-        them)."""
-        even, odd = [], []
+        """The paired draws of elements ``u`` and ``u + 1`` (one helper call each)."""
+        lines = []
         for n in self.paired_draws:
             ins = self.chain[n]
-            cdt = compute_dtype(self.chain[ins.args[0]].dtype)
-            pair = self.src.helper(_PAIR_HELPER[ins.op], cdt)
+            name = self.src.helper(_PAIR_HELPER[ins.op], compute_dtype(self.chain[ins.args[0]].dtype))
             key, stream = (f"sv{self.chain[a].arg}" for a in ins.args[1:])
-            even.append(f"    v{n}_{u}, v{n}_{u + 1} = {pair}(v{ins.args[0]}_{u}, {key}, {stream})")
-            for e in (u, u + 1):
-                one = self.src.op_expr(ins, [f"v{ins.args[0]}_{e}", key, stream],
-                                       [self.chain[a].dtype for a in ins.args])
-                odd.append(f"    v{n}_{e} = {one}")
-        return ["if pair_even:", *even, "else:", *odd]
-
-    def pair_even(self) -> str:
-        """``pair_even``: whether every paired draw's first counter is even (``pairs``)."""
-        offsets = " | ".join(sorted({_input_name(self.chain[self.chain[n].args[0]].arg[0])
-                                     for n in self.paired_draws}))
-        return f"pair_even = (({offsets}) & 1) == 0"
+            lines.append(f"v{n}_{u}, v{n}_{u + 1} = {name}(v{ins.args[0]}_{u}, {key}, {stream})")
+        return lines
 
     def computes(self, u: str, given: Collection[int] = ()) -> list[str]:
         """The chain's values of element ``u`` (``given``: already computed, as ``v{n}{u}``)."""
@@ -610,11 +595,10 @@ class _Kernel:
         else:
             first, last, index = "cuda.blockIdx.x * BS * U + cuda.threadIdx.x", "base + (U - 1) * BS", \
                 "base + {u} * BS"
-        out = [f"{indent}{self.pair_even()}"] if self.paired_draws else []
-        out += [f"{indent}base = {first}",
-                f"{indent}step = cuda.gridDim.x * BS * U",
-                f"{indent}while base < n:",
-                f"{indent}    if {last} < n:"]
+        out = [f"{indent}base = {first}",
+               f"{indent}step = cuda.gridDim.x * BS * U",
+               f"{indent}while base < n:",
+               f"{indent}    if {last} < n:"]
         body, tail = self.unrolled("i", lambda u: index.format(u=u), "n", self.flat_offsets, consume)
         out += [f"{indent}        {ln}" for ln in body]
         out.append(f"{indent}    else:")
