@@ -387,11 +387,12 @@ def {name}(a):
 
 
 # ---------------------------------------------------------------- complex functions
-# NumPy's complex exp, log, sqrt, power and the trigonometric and hyperbolic functions are
+# NumPy's complex exp, log, sqrt and the trigonometric and hyperbolic functions are
 # npymath's (numpy/_core/src/npymath/npy_math_complex.c.src), which call the C library's
-# cexp, clog, csqrt, cpow, csinh, ... (glibc on Linux), and NumPy's own formulas for exp2,
-# expm1, log2, log10 and log1p (numpy/_core/src/umath/funcs.inc.src) and for small integer
-# powers (npy_cpow). The helpers below port the algorithms NumPy vendors for C libraries that
+# cexp, clog, csqrt, csinh, ... (glibc on Linux), and NumPy's own formulas for exp2, expm1,
+# log2 and log10 (numpy/_core/src/umath/funcs.inc.src). (Complex log1p and power were ported
+# too, H_clog1p and H_cpow at 785adbd, and differed from NumPy on the H200: they run on the
+# host, templates.py.) The helpers below port the algorithms NumPy vendors for C libraries that
 # lack them: FreeBSD msun's s_csqrt.c, s_cexp.c (with __ldexp_cexp's scaling), s_csinh.c,
 # s_ctanh.c, catrig.c (Hull et al.'s casinh/cacos/catanh) and CPython's clog, as
 # npy_math_complex.c.src writes them. C99 Annex G's special values come out as glibc gives
@@ -513,7 +514,7 @@ def {name}(z):
     return {T}(complex(rr, F_arctan2(z.imag, z.real)))
 """
 # funcs.inc.src nc_log2 / nc_log10: clog times NPY_LOG2E / NPY_LOG10E; nc_exp2: cexp of z
-# times NPY_LOGE2; nc_log1p, nc_expm1: NumPy's formulas
+# times NPY_LOGE2; nc_expm1: NumPy's formula
 _CLOG_TIMES = """\
 def {name}(z):
     w = H_clog(z)
@@ -523,11 +524,6 @@ _CEXP2 = """\
 def {name}(z):
     return H_cexp({T}(complex({R}(z.real * {R}({K_LN2})), {R}(z.imag * {R}({K_LN2})))))
 """
-_CLOG1P = """\
-def {name}(z):
-    xp1 = {R}(z.real + {R}(1))
-    return {T}(complex(F_log(F_hypot(xp1, z.imag)), F_arctan2(z.imag, xp1)))
-"""
 _CEXPM1 = """\
 def {name}(z):
     x = z.real
@@ -535,84 +531,6 @@ def {name}(z):
     a = F_sin({R}(y * {R}(0.5)))
     return {T}(complex({R}({R}(F_expm1(x) * F_cos(y)) - {R}({R}({R}(2) * a) * a)),
                        {R}(F_exp(x) * F_sin(y))))
-"""
-# npy_cpow: 1 for a zero exponent, 0 or NaN for a zero base, repeated multiplication (the
-# plain product, npymath's cmul) for a real integer exponent in (-100, 100), then the C
-# library's cpow, which glibc computes as cexp(b * clog(a)) (the product: H_cmul_c99)
-_CPOW = _PARTS + """\
-    if br == 0 and bi == 0:
-        return {T}(complex({R}(1), {R}(0)))
-    if ar == 0 and ai == 0:
-        if br > 0:
-            return {T}(complex({R}(0), {R}(0)))
-        return {T}(complex({R}(math.nan), {R}(math.nan)))
-    if bi == 0 and br > -100 and br < 100 and F_trunc(br) == br:
-        n = _C_int64(br)
-        if n == 1:
-            return a
-        if n == 2:
-            return H_cmul_plain(a, a)
-        if n == 3:
-            return H_cmul_plain(a, H_cmul_plain(a, a))
-        if n < 0:
-            n = -n
-        aa = {T}(complex({R}(1), {R}(0)))
-        p = a
-        mask = 1
-        while True:
-            if (n & mask) != 0:
-                aa = H_cmul_plain(aa, p)
-            mask = mask << 1
-            if n < mask:
-                break
-            p = H_cmul_plain(p, p)
-        if br < 0:
-            return H_cdiv({T}(complex({R}(1), {R}(0))), aa)
-        return aa
-    return H_cexp(H_cmul_c99(b, H_clog(a)))
-"""
-_CMUL_PLAIN = _PARTS + """\
-    return {T}(complex({R}({R}(ar * br) - {R}(ai * bi)), {R}({R}(ar * bi) + {R}(ai * br))))
-"""
-# the C compiler's complex product (libgcc's __muldc3, C99 Annex G.5.1): the plain product,
-# and where both parts are NaN, infinities recovered as the Annex's example does
-_CMUL_C99 = _PARTS + """\
-    ac = {R}(ar * br)
-    bd = {R}(ai * bi)
-    ad = {R}(ar * bi)
-    bc = {R}(ai * br)
-    x = {R}(ac - bd)
-    y = {R}(ad + bc)
-    if x != x and y != y:
-        ainf = F_fabs(ar) == math.inf or F_fabs(ai) == math.inf
-        binf = F_fabs(br) == math.inf or F_fabs(bi) == math.inf
-        big = not (ainf or binf) and (F_fabs(ac) == math.inf or F_fabs(bd) == math.inf
-                                      or F_fabs(ad) == math.inf or F_fabs(bc) == math.inf)
-        if ainf:
-            ar = H_cbox(ar)
-            ai = H_cbox(ai)
-        if binf:
-            br = H_cbox(br)
-            bi = H_cbox(bi)
-        if binf or big:
-            ar = H_cnan0(ar)
-            ai = H_cnan0(ai)
-        if ainf or big:
-            br = H_cnan0(br)
-            bi = H_cnan0(bi)
-        if ainf or binf or big:
-            x = {R}({R}(math.inf) * {R}({R}(ar * br) - {R}(ai * bi)))
-            y = {R}({R}(math.inf) * {R}({R}(ar * bi) + {R}(ai * br)))
-    return {T}(complex(x, y))
-"""
-# __muldc3's box (an infinite part to +-1, a finite or NaN one to +-0) and NaN to +-0
-_CBOX = """\
-def {name}(v):
-    return F_copysign({R}(1 if F_fabs(v) == math.inf else 0), v)
-"""
-_CNAN0 = """\
-def {name}(v):
-    return F_copysign({R}(0), v) if v != v else v
 """
 # s_csinh.c / s_ccosh.c (npy_csinh, npy_ccosh): exp(|x|) / 2 for |x| >= K_HYP_BIG, scaled
 # (H_cexp_scaled) where that overflows. Infinite and NaN parts: the values glibc's csinh and
@@ -1006,9 +924,8 @@ _CX_LOG = {"H_clog2": (_f4(1.4426950408889634), 1.4426950408889634),
            "H_clog10": (_f4(0.4342944819032518), 0.4342944819032518)}
 _COMPLEX_FUNCTIONS = {
     "H_csqrt": _CSQRT, "H_cexp": _CEXP, "H_cexp_scaled": _CEXP_SCALED, "H_clog": _CLOG,
-    "H_clog2": _CLOG_TIMES, "H_clog10": _CLOG_TIMES, "H_cexp2": _CEXP2, "H_clog1p": _CLOG1P,
-    "H_cexpm1": _CEXPM1, "H_cpow": _CPOW, "H_cmul_plain": _CMUL_PLAIN, "H_cmul_c99": _CMUL_C99,
-    "H_cbox": _CBOX, "H_cnan0": _CNAN0,
+    "H_clog2": _CLOG_TIMES, "H_clog10": _CLOG_TIMES, "H_cexp2": _CEXP2,
+    "H_cexpm1": _CEXPM1,
     "H_chyp": _CHYP, "H_csinh": _CSINH, "H_ccosh": _CCOSH, "H_ctanh": _CTANH,
     "H_csin": _CSIN, "H_ccos": _rotated("ccosh", "w.real", "w.imag"),
     "H_ctan": _rotated("ctanh", "w.imag", "-w.real"),

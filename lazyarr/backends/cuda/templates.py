@@ -129,14 +129,15 @@ _COMPLEX: dict[str, str] = {
     "minimum": f"({{0}} if ({_CX_NAN} or {_cx_lex('<', '<=')}) else {{1}})",
     "fmax": f"({{0}} if ({_CX_NAN.replace('0', '1')} or {_cx_lex('>', '>=')}) else {{1}})",
     "fmin": f"({{0}} if ({_CX_NAN.replace('0', '1')} or {_cx_lex('<', '<=')}) else {{1}})",
-    # npymath's complex functions (the C library's cexp, clog, csqrt, cpow, csinh, ...: glibc),
-    # ported from msun as helpers.py says; float_power is power's loop in complex128
+    # npymath's complex functions (the C library's cexp, clog, csqrt, csinh, ...: glibc),
+    # ported from msun as helpers.py says
     **{name: f"H_c{name.replace('arc', 'a')}({{0}})" for name in (
         "sqrt", "exp", "exp2", "expm1", "log", "log2", "log10", "sin", "cos", "tan",
         "sinh", "cosh", "tanh", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh")},
-    # complex log1p and power/float_power (H_clog1p, H_cpow) passed the simulator but not the
-    # H200 (2026-12-03: log1p of small |z| and complex64 power of the special-value grid
-    # differ, docs/notes/gpu.rst): on the host with NumPy until that is understood
+    # complex log1p and power/float_power (helpers H_clog1p, H_cpow at 785adbd) passed the
+    # simulator but not the H200 (2026-12-03: log1p of small |z| and complex64 power of the
+    # special-value grid differ, docs/notes/gpu.rst): on the host with NumPy until that is
+    # understood
     "rint": "{T}(complex(F_rint({0}.real), F_rint({0}.imag)))",     # nc_rint: part by part
     "clip": "H_cclip({0}, {1}, {2})",
 }
