@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 
@@ -29,18 +28,10 @@ VARIANTS = {
 
 
 def events(fn, reps=9):
-    import cupy
-    fn()
-    ts = []
-    for _ in range(reps):
-        a, b = cupy.cuda.Event(), cupy.cuda.Event()
-        cupy.cuda.get_current_stream().synchronize()
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        ts.append(cupy.cuda.get_elapsed_time(a, b))
-    return statistics.median(ts)
+    """Median CUDA-event milliseconds of ``fn`` (gpu_probe's, imported when first timing: after
+    a child's patches)."""
+    from gpu_probe import events_ms
+    return events_ms(fn, reps)
 
 
 def child(name: str, n: int) -> None:

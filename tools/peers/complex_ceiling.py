@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from monte_carlo import timed  # (beside this script: CUDA events on the GPU, else wall time)
 
 import lazyarr as la
 
@@ -33,21 +33,6 @@ def finish(x: Any, device: str) -> None:
     if device == "cuda":
         import cupy
         cupy.cuda.get_current_stream().synchronize()
-
-
-def timed(fn: Callable[[], Any], device: str) -> float:
-    if device == "cpu":
-        t = time.perf_counter()
-        finish(fn(), device)
-        return time.perf_counter() - t
-    import cupy
-    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-    cupy.cuda.get_current_stream().synchronize()
-    start.record()
-    finish(fn(), device)
-    stop.record()
-    stop.synchronize()
-    return cupy.cuda.get_elapsed_time(start, stop) / 1e3
 
 
 def cases(device: str, n: int) -> list[tuple[str, int, Callable[[], Any]]]:
@@ -86,7 +71,7 @@ def main() -> None:
         times: dict[str, list[float]] = {name: [] for name, _, _ in runs}
         for _ in range(args.reps):
             for name, _, fn in runs:
-                times[name].append(timed(fn, args.device))
+                times[name].append(timed(lambda fn=fn: finish(fn(), args.device), args.device))
     ceiling = runs[0][1] / statistics.median(times[runs[0][0]])
     title = (f"Complex against real chains, 2^{args.log2n} elements, {args.device}, medians of "
              f"{args.reps}; ceiling = a copy, {ceiling / 1e9:.0f} GB/s")
