@@ -5,6 +5,9 @@ Pairs with the same bytes per element (read, and written where the result is mat
 
 * complex64 ``z`` against float64 ``x`` (8 bytes): ``z * z + c`` / ``x * x + c``, and the
   reductions ``sum(abs(z * z + c))`` / ``sum(abs(x * x + c))``;
+* each complex reduction against the same arithmetic on a pair of real arrays (``hypot`` of
+  ``x*x - y*y + re(c)`` and ``2*x*y + im(c)``): complex ``abs`` is a ``hypot``, more work
+  than a real ``abs``;
 * complex128 ``z`` against two float64 arrays ``x, y`` (16 bytes read): ``sum(abs(z * z + c))``
   / ``sum(abs(x * x + y))``, and ``z * z + c`` / ``x * x + y`` (16 against 8 bytes written:
   the real pair's bytes are counted as they are).
@@ -39,6 +42,7 @@ def cases(device: str, n: int) -> list[tuple[str, int, Callable[[], Any]]]:
     """(name, bytes moved, call)."""
     rng = np.random.default_rng(0)
     x, y = (la.asarray(rng.uniform(-1, 1, n), device=device) for _ in range(2))
+    xf, yf = (la.asarray(rng.uniform(-1, 1, n).astype(np.float32), device=device) for _ in range(2))
     z64 = la.asarray((rng.uniform(-1, 1, n) + 1j * rng.uniform(-1, 1, n)).astype(np.complex64),
                      device=device)
     z128 = la.asarray(rng.uniform(-1, 1, n) + 1j * rng.uniform(-1, 1, n), device=device)
@@ -49,10 +53,14 @@ def cases(device: str, n: int) -> list[tuple[str, int, Callable[[], Any]]]:
         ("complex64 z*z + c (8 B in, 8 out)", 16 * n, lambda: z64 * z64 + np.complex64(c)),
         ("float64 sum(abs(x*x + 0.25)) (8 B in)", 8 * n, lambda: la.sum(abs(x * x + 0.25))),
         ("complex64 sum(abs(z*z + c)) (8 B in)", 8 * n, lambda: la.sum(abs(z64 * z64 + np.complex64(c)))),
+        ("float32 pair, the same arithmetic (8 B in)", 8 * n, lambda: la.sum(la.hypot(
+            xf * xf - yf * yf + np.float32(c.real), 2 * xf * yf + np.float32(c.imag)))),
         ("float64 x*x + y (16 B in, 8 out)", 24 * n, lambda: x * x + y),
         ("complex128 z*z + c (16 B in, 16 out)", 32 * n, lambda: z128 * z128 + c),
         ("float64 sum(abs(x*x + y)) (16 B in)", 16 * n, lambda: la.sum(abs(x * x + y))),
         ("complex128 sum(abs(z*z + c)) (16 B in)", 16 * n, lambda: la.sum(abs(z128 * z128 + c))),
+        ("float64 pair, the same arithmetic (16 B in)", 16 * n, lambda: la.sum(la.hypot(
+            x * x - y * y + c.real, 2 * x * y + c.imag))),
     ]
 
 
