@@ -66,9 +66,9 @@ for step in ${STEPS:-probe gpu-tests peers demo}; do
     probe) timeout ${PROBE_S:-150} python3 tools/device/gpu_probe.py --out "$OUT" ${PROBE_ARGS:-} 2>&1 | tee "$OUT/probe.log" | grep -v "^\s*$" | head -${PROBE_LINES:-200} ;;
     gpu-tests)
         nx=""; python3 -c "import xdist" 2>/dev/null && nx="-n ${NWORKERS:-12}"
-        timeout -s INT ${TESTS_S:-300} python3 -m pytest -m gpu -q -p no:cacheprovider -p no:benchmark -rfE --tb=line $nx --maxfail=300 \
+        timeout -s INT ${TESTS_S:-300} python3 -m pytest -m gpu -q -p no:cacheprovider -p no:benchmark -rfE --tb=line $nx --maxfail=300 --durations=${DURATIONS:-30} \
             --junitxml="$OUT/gpu-tests.xml" -o junit_family=xunit1 ${TESTS_K:+-k "$TESTS_K"} ${TESTS:-tests} > "$OUT/gpu-tests.log" 2>&1
-        say "pytest exit $?"; grep -E "^(FAILED|ERROR)" "$OUT/gpu-tests.log" | cut -c1-400 | head -80; tail -3 "$OUT/gpu-tests.log" ;;
+        say "pytest exit $?"; grep -E "^(FAILED|ERROR)" "$OUT/gpu-tests.log" | cut -c1-400 | head -80; sed -n "/slowest/,/^$/p" "$OUT/gpu-tests.log" | head -34; tail -3 "$OUT/gpu-tests.log" ;;
     peers) timeout ${PEERS_S:-180} python3 tools/peers/gpu_peers.py --json "$OUT/gpu_peers.json" > "$OUT/gpu_peers.md" 2>&1
         say "peers exit $?"; sed -n '/^| work/,$p' "$OUT/gpu_peers.md" ;;
     diag) timeout 90 python3 tools/device/gpu_diag.py 2>&1 | tee "$OUT/diag.log" | head -150 ;;
