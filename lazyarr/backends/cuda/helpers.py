@@ -514,7 +514,9 @@ def {name}(z):
     return {T}(complex(rr, F_arctan2(z.imag, z.real)))
 """
 # funcs.inc.src nc_log2 / nc_log10: clog times NPY_LOG2E / NPY_LOG10E; nc_exp2: cexp of z
-# times NPY_LOGE2; nc_expm1: NumPy's formula
+# times NPY_LOGE2; nc_log1p, nc_expm1: NumPy's formulas. log1p's hypot is H_cabs (libdevice's
+# hypot rounds hypot(DBL_MAX, 1e-5) up to inf, _FHYPOT; H_cabs is NumPy's complex abs, bit for
+# bit on the H200)
 _CLOG_TIMES = """\
 def {name}(z):
     w = H_clog(z)
@@ -523,6 +525,11 @@ def {name}(z):
 _CEXP2 = """\
 def {name}(z):
     return H_cexp({T}(complex({R}(z.real * {R}({K_LN2})), {R}(z.imag * {R}({K_LN2})))))
+"""
+_CLOG1P = """\
+def {name}(z):
+    xp1 = {R}(z.real + {R}(1))
+    return {T}(complex(F_log(H_cabs({T}(complex(xp1, z.imag)))), F_arctan2(z.imag, xp1)))
 """
 _CEXPM1 = """\
 def {name}(z):
@@ -925,7 +932,7 @@ _CX_LOG = {"H_clog2": (_f4(1.4426950408889634), 1.4426950408889634),
 _COMPLEX_FUNCTIONS = {
     "H_csqrt": _CSQRT, "H_cexp": _CEXP, "H_cexp_scaled": _CEXP_SCALED, "H_clog": _CLOG,
     "H_clog2": _CLOG_TIMES, "H_clog10": _CLOG_TIMES, "H_cexp2": _CEXP2,
-    "H_cexpm1": _CEXPM1,
+    "H_clog1p": _CLOG1P, "H_cexpm1": _CEXPM1,
     "H_chyp": _CHYP, "H_csinh": _CSINH, "H_ccosh": _CCOSH, "H_ctanh": _CTANH,
     "H_csin": _CSIN, "H_ccos": _rotated("ccosh", "w.real", "w.imag"),
     "H_ctan": _rotated("ctanh", "w.imag", "-w.real"),

@@ -132,8 +132,8 @@ _COMPLEX: dict[str, str] = {
     # npymath's complex functions (the C library's cexp, clog, csqrt, csinh, ...: glibc),
     # ported from msun as helpers.py says
     **{name: f"H_c{name.replace('arc', 'a')}({{0}})" for name in (
-        "sqrt", "exp", "exp2", "expm1", "log", "log2", "log10", "sin", "cos", "tan",
-        "sinh", "cosh", "tanh", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh")},
+        "sqrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos",
+        "tan", "sinh", "cosh", "tanh", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh")},
     # complex log1p and power/float_power (helpers H_clog1p, H_cpow at 785adbd) passed the
     # simulator but not the H200 (2026-12-03: log1p of small |z| and complex64 power of the
     # special-value grid differ, docs/notes/gpu.rst): on the host with NumPy until that is
