@@ -189,13 +189,11 @@ def _philox(unit: str) -> str:
             + "    return " + unit.replace("BITS", "bits") + "\n")
 
 
-def _philox_pair(unit: str, single: str) -> str:
-    """The numbers of counters ``ctr`` and ``ctr + 1``: both halves of one block when ``ctr`` is
-    even (a thread's two adjacent elements of a draw read in order), else one number each of
-    two blocks. A draw's counters are ``offset + i``: the parity is the same in every thread."""
+def _philox_pair(unit: str) -> str:
+    """The numbers of counters ``ctr`` and ``ctr + 1`` for an even ``ctr``: both halves of one
+    block (a thread's two adjacent elements of a draw read in order; the kernel takes this
+    path only when every paired draw starts at an even counter, render.py ``pairs``)."""
     return ("def {name}(ctr, key, stream):\n"
-            "    if (ctr & {T}(1)) != {T}(0):\n"
-            f"        return {single}(ctr, key, stream), {single}(ctr + {{T}}(1), key, stream)\n"
             "    m = {T}(0xFFFFFFFF)\n    block = ctr >> {T}(1)\n"
             + _PHILOX_ROUNDS
             + "    return " + unit.replace("BITS", _PHILOX_LO) + ", " + unit.replace("BITS", _PHILOX_HI)
@@ -207,8 +205,7 @@ def _philox_pair(unit: str, single: str) -> str:
 # is a mul.lo.u32 and libdevice's umulhi (mul.hi.u32); written as a product of uint64 values
 # it compiled to 64-bit multiplies (mul.lo.s64: several IMADs each).
 _PHILOX_F64, _PHILOX_F32 = _philox(_UNIT_F64), _philox(_UNIT_F32)
-_PHILOX_F64_PAIR = _philox_pair(_UNIT_F64, "H_philox64")
-_PHILOX_F32_PAIR = _philox_pair(_UNIT_F32, "H_philox32")
+_PHILOX_F64_PAIR, _PHILOX_F32_PAIR = _philox_pair(_UNIT_F64), _philox_pair(_UNIT_F32)
 
 
 # C's fmod of integers (NumPy's integer fmod loop): the sign of the dividend, 0 for a zero

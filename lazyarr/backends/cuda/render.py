@@ -438,6 +438,7 @@ class _Kernel:
             self.single.append(ins.arg[0] in spec.singles if ins.op in ("input", "counter") else
                                ins.op == "scalar" or all(self.single[a] for a in ins.args))
         self.paired_draws = self._paired_draws()
+        self.pairing = False            # rendering the paired loop (flat_tile)
 
     def _paired_draws(self) -> list[int]:
         """The draws computed two elements at a time (``_PAIR_HELPER``): in a flat kernel whose
@@ -496,7 +497,8 @@ class _Kernel:
                 for n, ins in self.inputs if n < len(self.chain)]
 
     def pairs(self, u: int) -> list[str]:
-        """The paired draws of elements ``u`` and ``u + 1`` (one helper call each)."""
+        """The paired draws of elements ``u`` and ``u + 1``: both halves of one Philox block
+        (rendered in the loop that runs when every paired draw starts at an even counter)."""
         lines = []
         for n in self.paired_draws:
             ins = self.chain[n]
@@ -572,10 +574,10 @@ class _Kernel:
             offs_all.append(offs)
         for u, offs in enumerate(offs_all):
             full += self.loads(f"_{u}", offs)
-        for u in range(0, self.spec.unroll, 2) if self.paired_draws else ():
+        for u in range(0, self.spec.unroll, 2) if self.pairing else ():
             full += self.pairs(u)
         for u in range(self.spec.unroll):
-            full += self.computes(f"_{u}", self.paired_draws)
+            full += self.computes(f"_{u}", self.paired_draws if self.pairing else ())
         for u in range(self.spec.unroll):
             full += consume(f"_{u}", f"{var}_{u}")
         tail: list[str] = []
@@ -588,18 +590,32 @@ class _Kernel:
 
     def flat_tile(self, consume: Any, indent: str) -> list[str]:
         """Grid-stride loop over the flat index; ``consume(u, idx)`` -> lines using the value.
-        A thread's ``U`` elements are ``BS`` apart (each warp load is contiguous), or adjacent
-        when draws are paired (``_paired_draws``)."""
-        if self.paired_draws:
+        A thread's ``U`` elements are ``BS`` apart (each warp load is contiguous). With paired
+        draws (``_paired_draws``) the kernel has two loops: when every paired draw starts at
+        an even counter (the same in every thread), a thread takes adjacent elements and one
+        Philox block gives two numbers; else the plain loop, a block per number."""
+        if not self.paired_draws:
+            return self._flat_loop(consume, indent, paired=False)
+        offsets = " | ".join(sorted({_input_name(self.chain[self.chain[n].args[0]].arg[0])
+                                     for n in self.paired_draws}))
+        return [f"{indent}if (({offsets}) & 1) == 0:",
+                *self._flat_loop(consume, indent + "    ", paired=True),
+                f"{indent}else:",
+                *self._flat_loop(consume, indent + "    ", paired=False)]
+
+    def _flat_loop(self, consume: Any, indent: str, paired: bool) -> list[str]:
+        if paired:
             first, last, index = "(cuda.blockIdx.x * BS + cuda.threadIdx.x) * U", "base + (U - 1)", "base + {u}"
         else:
             first, last, index = "cuda.blockIdx.x * BS * U + cuda.threadIdx.x", "base + (U - 1) * BS", \
                 "base + {u} * BS"
+        self.pairing = paired
         out = [f"{indent}base = {first}",
                f"{indent}step = cuda.gridDim.x * BS * U",
                f"{indent}while base < n:",
                f"{indent}    if {last} < n:"]
         body, tail = self.unrolled("i", lambda u: index.format(u=u), "n", self.flat_offsets, consume)
+        self.pairing = False
         out += [f"{indent}        {ln}" for ln in body]
         out.append(f"{indent}    else:")
         out += [f"{indent}        {ln}" for ln in tail]
