@@ -205,7 +205,7 @@ class CudaBackend:
             # (reference._host_step): such a program runs on the host with NumPy.
             from ..reference import for_device
             plan = for_device("cpu").plan(lowered)
-            plan.notes.append("complex sign, log1p and power, complex sum/prod/mean/min/max and "
+            plan.notes.append("complex sign and power, complex sum/prod/mean/min/max and "
                               "complex-to-integer casts are not fused on cuda yet: the inputs are copied "
                               "to the host, the program runs op by op with NumPy there, and the "
                               "result is copied back")
