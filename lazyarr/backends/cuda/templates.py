@@ -134,10 +134,9 @@ _COMPLEX: dict[str, str] = {
     **{name: f"H_c{name.replace('arc', 'a')}({{0}})" for name in (
         "sqrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos",
         "tan", "sinh", "cosh", "tanh", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh")},
-    # complex log1p and power/float_power (helpers H_clog1p, H_cpow at 785adbd) passed the
-    # simulator but not the H200 (2026-12-03: log1p of small |z| and complex64 power of the
-    # special-value grid differ, docs/notes/gpu.rst): on the host with NumPy until that is
-    # understood
+    # complex power/float_power (helper H_cpow at 785adbd) passed the simulator but not the
+    # H200 (2026-12-03: complex64 power of the special-value grid differs, docs/notes/gpu.rst):
+    # on the host with NumPy until that is understood
     "rint": "{T}(complex(F_rint({0}.real), F_rint({0}.imag)))",     # nc_rint: part by part
     "clip": "H_cclip({0}, {1}, {2})",
 }
@@ -146,7 +145,7 @@ for _name, _template in _COMPLEX.items():
 
 #: Elementwise ops with no row at all: on the cuda device they run on the host with NumPy's
 #: loops (``explain`` says so). Every op has a row now; an op of a dtype its row has no key
-#: for runs on the host too (:func:`select` gives None): complex ``sign``, ``log1p`` and
+#: for runs on the host too (:func:`select` gives None): complex ``sign`` and
 #: ``power``/``float_power`` (above), and
 #: complex reductions and casts to integers (``backend._COMPLEX_ON_HOST``, ``_runs_on_host``).
 RUN_ON_HOST: frozenset[str] = frozenset()
