@@ -132,6 +132,17 @@ def test_compile_once_then_memory_then_disk(cache):
     assert not list(cache.dir.glob("*.tmp"))
 
 
+def test_a_read_marks_the_entry_used(cache):
+    """Reading an entry sets its mtime to now: the time says when the kernel was last used
+    (docs/gpu-backend.rst: prune by age; the GPU scripts carry only the kernels a run used)."""
+    r = _rendered()
+    C.load_kernel(r, CC)
+    path = _file(cache, r)
+    os.utime(path, (1_000_000, 1_000_000))
+    assert C.read_cache(path.stem) is not None
+    assert path.stat().st_mtime > 1_000_000 + 86400
+
+
 def test_key_changes_with_the_kernel_and_the_device():
     a, b = _rendered("sqrt"), _rendered("exp")
     assert C.cache_key(a, CC) == C.cache_key(_rendered("sqrt"), CC)

@@ -339,6 +339,10 @@ def read_cache(key: str) -> tuple[str, str, bytes] | None:
                 _refuse(path, why)
                 return None
             raw = f.read()
+            try:     # the entry's mtime says when a kernel was last used (what to keep)
+                os.utime(f.fileno())
+            except OSError:
+                pass
     except OSError:
         return None
     try:
