@@ -1,6 +1,7 @@
-"""Which inputs of complex ``log1p`` and complex64 ``power`` the GPU kernel gets wrong (issue 17;
-the H200 failed them at 785adbd, the simulator passes). Run against a checkout of 785adbd (the
-last commit with their helpers), from that checkout's root:
+"""Which inputs of complex ``log1p``, ``power`` and ``sign`` the GPU kernel gets wrong (issue 17;
+the H200 failed them, the simulator passes). Run in a checkout whose templates fuse them (the
+branch ``cx-diag``: main with ``H_cpow`` from 785adbd and the ``sign`` key back; or 48e9191),
+from that checkout's root:
 
     python tools/device/complex_diag.py
 
@@ -21,14 +22,15 @@ import test_gpu_native_ops as T  # noqa: E402  (785adbd's tests: the failing che
 seen: list = []
 
 
-def bad_mask(got, want, ulps):
+def bad_mask(got, want, ulps, real_scale=None):
     part = np.finfo(want.dtype).dtype
     with np.errstate(all="ignore"):
         scale = np.abs(want.astype(np.complex128))
         tol = np.asarray(ulps) * np.maximum(np.spacing(np.minimum(scale, np.finfo(part).max).astype(part)),
                                             np.finfo(part).smallest_subnormal).astype(np.float64)
+        real_tol = tol if real_scale is None else np.maximum(tol, np.asarray(ulps) * np.spacing(part.type(real_scale)))
         bad = np.zeros(want.shape, bool)
-        for g, w in ((got.real, want.real), (got.imag, want.imag)):
+        for g, w, tol in ((got.real, want.real, real_tol), (got.imag, want.imag, tol)):
             bad |= np.isnan(g) != np.isnan(w)
             inf = np.isinf(w) | np.isinf(g)
             bad |= inf & (g != w)
@@ -38,12 +40,12 @@ def bad_mask(got, want, ulps):
     return bad, tol
 
 
-def check(op, *arrays, ulps=None):
+def check(op, *arrays, ulps=None, real_scale=None):
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         want = np.asarray(getattr(np, op)(*arrays))
     got = T._lazy(lambda *xs: getattr(T.la, op)(*xs), *arrays)
-    bad, tol = bad_mask(got, want, T.ULPS if ulps is None else ulps)
+    bad, tol = bad_mask(got, want, T.ULPS if ulps is None else ulps, real_scale)
     print(f"== {op} {[a.dtype.name for a in arrays]}: {int(bad.sum())} of {bad.size} bad", flush=True)
     for k in np.flatnonzero(bad)[:40]:
         ins = ", ".join(repr(complex(a.ravel()[k])) for a in arrays)
@@ -84,12 +86,22 @@ def libdevice_parts(dtype):
 
 def main():
     for dt in T.COMPLEX:
+        for op, scale in (("log1p", 1.0), ("sign", None)):
+            try:
+                check(op, np.concatenate([T._cx_grid(dt), T._cx_random(dt)]), real_scale=scale)
+            except Exception as exc:   # noqa: BLE001 (a diagnostic: print and go on)
+                print(op, dt, "raised", type(exc).__name__, exc)
+    for dt in T.COMPLEX:
         try:
-            check("log1p", np.concatenate([T._cx_grid(dt), T._cx_random(dt)]))
-        except Exception as exc:   # noqa: BLE001 (a diagnostic: print and go on)
-            print("log1p", dt, "raised", type(exc).__name__, exc)
-    # complex64 power as test_complex_power builds it
-    dt = np.dtype(np.complex64)
+            power(np.dtype(dt))
+        except Exception as exc:   # noqa: BLE001
+            print("power", dt, "raised", type(exc).__name__, exc)
+    for dt in T.COMPLEX:
+        libdevice_parts(dt)
+
+
+def power(dt):
+    """As test_complex_power at 785adbd builds it."""
     z = T._cx_grid(dt)[::3]
     exps = np.array([0, 1, 2, 3, -1, -2, 5, -7, 99, 0.5, -0.5, 2.5, 1j, 1 + 1j, -2j, np.inf,
                      np.nan, complex(0, np.inf)], dt)
@@ -101,12 +113,10 @@ def main():
     with np.errstate(all="ignore"):
         growth = 1 + np.abs(b.astype(np.complex128) * np.log(a.astype(np.complex128)))
     check("power", a, b, ulps=T.ULPS * np.where(np.isfinite(growth), growth, 1))
-    r = np.array([2.0, 0.5, -1.5, 3.0], np.float32)
+    r = np.array([2.0, 0.5, -1.5, 3.0], np.finfo(dt).dtype)
     zr = T._cx_random(dt, 4)
     check("power", zr, r, ulps=T.ULPS * 64)
     check("float_power", zr, r, ulps=T.ULPS * 64)
-    for dt in T.COMPLEX:
-        libdevice_parts(dt)
 
 
 if __name__ == "__main__":
