@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import sys
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +22,7 @@ from ._materialize import computing_is_deferred
 from ._node import Node
 from ._operands import made, to_operand
 from ._registry import ELEMENTWISE, OPS, REDUCTIONS, OpDef
+from ._stack import user_stacklevel
 
 # Bound once: every operator and reduction a user writes calls them.
 _elementwise, _reduce = _build.elementwise, _build.reduce
@@ -222,11 +224,15 @@ def _operator(method: Callable[[Any, Any], Any], opdef: OpDef, cls: Any,
         if computing_is_deferred():      # la.explain of a call, la.jit's trace
             return method(self, other)
         scalar_value = _dispatch.PROTOCOLS["scalar_value"]
-        if power:
-            fast = _fast_scalar_power(node, other)
-            if fast is not None:
-                return scalar_value(fast.numpy(node.data))
-        return scalar_value(ufunc(value, node.data) if reflected else ufunc(node.data, value))
+        with warnings.catch_warnings(record=True) as raised:   # NumPy's, for the user's line
+            warnings.simplefilter("always")
+            if power and (fast := _fast_scalar_power(node, other)) is not None:
+                result = scalar_value(fast.numpy(node.data))
+            else:
+                result = scalar_value(ufunc(value, node.data) if reflected else ufunc(node.data, value))
+        for w in raised:
+            warnings.warn(w.message, w.category, stacklevel=user_stacklevel())
+        return result
     operator_method.__name__ = operator_method.__qualname__ = method.__name__
     return operator_method
 

@@ -400,3 +400,32 @@ def test_an_element_of_a_cuda_array_stays_a_cuda_0d_array():
         assert v.device == "cuda" and v.shape == () and float(v) == 5.0
         w = v * 2
         assert w.device == "cuda" and not w.is_materialized and float(w) == 10.0
+
+
+def _warnings_of(fn):
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        result = fn()
+    assert all(w.filename == __file__ for w in record), [w.filename for w in record]  # user's line
+    return result, [str(w.message) for w in record]
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float32], ids=str)
+def test_computed_0d_results_run_numpys_0d_ufunc_with_warnings_at_the_users_line(dtype, any_mode):
+    """A computed 0-d result (a reduction's, a 0-d leaf) runs NumPy's 0-d ufunc in every mode
+    and backend (docs/guide.rst, "Indexing down to one element": the rule that keeps lazy,
+    eager and fused 0-d values equal); an element runs NumPy's scalar arithmetic. Warnings
+    name the user's line either way."""
+    big = np.iinfo(dtype).max if np.dtype(dtype).kind in "iu" else np.finfo(dtype).max
+    n = np.array([big, 0], dtype)
+    x = la.asarray(n)
+    for lazy_side, numpy_side in ((lambda a: a.sum(), lambda m: np.asarray(m.sum())),
+                                  (lambda a: la.asarray(np.asarray(big)), lambda m: np.asarray(big)),
+                                  (lambda a: a[0], lambda m: m[0])):                 # the scalar
+        for other in (2, 1.5):
+            for fn in (lambda v: v * other, lambda v: other * v):
+                want, want_w = _warnings_of(lambda: fn(numpy_side(n)))
+                got, got_w = _warnings_of(lambda: fn(lazy_side(x)))
+                assert got_w == want_w, (got_w, want_w)
+                assert np.asarray(got).dtype == np.asarray(want).dtype
+                np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
