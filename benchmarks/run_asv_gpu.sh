@@ -23,8 +23,10 @@ say() { echo "[run_asv_gpu $(( $(date +%s) - t0 ))s] $*"; }
 
 # 1. the wheels that fix numpy/numba there, and asv (../shared/device/README.md)
 if ls .whl/*.whl > /dev/null 2>&1; then
+    # (.whl-asv holds asv and its own: a --target --upgrade install replaces /tmp/site/bin
+    # whole, so every wheel goes in one install, tools/device/README.md)
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-        --target /tmp/site .whl/*.whl || { say "wheel install failed"; exit 1; }
+        --target /tmp/site .whl/*.whl $(ls .whl-asv/*.whl 2>/dev/null) || { say "wheel install failed"; exit 1; }
     export PYTHONPATH=/tmp/site:$PWD PATH=/tmp/site/bin:$PATH
 else
     say "no .whl/ (run ../shared/device/fetch-wheels.sh here and carry .whl); using the image as is"

@@ -202,6 +202,7 @@ BATTERY = {
         (fn(d[f"c{b}"] * 0.5) for fn in fns), d[f"c{b}"] * 0).compute()
        for b in (64, 128) for group, fns in (
            ("exp_log", (la.sqrt, la.exp, la.exp2, la.expm1, la.log, la.log2, la.log10, la.log1p,
+                        lambda z: z ** (1.5 - 1j), lambda z: z ** 3, la.sign,
                         lambda z: la.rint(z * 4), lambda z: la.clip(z, -1j, 1 + 1j))),
            ("trig", (la.sin, la.cos, la.tan, la.sinh, la.cosh, la.tanh)),
            ("arc", (la.arcsin, la.arccos, la.arctan, la.arcsinh, la.arccosh, la.arctanh)))},

@@ -200,12 +200,12 @@ class CudaBackend:
     def plan(self, lowered: Lowered) -> Plan:
         program, root = lowered.program, lowered.program.root
         if _runs_on_host(program):
-            # Complex sign, sum/prod/mean/min/max and complex -> integer casts are not in the
+            # Complex sum/prod/mean/min/max and complex -> integer casts are not in the
             # kernels (_COMPLEX_ON_HOST says why), and CuPy's are not NumPy's
             # (reference._host_step): such a program runs on the host with NumPy.
             from ..reference import for_device
             plan = for_device("cpu").plan(lowered)
-            plan.notes.append("complex sign and power, complex sum/prod/mean/min/max and "
+            plan.notes.append("complex sum/prod/mean/min/max and "
                               "complex-to-integer casts are not fused on cuda yet: the inputs are copied "
                               "to the host, the program runs op by op with NumPy there, and the "
                               "result is copied back")
@@ -277,7 +277,7 @@ _COMPLEX_ON_HOST = frozenset({"min", "max", "sum", "prod", "mean"})
 
 def _runs_on_host(program: Program) -> bool:
     """Whether the program runs on the host with NumPy: an op in ``RUN_ON_HOST``, an
-    elementwise op whose row has no template for its operands' dtype (complex ``sign``:
+    elementwise op whose row has no template for its operands' dtype (none now:
     ``templates.select``), a complex reduction of ``_COMPLEX_ON_HOST`` or a complex ->
     integer cast."""
     instrs = program.instrs

@@ -368,7 +368,7 @@ _CSIGN = """\
 def {name}(a):
     ar = a.real
     ai = a.imag
-    h = F_hypot(ar, ai)
+    h = H_cabs(a)        # (libdevice's hypot rounds hypot(DBL_MAX, 1) up to inf: _FHYPOT)
     if h != h:
         return {T}(complex(math.nan, math.nan))
     if h == math.inf:
@@ -535,6 +535,90 @@ def {name}(z):
     a = F_sin({R}(y * {R}(0.5)))
     return {T}(complex({R}({R}(F_expm1(x) * F_cos(y)) - {R}({R}({R}(2) * a) * a)),
                        {R}(F_exp(x) * F_sin(y))))
+"""
+# npy_cpow: 1 for a zero exponent, 0 or NaN for a zero base, repeated multiplication (the
+# plain product, npymath's cmul) for a real integer exponent in (-100, 100), then the C
+# library's cpow, which glibc computes as cexp(b * clog(a)) (the product: H_cmul_c99)
+_CPOW = _PARTS + """\
+    if br == 0 and bi == 0:
+        return {T}(complex({R}(1), {R}(0)))
+    if ar == 0 and ai == 0:
+        if br > 0:
+            return {T}(complex({R}(0), {R}(0)))
+        return {T}(complex({R}(math.nan), {R}(math.nan)))
+    if bi == 0 and br > -100 and br < 100 and F_trunc(br) == br:
+        n = _C_int64(br)
+        if n == 1:
+            return a
+        if n == 2:
+            return H_cmul_plain(a, a)
+        if n == 3:
+            return H_cmul_plain(a, H_cmul_plain(a, a))
+        if n < 0:
+            n = -n
+        aa = {T}(complex({R}(1), {R}(0)))
+        p = a
+        mask = 1
+        while True:
+            if (n & mask) != 0:
+                aa = H_cmul_plain(aa, p)
+            mask = mask << 1
+            if n < mask:
+                break
+            p = H_cmul_plain(p, p)
+        if br < 0:
+            return H_cdiv({T}(complex({R}(1), {R}(0))), aa)
+        return aa
+    w = H_cmul_c99(b, H_clog(a))
+    if w.imag != w.imag and ar == ar and ai == ai and br == br and bi == bi:
+        # a NaN the product made (0 * inf): x86's has its sign bit set, the GPU's not, and
+        # glibc's cexp(-inf + NaN i) gives its zero that sign (NumPy: 0 - 0i; the H200 gave
+        # 0 + 0i for complex64 before this, 2026-12-03)
+        w = {T}(complex(w.real, F_copysign(w.imag, {R}(-1))))
+    return H_cexp(w)
+"""
+_CMUL_PLAIN = _PARTS + """\
+    return {T}(complex({R}({R}(ar * br) - {R}(ai * bi)), {R}({R}(ar * bi) + {R}(ai * br))))
+"""
+# the C compiler's complex product (libgcc's __muldc3, C99 Annex G.5.1): the plain product,
+# and where both parts are NaN, infinities recovered as the Annex's example does
+_CMUL_C99 = _PARTS + """\
+    ac = {R}(ar * br)
+    bd = {R}(ai * bi)
+    ad = {R}(ar * bi)
+    bc = {R}(ai * br)
+    x = {R}(ac - bd)
+    y = {R}(ad + bc)
+    if x != x and y != y:
+        ainf = F_fabs(ar) == math.inf or F_fabs(ai) == math.inf
+        binf = F_fabs(br) == math.inf or F_fabs(bi) == math.inf
+        big = not (ainf or binf) and (F_fabs(ac) == math.inf or F_fabs(bd) == math.inf
+                                      or F_fabs(ad) == math.inf or F_fabs(bc) == math.inf)
+        if ainf:
+            ar = H_cbox(ar)
+            ai = H_cbox(ai)
+        if binf:
+            br = H_cbox(br)
+            bi = H_cbox(bi)
+        if binf or big:
+            ar = H_cnan0(ar)
+            ai = H_cnan0(ai)
+        if ainf or big:
+            br = H_cnan0(br)
+            bi = H_cnan0(bi)
+        if ainf or binf or big:
+            x = {R}({R}(math.inf) * {R}({R}(ar * br) - {R}(ai * bi)))
+            y = {R}({R}(math.inf) * {R}({R}(ar * bi) + {R}(ai * br)))
+    return {T}(complex(x, y))
+"""
+# __muldc3's box (an infinite part to +-1, a finite or NaN one to +-0) and NaN to +-0
+_CBOX = """\
+def {name}(v):
+    return F_copysign({R}(1 if F_fabs(v) == math.inf else 0), v)
+"""
+_CNAN0 = """\
+def {name}(v):
+    return F_copysign({R}(0), v) if v != v else v
 """
 # s_csinh.c / s_ccosh.c (npy_csinh, npy_ccosh): exp(|x|) / 2 for |x| >= K_HYP_BIG, scaled
 # (H_cexp_scaled) where that overflows. Infinite and NaN parts: the values glibc's csinh and
@@ -929,7 +1013,8 @@ _CX_LOG = {"H_clog2": (_f4(1.4426950408889634), 1.4426950408889634),
 _COMPLEX_FUNCTIONS = {
     "H_csqrt": _CSQRT, "H_cexp": _CEXP, "H_cexp_scaled": _CEXP_SCALED, "H_clog": _CLOG,
     "H_clog2": _CLOG_TIMES, "H_clog10": _CLOG_TIMES, "H_cexp2": _CEXP2,
-    "H_clog1p": _CLOG1P, "H_cexpm1": _CEXPM1,
+    "H_clog1p": _CLOG1P, "H_cexpm1": _CEXPM1, "H_cpow": _CPOW, "H_cmul_plain": _CMUL_PLAIN,
+    "H_cmul_c99": _CMUL_C99, "H_cbox": _CBOX, "H_cnan0": _CNAN0,
     "H_chyp": _CHYP, "H_csinh": _CSINH, "H_ccosh": _CCOSH, "H_ctanh": _CTANH,
     "H_csin": _CSIN, "H_ccos": _rotated("ccosh", "w.real", "w.imag"),
     "H_ctan": _rotated("ctanh", "w.imag", "-w.real"),

@@ -112,8 +112,9 @@ _COMPLEX: dict[str, str] = {
         "add", "subtract", "negative", "positive", "equal", "not_equal", "logical_and",
         "logical_or", "logical_xor", "logical_not", "where")},
     "multiply": "H_cmul({0}, {1})", "divide": "H_cdiv({0}, {1})", "square": "H_csquare({0})",
-    # (no "sign": on the H200 it gave 0 for some values where NumPy gives +-1, 2026-12-02
-    # GPU suite; the simulator matched. It runs on the host until that is understood.)
+    # (sign: NumPy's z / |z|; its |z| is H_cabs, as libdevice's hypot rounded |DBL_MAX + 1j| up
+    # to inf on the H200 and sign gave 1j there, 2026-12-03)
+    "sign": "H_csign({0})",
     "reciprocal": "H_crecip({0})", "abs": "H_cabs({0})",
     "conj": "{0}.conjugate()",
     # only ever complex operands (of a real array, _build.complex_part gives the array or zeros)
@@ -134,9 +135,7 @@ _COMPLEX: dict[str, str] = {
     **{name: f"H_c{name.replace('arc', 'a')}({{0}})" for name in (
         "sqrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos",
         "tan", "sinh", "cosh", "tanh", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh")},
-    # complex power/float_power (helper H_cpow at 785adbd) passed the simulator but not the
-    # H200 (2026-12-03: complex64 power of the special-value grid differs, docs/notes/gpu.rst):
-    # on the host with NumPy until that is understood
+    "power": "H_cpow({0}, {1})", "float_power": "H_cpow({0}, {1})",
     "rint": "{T}(complex(F_rint({0}.real), F_rint({0}.imag)))",     # nc_rint: part by part
     "clip": "H_cclip({0}, {1}, {2})",
 }
@@ -145,9 +144,8 @@ for _name, _template in _COMPLEX.items():
 
 #: Elementwise ops with no row at all: on the cuda device they run on the host with NumPy's
 #: loops (``explain`` says so). Every op has a row now; an op of a dtype its row has no key
-#: for runs on the host too (:func:`select` gives None): complex ``sign`` and
-#: ``power``/``float_power`` (above), and
-#: complex reductions and casts to integers (``backend._COMPLEX_ON_HOST``, ``_runs_on_host``).
+#: for runs on the host too (:func:`select` gives None); so do complex reductions and casts to
+#: integers (``backend._COMPLEX_ON_HOST``, ``_runs_on_host``).
 RUN_ON_HOST: frozenset[str] = frozenset()
 
 
