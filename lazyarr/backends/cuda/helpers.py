@@ -570,10 +570,11 @@ _CPOW = _PARTS + """\
             return H_cdiv({T}(complex({R}(1), {R}(0))), aa)
         return aa
     w = H_cmul_c99(b, H_clog(a))
-    if w.imag != w.imag and ar == ar and ai == ai and br == br and bi == bi:
-        # a NaN the product made (0 * inf): x86's has its sign bit set, the GPU's not, and
-        # glibc's cexp(-inf + NaN i) gives its zero that sign (NumPy: 0 - 0i; the H200 gave
-        # 0 + 0i for complex64 before this, 2026-12-03)
+    if {K_CPOWF_NAN} and w.imag != w.imag and ar == ar and ai == ai and br == br and bi == bi:
+        # complex64: a NaN the product made (0 * inf) has its sign bit set on x86, not on the
+        # GPU, and glibc's cexpf(-inf + NaN i) gives its zero that sign (NumPy: 0 - 0i; the
+        # H200 gave 0 + 0i before this). complex128 matched NumPy without it, and with it
+        # float_power gave 0 - 0i where NumPy has 0 + 0i (H200, 2026-12-03 calls #8, #11)
         w = {T}(complex(w.real, F_copysign(w.imag, {R}(-1))))
     return H_cexp(w)
 """
@@ -1005,6 +1006,8 @@ _CX_CONSTANTS: dict[str, tuple[float, float]] = {
     "K_SQRT_3_EPS_2": (_f4(_f4(5.9801995673e-4) / 2), 2.5809568279517849e-8 / 2),
     # _CREAL_RECIP: 2**CUTOFF (CUTOFF = MANT_DIG / 2 + 1), 2**(MAX_EXP / 2 - CUTOFF + 1), the scale
     "K_CUTOFF": (2.0 ** 13, 2.0 ** 27),
+    # H_cpow: give a NaN of the product x86's sign bit (complex64 only: its comment says why)
+    "K_CPOWF_NAN": (True, False),
     "K_RECIP_BIG": (2.0 ** 52, 2.0 ** 486),
     "K_RECIP_SCALE": (2.0 ** -70, 2.0 ** -600),
 }
