@@ -384,12 +384,11 @@ def {name}(a):
 
 
 # ---------------------------------------------------------------- complex functions
-# NumPy's complex exp, log, sqrt and the trigonometric and hyperbolic functions are
+# NumPy's complex exp, log, sqrt, power and the trigonometric and hyperbolic functions are
 # npymath's (numpy/_core/src/npymath/npy_math_complex.c.src), which call the C library's
-# cexp, clog, csqrt, csinh, ... (glibc on Linux), and NumPy's own formulas for exp2, expm1,
-# log2 and log10 (numpy/_core/src/umath/funcs.inc.src). (Complex log1p and power were ported
-# too, H_clog1p and H_cpow at 785adbd, and differed from NumPy on the H200: they run on the
-# host, templates.py.) The helpers below port the algorithms NumPy vendors for C libraries that
+# cexp, clog, csqrt, cpow, csinh, ... (glibc on Linux), and NumPy's own formulas for exp2,
+# expm1, log2, log10 and log1p (numpy/_core/src/umath/funcs.inc.src) and for small integer
+# powers (npy_cpow). The helpers below port the algorithms NumPy vendors for C libraries that
 # lack them: FreeBSD msun's s_csqrt.c, s_cexp.c (with __ldexp_cexp's scaling), s_csinh.c,
 # s_ctanh.c, catrig.c (Hull et al.'s casinh/cacos/catanh) and CPython's clog, as
 # npy_math_complex.c.src writes them. C99 Annex G's special values come out as glibc gives
