@@ -23,7 +23,6 @@ VARIANTS = {
     "lazyarr U=2 paired, >= 5 blocks/SM (48 regs)": {"MIN_BLOCKS": 5},
     "lazyarr U=2 paired, >= 6 blocks/SM (40 regs)": {"MIN_BLOCKS": 6},
     "lazyarr U=4 paired, >= 4 blocks/SM": {"HEAVY_UNROLL": 4, "MIN_BLOCKS": 4},
-    "lazyarr U=2 paired, no parity branch (even only)": {"EVEN_ONLY": 1},
 }
 
 
@@ -43,13 +42,6 @@ def child(name: str, n: int) -> None:
         R.GRID_THREADS_PER_SM["full"] = cfg["GRID_FULL"]
     if "UNPAIRED" in cfg:
         R._Kernel._paired_draws = lambda self: []
-    if "EVEN_ONLY" in cfg:       # the pair helper without its odd-counter branch (p0 even here)
-        from lazyarr.backends.cuda import helpers as H
-        src = ("def {name}(ctr, key, stream):\n    m = {T}(0xFFFFFFFF)\n    block = ctr >> {T}(1)\n"
-               + H._PHILOX_ROUNDS + "    return " + H._UNIT_F64.replace("BITS", H._PHILOX_LO) + ", "
-               + H._UNIT_F64.replace("BITS", H._PHILOX_HI) + "\n")
-        H._TEMPLATES["H_philox64x2"] = (src, src)
-        H.CALLS["H_philox64x2"] = ()
     if "MIN_BLOCKS" in cfg:      # fewer registers (the key schedule, ...) for more warps
         import tempfile
 

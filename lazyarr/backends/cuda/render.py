@@ -438,7 +438,6 @@ class _Kernel:
             self.single.append(ins.arg[0] in spec.singles if ins.op in ("input", "counter") else
                                ins.op == "scalar" or all(self.single[a] for a in ins.args))
         self.paired_draws = self._paired_draws()
-        self.pairing = False            # rendering the paired loop (flat_tile)
 
     def _paired_draws(self) -> list[int]:
         """The draws computed two elements at a time (``_PAIR_HELPER``): in a flat kernel whose
@@ -562,10 +561,12 @@ class _Kernel:
 
     def unrolled(self, var: str, index: Callable[[int], str], limit: str,
                  offsets: Callable[[str, str], tuple[list[str], dict[int, str]]],
-                 consume: Callable[[str, str], list[str]]) -> tuple[list[str], list[str]]:
+                 consume: Callable[[str, str], list[str]],
+                 paired: bool = False) -> tuple[list[str], list[str]]:
         """The ``U`` elements ``{var}_u = index(u)`` of one tile, as (the tile when all are in
         range: every load before any compute, for loads in flight; the tail: each element
-        guarded by ``if {var}_u < limit``). ``consume(u, idx)`` -> lines using the value."""
+        guarded by ``if {var}_u < limit``). ``consume(u, idx)`` -> lines using the value.
+        ``paired``: the tile of flat_tile's paired loop (elements ``u, u + 1`` adjacent)."""
         full = [f"{var}_{u} = {index(u)}" for u in range(self.spec.unroll)]
         offs_all = []
         for u in range(self.spec.unroll):
@@ -574,10 +575,10 @@ class _Kernel:
             offs_all.append(offs)
         for u, offs in enumerate(offs_all):
             full += self.loads(f"_{u}", offs)
-        for u in range(0, self.spec.unroll, 2) if self.pairing else ():
+        for u in range(0, self.spec.unroll, 2) if paired else ():
             full += self.pairs(u)
         for u in range(self.spec.unroll):
-            full += self.computes(f"_{u}", self.paired_draws if self.pairing else ())
+            full += self.computes(f"_{u}", self.paired_draws if paired else ())
         for u in range(self.spec.unroll):
             full += consume(f"_{u}", f"{var}_{u}")
         tail: list[str] = []
@@ -609,13 +610,12 @@ class _Kernel:
         else:
             first, last, index = "cuda.blockIdx.x * BS * U + cuda.threadIdx.x", "base + (U - 1) * BS", \
                 "base + {u} * BS"
-        self.pairing = paired
         out = [f"{indent}base = {first}",
                f"{indent}step = cuda.gridDim.x * BS * U",
                f"{indent}while base < n:",
                f"{indent}    if {last} < n:"]
-        body, tail = self.unrolled("i", lambda u: index.format(u=u), "n", self.flat_offsets, consume)
-        self.pairing = False
+        body, tail = self.unrolled("i", lambda u: index.format(u=u), "n", self.flat_offsets, consume,
+                                   paired)
         out += [f"{indent}        {ln}" for ln in body]
         out.append(f"{indent}    else:")
         out += [f"{indent}        {ln}" for ln in tail]

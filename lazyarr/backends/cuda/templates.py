@@ -130,12 +130,12 @@ _COMPLEX: dict[str, str] = {
     "minimum": f"({{0}} if ({_CX_NAN} or {_cx_lex('<', '<=')}) else {{1}})",
     "fmax": f"({{0}} if ({_CX_NAN.replace('0', '1')} or {_cx_lex('>', '>=')}) else {{1}})",
     "fmin": f"({{0}} if ({_CX_NAN.replace('0', '1')} or {_cx_lex('<', '<=')}) else {{1}})",
-    # npymath's complex functions (the C library's cexp, clog, csqrt, csinh, ...: glibc),
+    # npymath's complex functions (the C library's cexp, clog, csqrt, cpow, csinh, ...: glibc),
     # ported from msun as helpers.py says
     **{name: f"H_c{name.replace('arc', 'a')}({{0}})" for name in (
         "sqrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos",
         "tan", "sinh", "cosh", "tanh", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh")},
-    "power": "H_cpow({0}, {1})", "float_power": "H_cpow({0}, {1})",
+    "power": "H_cpow({0}, {1})", "float_power": "H_cpow({0}, {1})",   # (float_power: complex128)
     "rint": "{T}(complex(F_rint({0}.real), F_rint({0}.imag)))",     # nc_rint: part by part
     "clip": "H_cclip({0}, {1}, {2})",
 }
