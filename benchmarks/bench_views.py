@@ -82,6 +82,33 @@ class ElementLoop(Benchmark):
         finish(s, device)
 
 
+class RowLoop(Benchmark):
+    """A loop over rows, one small statement per step (NPBench's ``syrk`` at its preset S, 70 x
+    50 float64: ``C[i, :i+1] += alpha * A[i, k] * A[:i+1, k]``, 3,570 statements): views of
+    computed arrays, an element, an in-place operator and a write per statement, each on at
+    most 70 elements (the guide's "Small arrays": they run at once with NumPy on the CPU).
+    The CPU only: on cuda each statement is a kernel launch (the element loop's rule)."""
+
+    params = [DEVICES, MODES]
+    param_names = ["device", "mode"]
+
+    def setup(self, device, mode):
+        prepare(device, mode)
+        if device != "cpu":
+            raise NotImplementedError("small statements run at once on the CPU only")
+        self.a = np.random.default_rng(0).random((70, 50))
+        self.c = np.random.default_rng(1).random((70, 70))
+
+    def time_syrk(self, device, mode):
+        alpha, beta = 1.5, 1.2
+        c, a = la.asarray(self.c.copy()), la.asarray(self.a)
+        for i in range(a.shape[0]):
+            c[i, :i + 1] *= beta
+            for k in range(a.shape[1]):
+                c[i, :i + 1] += alpha * a[i, k] * a[:i + 1, k]
+        finish(c, device)
+
+
 class Normalize(Benchmark):
     """``(y - y.mean()) / y.std()`` of a pending ``y = exp(sin(x) * 3)`` (issue 14's store rule:
     ``y``'s chain runs once, not three times), n float64 elements."""

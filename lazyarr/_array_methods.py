@@ -23,6 +23,7 @@ from ._node import Node
 from ._operands import made, to_operand
 from ._registry import ELEMENTWISE, OPS, REDUCTIONS, OpDef
 from ._stack import user_stacklevel
+from ._value_ops import ufunc_function  # type: ignore[import-not-found]  # compiled
 
 # Bound once: every operator and reduction a user writes calls them.
 _elementwise, _reduce = _build.elementwise, _build.reduce
@@ -89,10 +90,13 @@ def elementwise_function(opdef: OpDef, cls: Any) -> Callable[..., Any]:
         def fn(*args: Any) -> Any:
             return wrap(_elementwise(opdef, *[a._node if isinstance(a, cls) else a for a in args]))
 
+    if isinstance(opdef.numpy, np.ufunc) and opdef.numpy.nout == 1 and opdef.nin < 3:
+        fn = ufunc_function(opdef.numpy, fn)  # small computed operands: NumPy's ufunc, at once
     names = _ARG_NAMES[opdef.nin]
     fn.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
         [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names])
-    fn.__doc__ = docstring(opdef, "In lazy mode the result is pending until materialized.")
+    fn.__doc__ = docstring(opdef, "In lazy mode the result is pending until materialized "
+                           "(small computed CPU operands: at once, see ``eager_max_size``).")
     return _named(fn, opdef.name)
 
 

@@ -1,8 +1,9 @@
-"""Configuration: evaluation mode, default device, and what a NumPy fallback call does.
+"""Configuration: evaluation mode, default device, what a NumPy fallback call does, and up to
+what size an operator on computed CPU arrays runs at once.
 
-The process-wide default comes from the environment (``LAZYARR_MODE``,
-``LAZYARR_DEVICE``, ``LAZYARR_FALLBACK``) and :func:`set_config`; :func:`config` overrides it for a
-``with`` block. Overrides live in a :class:`contextvars.ContextVar`, so they are
+The process-wide default comes from the environment (``LAZYARR_MODE``, ``LAZYARR_DEVICE``,
+``LAZYARR_FALLBACK``, ``LAZYARR_EAGER_MAX_SIZE``) and :func:`set_config`; :func:`config`
+overrides it for a ``with`` block. Overrides live in a :class:`contextvars.ContextVar`, so they are
 local to the thread or asyncio task that entered the block.
 """
 from __future__ import annotations
@@ -17,7 +18,9 @@ MODES = ("lazy", "eager")
 DEVICES = ("auto", "cpu", "cuda")
 FALLBACKS = ("allow", "warn", "error")
 _CHOICES = {"mode": MODES, "device": DEVICES, "fallback": FALLBACKS}
-_ENV = {"mode": "LAZYARR_MODE", "device": "LAZYARR_DEVICE", "fallback": "LAZYARR_FALLBACK"}
+_ENV = {"mode": "LAZYARR_MODE", "device": "LAZYARR_DEVICE", "fallback": "LAZYARR_FALLBACK",
+        "eager_max_size": "LAZYARR_EAGER_MAX_SIZE"}
+_OPTIONS = (*_CHOICES, "eager_max_size")
 
 
 @dataclass(frozen=True)
@@ -25,20 +28,36 @@ class Config:
     """A complete configuration. ``mode`` is ``"lazy"`` or ``"eager"``;
     ``device`` is ``"auto"``, ``"cpu"`` or ``"cuda"``; ``fallback`` says what a call that
     lazyarr hands to NumPy/CuPy does: ``"allow"`` it, ``"warn"`` (a
-    :class:`~lazyarr.FallbackWarning`) or ``"error"`` (a :class:`~lazyarr.FallbackError`)."""
+    :class:`~lazyarr.FallbackWarning`) or ``"error"`` (a :class:`~lazyarr.FallbackError`).
+    ``eager_max_size``: in lazy mode, an operator (``x + y``, ``-x``, ``x += y``) whose operands
+    are computed CPU arrays (or numbers) of at most this many elements, with a result no
+    bigger, runs at once with NumPy, as in eager mode: there is nothing to fuse, and NumPy's
+    loop costs less than a kernel (docs/guide.rst, "When work happens"). 0 turns it off."""
 
     mode: str = "lazy"
     device: str = "auto"
     fallback: str = "allow"
+    eager_max_size: int = 4096
 
 
-def _validate(source: str, key: str, value: object) -> str:
-    if key not in _CHOICES:
-        raise TypeError(f"unknown lazyarr config option {key!r}; options: {', '.join(_CHOICES)}")
+def _validate(source: str, key: str, value: object) -> str | int:
+    if key not in _OPTIONS:
+        raise TypeError(f"unknown lazyarr config option {key!r}; options: {', '.join(_OPTIONS)}")
+    if key == "eager_max_size":
+        return _size(source, value)
     choices = _CHOICES[key]
     if not isinstance(value, str) or value.lower() not in choices:
         raise ValueError(f"{source}={value!r} is not valid; choose one of {', '.join(map(repr, choices))}")
     return value.lower()
+
+
+def _size(source: str, value: object) -> int:
+    """A non-negative element count, from an int or (the environment) a decimal string."""
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if type(value) is not int or value < 0:
+        raise ValueError(f"{source}={value!r} is not valid; give a non-negative int")
+    return value
 
 
 def _from_environment() -> Config:
@@ -58,7 +77,7 @@ def get_config() -> Config:
     return _override.get() or _default
 
 
-def set_config(**options: str) -> Config:
+def set_config(**options: str | int) -> Config:
     """Change the process-wide default configuration; returns the new default.
 
     ``with lazyarr.config(...)`` blocks still override it where they are active.
@@ -75,7 +94,7 @@ def set_config(**options: str) -> Config:
 
 
 @contextlib.contextmanager
-def config(**options: str) -> Iterator[Config]:
+def config(**options: str | int) -> Iterator[Config]:
     """Override the configuration inside a ``with`` block (thread- and task-local).
 
     >>> import lazyarr as la

@@ -26,6 +26,14 @@ operator while a call is explained or traced by la.jit (nothing may compute then
 
 Once the node exists (``_v`` is None) the value lives in the node's buffer, which views may
 share and writes may change: the value is read from there (``data[()]``, still a NumPy scalar).
+
+The same module installs ``LazyArray``'s compiled fast paths for small computed CPU arrays
+(the guide's "Small arrays"; lazyarr/_value_ops.pyx): its operators and the function forms of
+ufunc ops run NumPy's own at once when every operand is computed and the result has at most
+``eager_max_size`` elements (:func:`_computed` wraps the result), ``x op= y`` then computes
+NumPy's in-place result on a copy and writes it back; and a basic index or a write of a
+computed value into an input whose memory the array owns already skips the steps that are
+no-ops there (lazyarr/_views.py's claim and anchor). Everything else is the Python methods'.
 """
 from __future__ import annotations
 
@@ -33,11 +41,12 @@ from typing import Any
 
 import numpy as np
 
-from . import _array, _dispatch, _materialize, _node
+from . import _array, _dispatch, _materialize, _node, _views, _writes
 from ._array import LazyArray
+from ._config import get_config
 from ._dtypes import SUPPORTED_DTYPES
 from ._registry import BY_NUMPY, ELEMENTWISE
-from ._value_ops import METHODS, getitem, setup  # type: ignore[import-not-found]  # compiled
+from ._value_ops import ARRAY_METHODS, METHODS, getitem, setitem, setup  # type: ignore[import-not-found]  # compiled
 
 _NODE = LazyArray.__dict__["_node"]           # LazyArray's slot: the node, once built
 _new = object.__new__
@@ -159,6 +168,15 @@ def _weak_complex(c: complex, x: ScalarValue) -> Any:
     return np.complex128(c) if type(x._value()) is np.float64 else c
 
 
+def _computed(data: np.ndarray) -> LazyArray:
+    """A small operator's result (a new CPU buffer) as a LazyArray."""
+    return LazyArray._from_node(_node.leaf(data, "cpu"))
+
+
+def _eager_max_size() -> int:
+    return get_config().eager_max_size
+
+
 def _ufunc_operand(x: Any) -> Any:
     return x if type(x) in _PYTHON_NUMBERS else _operand(x)
 
@@ -176,10 +194,19 @@ def _install() -> None:
         forward = "__" + name[3:]
         if name.startswith("__r") and forward in METHODS:       # __radd__: __iadd__ is __add__
             setattr(ScalarValue, "__i" + name[3:], METHODS[forward][0])
+    assert set(METHODS) <= set(ARRAY_METHODS) and all(
+        hasattr(LazyArray, name) for name in ARRAY_METHODS)
     setup(ScalarValue, ScalarValue._value, _operand, _weak_complex, _deferred, _DEFERRING,
-          {name: getattr(LazyArray, name) for name in METHODS}, LazyArray.__getitem__)
+          {name: getattr(LazyArray, name) for name in ARRAY_METHODS}, LazyArray.__getitem__,
+          LazyArray, _computed, _writes.target, _eager_max_size, _views.owns_memory,
+          _writes.barrier, LazyArray.__setitem__)
+    for name, (fn, _) in ARRAY_METHODS.items():   # small computed operands: at once, in C
+        fn.__doc__ = getattr(LazyArray, name).__doc__
+        setattr(LazyArray, name, fn)
     getitem.__doc__ = LazyArray.__getitem__.__doc__
     LazyArray.__getitem__ = getitem  # type: ignore[method-assign]
+    setitem.__doc__ = LazyArray.__setitem__.__doc__
+    LazyArray.__setitem__ = setitem  # type: ignore[method-assign]
     _dispatch.PROTOCOLS["scalar_value"] = value
 
 

@@ -1,6 +1,8 @@
 # cython: language_level=3
 """The hot path of ``ScalarValue`` (lazyarr/_value.py) in C: its operators and the element read
-``x[i]`` of a computed array (the loop over elements, docs/notes/core.rst).
+``x[i]`` of a computed array (the loop over elements, docs/notes/core.rst); and ``LazyArray``'s
+operators on small computed CPU arrays, which run at once (``_array_binary``: the rule is
+lazyarr/_value.py's).
 
 Compiled for two reasons. Speed: a Python-level operator method costs ~250 ns (the frame, the
 bytecode of its checks, the new object), this ~100 ns more than NumPy's own scalar operator.
@@ -29,6 +31,13 @@ cdef tuple SLOW = ()                 # LazyArray's operator methods, by operator
 cdef object _getitem = None          # LazyArray's __getitem__ (everything but x[i])
 cdef object generic = None           # numpy.generic
 cdef object ndarray = None           # numpy.ndarray
+cdef object LazyArray = None
+cdef object _wrap = None             # a computed CPU buffer as a LazyArray
+cdef object _target = None           # x's memory, ready to be written (lazyarr/_writes.py)
+cdef object _max_size = None         # the configured eager_max_size (lazyarr/_config.py)
+cdef object _owns = None             # _views.owns_memory
+cdef object _barrier = None          # _writes.barrier
+cdef object _setitem = None          # LazyArray's __setitem__ (every other write)
 
 # operator codes: the forward binary operators, then their reflected forms (+ REFLECTED), then
 # the unary ones; setup() gets LazyArray's method of each, in this order
@@ -36,22 +45,29 @@ cdef enum:
     ADD, SUB, MUL, TRUEDIV, FLOORDIV, MOD, POW, AND, OR, XOR, LSHIFT, RSHIFT,
     LT, LE, EQ, NE, GT, GE, REFLECTED
 cdef enum:
-    NEG = 2 * REFLECTED, POS, ABS, INVERT
+    NEG = 2 * REFLECTED, POS, ABS, INVERT, INPLACE
 
 
 
-def setup(cls, value, operand, weak_complex, deferred, list deferring, dict slow, getitem):
+def setup(cls, value, operand, weak_complex, deferred, list deferring, dict slow, getitem,
+          array_cls, wrap, target, max_size, owns, barrier, setitem_):
     """Give the module what it calls: ``cls`` (ScalarValue), ``value`` (ScalarValue._value),
     ``operand`` and ``weak_complex`` (lazyarr/_value.py), ``deferred`` and ``deferring``
-    (lazyarr/_materialize.py), ``slow`` (LazyArray's operator methods by name, for those of
-    :data:`METHODS`) and ``getitem`` (LazyArray's ``__getitem__``)."""
+    (lazyarr/_materialize.py), ``slow`` (LazyArray's own operator methods by name, for those
+    of :data:`METHODS` and :data:`ARRAY_METHODS`), ``getitem`` (LazyArray's ``__getitem__``),
+    ``array_cls`` (LazyArray), ``wrap`` (a computed CPU buffer as a LazyArray), ``target``
+    (``_writes.target``), ``max_size`` (the configured ``eager_max_size``), ``owns``
+    (``_views.owns_memory``), ``barrier`` (``_writes.barrier``) and ``setitem_`` (LazyArray's
+    ``__setitem__``)."""
     global ScalarValue, _value, _operand, _weak_complex, _deferred, DEFERRING, SLOW, _getitem
-    global generic, ndarray
+    global generic, ndarray, LazyArray, _wrap, _target, _max_size, _owns, _barrier, _setitem
     import numpy
     ScalarValue, _value, _operand, _weak_complex = cls, value, operand, weak_complex
     _deferred, DEFERRING, _getitem = deferred, deferring, getitem
-    codes = {code: slow[name] for name, (_, code) in METHODS.items()}
-    SLOW = tuple([codes.get(code) for code in range(INVERT + 1)])
+    LazyArray, _wrap, _target, _max_size, _owns = array_cls, wrap, target, max_size, owns
+    _barrier, _setitem = barrier, setitem_
+    codes = {code: slow[name] for name, (_, code) in {**METHODS, **ARRAY_METHODS}.items()}
+    SLOW = tuple([codes.get(code) for code in range(INPLACE + RSHIFT + 1)])
     generic, ndarray = numpy.generic, numpy.ndarray
 
 
@@ -113,6 +129,14 @@ cdef object _binary(object self, object other, int op):
         w = other
     elif t is complex:
         w = _weak_complex(other, self) if reflected else other
+    elif t is LazyArray and _small_buffer(other) is not None:
+        # an element and a small computed array (``alpha * a[i] * row``): at once, an array
+        w = _small_buffer(other)
+        if not _fits(w, None, 1):
+            return SLOW[op](self, other)
+        if v is None:
+            v = _value(self)
+        return _wrap(_apply(op - REFLECTED, w, v) if reflected else _apply(op, v, w))
     else:
         w = _operand(other)
         if w is None:
@@ -132,13 +156,197 @@ cdef object _unary(object self, int op):
         return SLOW[op](self)
     if v is None:
         v = _value(self)
+    return _make(_apply_unary(op, v))
+
+
+cdef object _apply_unary(int op, object a):
     if op == NEG:
-        return _make(-v)
+        return -a
     if op == POS:
-        return _make(+v)
+        return +a
     if op == ABS:
-        return _make(abs(v))
-    return _make(~v)
+        return abs(a)
+    return ~a
+
+
+cdef object _apply_inplace(int op, object a, object b):
+    if op == ADD:
+        a += b
+    elif op == SUB:
+        a -= b
+    elif op == MUL:
+        a *= b
+    elif op == TRUEDIV:
+        a /= b
+    elif op == FLOORDIV:
+        a //= b
+    elif op == MOD:
+        a %= b
+    elif op == POW:
+        a **= b
+    elif op == AND:
+        a &= b
+    elif op == OR:
+        a |= b
+    elif op == XOR:
+        a ^= b
+    elif op == LSHIFT:
+        a <<= b
+    else:
+        a >>= b
+
+
+cdef object _small_operand(object other, Py_ssize_t *size):
+    """The value ``other`` brings to a small operator (``size``: its elements), or None: a
+    Python number, an element's NumPy scalar, a computed CPU array's buffer."""
+    cdef object t = type(other)
+    cdef object node
+    cdef object data
+    if t is float or t is int or t is bool or t is complex:
+        size[0] = 1
+        return other
+    if t is ScalarValue:
+        size[0] = 1
+        data = other._v
+        return data if data is not None else _value(other)
+    if t is LazyArray:
+        node = other._node
+        data = node.data
+        if type(data) is ndarray and node.device == "cpu":
+            size[0] = data.size
+            return data
+    return None
+
+
+cdef object _small_buffer(object self):
+    """``self``'s buffer if it is a computed n-d CPU array that may take the small path."""
+    cdef object node = self._node
+    cdef object data = node.data
+    if type(data) is ndarray and node.device == "cpu" and data.ndim:
+        return data
+    return None
+
+
+cdef bint _fits(object a, object b, Py_ssize_t m):
+    """Whether ``a`` (a buffer) and ``b`` (an operand of ``m`` elements) make a small operator:
+    both, and their broadcast result, within ``eager_max_size`` (the result has ``a``'s size
+    when ``b`` is one element or of ``a``'s shape, and at most ``n * m`` elements otherwise);
+    and nothing is being explained or traced (nothing may compute then)."""
+    cdef Py_ssize_t limit = _max_size()
+    cdef Py_ssize_t n = a.size
+    if n > limit or m > limit:
+        return False
+    if m > 1 and n * m > limit and (type(b) is not ndarray or a.shape != b.shape):
+        return False
+    return not (PyList_GET_SIZE(DEFERRING) and _deferred())
+
+
+cdef object _array_binary(object self, object other, int op):
+    cdef object a = _small_buffer(self)
+    cdef object b
+    cdef Py_ssize_t m = 0
+    if a is None:
+        return SLOW[op](self, other)
+    b = _small_operand(other, &m)
+    if b is None or not _fits(a, b, m):
+        return SLOW[op](self, other)
+    if op >= REFLECTED:
+        return _wrap(_apply(op - REFLECTED, b, a))
+    return _wrap(_apply(op, a, b))
+
+
+cdef object _array_unary(object self, int op):
+    cdef object a = _small_buffer(self)
+    if a is None or not _fits(a, None, 1):
+        return SLOW[op](self)
+    return _wrap(_apply_unary(op, a))
+
+
+cdef object _array_inplace(object self, object other, int op):
+    cdef object a = _small_buffer(self)
+    cdef object b
+    cdef object memory
+    cdef object result
+    cdef Py_ssize_t m = 0
+    if a is None:
+        return SLOW[INPLACE + op](self, other)
+    b = _small_operand(other, &m)
+    if b is None or not _fits(a, b, m):
+        return SLOW[INPLACE + op](self, other)
+    if self._node.op == "leaf" and type(self) is LazyArray and _owns(self):
+        memory = a                  # owned already: only the write barrier is left to do
+        _barrier(memory, "cpu")
+    else:
+        memory = _target(self)
+    # NumPy's in-place op (its casting check, overlap handling, fast scalar powers) on a copy,
+    # then the copy written back: an error (integers to negative powers, errstate "raise")
+    # leaves the target as it was. (The copy is of at most eager_max_size elements.)
+    result = memory.copy()
+    _apply_inplace(op, result, b)
+    memory[...] = result
+    return self
+
+
+cdef object _ufunc_call(object ufunc, tuple args, object slow):
+    """A function form (``la.sqrt(x)``, ``la.maximum(x, y)``): NumPy's ufunc at once when its
+    operands make a small operator (an n-d small computed CPU array and, for two, a small
+    operand), else ``slow`` (the node builder's function form)."""
+    cdef object a
+    cdef object b
+    cdef Py_ssize_t m = 0
+    cdef Py_ssize_t nargs = len(args)
+    if _on_values(args):
+        # elements and numbers: NumPy's ufunc on the scalars, a scalar (``np.sqrt(a[i])``)
+        a = ufunc(*[_scalar_of(x) for x in args])
+        if isinstance(a, generic):
+            return _make(a)
+    elif nargs == 1:
+        if type(args[0]) is LazyArray:
+            a = _small_buffer(args[0])
+            if a is not None and _fits(a, None, 1):
+                return _wrap(ufunc(a))
+    elif nargs == 2:
+        if type(args[0]) is LazyArray and _small_buffer(args[0]) is not None:
+            a = _small_buffer(args[0])
+            b = _small_operand(args[1], &m)
+            if b is not None and _fits(a, b, m):
+                return _wrap(ufunc(a, b))
+        elif type(args[1]) is LazyArray and _small_buffer(args[1]) is not None:
+            b = _small_buffer(args[1])
+            a = _small_operand(args[0], &m)
+            if a is not None and _fits(b, a, m):
+                return _wrap(ufunc(a, b))
+    return slow(*args)
+
+
+cdef bint _on_values(tuple args):
+    """Whether ``args`` are elements (ScalarValue) and Python numbers, one element at least,
+    and nothing is being explained or traced."""
+    cdef bint value = False
+    for x in args:
+        t = type(x)
+        if t is ScalarValue:
+            value = True
+        elif not (t is float or t is int or t is bool or t is complex):
+            return False
+    return value and not (PyList_GET_SIZE(DEFERRING) and _deferred())
+
+
+cdef inline object _scalar_of(object x):
+    cdef object v
+    if type(x) is ScalarValue:
+        v = x._v
+        return v if v is not None else _value(x)
+    return x
+
+
+def ufunc_function(ufunc, slow):
+    """The function form of an elementwise op whose NumPy function is ``ufunc`` (one output):
+    small operators at once (:func:`_ufunc_call`), everything else ``slow``'s. Compiled, so
+    that NumPy's warnings name the user's line."""
+    def fn(*args):
+        return _ufunc_call(ufunc, args, slow)
+    return fn
 
 
 def getitem(self, key):
@@ -156,7 +364,60 @@ def getitem(self, key):
         element = data[key]
         if isinstance(element, generic):
             return _make(element)
+    elif type(data) is ndarray and node.device == "cpu" and node.op == "leaf" \
+            and type(self) is LazyArray and not PyList_GET_SIZE(DEFERRING) and _owns(self):
+        # a basic index of an input whose memory it owns already (no claim or anchor to do):
+        # NumPy's view of the memory, with NumPy's errors (lazyarr/_views.py, _of_memory)
+        view_key = _view_key(key)
+        if view_key is not None:
+            return _wrap(data[view_key])
     return _getitem(self, key)
+
+
+def setitem(self, key, value):
+    """``LazyArray.__setitem__``: ``x[key] = value`` with a basic key (Python ints, slices,
+    None, ``...``) into an input whose memory ``x`` owns already, of a computed value (a
+    number, an element, a computed CPU array): the write barrier (pending readers of the
+    memory are computed first), then NumPy's ``__setitem__`` on the memory, as the Python
+    method does (lazyarr/_writes.py) without its steps that are no-ops here. Every other write
+    is the Python method's."""
+    cdef object node = self._node
+    cdef object data = node.data
+    cdef object w
+    cdef Py_ssize_t m = 0
+    if type(data) is ndarray and node.device == "cpu" and node.op == "leaf" \
+            and type(self) is LazyArray and not PyList_GET_SIZE(DEFERRING) \
+            and _view_key(key) is not None and _owns(self):
+        w = _small_operand(value, &m)
+        if w is not None:
+            _barrier(data, "cpu")
+            data[key] = w
+            return
+    _setitem(self, key, value)
+
+
+cdef inline bint _basic_part(object k):
+    return k is None or type(k) is slice or type(k) is int
+
+
+cdef object _view_key(object key):
+    """A basic key (Python ints, slices, None, ``...``) with a trailing ``...`` (so that
+    NumPy returns a 0-d view, never a scalar), or None for every other key."""
+    cdef bint ellipsis = False
+    if type(key) is tuple:
+        for k in <tuple>key:
+            if k is Ellipsis:
+                if ellipsis:
+                    return None
+                ellipsis = True
+            elif not _basic_part(k):
+                return None
+        return key if ellipsis else key + (Ellipsis,)
+    if key is Ellipsis:
+        return key
+    if _basic_part(key):
+        return (key, Ellipsis)
+    return None
 
 
 cpdef bint element_key(tuple key, tuple shape):
@@ -170,16 +431,22 @@ cpdef bint element_key(tuple key, tuple shape):
     return True
 
 
-def _binary_method(str name, int op):
+def _binary_method(str name, int op, bint array=False):
+    """``x op y`` (and ``x op= y`` for an ``array`` code past INPLACE): ScalarValue's method,
+    or with ``array`` LazyArray's."""
     def method(self, other):
-        return _binary(self, other, op)
+        if not array:
+            return _binary(self, other, op)
+        if op >= INPLACE:
+            return _array_inplace(self, other, op - INPLACE)
+        return _array_binary(self, other, op)
     method.__name__ = method.__qualname__ = name
     return method
 
 
-def _unary_method(str name, int op):
+def _unary_method(str name, int op, bint array=False):
     def method(self):
-        return _unary(self, op)
+        return _array_unary(self, op) if array else _unary(self, op)
     method.__name__ = method.__qualname__ = name
     return method
 
@@ -196,3 +463,17 @@ for _code, _stem in enumerate(("add", "sub", "mul", "truediv", "floordiv", "mod"
                                     REFLECTED + _code)
 for _code, _stem in enumerate(("neg", "pos", "abs", "invert"), NEG):
     METHODS[f"__{_stem}__"] = (_unary_method(f"__{_stem}__", _code), _code)
+
+
+#: LazyArray's operators, which run at once on small computed CPU arrays: the same names as
+#: :data:`METHODS`, and ``x op= y`` (``__iadd__``: code INPLACE + the operator's)
+ARRAY_METHODS = {}
+for _name, (_, _code) in METHODS.items():
+    if _code >= NEG:
+        ARRAY_METHODS[_name] = (_unary_method(_name, _code, True), _code)
+    else:
+        ARRAY_METHODS[_name] = (_binary_method(_name, _code, True), _code)
+for _code, _stem in enumerate(("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and",
+                               "or", "xor", "lshift", "rshift")):
+    ARRAY_METHODS[f"__i{_stem}__"] = (_binary_method(f"__i{_stem}__", INPLACE + _code, True),
+                                      INPLACE + _code)

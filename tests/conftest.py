@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 
 import numpy as np
 import pytest
@@ -9,6 +10,12 @@ import pytest
 import lazyarr as la
 from lazyarr import backends
 from lazyarr.backends import cpu_fused
+
+# The suite tests the engine: lazy mode's graphs, kernels and rules, mostly on small arrays.
+# Operators on small computed CPU arrays run at once by default (``eager_max_size``, the guide's
+# "Small arrays"); that path has its own tests (tests/test_small_eager.py) and runs elsewhere
+# only when asked: LAZYARR_TEST_EAGER_MAX_SIZE=4096 runs the suite with the default.
+la.set_config(eager_max_size=int(os.environ.get("LAZYARR_TEST_EAGER_MAX_SIZE", "0")))
 
 # Every backend that can run here: the reference interpreter, plus each fused backend that
 # imports (the Cython CPU backend once built; "cuda" only on a GPU machine).

@@ -97,7 +97,7 @@ def _lowered_for(build):
     orig = _materialize.select
     _materialize.select = lambda device, mode: Capture()
     try:
-        with la.config(mode="lazy", device="cpu"):
+        with la.config(mode="lazy", device="cpu", eager_max_size=0):   # a kernel, never at once
             build(x).compute()
     finally:
         _materialize.select = orig

@@ -1,0 +1,277 @@
+"""Small computed CPU arrays run at once (``eager_max_size``; the guide's "Small arrays").
+
+In lazy mode an operator (``x + y``, ``-x``, ``x += y``) or an elementwise function
+(``la.sqrt(x)``, ``la.maximum(x, y)``) whose operands are computed CPU arrays (or numbers, or
+elements) of at most ``eager_max_size`` elements, with a result no bigger, runs NumPy's own
+operator or ufunc at once (lazyarr/_value_ops.pyx). These tests check that path against NumPy:
+values, dtypes, errors, warnings at the user's line, writes and aliasing, and where the
+threshold lies. The rest of the suite runs with ``eager_max_size=0`` (tests/conftest.py), so it
+tests the engine; the fuzz here runs the differential battery with the default on.
+"""
+from __future__ import annotations
+
+import operator
+import warnings
+
+import numpy as np
+import pytest
+import strategies as S
+from helpers import DTYPES, assert_same, edge_values
+from hypothesis import HealthCheck, given, settings
+
+import lazyarr as la
+from lazyarr._registry import ELEMENTWISE
+
+DEFAULT = la._config.Config().eager_max_size
+
+
+@pytest.fixture(autouse=True)
+def small_path():
+    """The default configuration (lazy mode on the CPU, ``eager_max_size`` at its default)."""
+    with la.config(mode="lazy", device="cpu", eager_max_size=DEFAULT):
+        yield
+
+
+def _both(fn, *arrays):
+    """``fn`` on NumPy arrays and on LazyArrays of them: (NumPy's result or exception, ours)."""
+    try:
+        with np.errstate(all="ignore"):
+            want = fn(*arrays)
+    except Exception as exc:  # noqa: BLE001 - NumPy's exception is the expected answer
+        want = exc
+    lazy = [la.asarray(a) for a in arrays]
+    if isinstance(want, Exception):
+        with pytest.raises(type(want)), np.errstate(all="ignore"):
+            fn(*lazy)
+        return want, None
+    with np.errstate(all="ignore"):
+        got = fn(*lazy)
+    return want, got
+
+
+BINARY = [operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
+          operator.mod, operator.pow, operator.and_, operator.or_, operator.xor,
+          operator.lshift, operator.rshift, operator.lt, operator.le, operator.eq,
+          operator.ne, operator.gt, operator.ge]
+UNARY = [operator.neg, operator.pos, abs, operator.invert]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("op", BINARY, ids=lambda f: f.__name__)
+def test_operators_at_once_equal_numpy(op, dtype):
+    a = edge_values(dtype)
+    b = a[::-1].copy()
+    for fn in (lambda x, y: op(x, y), lambda x, y: op(x, 3), lambda x, y: op(2.5, y),
+               lambda x, y: op(x[:1], y)):
+        want, got = _both(fn, a, b)
+        if got is not None:
+            assert got.is_materialized            # ran at once: nothing pending
+            assert_same(got, want)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("op", UNARY, ids=lambda f: f.__name__)
+def test_unary_operators_at_once_equal_numpy(op, dtype):
+    want, got = _both(op, edge_values(dtype))
+    if got is not None:
+        assert got.is_materialized
+        assert_same(got, want)
+
+
+_UFUNC_OPS = [op for op in ELEMENTWISE if isinstance(op.numpy, np.ufunc) and op.numpy.nout == 1
+              and op.nin < 3]
+
+
+@pytest.mark.parametrize("opdef", _UFUNC_OPS, ids=lambda o: o.name)
+def test_function_forms_at_once_equal_numpy(opdef):
+    fn = getattr(la, opdef.name)
+    for dtype in DTYPES:
+        a = edge_values(dtype)
+        arrays = (a,) if opdef.nin == 1 else (a, a[::-1].copy())
+        want, got = _both(lambda *xs: (opdef.numpy if isinstance(xs[0], np.ndarray) else fn)(*xs),
+                          *arrays)
+        if got is not None:
+            assert got.is_materialized, (opdef.name, dtype)
+            assert_same(got, want)
+
+
+def test_elements_with_small_arrays_give_numpys_dtypes():
+    a = np.arange(5, dtype=np.float32)
+    x = la.asarray(a)
+    for got, want in [(x[2] * x, a[2] * a), (x * x[2], a * a[2]), (x[1] - x, a[1] - a),
+                      (x[3] < x, a[3] < a), (la.asarray(np.arange(5.0))[1] * x,
+                                             np.arange(5.0)[1] * a)]:
+        assert got.is_materialized
+        assert_same(got, want)
+
+
+def test_function_forms_of_elements_are_numpys_scalar_calls():
+    a = np.array([0.0, 2.0, -1.0], dtype=np.float32)
+    x = la.asarray(a)
+    for got, want in [(la.sqrt(x[1]), np.sqrt(a[1])), (la.maximum(x[0], 2.5), np.maximum(a[0], 2.5)),
+                      (la.add(1, x[2]), np.add(1, a[2])), (la.arctan2(x[1], x[2]),
+                                                           np.arctan2(a[1], a[2]))]:
+        assert type(got) is la._value.ScalarValue
+        assert_same(got, want)
+        assert type(got.item()) is type(want.item())
+    with warnings.catch_warnings(record=True) as raised:
+        warnings.simplefilter("always")
+        la.log(x[0])
+    assert [str(w.message) for w in raised] == ["divide by zero encountered in log"]
+    assert raised[0].filename == __file__
+    with pytest.raises(OverflowError):
+        la.maximum(la.asarray(np.arange(3, dtype=np.int8))[1], 300)
+
+
+def test_results_own_new_memory_as_numpys_do():
+    a = np.arange(6.0)
+    x = la.asarray(a)
+    y = x + 0
+    assert y.is_materialized and not np.shares_memory(np.asarray(y), a)
+    a[0] = 10                       # an op read its inputs at its line, as NumPy's does
+    assert np.asarray(y)[0] == 0
+
+
+# ----------------------------------------------------------------------------- the threshold
+def test_threshold_on_size_and_on_the_broadcast_result():
+    def at_once(x, y=1.0):
+        return (la.asarray(x) + (la.asarray(y) if isinstance(y, np.ndarray) else y)).is_materialized
+    assert at_once(np.ones(DEFAULT))
+    assert not at_once(np.ones(DEFAULT + 1))
+    assert at_once(np.ones(DEFAULT), np.ones(DEFAULT))
+    assert at_once(np.ones((64, 1)), np.ones((1, 64)))          # 4,096 elements
+    assert not at_once(np.ones((65, 1)), np.ones((1, 65)))      # 4,225: fused, pending
+    assert at_once(np.ones((100, 1)), np.ones(30))              # 3,000
+    assert at_once(np.ones(DEFAULT), np.ones(1))
+    assert not at_once(np.ones((2, 1)), np.ones(DEFAULT // 2 + 1))     # 4,098
+    x = la.asarray(np.ones(10))
+    with la.config(eager_max_size=0):
+        assert not (x + 1).is_materialized and not la.sqrt(x).is_materialized
+    with la.config(eager_max_size=10):
+        assert (x + 1).is_materialized
+    with la.config(eager_max_size=9):
+        assert not (x + 1).is_materialized
+
+
+def test_only_computed_operands_and_never_while_explained():
+    x = la.asarray(np.arange(8.0))
+    with la.config(eager_max_size=0):
+        pending = x * 2
+    assert not pending.is_materialized
+    y = pending + 1                 # reads a pending array: fuses with it
+    assert not y.is_materialized
+    assert_same(y, np.arange(8.0) * 2 + 1)
+    plan = la.explain(lambda: la.sum(la.sqrt(x * 2 + 1)))
+    assert len(plan.kernels) == 1   # explained: the graph it would have built, one kernel
+    with la.config(mode="eager"):
+        assert (x * 2).is_materialized
+    assert_same(la.sqrt(x * 2 + 1), np.sqrt(np.arange(8.0) * 2 + 1))
+
+
+def test_config_option_is_checked(monkeypatch):
+    for bad in (-1, 1.5, "many", None):
+        with pytest.raises(ValueError, match="eager_max_size"):
+            la.set_config(eager_max_size=bad)
+    assert la.get_config().eager_max_size == DEFAULT
+    monkeypatch.setenv("LAZYARR_EAGER_MAX_SIZE", "12")
+    assert la._config._from_environment().eager_max_size == 12
+    monkeypatch.setenv("LAZYARR_EAGER_MAX_SIZE", "-3")
+    with pytest.raises(ValueError, match="LAZYARR_EAGER_MAX_SIZE"):
+        la._config._from_environment()
+
+
+# ----------------------------------------------------------------------------- warnings, errors
+def test_numpys_warnings_name_the_users_line():
+    def statements(x, log):
+        x / 0                                                   # operator
+        log(x)                                                  # function form
+        x[0] / x                                                # element and array
+
+    def caught(x, log):
+        with warnings.catch_warnings(record=True) as raised:
+            warnings.simplefilter("always")
+            statements(x, log)
+        return raised
+
+    a = np.array([0.0, 1.0])
+    ours, numpys = caught(la.asarray(a), la.log), caught(a, np.log)
+    assert [str(w.message) for w in ours] == [str(w.message) for w in numpys]
+    assert len(ours) == 4
+    assert {(w.filename, w.lineno) for w in ours} == {(w.filename, w.lineno) for w in numpys}
+    with np.errstate(divide="raise"), pytest.raises(FloatingPointError):
+        la.log(la.asarray(a))
+
+
+def test_errors_are_numpys():
+    i = la.asarray(np.arange(4, dtype=np.int8))
+    with pytest.raises(OverflowError):
+        i + 300
+    with pytest.raises(ValueError, match="negative integer powers"):
+        i ** -1
+    with pytest.raises(ValueError):
+        i + la.asarray(np.ones(3, np.int8))
+    with pytest.raises(TypeError):
+        la.asarray(np.ones(3, bool)) - la.asarray(np.ones(3, bool))
+
+
+# ----------------------------------------------------------------------------- writes
+def test_inplace_writes_memory_that_views_and_numpy_share():
+    a = np.arange(6.0)
+    x = la.asarray(a)
+    v = x[1:4]
+    v += 10                                  # through a view, into the base's memory
+    x *= 2
+    want = np.arange(6.0)
+    want[1:4] += 10
+    want *= 2
+    assert_same(x, want)
+    assert_same(v, want[1:4])
+    np.testing.assert_array_equal(a, want)   # the NumPy array handed to asarray shares it
+
+
+@pytest.mark.parametrize("stmt", ["x += x[::-1]", "x -= x[0]", "x **= 2", "x //= 3",
+                                  "x[1:] += x[:-1]", "x[::2] *= x[1::2]"])
+def test_inplace_equals_numpy_with_overlap(stmt):
+    a = np.arange(1.0, 9.0)
+    x = la.asarray(a.copy())
+    exec(stmt, {"x": a})
+    exec(stmt, {"x": x})
+    assert_same(x, a)
+
+
+def test_failed_inplace_writes_nothing():
+    i = la.asarray(np.arange(1, 7))
+    with pytest.raises(ValueError, match="negative"):
+        i **= la.asarray(np.array([1, 2, 3, -1, 2, 2]))
+    assert_same(i, np.arange(1, 7))
+    with pytest.raises(TypeError, match="same_kind"):
+        i += 1.5
+    assert_same(i, np.arange(1, 7))
+    f = la.asarray(np.array([1.0, 0.0, 2.0]))
+    with np.errstate(divide="raise"), pytest.raises(FloatingPointError):
+        f /= la.asarray(np.array([1.0, 0.0, 0.0]))
+    assert_same(f, np.array([1.0, 0.0, 2.0]))
+    with pytest.raises(ValueError, match="broadcast"):
+        f += la.asarray(np.ones((2, 3)))
+    assert_same(f, np.array([1.0, 0.0, 2.0]))
+
+
+def test_inplace_keeps_pending_readers_old_values():
+    small = la.asarray(np.arange(4.0))
+    big = la.asarray(np.ones((2000, 4))) * small          # too big: pending, reads small
+    assert not big.is_materialized
+    small += 100
+    assert_same(big, np.ones((2000, 4)) * np.arange(4.0))
+    assert_same(small, np.arange(4.0) + 100)
+
+
+# ----------------------------------------------------------------------------- fuzz
+@settings(derandomize=True, deadline=None, database=None, max_examples=300,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                 HealthCheck.filter_too_much])
+@given(S.expressions())
+def test_fuzz_with_small_arrays_at_once(expr):
+    problems = S.check(expr, [t for t in S.targets() if t.startswith("lazy-")
+                              and not t.startswith("lazy-cuda")])
+    assert not problems, "\n".join(f"[{t}] {p}" for t, p in problems.items()) + \
+        f"\n\nreproduce with strategies.check({expr!r})\n\nas code:\n{expr.source()}"
