@@ -287,7 +287,7 @@ cdef object _array_inplace(object self, object other, int op):
     return self
 
 
-cdef object _ufunc_call(object ufunc, tuple args, object slow):
+cdef object _ufunc_call(object ufunc, int nin, tuple args, object slow):
     """A function form (``la.sqrt(x)``, ``la.maximum(x, y)``): NumPy's ufunc at once when its
     operands make a small operator (an n-d small computed CPU array and, for two, a small
     operand), else ``slow`` (the node builder's function form)."""
@@ -295,6 +295,8 @@ cdef object _ufunc_call(object ufunc, tuple args, object slow):
     cdef object b
     cdef Py_ssize_t m = 0
     cdef Py_ssize_t nargs = len(args)
+    if nargs != nin:                # (NumPy would take a further argument as ``out``)
+        return slow(*args)
     if _on_values(args):
         # elements and numbers: NumPy's ufunc on the scalars, a scalar (``np.sqrt(a[i])``)
         a = ufunc(*[_scalar_of(x) for x in args])
@@ -344,8 +346,9 @@ def ufunc_function(ufunc, slow):
     """The function form of an elementwise op whose NumPy function is ``ufunc`` (one output):
     small operators at once (:func:`_ufunc_call`), everything else ``slow``'s. Compiled, so
     that NumPy's warnings name the user's line."""
+    cdef int nin = ufunc.nin
     def fn(*args):
-        return _ufunc_call(ufunc, args, slow)
+        return _ufunc_call(ufunc, nin, args, slow)
     return fn
 
 

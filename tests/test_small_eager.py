@@ -202,6 +202,17 @@ def test_numpys_warnings_name_the_users_line():
         la.log(la.asarray(a))
 
 
+def test_wrong_argument_counts_are_never_numpys_out():
+    x, y = la.asarray(np.arange(3.0)), la.asarray(np.zeros(3))
+    with pytest.raises(TypeError, match="takes 1 array argument"):
+        la.sqrt(x, y)           # np.sqrt(a, b) would write into b
+    with pytest.raises(TypeError, match="takes 1 array argument"):
+        la.sqrt(x[1], y[0])
+    with pytest.raises(TypeError, match="takes 2 array argument"):
+        la.add(x)
+    assert_same(y, np.zeros(3))
+
+
 def test_errors_are_numpys():
     i = la.asarray(np.arange(4, dtype=np.int8))
     with pytest.raises(OverflowError):
