@@ -37,7 +37,7 @@ from . import _cupy_gaps, _devices, _dispatch, _node, _writes
 from ._array import LazyArray
 from ._config import get_config
 from ._dtypes import SUPPORTED_DTYPES
-from ._materialize import tape
+from ._materialize import computing_is_deferred, tape
 from ._node import Node
 from ._stack import user_stacklevel
 
@@ -217,6 +217,22 @@ def call(path: str, numpy_func: Any, args: tuple[Any, ...], kwargs: dict[str, An
     _policy(path)
     func, result_device = _library_function(path, _device(args, kwargs), numpy_func)
     return run(path, func, result_device, args, kwargs, written)
+
+
+def call_computed(path: str, numpy_func: Any, *args: Any) -> Any:
+    """:func:`call` of ``numpy_func`` on computed CPU LazyArrays only, the common case of a
+    loop's ``a @ b`` or ``np.dot(a, b)``, without the general walk over the arguments: NumPy's
+    call on their buffers, its result wrapped. None (nothing called) when an argument is
+    anything else, the policy is not "allow", or a call is explained or traced."""
+    for x in args:
+        if type(x) is not LazyArray:
+            return None
+        node = x._node
+        if node.data is None or node.device != "cpu":
+            return None
+    if get_config().fallback != "allow" or computing_is_deferred():
+        return None
+    return _wrap(numpy_func(*[x._node.data for x in args]), "cpu", path)
 
 
 def run(path: str, func: Any, result_device: str, args: tuple[Any, ...], kwargs: dict[str, Any],

@@ -130,3 +130,22 @@ def test_numpys_errors():
                lambda: a @ 2.0):
         with pytest.raises(ValueError, match="matmul"):
             fn()
+
+
+def test_computed_operands_call_numpy_at_once_with_its_rules():
+    """``a @ b`` and ``la.dot(a, b)`` of computed CPU arrays: NumPy's call on their memory right
+    away (``_fallback.call_computed``), its result, its errors; the fallback policy, la.explain's
+    note and la.jit's trace still see the call."""
+    rng = np.random.default_rng(3)
+    a, b = rng.random((5, 4)), rng.random(4).astype(np.float32)
+    x, y = la.asarray(a), la.asarray(b)
+    for got, want in [(x @ y, a @ b), (la.dot(x[1], y), np.dot(a[1], b)), (y @ y, b @ b),
+                      (la.matmul(x.T, x), a.T @ a), (la.dot(x, x.T), np.dot(a, a.T))]:
+        assert got.is_materialized
+        np.testing.assert_array_equal(np.asarray(got), want)
+        assert np.asarray(got).dtype == want.dtype
+    with pytest.raises(ValueError, match="mismatch"):
+        x @ la.asarray(np.ones(5))
+    assert any("numpy.matmul" in n for n in la.explain((x @ y) * 2).notes)
+    with la.config(fallback="warn"), pytest.warns(la.FallbackWarning, match="matmul"):
+        x @ y

@@ -73,6 +73,10 @@ def matmul(x1: Any, x2: Any, /) -> Any:
     """The matrix product ``x1 @ x2``, as ``numpy.matmul``: NumPy's (CuPy's) call on the
     operands' memory; a matrix-vector product with a pending float matrix is one fused
     kernel (values to rounding), and a stack times a matrix one library call."""
+    if getattr(x1, "ndim", 3) < 3:           # (a stack is folded into one call below)
+        out = _fallback.call_computed("matmul", np.matmul, x1, x2)   # computed: NumPy's, now
+        if out is not None:
+            return out
     if isinstance(x1, LazyArray) or isinstance(x2, LazyArray):
         a, b = _as_lazy(x1), _as_lazy(x2)
         if a is not None and b is not None:
@@ -87,6 +91,10 @@ def matmul(x1: Any, x2: Any, /) -> Any:
 def dot(a: Any, b: Any, out: Any = None) -> Any:
     """``numpy.dot``: for a matrix and a vector it is :func:`matmul`; everything else
     (``out=``, scalars, N-d operands) is NumPy's (CuPy's) own call."""
+    if out is None:
+        computed = _fallback.call_computed("dot", np.dot, a, b)     # computed: NumPy's, now
+        if computed is not None:
+            return computed
     if out is None and (isinstance(a, LazyArray) or isinstance(b, LazyArray)):
         x, y = _as_lazy(a), _as_lazy(b)
         if x is not None and y is not None and (x.ndim, y.ndim) in ((2, 1), (1, 2)):
