@@ -39,7 +39,7 @@ _MAX_WALK = 64            # interior nodes is_fresh may visit before giving up
 
 class Node:
     __slots__ = ("op", "dtype", "shape", "device", "src", "arg", "data",
-                 "sid", "leaves", "epoch", "__weakref__")
+                 "sid", "leaves", "epoch", "owner", "__weakref__")
 
     op: str                  # registry op name, or "leaf" / "scalar" / "counter"
     dtype: np.dtype
@@ -51,12 +51,14 @@ class Node:
     sid: int | None          # structure id (see the module docstring); None: too big, or stale
     leaves: tuple[Node, ...] | None  # interior nodes: the distinct leaves, in lowering order
     epoch: int               # interior nodes: the epoch the sid was last known valid in
+    owner: Any               # a weak reference to the LazyArray that owns the memory, or None
+                             # (lazyarr/_views.py, claim)
 
     def __init__(self, op: str, dtype: np.dtype, shape: tuple[int, ...], device: str | None,
                  src: tuple[Node, ...] = (), arg: Any = None, data: Any = None) -> None:
         self.op, self.dtype, self.shape, self.device = op, dtype, shape, device
         self.src, self.arg, self.data = src, arg, data
-        self.sid, self.leaves, self.epoch = None, None, 0
+        self.sid, self.leaves, self.epoch, self.owner = None, None, 0, None
 
     def __repr__(self) -> str:
         return f"Node({self.op}, {self.dtype}, {self.shape})"

@@ -41,9 +41,8 @@ from typing import Any
 
 import numpy as np
 
-from . import _array, _dispatch, _materialize, _node, _views, _writes
+from . import _array, _config, _dispatch, _materialize, _node, _views, _writes
 from ._array import LazyArray
-from ._config import get_config
 from ._dtypes import SUPPORTED_DTYPES
 from ._registry import BY_NUMPY, ELEMENTWISE
 from ._value_ops import ARRAY_METHODS, METHODS, getitem, setitem, setup  # type: ignore[import-not-found]  # compiled
@@ -173,10 +172,6 @@ def _computed(data: np.ndarray) -> LazyArray:
     return LazyArray._from_node(_node.leaf(data, "cpu"))
 
 
-def _eager_max_size() -> int:
-    return get_config().eager_max_size
-
-
 def _ufunc_operand(x: Any) -> Any:
     return x if type(x) in _PYTHON_NUMBERS else _operand(x)
 
@@ -198,7 +193,7 @@ def _install() -> None:
         hasattr(LazyArray, name) for name in ARRAY_METHODS)
     setup(ScalarValue, ScalarValue._value, _operand, _weak_complex, _deferred, _DEFERRING,
           {name: getattr(LazyArray, name) for name in ARRAY_METHODS}, LazyArray.__getitem__,
-          LazyArray, _computed, _writes.target, _eager_max_size, _views.owns_memory,
+          LazyArray, _computed, _writes.target, _config, _views.owns_memory,
           _writes.barrier, LazyArray.__setitem__)
     for name, (fn, _) in ARRAY_METHODS.items():   # small computed operands: at once, in C
         fn.__doc__ = getattr(LazyArray, name).__doc__

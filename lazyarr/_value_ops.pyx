@@ -34,7 +34,8 @@ cdef object ndarray = None           # numpy.ndarray
 cdef object LazyArray = None
 cdef object _wrap = None             # a computed CPU buffer as a LazyArray
 cdef object _target = None           # x's memory, ready to be written (lazyarr/_writes.py)
-cdef object _max_size = None         # the configured eager_max_size (lazyarr/_config.py)
+cdef object _config = None           # lazyarr/_config.py: its ContextVar and default, read
+                                     # here without a Python call (the eager_max_size bound)
 cdef object _owns = None             # _views.owns_memory
 cdef object _barrier = None          # _writes.barrier
 cdef object _setitem = None          # LazyArray's __setitem__ (every other write)
@@ -50,21 +51,21 @@ cdef enum:
 
 
 def setup(cls, value, operand, weak_complex, deferred, list deferring, dict slow, getitem,
-          array_cls, wrap, target, max_size, owns, barrier, setitem_):
+          array_cls, wrap, target, config, owns, barrier, setitem_):
     """Give the module what it calls: ``cls`` (ScalarValue), ``value`` (ScalarValue._value),
     ``operand`` and ``weak_complex`` (lazyarr/_value.py), ``deferred`` and ``deferring``
     (lazyarr/_materialize.py), ``slow`` (LazyArray's own operator methods by name, for those
     of :data:`METHODS` and :data:`ARRAY_METHODS`), ``getitem`` (LazyArray's ``__getitem__``),
     ``array_cls`` (LazyArray), ``wrap`` (a computed CPU buffer as a LazyArray), ``target``
-    (``_writes.target``), ``max_size`` (the configured ``eager_max_size``), ``owns``
+    (``_writes.target``), ``config`` (the module lazyarr/_config.py), ``owns``
     (``_views.owns_memory``), ``barrier`` (``_writes.barrier``) and ``setitem_`` (LazyArray's
     ``__setitem__``)."""
     global ScalarValue, _value, _operand, _weak_complex, _deferred, DEFERRING, SLOW, _getitem
-    global generic, ndarray, LazyArray, _wrap, _target, _max_size, _owns, _barrier, _setitem
+    global generic, ndarray, LazyArray, _wrap, _target, _config, _owns, _barrier, _setitem
     import numpy
     ScalarValue, _value, _operand, _weak_complex = cls, value, operand, weak_complex
     _deferred, DEFERRING, _getitem = deferred, deferring, getitem
-    LazyArray, _wrap, _target, _max_size, _owns = array_cls, wrap, target, max_size, owns
+    LazyArray, _wrap, _target, _config, _owns = array_cls, wrap, target, config, owns
     _barrier, _setitem = barrier, setitem_
     codes = {code: slow[name] for name, (_, code) in {**METHODS, **ARRAY_METHODS}.items()}
     SLOW = tuple([codes.get(code) for code in range(INPLACE + RSHIFT + 1)])
@@ -232,7 +233,8 @@ cdef bint _fits(object a, object b, Py_ssize_t m):
     both, and their broadcast result, within ``eager_max_size`` (the result has ``a``'s size
     when ``b`` is one element or of ``a``'s shape, and at most ``n * m`` elements otherwise);
     and nothing is being explained or traced (nothing may compute then)."""
-    cdef Py_ssize_t limit = _max_size()
+    cdef object config = _config._override.get()   # (get_config(), without its frame)
+    cdef Py_ssize_t limit = (config if config is not None else _config._default).eager_max_size
     cdef Py_ssize_t n = a.size
     if n > limit or m > limit:
         return False

@@ -135,7 +135,7 @@ def _of_memory(x: Any, fn: Any) -> Any:
 # LazyArrays can hold one computed buffer. They are equal values, not aliases: the first of
 # them to use the memory as memory (a view of it, a write, an export) owns it; a holder that
 # does so while another holds it too, or after another claimed it, gets its own copy first.
-_owner: weakref.WeakKeyDictionary[Node, weakref.ref[Any]] = weakref.WeakKeyDictionary()
+# The owner is a weak reference in the node's ``owner`` slot (it dies with the node).
 
 
 def claim(x: Any) -> Any:
@@ -145,17 +145,17 @@ def claim(x: Any) -> Any:
         x._node = node = _node.leaf(materialize(node), x.device)
     elif node.data is None:
         materialize(node)
-    ref = _owner.get(node)
+    ref = node.owner
     owner = ref() if ref is not None else None
     # An interior node (a computed expression) unowned but held by others too: they never
     # used it as memory, so x takes a copy. Expected are x._node, ``node`` and getrefcount's
     # argument; a pending expression reading it adds one more (a copy, then, is only
     # wasted). Leaves are never interned: one per wrapped buffer.
     if owner is x or owner is None and (node.op == "leaf" or sys.getrefcount(node) <= 3):
-        _owner[node] = weakref.ref(x)
+        node.owner = weakref.ref(x)
     else:
         x._node = node = _node.leaf(node.data.copy(), x.device)
-        _owner[node] = weakref.ref(x)
+        node.owner = weakref.ref(x)
     return node.data
 
 
@@ -163,7 +163,7 @@ def owns_memory(x: Any) -> bool:
     """Whether a view of computed ``x`` needs neither :func:`claim` nor :func:`anchor`: ``x``
     owns its node's memory already and has no pushed-down views (the compiled fast path of a
     basic index, lazyarr/_value_ops.pyx)."""
-    ref = _owner.get(x._node)
+    ref = x._node.owner
     return ref is not None and ref() is x and id(x) not in _base_of and not _views_of.get(id(x))
 
 
