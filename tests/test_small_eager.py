@@ -276,6 +276,55 @@ def test_inplace_keeps_pending_readers_old_values():
     assert_same(small, np.arange(4.0) + 100)
 
 
+# ----------------------------------------------------------------------------- reductions
+_REDUCTIONS = ["sum", "prod", "mean", "var", "std", "min", "max", "any", "all", "argmin",
+               "argmax"]
+
+
+def _reduced(name, x, **kw):
+    try:
+        with warnings.catch_warnings(record=True) as raised, np.errstate(all="warn"):
+            warnings.simplefilter("always")
+            got = np.asarray(getattr(la, name)(x, **kw))
+    except Exception as exc:  # noqa: BLE001 - compared by type below
+        return type(exc), []
+    return got, [(str(w.message), w.filename) for w in raised]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", _REDUCTIONS)
+def test_small_reductions_run_the_kernel_bound_once(name, dtype):
+    """A reduction of a small computed array runs the same kernel as ever, bound once per
+    layout (``_build._bound_small_reduction``): the same bits and warnings as the unbound
+    path, also for new data, views and empty arrays."""
+    a = edge_values(dtype)
+    m = np.resize(a, (4, 6))
+    for arr, kw in [(a, {}), (m, {"axis": 0}), (m, {"axis": 1, "keepdims": True}),
+                    (m[::-1, ::2], {}), (m[:0], {"axis": 0}), (a[::-1].copy(), {}),
+                    (m.T, {"axis": (0, 1)} if name not in ("argmin", "argmax") else {})]:
+        if name in ("var", "std"):
+            kw = dict(kw, ddof=1)
+        for _ in range(2):                          # the second call reuses the binding
+            got, got_warnings = _reduced(name, la.asarray(arr), **kw)
+            with la.config(eager_max_size=0):   # the plain lowering, every time
+                want, want_warnings = _reduced(name, la.asarray(arr), **kw)
+            if isinstance(want, type):
+                assert got is want, (name, kw)
+                continue
+            assert_same(got, want)
+            assert got_warnings == want_warnings
+
+
+def test_a_small_float32_sum_overflow_warns_at_the_line():
+    x = la.asarray(np.array([3e38, 3e38], dtype=np.float32))
+    with warnings.catch_warnings(record=True) as raised:
+        warnings.simplefilter("always")
+        s = la.sum(x)
+    assert np.isinf(np.asarray(s))
+    assert [(str(w.message), w.filename) for w in raised] == [
+        ("overflow encountered in reduce", __file__)]
+
+
 # ----------------------------------------------------------------------------- fuzz
 @settings(derandomize=True, deadline=None, database=None, max_examples=300,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,

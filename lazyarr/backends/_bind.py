@@ -21,4 +21,9 @@ def run_on(backend: Any, lowered: Lowered, buffers: list[Any]) -> Any:
 def bound(backend: Any, lowered: Lowered) -> Callable[[list[Any]], Any]:
     """``backend``'s runner of ``lowered``'s program on buffers like ``lowered``'s."""
     bind = getattr(backend, "bind", None)
-    return bind(lowered) if bind is not None else functools.partial(run_on, backend, lowered)
+    return bind(lowered) if bind is not None else unbound(backend, lowered)
+
+
+def unbound(backend: Any, lowered: Lowered) -> Callable[[list[Any]], Any]:
+    """:func:`run_on` of ``lowered``'s program, holding none of its input buffers."""
+    return functools.partial(run_on, backend, lowered._replace(inputs=[]))

@@ -35,7 +35,7 @@ from .._memo import BuildOnce
 from .._shapes import broadcast_shapes
 from .._plan import InputInfo, Kernel, Plan
 from .._program import Instr, Lowered, Program
-from ._bind import run_on
+from ._bind import unbound
 from .._registry import OPS
 from . import _cpu_vm  # type: ignore[attr-defined]  # ImportError: lazy cpu uses the reference backend
 from . import fp_errors, reduction_rules
@@ -683,7 +683,7 @@ class CpuFusedBackend:
         and the same scalars: a function of the input buffers, with the set-up done once."""
         c = get_compiled(lowered.program)
         if isinstance(c, Unsupported) or numpy_reduces_faster(lowered):
-            return functools.partial(run_on, self, lowered)
+            return unbound(self, lowered)
         dtypes = c.input_dtypes
         launch = _launch(c, lowered, [_prepare(b, dt) for b, dt in zip(lowered.inputs, dtypes)])
         return lambda buffers: _execute(launch, [_prepare(b, dt) for b, dt in zip(buffers, dtypes)])
