@@ -505,6 +505,24 @@ def test_a_reduction_the_vm_does_not_know_falls_back(monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", ["bool", "int8", "uint64", "float16", "float32", "float64"])
+def test_a_reduction_of_a_small_input_stays_in_the_vm(dtype):
+    """... but not of a small input (one VM block at most): there the VM's kernel, bound once
+    (a loop's ``la.max(row)``), is the cheaper; the same values as NumPy's loop."""
+    x = random_array(np.random.default_rng(6), np.dtype(dtype), (8, 50))
+    lx = la.asarray(x)
+    for op in ("min", "max", "any", "all", "argmin", "argmax"):
+        for axis in (None, 0, 1):
+            with la.config(mode="lazy"):
+                assert "NumPy's loop is faster" not in str(
+                    la.explain(lambda: getattr(la, op)(lx, axis=axis)))
+                got = np.asarray(getattr(la, op)(lx, axis=axis))
+            with la.config(mode="eager"):
+                want = np.asarray(getattr(la, op)(lx, axis=axis))
+            np.testing.assert_array_equal(got, want)
+            assert got.dtype == want.dtype
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint64", "float16", "float32", "float64"])
 def test_a_reduction_of_an_input_alone_runs_numpys_loop(dtype):
     """min/max/any/all (and argmin/argmax over the last axis) of a contiguous input alone run
     NumPy's loop, which beats the VM's there; with the same values as the VM's (the IEEE zero

@@ -648,6 +648,10 @@ _FLOAT_MAX = {np.dtype(t): float(np.finfo(t).max) for t in (np.float16, np.float
 #: any/all stop at the first deciding element; the VM's integer min/max are scalar loops.
 #: Measured on 1024² and 4096² float64/float32/int32/bool leaves (docs/notes/cpu.rst).
 _NUMPY_ON_AN_INPUT = frozenset({"min", "max", "any", "all", "argmin", "argmax"})
+#: ... but not on a small input (one VM block): there the set-up is most of the call, and the
+#: VM's kernel bound once (a loop's ``la.max(row)``, lazyarr/_build.py) costs half the
+#: reference backend's run (1,024 float64: ~8 vs ~15 µs)
+_SMALL_INPUT = 4096
 
 
 def numpy_reduces_faster(lowered: Lowered) -> bool:
@@ -659,7 +663,8 @@ def numpy_reduces_faster(lowered: Lowered) -> bool:
     if len(instrs) != 2 or instrs[0].op != "input" or instrs[1].op not in _NUMPY_ON_AN_INPUT:
         return False
     x = lowered.inputs[0]
-    if type(x) is not np.ndarray or x.dtype.kind == "c" or not x.flags.c_contiguous:
+    if type(x) is not np.ndarray or x.dtype.kind == "c" or not x.flags.c_contiguous \
+            or x.size <= _SMALL_INPUT:
         return False
     axes = instrs[1].arg[0]
     return instrs[1].op not in ("argmin", "argmax") or axes is None or x.ndim - 1 in axes
