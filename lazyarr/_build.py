@@ -476,7 +476,7 @@ def reduce(opdef: OpDef, x: Any, axis: Any = None, keepdims: bool = False, dtype
     if opdef.name in ("mean", "var", "std"):
         _warn_empty_slices(opdef.name, node.shape, arg[0], arg[3], shape)
     if node.data is not None and device == "cpu":
-        run = _bound_small_reduction(opdef.name, result_dtype, shape, arg, node)
+        run = _bound_reduction(opdef.name, result_dtype, shape, arg, node)
         if run is not None:
             return _node.leaf(run([node.data]), "cpu")
     if held and node.data is None and node.src and not stopping() \
@@ -487,21 +487,21 @@ def reduce(opdef: OpDef, x: Any, axis: Any = None, keepdims: bool = False, dtype
     return result
 
 
-#: Reductions of small computed CPU arrays (at most ``eager_max_size`` elements), each bound
-#: once per backend, op, spec and input layout: lowering the program and setting up its
-#: launch (``_bind.bound``, la.jit's replay step) happen once, so a loop's ``la.sum(row)``
-#: runs the same kernel, with the same bits, without rebuilding them (13-17 -> ~9 µs a call).
+#: Reductions of computed CPU arrays, each bound once per backend, op, spec and input layout:
+#: the node, the lowering and the launch set-up (``_bind.bound``, la.jit's replay step) happen
+#: once, so a repeated ``la.sum(row)`` or ``x.max()`` runs the same kernel (or NumPy's loop, for
+#: the reductions it runs faster), with the same bits, without rebuilding them: ``la.sum`` of
+#: 1,024 float32 13-17 -> ~9 µs a call, ``la.max`` of 1024² float64 130 -> ~108 µs (NumPy 101).
 _bound_reductions: dict[tuple[Any, ...], Any] = {}
 _MAX_BOUND = 1024
 
 
-def _bound_small_reduction(op: str, result_dtype: np.dtype, shape: tuple[int, ...], arg: Any,
-                           node: Node) -> Any:
-    """The bound runner of reduction ``op`` of the computed CPU ``node``, or None (too big,
-    not an ndarray, or a call explained or traced: those build the node)."""
+def _bound_reduction(op: str, result_dtype: np.dtype, shape: tuple[int, ...], arg: Any,
+                     node: Node) -> Any:
+    """The bound runner of reduction ``op`` of the computed CPU ``node``, or None (not an
+    ndarray, or a call explained or traced: those build the node)."""
     data = node.data
-    if type(data) is not np.ndarray or data.size > get_config().eager_max_size \
-            or computing_is_deferred():
+    if type(data) is not np.ndarray or computing_is_deferred():
         return None
     backend = select("cpu", "lazy")
     key = (backend.name, op, result_dtype, arg, data.dtype, data.shape, data.strides,

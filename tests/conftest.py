@@ -6,6 +6,7 @@ import os
 
 import numpy as np
 import pytest
+from helpers import record_bound_reductions
 
 import lazyarr as la
 from lazyarr import backends
@@ -50,5 +51,6 @@ def kernels(monkeypatch):
     monkeypatch.setattr(cpu_fused.CpuFusedBackend, "run",
                         lambda self, lowered: runs.append(len(lowered.program.instrs))
                         or real(self, lowered))
+    record_bound_reductions(monkeypatch, lambda lowered: len(lowered.program.instrs), runs)
     with la.config(mode="lazy", device="cpu"):
         yield runs

@@ -7,8 +7,10 @@ import numpy as np
 import pytest
 
 import lazyarr as la
+from lazyarr import _build
 from lazyarr._devices import cuda_simulated
 from lazyarr._dtypes import SUPPORTED_DTYPES
+from lazyarr.backends._bind import bound
 
 DTYPES = list(SUPPORTED_DTYPES)
 FLOAT_DTYPES = [d for d in DTYPES if d.kind == "f"]
@@ -178,3 +180,14 @@ def pending(a: np.ndarray) -> la.LazyArray:
     out = la.where(la.asarray(np.ones(a.shape, bool)), x, x)
     assert not out.is_materialized or la.get_config().mode == "eager"
     return out
+
+
+def record_bound_reductions(monkeypatch, describe, runs):
+    """Record the reductions of computed arrays too, which run their kernel through a runner
+    bound once (``_build._bound_reduction``) rather than the backend's ``run``: each call
+    appends ``describe(lowered)`` to ``runs``. The bound runners made before are dropped."""
+    def recording(backend, lowered):
+        run = bound(backend, lowered)
+        return lambda buffers: runs.append(describe(lowered)) or run(buffers)
+    monkeypatch.setattr(_build, "_bound_reductions", {})
+    monkeypatch.setattr(_build, "bound", recording)

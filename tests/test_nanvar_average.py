@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import DTYPES, assert_same, lazy_reduction, nan_slices, pending
+from helpers import DTYPES, assert_same, lazy_reduction, nan_slices, pending, record_bound_reductions
 
 import lazyarr as la
 from lazyarr.backends import cpu_fused, reference
@@ -237,6 +237,8 @@ def kernel_ops(monkeypatch):
         [i.op for i in lowered.program.instrs]) or fused(self, lowered))
     monkeypatch.setattr(reference.ReferenceBackend, "run", lambda self, lowered: runs.append(
         "reference") or ref(self, lowered))
+    record_bound_reductions(monkeypatch, lambda lowered: [i.op for i in lowered.program.instrs],
+                            runs)
     with la.config(mode="lazy", device="cpu"):
         yield runs
 

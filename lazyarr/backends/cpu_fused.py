@@ -688,7 +688,8 @@ class CpuFusedBackend:
         and the same scalars: a function of the input buffers, with the set-up done once."""
         c = get_compiled(lowered.program)
         if isinstance(c, Unsupported) or numpy_reduces_faster(lowered):
-            return unbound(self, lowered)
+            from .reference import for_device
+            return unbound(for_device("cpu"), lowered)     # what ``run`` would hand it
         dtypes = c.input_dtypes
         launch = _launch(c, lowered, [_prepare(b, dt) for b, dt in zip(lowered.inputs, dtypes)])
         return lambda buffers: _execute(launch, [_prepare(b, dt) for b, dt in zip(buffers, dtypes)])
