@@ -105,6 +105,17 @@ def test_elements_with_small_arrays_give_numpys_dtypes():
         assert_same(got, want)
 
 
+@pytest.mark.parametrize("dtype", ["int8", "uint16", "float16", "float32", "complex64"])
+def test_python_scalars_stay_weak(dtype):
+    a = np.arange(1, 6).astype(dtype)
+    x = la.asarray(a)
+    for got, want in [(x * 1j, a * 1j), (1j + x, 1j + a), (x * 2.5, a * 2.5), (3 - x, 3 - a),
+                      (x / 2, a / 2), (x ** 2, a ** 2), (True + x, True + a),
+                      (la.maximum(x, 2), np.maximum(a, 2))]:
+        assert got.is_materialized
+        assert_same(got, want)
+
+
 def test_function_forms_of_elements_are_numpys_scalar_calls():
     a = np.array([0.0, 2.0, -1.0], dtype=np.float32)
     x = la.asarray(a)
