@@ -32,7 +32,7 @@ class Config:
     ``eager_max_size``: in lazy mode, an operator (``x + y``, ``-x``, ``x += y``) whose operands
     are computed CPU arrays (or numbers) of at most this many elements, with a result no
     bigger, runs at once with NumPy, as in eager mode: there is nothing to fuse, and NumPy's
-    loop costs less than a kernel (docs/guide.rst, "When work happens"). 0 turns it off."""
+    loop costs less than a kernel (docs/guide.rst, "Small arrays"). 0 turns it off."""
 
     mode: str = "lazy"
     device: str = "auto"

@@ -130,15 +130,15 @@ cdef object _binary(object self, object other, int op):
         w = other
     elif t is complex:
         w = _weak_complex(other, self) if reflected else other
-    elif t is LazyArray and _small_buffer(other) is not None:
-        # an element and a small computed array (``alpha * a[i] * row``): at once, an array
-        w = _small_buffer(other)
-        if not _fits(w, None, 1):
-            return SLOW[op](self, other)
-        if v is None:
-            v = _value(self)
-        return _wrap(_apply(op - REFLECTED, w, v) if reflected else _apply(op, v, w))
     else:
+        w = _small_buffer(other) if t is LazyArray else None
+        if w is not None:
+            # an element and a small computed array (``alpha * a[i] * row``): at once, an array
+            if not _fits(w, None, 1):
+                return SLOW[op](self, other)
+            if v is None:
+                v = _value(self)
+            return _wrap(_apply(op - REFLECTED, w, v) if reflected else _apply(op, v, w))
         w = _operand(other)
         if w is None:
             return SLOW[op](self, other)
@@ -275,7 +275,7 @@ cdef object _array_inplace(object self, object other, int op):
     b = _small_operand(other, &m)
     if b is None or not _fits(a, b, m):
         return SLOW[INPLACE + op](self, other)
-    if self._node.op == "leaf" and type(self) is LazyArray and _owns(self):
+    if _owned_input(self, self._node):
         memory = a                  # owned already: only the write barrier is left to do
         _barrier(memory, "cpu")
     else:
@@ -305,21 +305,21 @@ cdef object _ufunc_call(object ufunc, int nin, tuple args, object slow):
         if isinstance(a, generic):
             return _make(a)
     elif nargs == 1:
-        if type(args[0]) is LazyArray:
-            a = _small_buffer(args[0])
-            if a is not None and _fits(a, None, 1):
-                return _wrap(ufunc(a))
+        a = _small_buffer(args[0]) if type(args[0]) is LazyArray else None
+        if a is not None and _fits(a, None, 1):
+            return _wrap(ufunc(a))
     elif nargs == 2:
-        if type(args[0]) is LazyArray and _small_buffer(args[0]) is not None:
-            a = _small_buffer(args[0])
+        a = _small_buffer(args[0]) if type(args[0]) is LazyArray else None
+        if a is not None:
             b = _small_operand(args[1], &m)
             if b is not None and _fits(a, b, m):
                 return _wrap(ufunc(a, b))
-        elif type(args[1]) is LazyArray and _small_buffer(args[1]) is not None:
-            b = _small_buffer(args[1])
-            a = _small_operand(args[0], &m)
-            if a is not None and _fits(b, a, m):
-                return _wrap(ufunc(a, b))
+        else:
+            b = _small_buffer(args[1]) if type(args[1]) is LazyArray else None
+            if b is not None:
+                a = _small_operand(args[0], &m)
+                if a is not None and _fits(b, a, m):
+                    return _wrap(ufunc(a, b))
     return slow(*args)
 
 
@@ -369,8 +369,7 @@ def getitem(self, key):
         element = data[key]
         if isinstance(element, generic):
             return _make(element)
-    elif type(data) is ndarray and node.device == "cpu" and node.op == "leaf" \
-            and type(self) is LazyArray and not PyList_GET_SIZE(DEFERRING) and _owns(self):
+    elif not PyList_GET_SIZE(DEFERRING) and _owned_input(self, node):
         # a basic index of an input whose memory it owns already (no claim or anchor to do):
         # NumPy's view of the memory, with NumPy's errors (lazyarr/_views.py, _of_memory)
         view_key = _view_key(key)
@@ -390,15 +389,22 @@ def setitem(self, key, value):
     cdef object data = node.data
     cdef object w
     cdef Py_ssize_t m = 0
-    if type(data) is ndarray and node.device == "cpu" and node.op == "leaf" \
-            and type(self) is LazyArray and not PyList_GET_SIZE(DEFERRING) \
-            and _view_key(key) is not None and _owns(self):
+    if not PyList_GET_SIZE(DEFERRING) and _view_key(key) is not None \
+            and _owned_input(self, node):
         w = _small_operand(value, &m)
         if w is not None:
             _barrier(data, "cpu")
             data[key] = w
             return
     _setitem(self, key, value)
+
+
+cdef bint _owned_input(object self, object node):
+    """Whether ``self`` (a LazyArray, not a ScalarValue, holding ``node``) is a computed CPU
+    input whose memory it owns already (``_views.owns_memory``): a view of it or a write into
+    it needs no claim or anchor, only the write barrier for a write."""
+    return type(node.data) is ndarray and node.device == "cpu" and node.op == "leaf" \
+        and type(self) is LazyArray and _owns(self)
 
 
 cdef inline bint _basic_part(object k):
