@@ -22,7 +22,10 @@ budget=${ASV_GPU_BUDGET_S:-330}
 say() { echo "[run_asv_gpu $(( $(date +%s) - t0 ))s] $*"; }
 
 # 1. the wheels that fix numpy/numba there, and asv (../shared/device/README.md)
-if ls .whl/*.whl > /dev/null 2>&1; then
+if [ "${LAZYARR_WHEELS_AT:-}" = /tmp/site ]; then
+    # gpu_session.sh installed the same wheels a moment ago (10-20 s of device time saved)
+    say "wheels: installed by the caller (/tmp/site)"
+elif ls .whl/*.whl > /dev/null 2>&1; then
     # (.whl-asv holds asv and its own: a --target --upgrade install replaces /tmp/site/bin
     # whole, so every wheel goes in one install, tools/device/README.md)
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \

@@ -18,6 +18,7 @@ fi
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl $(ls .whl-asv/*.whl 2>/dev/null) || { say "wheel install failed"; exit 1; }
 export PYTHONPATH=/tmp/site:$PWD PATH=/tmp/site/bin:$PATH
+export LAZYARR_WHEELS_AT=/tmp/site   # benchmarks/run_asv_gpu.sh then skips its own install
 # lazyarr runs from this checkout (PYTHONPATH), not installed: give it the installed package's
 # metadata, so entry points resolve (Dask's array.backend = "lazyarr", pyproject.toml)
 mkdir -p /tmp/site/lazyarr-0.1.0.dist-info
