@@ -48,6 +48,12 @@ EXTENSIONS: list = cythonize(
             extra_compile_args=["-O3"] if sys.platform != "win32" else [],
             depends=["lazyarr/_philox.h"],
         ),
+        # expression nodes: built for every op a user writes (lazyarr/_node.pyx)
+        Extension(
+            "lazyarr._node",
+            ["lazyarr/_node.pyx"],
+            extra_compile_args=["-O3"] if sys.platform != "win32" else [],
+        ),
         # the operators of a computed 0-d CPU value and the element read x[i]: the loop over
         # elements (lazyarr/_value.py)
         Extension(

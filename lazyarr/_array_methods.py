@@ -91,7 +91,7 @@ def elementwise_function(opdef: OpDef, cls: Any) -> Callable[..., Any]:
             return wrap(_elementwise(opdef, *[a._node if isinstance(a, cls) else a for a in args]))
 
     if isinstance(opdef.numpy, np.ufunc) and opdef.numpy.nout == 1 and opdef.nin < 3:
-        fn = ufunc_function(opdef.numpy, fn)  # small computed operands: NumPy's ufunc, at once
+        fn = ufunc_function(opdef.numpy, opdef.name, fn)  # small computed operands: NumPy's ufunc, at once
     names = _ARG_NAMES[opdef.nin]
     fn.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
         [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names])

@@ -30,7 +30,7 @@ share and writes may change: the value is read from there (``data[()]``, still a
 The same module installs ``LazyArray``'s compiled fast paths for small computed CPU arrays
 (the guide's "Small arrays"; lazyarr/_value_ops.pyx): its operators and the function forms of
 ufunc ops run NumPy's own at once when every operand is computed and the result has at most
-``eager_max_size`` elements (:func:`_computed` wraps the result), ``x op= y`` then computes
+``eager_max_size`` elements (a computed LazyArray wraps the result), ``x op= y`` then computes
 NumPy's in-place result on a copy and writes it back; and a basic index or a write of a
 computed value into an input whose memory the array owns already skips the steps that are
 no-ops there (lazyarr/_views.py's claim and anchor). Everything else is the Python methods'.
@@ -41,11 +41,12 @@ from typing import Any
 
 import numpy as np
 
-from . import _array, _config, _dispatch, _materialize, _node, _views, _writes
+from . import _array, _build, _config, _dispatch, _materialize, _node, _views, _writes
 from ._array import LazyArray
 from ._dtypes import SUPPORTED_DTYPES
 from ._registry import BY_NUMPY, ELEMENTWISE
-from ._value_ops import ARRAY_METHODS, METHODS, getitem, setitem, setup  # type: ignore[import-not-found]  # compiled
+from ._value_ops import (  # type: ignore[import-not-found]  # compiled
+    ARRAY_METHODS, BINARY_STEMS, METHODS, getitem, setitem, setup, setup_nodes)
 
 _NODE = LazyArray.__dict__["_node"]           # LazyArray's slot: the node, once built
 _new = object.__new__
@@ -167,11 +168,6 @@ def _weak_complex(c: complex, x: ScalarValue) -> Any:
     return np.complex128(c) if type(x._value()) is np.float64 else c
 
 
-def _computed(data: np.ndarray) -> LazyArray:
-    """A small operator's result (a new CPU buffer) as a LazyArray."""
-    return LazyArray._from_node(_node.leaf(data, "cpu"))
-
-
 def _ufunc_operand(x: Any) -> Any:
     return x if type(x) in _PYTHON_NUMBERS else _operand(x)
 
@@ -193,8 +189,11 @@ def _install() -> None:
         hasattr(LazyArray, name) for name in ARRAY_METHODS)
     setup(ScalarValue, ScalarValue._value, _operand, _weak_complex, _deferred, _DEFERRING,
           {name: getattr(LazyArray, name) for name in ARRAY_METHODS}, LazyArray.__getitem__,
-          LazyArray, _computed, _writes.target, _config, _views.owns_memory,
+          LazyArray, _writes.target, _config, _views.owns_memory,
           _writes.barrier, LazyArray.__setitem__)
+    by_operator = {op.operator: op.name for op in ELEMENTWISE if op.operator is not None}
+    setup_nodes(_build._rules, _build._cast_operands, _node.op_node, _node.leaf,
+                tuple([by_operator[stem] for stem in BINARY_STEMS]))
     for name, (fn, _) in ARRAY_METHODS.items():   # small computed operands: at once, in C
         fn.__doc__ = getattr(LazyArray, name).__doc__
         setattr(LazyArray, name, fn)

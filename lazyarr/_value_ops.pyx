@@ -32,13 +32,18 @@ cdef object _getitem = None          # LazyArray's __getitem__ (everything but x
 cdef object generic = None           # numpy.generic
 cdef object ndarray = None           # numpy.ndarray
 cdef object LazyArray = None
-cdef object _wrap = None             # a computed CPU buffer as a LazyArray
 cdef object _target = None           # x's memory, ready to be written (lazyarr/_writes.py)
 cdef object _config = None           # lazyarr/_config.py: its ContextVar and default, read
                                      # here without a Python call (the eager_max_size bound)
 cdef object _owns = None             # _views.owns_memory
 cdef object _barrier = None          # _writes.barrier
 cdef object _setitem = None          # LazyArray's __setitem__ (every other write)
+# the node builder's fast path (lazyarr/_build.py, ``elementwise``), given by setup_nodes()
+cdef dict _rules = None              # _build._rules: memoized NumPy rules by operand types
+cdef object _cast_operands = None    # _build._cast_operands
+cdef object _op_node = None          # _node.op_node
+cdef object _leaf = None             # _node.leaf
+cdef tuple OP_NAMES = ()             # the registry's op name of each binary operator code
 
 # operator codes: the forward binary operators, then their reflected forms (+ REFLECTED), then
 # the unary ones; setup() gets LazyArray's method of each, in this order
@@ -51,25 +56,89 @@ cdef enum:
 
 
 def setup(cls, value, operand, weak_complex, deferred, list deferring, dict slow, getitem,
-          array_cls, wrap, target, config, owns, barrier, setitem_):
+          array_cls, target, config, owns, barrier, setitem_):
     """Give the module what it calls: ``cls`` (ScalarValue), ``value`` (ScalarValue._value),
     ``operand`` and ``weak_complex`` (lazyarr/_value.py), ``deferred`` and ``deferring``
     (lazyarr/_materialize.py), ``slow`` (LazyArray's own operator methods by name, for those
     of :data:`METHODS` and :data:`ARRAY_METHODS`), ``getitem`` (LazyArray's ``__getitem__``),
-    ``array_cls`` (LazyArray), ``wrap`` (a computed CPU buffer as a LazyArray), ``target``
+    ``array_cls`` (LazyArray), ``target``
     (``_writes.target``), ``config`` (the module lazyarr/_config.py), ``owns``
     (``_views.owns_memory``), ``barrier`` (``_writes.barrier``) and ``setitem_`` (LazyArray's
     ``__setitem__``)."""
     global ScalarValue, _value, _operand, _weak_complex, _deferred, DEFERRING, SLOW, _getitem
-    global generic, ndarray, LazyArray, _wrap, _target, _config, _owns, _barrier, _setitem
+    global generic, ndarray, LazyArray, _target, _config, _owns, _barrier, _setitem
     import numpy
     ScalarValue, _value, _operand, _weak_complex = cls, value, operand, weak_complex
     _deferred, DEFERRING, _getitem = deferred, deferring, getitem
-    LazyArray, _wrap, _target, _config, _owns = array_cls, wrap, target, config, owns
+    LazyArray, _target, _config, _owns = array_cls, target, config, owns
     _barrier, _setitem = barrier, setitem_
     codes = {code: slow[name] for name, (_, code) in {**METHODS, **ARRAY_METHODS}.items()}
     SLOW = tuple([codes.get(code) for code in range(INPLACE + RSHIFT + 1)])
     generic, ndarray = numpy.generic, numpy.ndarray
+
+
+def setup_nodes(dict rules, cast_operands, op_node, leaf, tuple op_names):
+    """Give the module the node builder's pieces for :func:`_lazy_node`: ``rules``
+    (``_build._rules``), ``cast_operands`` (``_build._cast_operands``), ``op_node``
+    (``_node.op_node``), ``leaf`` (``_node.leaf``) and ``op_names`` (the registry's op of
+    each operator in :data:`BINARY_STEMS`' order)."""
+    global _rules, _cast_operands, _op_node, _leaf, OP_NAMES
+    assert len(op_names) == REFLECTED
+    _rules, _cast_operands, _op_node, _leaf, OP_NAMES = rules, cast_operands, op_node, leaf, op_names
+
+
+cdef inline object _array(object node):
+    """A new LazyArray of ``node`` (``LazyArray._from_node``, without the call)."""
+    cdef object a = PyType_GenericAlloc(<PyTypeObject*>LazyArray, 0)
+    a._node = node
+    return a
+
+
+cdef object _wrap(object data):
+    """A small operator's result (a new CPU buffer) as a computed LazyArray."""
+    return _array(_leaf(data, "cpu"))
+
+
+cdef object _lazy_node(object name, object x, object y, int nin):
+    """``name(x)`` or ``name(x, y)`` as a new pending LazyArray, from a rule
+    ``_build.elementwise`` memoized (what its fast path does, without the Python frames of the
+    operator method, the function form and the builder: ~1.5 µs an op, docs/notes/core.rst);
+    None where that path would not take it, or where the operator method has a case of its
+    own (a computed 0-d CPU operand first, a Dask collection, ``None``/strings for ``==``):
+    the caller then takes the slow path, which decides. The operands: LazyArrays and Python
+    numbers."""
+    cdef object t
+    cdef object node
+    cdef object rule
+    cdef object shape
+    cdef list operands = []
+    cdef list key = [name]
+    for i in range(nin):
+        v = x if i == 0 else y
+        t = type(v)
+        if t is LazyArray:
+            node = v._node
+            if node.data is not None and not node.shape and node.device == "cpu":
+                return None             # a computed 0-d CPU value: NumPy's 0-d rules
+            key.append(node.dtype)
+            key.append(node.shape)
+            key.append(node.device)
+            operands.append(node)
+        elif t is float or t is int or t is complex:
+            key.append(t)
+            operands.append(v)
+        else:
+            return None
+    rule = _rules.get(tuple(key))
+    if rule is None or not rule.fast:
+        return None
+    shape = rule.shape
+    config = _config._override.get()
+    if not shape or (config if config is not None else _config._default).mode == "eager":
+        return None
+    dtypes = rule.dtypes
+    src = tuple(operands) if rule.uncast else _cast_operands(operands, dtypes)
+    return _array(_op_node(name, dtypes[nin], shape, rule.device, src))
 
 
 cdef inline object _make(object v):
@@ -247,14 +316,19 @@ cdef object _array_binary(object self, object other, int op):
     cdef object a = _small_buffer(self)
     cdef object b
     cdef Py_ssize_t m = 0
-    if a is None:
-        return SLOW[op](self, other)
-    b = _small_operand(other, &m)
-    if b is None or not _fits(a, b, m):
-        return SLOW[op](self, other)
-    if op >= REFLECTED:
-        return _wrap(_apply(op - REFLECTED, b, a))
-    return _wrap(_apply(op, a, b))
+    if a is not None:
+        b = _small_operand(other, &m)
+        if b is not None and _fits(a, b, m):
+            if op >= REFLECTED:
+                return _wrap(_apply(op - REFLECTED, b, a))
+            return _wrap(_apply(op, a, b))
+    if op != POW and op != POW + REFLECTED and op != EQ and op != NE:
+        # (powers: ndarray.__pow__'s scalar fast paths; ==, !=: None and strings)
+        b = _lazy_node(OP_NAMES[op % REFLECTED], other, self, 2) if op >= REFLECTED else \
+            _lazy_node(OP_NAMES[op], self, other, 2)
+        if b is not None:
+            return b
+    return SLOW[op](self, other)
 
 
 cdef object _array_unary(object self, int op):
@@ -289,10 +363,11 @@ cdef object _array_inplace(object self, object other, int op):
     return self
 
 
-cdef object _ufunc_call(object ufunc, int nin, tuple args, object slow):
+cdef object _ufunc_call(object ufunc, object name, int nin, tuple args, object slow):
     """A function form (``la.sqrt(x)``, ``la.maximum(x, y)``): NumPy's ufunc at once when its
     operands make a small operator (an n-d small computed CPU array and, for two, a small
-    operand), else ``slow`` (the node builder's function form)."""
+    operand), else a pending node from a memoized rule (:func:`_lazy_node`), else ``slow``
+    (the node builder's function form)."""
     cdef object a
     cdef object b
     cdef Py_ssize_t m = 0
@@ -320,6 +395,12 @@ cdef object _ufunc_call(object ufunc, int nin, tuple args, object slow):
                 a = _small_operand(args[0], &m)
                 if a is not None and _fits(b, a, m):
                     return _wrap(ufunc(a, b))
+    if nargs == 1:
+        a = _lazy_node(name, args[0], None, 1)
+    else:
+        a = _lazy_node(name, args[0], args[1], 2)
+    if a is not None:
+        return a
     return slow(*args)
 
 
@@ -344,13 +425,14 @@ cdef inline object _scalar_of(object x):
     return x
 
 
-def ufunc_function(ufunc, slow):
-    """The function form of an elementwise op whose NumPy function is ``ufunc`` (one output):
-    small operators at once (:func:`_ufunc_call`), everything else ``slow``'s. Compiled, so
-    that NumPy's warnings name the user's line."""
+def ufunc_function(ufunc, str name, slow):
+    """The function form of the registry's op ``name``, whose NumPy function is ``ufunc`` (one
+    output): small operators at once, common pending ones from a memoized rule
+    (:func:`_ufunc_call`), everything else ``slow``'s. Compiled, so that NumPy's warnings name
+    the user's line."""
     cdef int nin = ufunc.nin
     def fn(*args):
-        return _ufunc_call(ufunc, nin, args, slow)
+        return _ufunc_call(ufunc, name, nin, args, slow)
     return fn
 
 
@@ -465,9 +547,10 @@ def _unary_method(str name, int op, bint array=False):
 #: ScalarValue's methods: ``x op y``, ``y op x`` (reflected: ``__radd__``; the comparisons
 #: have none, Python swaps them), ``op x``: name -> (the function, its operator code)
 METHODS = {}
-for _code, _stem in enumerate(("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and",
-                               "or", "xor", "lshift", "rshift", "lt", "le", "eq", "ne", "gt",
-                               "ge")):
+#: the binary operators' stems (``__add__``), in operator-code order
+BINARY_STEMS = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor",
+                "lshift", "rshift", "lt", "le", "eq", "ne", "gt", "ge")
+for _code, _stem in enumerate(BINARY_STEMS):
     METHODS[f"__{_stem}__"] = (_binary_method(f"__{_stem}__", _code), _code)
     if _code < LT:
         METHODS[f"__r{_stem}__"] = (_binary_method(f"__r{_stem}__", REFLECTED + _code),

@@ -21,14 +21,26 @@ def _module_name(path: pathlib.Path) -> str:
 
 
 def _modules() -> dict[str, pathlib.Path]:
-    return {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+    """The package's modules: its Python files and its compiled Cython ones (``.pyx``)."""
+    return {_module_name(p): p for p in sorted([*PACKAGE.rglob("*.py"), *PACKAGE.rglob("*.pyx")])}
+
+
+def _source(path: pathlib.Path) -> str:
+    """What ``ast`` can parse of a module: a Cython file's import statements only (its
+    ``cdef``/``cimport`` lines are not Python)."""
+    text = path.read_text()
+    if path.suffix != ".pyx":
+        return text
+    lines = [line.strip() for line in text.splitlines()]
+    return "\n".join(line for line in lines if line.startswith(("import ", "from "))
+                     and " cimport " not in line and not line.startswith("from cpython"))
 
 
 def _imports(name: str, path: pathlib.Path, modules: set[str]) -> set[str]:
     """The package's modules that ``name`` imports, anywhere in its body."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    tree = ast.parse(path.read_text(), str(path))
+    tree = ast.parse(_source(path), str(path))
     type_only = {id(n) for block in ast.walk(tree) if _is_type_checking_block(block)
                  for stmt in block.body for n in ast.walk(stmt)}  # type: ignore[attr-defined]
     for node in ast.walk(tree):

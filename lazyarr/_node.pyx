@@ -1,3 +1,4 @@
+# cython: language_level=3, annotation_typing=False
 """Expression nodes: immutable, interned, and cheap to build.
 
 A node is an operation applied to other nodes. Leaves hold a materialized buffer
@@ -23,8 +24,12 @@ interior node later turns it into a leaf. ``epoch`` (bumped after every material
 records when the node was built; a node from an older epoch is re-checked before its sid
 is trusted (``is_fresh``). Large DAGs (more than ``MAX_LEAVES`` leaves) get no sid and
 are always lowered: the leaf lists are copied on merge, which must stay O(1) per node.
+
+Compiled (Cython, a module of its own: no .py of the same name to shadow) because every op a
+user writes builds a node here: ``Node`` is an extension type, so building one and reading its
+fields in ``_describe`` and ``op_node`` are C struct accesses rather than Python attribute
+lookups (docs/notes/core.rst, "Per-call overhead"). The rest is the Python it was.
 """
-from __future__ import annotations
 
 import itertools
 import weakref
@@ -37,30 +42,28 @@ _MAX_STRUCTURES = 1 << 16  # the table is cleared when it grows past this (ids a
 _MAX_WALK = 64            # interior nodes is_fresh may visit before giving up
 
 
-class Node:
-    __slots__ = ("op", "dtype", "shape", "device", "src", "arg", "data",
-                 "sid", "leaves", "epoch", "owner", "__weakref__")
+cdef class Node:
+    """One node of an expression DAG (see the module docstring)."""
+    cdef public object op        # registry op name, or "leaf" / "scalar" / "counter"
+    cdef public object dtype     # np.dtype
+    cdef public object shape     # tuple[int, ...]
+    cdef public object device    # None for scalars: they go anywhere
+    cdef public tuple src        # the children
+    cdef public object arg       # static operand: cast dtype, reduction spec, scalar value
+    cdef public object data      # the buffer, once materialized (always set for leaves)
+    cdef public object sid       # structure id (see the module docstring); None: too big, or stale
+    cdef public object leaves    # interior nodes: the distinct leaves, in lowering order, or None
+    cdef public object epoch     # interior nodes: the epoch the sid was last known valid in
+    cdef public object owner     # a weak reference to the LazyArray that owns the memory, or None
+                                 # (lazyarr/_views.py, claim)
+    cdef object __weakref__
 
-    op: str                  # registry op name, or "leaf" / "scalar" / "counter"
-    dtype: np.dtype
-    shape: tuple[int, ...]
-    device: str | None       # None for scalars: they go anywhere
-    src: tuple[Node, ...]
-    arg: Any                 # static operand: cast dtype, reduction spec, scalar value
-    data: Any                # the buffer, once materialized (always set for leaves)
-    sid: int | None          # structure id (see the module docstring); None: too big, or stale
-    leaves: tuple[Node, ...] | None  # interior nodes: the distinct leaves, in lowering order
-    epoch: int               # interior nodes: the epoch the sid was last known valid in
-    owner: Any               # a weak reference to the LazyArray that owns the memory, or None
-                             # (lazyarr/_views.py, claim)
-
-    def __init__(self, op: str, dtype: np.dtype, shape: tuple[int, ...], device: str | None,
-                 src: tuple[Node, ...] = (), arg: Any = None, data: Any = None) -> None:
+    def __init__(self, op, dtype, shape, device, tuple src=(), arg=None, data=None):
         self.op, self.dtype, self.shape, self.device = op, dtype, shape, device
         self.src, self.arg, self.data = src, arg, data
         self.sid, self.leaves, self.epoch, self.owner = None, None, 0, None
 
-    def __repr__(self) -> str:
+    def __repr__(self):
         return f"Node({self.op}, {self.dtype}, {self.shape})"
 
 
@@ -99,12 +102,12 @@ def materialized(node: Node, data: Any) -> None:
     epoch = next(_ticks)
 
 
-def _as_leaf(node: Node) -> int:
+cpdef object _as_leaf(Node node):
     """The structure id of a materialized interior node seen as an input."""
     return structure(("input", node.dtype, len(node.shape)))
 
 
-def _describe(node: Node, src: tuple[Node, ...], head: tuple[Any, ...]) -> None:
+cdef void _describe(Node node, tuple src, tuple head):
     """Set ``node``'s sid, leaves and epoch from its children's (``head``: op, dtype, arg).
 
     Leaves merge by first occurrence, left to right, which is the order lowering's
@@ -112,9 +115,12 @@ def _describe(node: Node, src: tuple[Node, ...], head: tuple[Any, ...]) -> None:
     each child's leaves land in the merged list (so ``x * x`` and ``x * y`` differ).
     (Plain loops and list comprehensions: this runs for every node built.)
     """
-    now = epoch
-    sids: list[Any] = []
-    parts: list[tuple[Node, ...]] = []
+    cdef object now = epoch
+    cdef list sids = []
+    cdef list parts = []
+    cdef Node c
+    cdef tuple leaves, part
+    cdef bint shared = False
     for c in src:
         if not c.src:                     # a leaf, a scalar, or materialized (its input sid)
             sids.append(c.sid)
@@ -131,7 +137,6 @@ def _describe(node: Node, src: tuple[Node, ...], head: tuple[Any, ...]) -> None:
             sids.append(sid)
             parts.append(known)
     leaves = parts[0]
-    shared = False
     for part in parts[1:]:
         new = [leaf for leaf in part if leaf not in leaves]
         shared = shared or len(new) != len(part)
@@ -215,18 +220,19 @@ def _forget(ref: _Ref) -> None:
         del _interned[ref.key]
 
 
-def _store(key: tuple[Any, ...], node: Node) -> Node:
+cdef Node _store(tuple key, Node node):
     ref = _Ref(node, _forget)
     ref.key = key
     _interned[key] = ref
     return node
 
 
-def _lookup(key: tuple[Any, ...]) -> Node | None:
+cdef object _lookup(tuple key):
     """The live interned node for ``key``. A materialized node holds the value its inputs
     had when it ran; a new expression reads the buffers as they are now, so it gets a fresh
     node (the old one keeps its memo)."""
-    ref = _interned.get(key)
+    cdef object ref = _interned.get(key)
+    cdef object node
     if ref is not None:
         node = ref()
         if node is not None and node.data is None:
@@ -234,9 +240,9 @@ def _lookup(key: tuple[Any, ...]) -> Node | None:
     return None
 
 
-def leaf(data: Any, device: str) -> Node:
+cpdef Node leaf(object data, object device):
     """A materialized buffer as a node. Leaves are not interned: one per buffer wrapper."""
-    node = Node("leaf", data.dtype, tuple(data.shape), device, data=data)
+    cdef Node node = Node("leaf", data.dtype, tuple(data.shape), device, (), None, data)
     node.sid = structure(("input", node.dtype, len(node.shape)))
     return node
 
@@ -249,10 +255,10 @@ def counter(cmap: Any, device: str) -> Node:
     return node
 
 
-def scalar(value: np.generic) -> Node:
+cpdef Node scalar(object value):
     """A constant operand (already of its final dtype); interned by dtype and bit pattern."""
-    key = ("scalar", value.dtype, value.tobytes())
-    node = _lookup(key)
+    cdef tuple key = ("scalar", value.dtype, value.tobytes())
+    cdef object node = _lookup(key)
     if node is None:
         node = Node("scalar", value.dtype, (), None, arg=value)
         node.sid = structure(("scalar", value.dtype))
@@ -260,8 +266,8 @@ def scalar(value: np.generic) -> Node:
     return node
 
 
-def op_node(op: str, dtype: np.dtype, shape: tuple[int, ...], device: str | None,
-            src: tuple[Node, ...], arg: Any = None) -> Node:
+cpdef Node op_node(object op, object dtype, object shape, object device, tuple src,
+                   object arg=None):
     """An interior node, interned on (op, dtype, arg, children's identities).
 
     A node that was already materialized is not reused: it memoizes the buffers' values at
@@ -270,9 +276,9 @@ def op_node(op: str, dtype: np.dtype, shape: tuple[int, ...], device: str | None
     Keys use the children's ids: a child cannot die (and its id be reused) while
     a parent referencing it is alive, and the parent's entry dies with the parent.
     """
-    head = (op, dtype, arg)
-    key = head + tuple(map(id, src))
-    node = _lookup(key)
+    cdef tuple head = (op, dtype, arg)
+    cdef tuple key = head + tuple([id(c) for c in src])
+    cdef object node = _lookup(key)
     if node is None:
         node = Node(op, dtype, shape, device, src, arg)
         _describe(node, src, head)
