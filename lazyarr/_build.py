@@ -148,7 +148,8 @@ def elementwise(opdef: OpDef, *args: Any) -> Node:
     if get_config().mode == "eager" or not shape and _computed_on_cpu(device, operands):
         return _eager_elementwise(opdef, device, operands, dtypes, shape)  # type: ignore[arg-type]
     src = tuple(operands) if uncast else _cast_operands(operands, dtypes)
-    return _node.op_node(opdef.name, dtypes[-1], shape, device, src)  # type: ignore[arg-type]
+    node = _node.op_node(opdef.name, dtypes[-1], shape, device, src)  # type: ignore[arg-type]
+    return node if shape or node.sid is not None else _bounded(node)
 
 
 def _fast_rule(opdef: OpDef, operands: list[Operand], dtypes: tuple[np.dtype, ...],
@@ -197,7 +198,28 @@ def _elementwise(opdef: OpDef, args: tuple[Any, ...]) -> Node:
         return _where(opdef, operands, shape, device)
     if get_config().mode == "eager" or not shape and _computed_on_cpu(device, operands):
         return _eager_elementwise(opdef, device, operands, dtypes, shape)
-    return _node.op_node(opdef.name, dtypes[-1], shape, device, _cast_operands(operands, dtypes))
+    node = _node.op_node(opdef.name, dtypes[-1], shape, device, _cast_operands(operands, dtypes))
+    return node if shape or node.sid is not None else _bounded(node)
+
+
+def _bounded(node: Node) -> Node:
+    """A pending 0-d ``node`` whose DAG outgrew a structure id (more than ``MAX_LEAVES``
+    inputs): its pending operands are computed first, so it reads at most a few inputs.
+
+    What this bounds is a loop-carried value on a device where 0-d ops stay lazy (cuda):
+    ``s = s + a[i] * b[i]`` grew one node and two inputs per iteration, and the kernel that
+    finally computed ``s`` had thousands of inputs (2,000 iterations on the H200: over 300 s,
+    asv ``ElementLoop``). Now every ~8 iterations two small kernels of one repeated structure
+    run (cached after the first). On the CPU a 0-d op of computed operands runs at once
+    (:func:`_computed_on_cpu`) and never gets here with pending operands from a loop."""
+    if node.data is not None or computing_is_deferred():
+        return node
+    pending = [c for c in node.src if c.data is None and c.src]
+    if not pending:
+        return node
+    for c in pending:
+        materialize(c)
+    return _node.redescribed(node)
 
 
 def _computed_on_cpu(device: str | None, operands: list[Operand]) -> bool:

@@ -266,6 +266,13 @@ cpdef Node scalar(object value):
     return node
 
 
+cpdef Node redescribed(Node node):
+    """``node`` with its sid and leaves set again from its children as they are now (after
+    some of them were materialized: see ``_build._bounded``)."""
+    _describe(node, node.src, (node.op, node.dtype, node.arg))
+    return node
+
+
 cpdef Node op_node(object op, object dtype, object shape, object device, tuple src,
                    object arg=None):
     """An interior node, interned on (op, dtype, arg, children's identities).

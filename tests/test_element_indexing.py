@@ -10,6 +10,7 @@ import pytest
 from helpers import DTYPES, edge_values
 
 import lazyarr as la
+from lazyarr import _node
 
 
 @pytest.fixture
@@ -391,7 +392,12 @@ def _same_outcome(op, x, y, want_x, want_y, warnings_too=False):
         assert np.signbit(got) == np.signbit(want)
 
 
-@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device (a GPU, or LAZYARR_CUDA_SIM=1)")
+_NEEDS_CUDA = pytest.mark.skipif(not la.cuda_available(),
+                                 reason="needs a cuda device (a GPU, or LAZYARR_CUDA_SIM=1)")
+
+
+@pytest.mark.gpu
+@_NEEDS_CUDA
 def test_an_element_of_a_cuda_array_stays_a_cuda_0d_array():
     """Only the CPU's elements are held values: on cuda ``x[i]`` is a 0-d cuda array and an
     operator on it stays lazy (a launch per 0-d op would cost more than the graph)."""
@@ -400,6 +406,28 @@ def test_an_element_of_a_cuda_array_stays_a_cuda_0d_array():
         assert v.device == "cuda" and v.shape == () and float(v) == 5.0
         w = v * 2
         assert w.device == "cuda" and not w.is_materialized and float(w) == 10.0
+
+
+@pytest.mark.gpu
+@_NEEDS_CUDA
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32], ids=str)
+def test_a_loop_carried_cuda_value_reads_a_bounded_number_of_inputs(dtype):
+    """``s = s + a[i] * b[i]`` on cuda: the pending 0-d value never reads more than MAX_LEAVES
+    inputs (its pending operands are computed when it would: ``_build._bounded``), so the loop
+    costs a few small kernels per ~8 iterations, not one kernel of thousands of inputs (2,000
+    iterations took over 300 s on the H200 before); the value is NumPy's loop's, bit for bit
+    (the same additions in the same order)."""
+    rng = np.random.default_rng(7)
+    an, bn = (rng.integers(-50, 50, 60).astype(dtype) for _ in range(2))
+    a, b = la.asarray(an, device="cuda"), la.asarray(bn, device="cuda")
+    s, want = la.zeros((), dtype=dtype, device="cuda"), dtype(0)
+    for i in range(60):
+        s = s + a[i] * b[i]
+        want = want + an[i] * bn[i]
+        node = s._node
+        assert node.data is not None or len(node.leaves) <= _node.MAX_LEAVES, i
+    got = s.to_numpy()
+    assert got.dtype == want.dtype and got == want
 
 
 def _warnings_of(fn):
