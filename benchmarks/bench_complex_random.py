@@ -29,8 +29,9 @@ def complex_data(n: int, device: str = "cpu") -> la.LazyArray:
 
 
 class ComplexChain(Benchmark):
-    """``sum(abs(z * z + c) * conj(z).real)`` over complex128 values, and ``z * z + c``
-    materialized: eager writes each complex intermediate, lazy runs one kernel."""
+    """``sum(abs(z * z + c) * conj(z).real)`` over complex128 values, ``z * z + c``
+    materialized, and its complex sum: eager writes each complex intermediate, lazy runs one
+    kernel."""
 
     params = [DEVICES, MODES, [2**20, 2**22]]
     param_names = ["device", "mode", "n"]
@@ -45,6 +46,10 @@ class ComplexChain(Benchmark):
 
     def time_materialize(self, device, mode, n):
         finish(self.z * self.z + (0.25 - 0.5j), device)
+
+    def time_complex_sum(self, device, mode, n):
+        """A complex reduction of the chain: ``sum(z * z + c)``, one kernel in lazy mode."""
+        finish(la.sum(self.z * self.z + (0.25 - 0.5j)), device)
 
 
 class MonteCarloPi(Benchmark):

@@ -461,7 +461,10 @@ def reduction_mismatch(s: Step, x: np.ndarray, got: np.ndarray, policy: Policy,
     The bound: ``c * eps(result dtype) * scale`` plus the dtype's ``tiny``, where ``scale`` is
     the sum (mean) of ``|x|`` for sum (mean), ``|reference|`` for prod, the mean of ``x**2``
     for var/std (std compared squared), and ``c = policy.reduction_ulps * (1 + log2(n))``.
-    NaN must be where the reference has NaN, infinities equal.
+    NaN must be where the reference has NaN, infinities equal. Complex results are compared
+    part by part (each part is accumulated on its own): a sum's or mean's real part against
+    the sum (mean) of ``|real(x)|``, its imaginary part likewise; each part of a product
+    against the reference's modulus (the bound of the product's error).
     """
     kw = dict(s.kw)
     dtype = kw.pop("dtype", None)
@@ -478,16 +481,23 @@ def reduction_mismatch(s: Step, x: np.ndarray, got: np.ndarray, policy: Policy,
         axis, keep = kw.get("axis"), kw.get("keepdims", False)
         n = max(1, x.size // max(1, ref.size))
         if s.op in ("sum", "mean"):
-            scale = np.asarray(fn(np.abs(x64), axis=axis, keepdims=keep))
+            def scale_of(part):
+                return np.asarray(fn(np.abs(part(x64)), axis=axis, keepdims=keep))
         elif s.op == "prod":
-            scale = np.abs(ref)
+            def scale_of(part):
+                return np.abs(ref)
         else:
-            scale = np.asarray(np.mean(np.abs(x64) ** 2, axis=axis, keepdims=keep)) * n / max(1, n - 1)
+            def scale_of(part):
+                return np.asarray(np.mean(np.abs(x64) ** 2, axis=axis, keepdims=keep)) * n / max(1, n - 1)
             if s.op == "std":
                 g, ref = g * g, ref * ref
         eps = float(np.finfo(got.dtype).eps)
-        tol = policy.reduction_ulps * (1 + np.log2(n)) * eps * scale + float(np.finfo(got.dtype).tiny)
-        bad = ~((g == ref) | (np.isnan(g) & np.isnan(ref)) | (np.abs(g - ref) <= tol))
+        c = policy.reduction_ulps * (1 + np.log2(n)) * eps
+        tiny = float(np.finfo(got.dtype).tiny)
+        bad = np.zeros(ref.shape, bool)
+        for part in ((np.real, np.imag) if ref.dtype.kind == "c" else (lambda v: v,)):
+            gp, rp, tol = part(g), part(ref), c * scale_of(part) + tiny
+            bad |= ~((gp == rp) | (np.isnan(gp) & np.isnan(rp)) | (np.abs(gp - rp) <= tol))
     if bad.any():
         return (f"{s.op} differs from the float64 reference beyond {policy.reduction_ulps} ulps "
                 f"x (1 + log2 n):\n  got   {got!r}\n  numpy {numpy_result!r}\n  float64 reference "

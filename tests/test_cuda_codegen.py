@@ -197,6 +197,10 @@ BATTERY = {
     "complex_mean_cols": lambda d: la.mean(d["cm"] * 2, axis=0),
     "complex_prod": lambda d: la.prod(d["c128"] / 4 + 1),
     "complex_mean": lambda d: la.mean(d["c64"] - 1j),
+    # complex accumulators are float64 parts (render.Reduction.parts): rows shuffle each part
+    "complex_prod_rows": lambda d: la.prod(d["cm"] / 4 + 1, axis=1),
+    "complex64_sum_rows": lambda d: la.sum((d["cm"] * 1j).astype(la.complex64), axis=1),
+    "complex_sum_of_reals_as_complex64": lambda d: la.sum(d["x"] * 2, dtype=la.complex64),
     # npymath's complex functions (helpers.py: msun's csqrt, cexp, catrig, ...), each dtype
     **{f"complex_{group}_c{b}": lambda d, b=b, fns=fns: sum(
         (fn(d[f"c{b}"] * 0.5) for fn in fns), d[f"c{b}"] * 0).compute()

@@ -132,10 +132,8 @@ def test_complex_where_casts_scalars_empty_and_0d(dtype):
 
 @pytest.mark.parametrize("dtype", COMPLEX, ids=str)
 def test_complex_reductions_in_the_kernel(dtype):
-    """sum/prod/mean (complex128 accumulator, rounded once), any/all: full, row and column
-    kernels (rows: warp shuffles of each part on a GPU). sum/prod/mean of complex values run on
-    the host for now (wrong on the H200 in the kernel, 2026-12-02: backend._COMPLEX_ON_HOST);
-    the values are checked either way."""
+    """sum/prod/mean (complex128 accumulation as two float64 parts, rounded once), any/all:
+    full, row and column kernels (rows: warp shuffles of each part on a GPU)."""
     rng = np.random.default_rng(17)
     a = (rng.standard_normal((6, 9)) + 1j * rng.standard_normal((6, 9))).astype(dtype)
     a[2, 3] = 0
@@ -296,19 +294,71 @@ def test_complex_rint_clip_empty_0d_and_a_fused_chain(dtype):
 
 
 def test_complex_functions_without_a_template_still_run_on_the_host():
-    """Complex min/max reductions, sum/prod/mean and casts to integers run on the host with
-    NumPy (backend._COMPLEX_ON_HOST's comment says why): explain says so, values NumPy's."""
+    """Complex min/max reductions and casts to integers run on the host with NumPy
+    (backend._COMPLEX_ON_HOST's comment says why): explain says so, values NumPy's."""
     a = np.array([1 + 2j, -3 + 0.5j, 0j, np.inf + 1j], np.complex128)
     with la.config(mode="lazy", device="cuda"), np.errstate(all="ignore"):
         z = la.asarray(a)
         assert "not fused on cuda" in " ".join(la.explain(lambda: la.max(z * 1)).notes)
         assert_same(np.asarray(la.max(z * 1)), np.max(a * 1))
-        # wrong on the H200 in the kernel (2026-12-02), so on the host until understood:
-        # sum/prod/mean, casts to integers
+        # wrong on the H200 in the kernel (2026-12-02), so on the host until understood
         b = np.where(np.isfinite(a), a, 0)     # (an integer of inf is undefined in C)
         for expr, want in ((la.astype(la.asarray(b) * 1, la.int8), (b * 1).astype(np.int8)),):
             assert "not fused on cuda" in " ".join(la.explain(expr).notes)
             assert_same(np.asarray(expr), want)
-        for op in ("sum", "prod", "mean"):
-            assert "not fused on cuda" in " ".join(la.explain(lambda: getattr(la, op)(z * 1)).notes)
-            assert_same(np.asarray(getattr(la, op)(z * 1)), getattr(np, op)(a * 1))
+
+
+def _special_rows(dtype: np.dtype, k: int = 64) -> np.ndarray:
+    """Rows of ``k`` complex values whose sums are exact in any order (small integers) with
+    special values in one or both parts: +-inf, NaN, -0.0."""
+    n = np.nan
+    rows = np.tile(np.arange(k) % 5 - 2 + 1j * (np.arange(k) % 3 - 1), (9, 1)).astype(dtype)
+    rows[0, 17] = complex(np.inf, 1)                   # real +inf
+    rows[1, 3], rows[1, 40] = complex(-np.inf, 0), complex(0, np.inf)   # -inf, +inf i
+    rows[2, 5], rows[2, 6] = complex(np.inf, 0), complex(-np.inf, 0)    # inf - inf: NaN
+    rows[3, k - 1] = complex(1, n)                     # a NaN imaginary part alone
+    rows[4, 0] = complex(n, -np.inf)                   # NaN real, -inf imaginary
+    rows[5] = complex(-0.0, -0.0)                      # -0 parts: the sum is +0 (NumPy's)
+    rows[6] = complex(-0.0, 1)
+    rows[7, 31], rows[7, 32] = complex(np.inf, np.inf), complex(1, -np.inf)   # across the shuffle
+    return rows
+
+
+@pytest.mark.parametrize("dtype", COMPLEX, ids=str)
+def test_complex_sums_and_means_of_infinite_nan_and_signed_zero_parts(dtype):
+    """The parts are accumulated as separate float64 values (render.Reduction.parts), so
+    +-inf, NaN and -0.0 parts come out as NumPy's, in the full, row (warp shuffles of each
+    part) and column kernels, each one kernel."""
+    rows = _special_rows(dtype)
+    for op in ("sum", "mean"):
+        with la.config(mode="lazy", device="cuda"):
+            z = la.asarray(rows)
+            for expr in (lambda: getattr(la, op)(z * 1j, axis=1),
+                         lambda: getattr(la, op)(z.T * 1j, axis=0)):
+                plan = la.explain(expr)
+                assert len(plan.kernels) == 1 and "not fused" not in " ".join(plan.notes), plan
+        assert_same(_lazy(lambda x: getattr(la, op)(x * 1j, axis=1), rows),
+                    lazy_reduction(op, rows * 1j, axis=1))
+        assert_same(_lazy(lambda x: getattr(la, op)(x.T * 1j, axis=0), rows),
+                    lazy_reduction(op, rows.T * 1j, axis=0))
+        for r in rows:
+            assert_same(_lazy(lambda x: getattr(la, op)(x * 1j), r), lazy_reduction(op, r * 1j))
+
+
+@pytest.mark.parametrize("dtype", COMPLEX, ids=str)
+def test_complex_products_of_special_parts(dtype):
+    """Products of units and small integers are exact in any order: NumPy's bits. With an
+    infinite or NaN part, which parts end up NaN depends on the order of the products
+    (inf * 0), so there the result must be non-finite where NumPy's is."""
+    k = 48
+    units = np.array([1, -1, 1j, -1j, 1 + 1j, 2], dtype)
+    rows = units[np.random.default_rng(5).integers(0, 6, (6, k))]
+    rows[1] = np.where(np.arange(k) % 2, 1 + 1j, complex(-0.0, 1))
+    assert_same(_lazy(lambda x: la.prod(x + 0, axis=1), rows), lazy_reduction("prod", rows, axis=1))
+    assert_same(_lazy(lambda x: la.prod(x.T + 0, axis=0), rows), lazy_reduction("prod", rows.T, axis=0))
+    for r in rows:
+        assert_same(_lazy(lambda x: la.prod(x + 0), r), lazy_reduction("prod", r))
+    special = _special_rows(dtype, k)[:5] / 2
+    got = _lazy(lambda x: la.prod(x + 0, axis=1), special)
+    want = lazy_reduction("prod", special, axis=1)
+    assert np.array_equal(np.isfinite(got), np.isfinite(want)), (got, want)

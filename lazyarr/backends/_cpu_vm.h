@@ -63,7 +63,8 @@ LZ_DEF_ENUM(lz_red_kinds, LZ_RED_KINDS)
 
 /* the value type a reduction kernel reads, named by its (canonical) dtype */
 #define LZ_RED_TYPES(X) X(RT_F32, "float32") X(RT_F64, "float64")                            \
-    X(RT_I64, "int64") X(RT_U64, "uint64") X(RT_U8, "bool")
+    X(RT_I64, "int64") X(RT_U64, "uint64") X(RT_U8, "bool") X(RT_C64, "complex64")          \
+    X(RT_C128, "complex128")
 LZ_DEF_ENUM(lz_red_types, LZ_RED_TYPES)
 
 /* the elementwise op a reduction may fold in (sum(abs(x)), max(abs(x)), sum(x*x)): exact
@@ -722,6 +723,131 @@ static int lz_minmax_contig(const lz_prog *P, const char *p, npy_intp s, npy_int
     return 0;
 }
 
+/* ---------------------------------------------------------------- complex reductions
+ * complex64/complex128 sum, prod, min and max (mean is a sum): the parts are accumulated in
+ * float64 (lazy mode's accumulation rule, complex128 arithmetic), the real parts in the
+ * float partials R->pd / results R->rd, the imaginary parts in R->pm2 / R->rm2.
+ *   sum   NumPy-style pairwise summation of each part (as lz_pw_*), pairwise over blocks;
+ *   prod  NumPy's complex product loop (numpy/_core/src/umath/loops.c.src: the plain formula,
+ *         no FMA), from its identity 1 + 0i times the first element (1 * (inf + 0i) is
+ *         inf + NaN i, as NumPy's), in order within a block, then over the blocks' partials
+ *         in order: one block gives NumPy's full-reduction bits;
+ *   min/max  NumPy 2's order (loops.c.src CGE/CLE): lexicographic, real part first; the
+ *         first element with a NaN part wins (its bits), and of equal values the first. */
+static inline void lz_cmul(double *ar, double *ai, double br, double bi) {
+    const double r = *ar * br - *ai * bi, i = *ar * bi + *ai * br;
+    *ar = r;
+    *ai = i;
+}
+
+/* whether x replaces the running extremum m (MX: maximum) */
+static inline int lz_cbetter(int mx, double xr, double xi, double mr, double mi) {
+    if (mr != mr || mi != mi) return 0;          /* a NaN stays (never an ordered compare) */
+    if (xr != xr || xi != xi) return 1;
+    return mx ? (xr > mr || (xr == mr && xi > mi)) : (xr < mr || (xr == mr && xi < mi));
+}
+
+/* Pairwise sums of the two parts of n complex values at p (byte stride s): contiguous runs
+ * of 8..128 values sum all 2n floats with 16 accumulators (even ones: real parts, odd ones:
+ * imaginary parts), which vectorizes; other strides sum each part with lz_pw_*. */
+#define LZ_DEF_PWC(NAME, FT, PW)                                                             \
+    LZ_CLONES static void NAME##_leaf(const FT *a, npy_intp n, double *re, double *im) {     \
+        double r[16];                                                                        \
+        npy_intp i, nn = n - (n % 8);                                                        \
+        for (int k = 0; k < 16; k++) r[k] = (double)a[k];                                    \
+        for (i = 8; i < nn; i += 8)                                                          \
+            for (int k = 0; k < 16; k++) r[k] += (double)a[2 * i + k];                       \
+        double x = ((r[0] + r[2]) + (r[4] + r[6])) + ((r[8] + r[10]) + (r[12] + r[14]));   \
+        double y = ((r[1] + r[3]) + (r[5] + r[7])) + ((r[9] + r[11]) + (r[13] + r[15]));   \
+        for (i = nn; i < n; i++) { x += (double)a[2 * i]; y += (double)a[2 * i + 1]; }       \
+        *re = x;                                                                             \
+        *im = y;                                                                             \
+    }                                                                                        \
+    static void NAME(const char *p, npy_intp n, npy_intp s, double *re, double *im) {        \
+        if (s != 2 * (npy_intp)sizeof(FT) || n < 8) {                                        \
+            *re = PW(p, n, s, 0.);                                                           \
+            *im = PW(p + sizeof(FT), n, s, 0.);                                              \
+        } else if (n <= 128) {                                                               \
+            NAME##_leaf((const FT *)p, n, re, im);                                           \
+        } else {                                                                             \
+            npy_intp n2 = n / 2;                                                             \
+            n2 -= n2 % 8;                                                                    \
+            double r1, i1, r2, i2;                                                           \
+            NAME(p, n2, s, &r1, &i1);                                                        \
+            NAME(p + n2 * s, n - n2, s, &r2, &i2);                                           \
+            *re = r1 + r2;                                                                   \
+            *im = i1 + i2;                                                                   \
+        }                                                                                    \
+    }
+LZ_DEF_PWC(lz_pwc_c64, npy_float, lz_pw_f32)
+LZ_DEF_PWC(lz_pwc_c128, npy_double, lz_pw_f64)
+
+#define LZ_CRE(FT, p, s, i) ((double)((const FT *)((p) + (i) * (s)))[0])
+#define LZ_CIM(FT, p, s, i) ((double)((const FT *)((p) + (i) * (s)))[1])
+
+/* MODE_RED_A: one block (n >= 1 complex values at p, stride s) into partial t */
+#define LZ_RED_BLOCK_C(FT, PWC)                                                              \
+    switch (P->red_kind) {                                                                   \
+    case RK_SUM: PWC(p, n, s, &R->pd[t], &R->pm2[t]); break;                                 \
+    case RK_PROD: {                                                                          \
+        double ar = 1., ai = 0.;                                                             \
+        for (npy_intp i = 0; i < n; i++) lz_cmul(&ar, &ai, LZ_CRE(FT, p, s, i), LZ_CIM(FT, p, s, i)); \
+        R->pd[t] = ar; R->pm2[t] = ai; break; }                                              \
+    case RK_MIN: case RK_MAX: {                                                              \
+        const int mx = P->red_kind == RK_MAX;                                                \
+        double mr = LZ_CRE(FT, p, s, 0), mi = LZ_CIM(FT, p, s, 0);                           \
+        for (npy_intp i = 1; i < n && mr == mr && mi == mi; i++) {                           \
+            const double xr = LZ_CRE(FT, p, s, i), xi = LZ_CIM(FT, p, s, i);                 \
+            if (lz_cbetter(mx, xr, xi, mr, mi)) { mr = xr; mi = xi; }                        \
+        }                                                                                    \
+        R->pd[t] = mr; R->pm2[t] = mi; break; }                                              \
+    default: break;                                                                          \
+    }
+
+static void lz_red_block_c(const lz_prog *P, lz_run *R, npy_intp t, const char *p, npy_intp s,
+                           npy_intp n) {
+    if (P->red_type == RT_C64) { LZ_RED_BLOCK_C(npy_float, lz_pwc_c64) }
+    else { LZ_RED_BLOCK_C(npy_double, lz_pwc_c128) }
+}
+
+/* MODE_RED_B: accumulate row o (n complex values at p, stride s) into the slots' partials
+ * (real parts at ad, imaginary parts at am); `first`: the chunk's first row */
+#define LZ_ACC_C(FT)                                                                         \
+    for (npy_intp i = 0; i < n; i++) {                                                       \
+        const double xr = LZ_CRE(FT, p, s, i), xi = LZ_CIM(FT, p, s, i);                     \
+        if (first && kind == RK_PROD) {              /* 1 + 0i times the first (see above) */ \
+            ad[i] = 1.;                                                                      \
+            am[i] = 0.;                                                                      \
+            lz_cmul(&ad[i], &am[i], xr, xi);                                                 \
+        } else if (first) {                                                                  \
+            ad[i] = kind == RK_SUM ? 0. + xr : xr;   /* (sums start from +0.0) */            \
+            am[i] = kind == RK_SUM ? 0. + xi : xi;                                           \
+        } else if (kind == RK_SUM) {                                                         \
+            ad[i] += xr;                                                                     \
+            am[i] += xi;                                                                     \
+        } else if (kind == RK_PROD) {                                                        \
+            lz_cmul(&ad[i], &am[i], xr, xi);                                                 \
+        } else if (lz_cbetter(kind == RK_MAX, xr, xi, ad[i], am[i])) {                       \
+            ad[i] = xr;                                                                      \
+            am[i] = xi;                                                                      \
+        }                                                                                    \
+    }
+
+static void lz_acc_c(const lz_prog *P, double *restrict ad, double *restrict am, const char *p,
+                     npy_intp s, npy_intp n, int first) {
+    const int kind = P->red_kind;
+    if (P->red_type == RT_C64) { LZ_ACC_C(npy_float) } else { LZ_ACC_C(npy_double) }
+}
+
+/* Combine partial b into partial a (a: the earlier elements), for the complex kinds */
+static inline void lz_merge_c(int kind, double *ar, double *ai, double br, double bi) {
+    if (kind == RK_SUM) { *ar += br; *ai += bi; }
+    else if (kind == RK_PROD) lz_cmul(ar, ai, br, bi);
+    else if (lz_cbetter(kind == RK_MAX, br, bi, *ar, *ai)) { *ar = br; *ai = bi; }
+}
+
+#define LZ_IS_COMPLEX(rt) ((rt) == RT_C64 || (rt) == RT_C128)
+
 /* Reduce one block (n values at p, stride s) into partial t; idx0 = the index of p[0]. */
 #define LZ_RED_BLOCK_FLOAT(T, PW, PWSQ, LD)                                                  \
     switch (kind) {                                                                          \
@@ -772,6 +898,10 @@ static int lz_minmax_contig(const lz_prog *P, const char *p, npy_intp s, npy_int
 static void lz_red_block(const lz_prog *P, lz_run *R, npy_intp t, const char *p, npy_intp s,
                          npy_intp n, npy_intp idx0) {
     const int kind = P->red_kind;
+    if (LZ_IS_COMPLEX(P->red_type)) {
+        lz_red_block_c(P, R, t, p, s, n);
+        return;
+    }
     if ((kind == RK_MIN || kind == RK_MAX) && lz_minmax_contig(P, p, s, n, &R->pd[t])) return;
     if ((kind == RK_ARGMIN || kind == RK_ARGMAX) && P->red_pre == PRE_NONE) {
         /* vectorized min/max first, then the first element equal to it (or the first NaN) */
@@ -838,6 +968,18 @@ static void lz_combine_slot(const lz_prog *P, lz_run *R, npy_intp o, npy_intp b0
     const int kind = P->red_kind, rt = P->red_type;
     const int fl = rt == RT_F32 || rt == RT_F64;
     const npy_intp end = b0 + np_ * sb;
+    if (LZ_IS_COMPLEX(rt)) {
+        if (kind == RK_SUM) {       /* pairwise over the blocks, as the float sums */
+            R->rd[o] = lz_pw_d(R->pd + b0, np_, sb);
+            R->rm2[o] = lz_pw_d(R->pm2 + b0, np_, sb);
+            return;
+        }
+        double ar = R->pd[b0], ai = R->pm2[b0];
+        for (npy_intp b = b0 + sb; b < end; b += sb) lz_merge_c(kind, &ar, &ai, R->pd[b], R->pm2[b]);
+        R->rd[o] = ar;
+        R->rm2[o] = ai;
+        return;
+    }
     switch (kind) {
     case RK_SUM:
         if (fl) R->rd[o] = lz_pw_d(R->pd + b0, np_, sb);
@@ -905,6 +1047,10 @@ static void lz_merge_row(const lz_prog *P, lz_run *R, npy_intp a, npy_intp b, np
     double *d = R->pd;
     npy_int64 *si = R->pi, *ix = R->pidx;
     npy_uint64 *u = R->pu;
+    if (LZ_IS_COMPLEX(rt)) {
+        for (npy_intp i = 0; i < M; i++) lz_merge_c(kind, &d[a + i], &R->pm2[a + i], d[b + i], R->pm2[b + i]);
+        return;
+    }
     switch (kind) {
     case RK_SUM:
         if (fl) for (npy_intp i = 0; i < M; i++) d[a + i] += d[b + i];
@@ -1100,6 +1246,10 @@ static void lz_red_acc(const lz_prog *P, lz_run *R, npy_intp j0, const char *res
     npy_int64 *restrict ai = R->pi + j0;
     npy_int64 *restrict ax = R->pidx + j0;
     npy_uint64 *restrict au = R->pu + j0;
+    if (LZ_IS_COMPLEX(P->red_type)) {
+        lz_acc_c(P, ad, R->pm2 + j0, p, s, n, first);
+        return;
+    }
     if (kind == RK_SUM && P->red_type == RT_F32 && s == 4) {
         const npy_float *x = (const npy_float *)p;
         if (P->red_pre == PRE_ABS) lz_accsum_f32_abs(ad, x, n, first);

@@ -122,6 +122,8 @@ class Compiled:
 
 
 def _canonical(dt: np.dtype) -> np.dtype:
+    if dt.kind == "c":
+        return dt
     if dt.kind == "f":
         return dt if dt.itemsize >= 4 else np.dtype(np.float32)
     if dt.kind == "i":
@@ -140,12 +142,14 @@ def _compute_dtype(op: str, operand: np.dtype, result: np.dtype, dtype_arg: Any)
     if op in ("mean", "var", "std"):
         c = reduction_rules.loop_dtype(op, operand, result, dtype_arg)
         if op != "mean" and c.kind != "f":
-            raise Unsupported("var/std with an integer dtype")
+            raise Unsupported(f"var/std with a {c} loop dtype")
         if c.kind == "b":
             raise Unsupported("mean with dtype=bool")
         return c
     if op in ("any", "all"):
         return np.dtype(np.bool_)
+    if op in ("argmin", "argmax") and operand.kind == "c":
+        raise Unsupported(f"{op} of complex values")
     return operand  # min, max, argmin, argmax
 
 
@@ -290,9 +294,10 @@ def _reduction_sink(instrs: tuple[Instr, ...], specs: list[_Spec], dtypes: list[
     gain them, as new values)."""
     root = instrs[-1]
     operand = root.args[0]
-    if dtypes[operand].kind == "c" or root.dtype.kind == "c":
-        raise Unsupported("a reduction of complex values (NumPy's own, op by op)")
     compute = _compute_dtype(root.op, dtypes[operand], root.dtype, root.arg[2])
+    if dtypes[operand].kind == "c" and compute.kind not in "cb":
+        # (a complex sum with a real dtype=: NumPy's cast drops the imaginary parts, warning)
+        raise Unsupported(f"{root.op} of complex values in {compute}")
     sink = _Sink(root.op, operand, compute, _canonical(compute))
     _fold_into_reduction(sink, instrs, specs)
     for target in (sink.compute, sink.canon):
@@ -568,9 +573,12 @@ def _partial_arrays(op: str, canon: np.dtype) -> tuple[tuple[str, type], ...]:
     """The partial/result arrays a reduction kernel fills (see lz_run in _cpu_vm.h): float64
     "d" for float values (var: the means), "i" for int64 extrema, "u" (uint64) for wrapping
     integer sums and products and for any/all, "idx" for arg* positions and var's counts,
-    "m2" for var's sums of squared deviations."""
+    "m2" for var's sums of squared deviations; complex values: their real parts in "d", their
+    imaginary parts in "m2"."""
     kind, is_float, is_int64 = _VM_REDUCTION[op], canon.kind == "f", canon.kind == "i"
-    if kind == "var":
+    if canon.kind == "c":           # sum, prod, min, max: the real parts in "d", imaginary in "m2"
+        names = ["d", "m2"]
+    elif kind == "var":
         names = ["d", "m2", "idx"]
     elif kind in ("argmin", "argmax"):
         names = ["idx", "d" if is_float else ("i" if is_int64 else "u")]
@@ -590,6 +598,8 @@ def _finalize(c: Compiled, op: str, arrays: dict[str, np.ndarray], rsz: int, ddo
     assert compute is not None
     if op in ("argmin", "argmax"):
         return arrays["ridx"].astype(result, copy=False).reshape(shape)
+    if compute.kind == "c":
+        return _finalize_complex(op, arrays["rd"], arrays["rm2"], rsz, result, shape)
     if op in ("min", "max", "any", "all"):       # exact: no arithmetic
         val = next(arrays[k] for k in ("rd", "ri", "ru") if k in arrays)
         return val.astype(result, copy=False).reshape(shape)
@@ -625,10 +635,38 @@ def _finalize(c: Compiled, op: str, arrays: dict[str, np.ndarray], rsz: int, ddo
     return val.astype(result, copy=False).reshape(shape)
 
 
+def _finalize_complex(op: str, re: np.ndarray, im: np.ndarray, rsz: int, result: np.dtype,
+                      shape: tuple[int, ...]) -> np.ndarray:
+    """The complex128 results from their float64 parts: sums start from +0.0 (as NumPy's),
+    a mean divides by the count with NumPy's complex division (``sum / (n + 0j)``: Smith's
+    algorithm, not ``sum / n`` part by part; an infinite part makes the other one NaN, which
+    NumPy reports as an invalid value in its divide), then each rounds once to ``result``."""
+    val = np.empty(re.shape, np.complex128)
+    if op in ("sum", "mean"):
+        val.real, val.imag = re + 0.0, im + 0.0
+    else:
+        val.real, val.imag = re, im
+    if op == "mean":
+        with np.errstate(all="ignore"):
+            quotient = np.true_divide(val, rsz)
+        if bool((np.isnan(quotient) & ~np.isnan(val)).any()):
+            fp_errors.report([(fp_errors.INVALID, "scalar divide" if shape == () else "divide")])
+        val = quotient
+    if result != val.dtype:
+        # min/max: exact (the parts are result's own values); else rounded once
+        val = val.astype(result) if op in ("min", "max") else _rounded(val, result)
+    return val.reshape(shape)
+
+
 def _rounded(val: np.ndarray, result: np.dtype) -> np.ndarray:
     """The float64 results rounded once to ``result`` (float16/float32). One that becomes inf
     is NumPy's overflow in its reduction (NumPy accumulates in ``result``): reported as
     "overflow encountered in reduce", as NumPy's is, at the user's line."""
+    if result.kind == "c":            # part by part
+        parts = np.stack([val.real, val.imag])
+        out = np.empty(val.shape, result)
+        out.real, out.imag = _rounded(parts, np.dtype(result.char.lower()))
+        return out
     top = _FLOAT_MAX[result]
     big = abs(val.item()) > top if val.size == 1 else bool((np.abs(val) > top).any())
     if not big:             # (NaN compares False: no overflow)
@@ -736,6 +774,9 @@ class CpuFusedBackend:
             src.append(f"sink: {c.reduction} over axes {'all' if axes is None else axes}, "
                        f"loop dtype {c.compute}, kernel reads {c.canon}"
                        + (", float64 pairwise accumulation" if c.canon is not None and c.canon.kind == "f"
+                          and c.reduction in reduction_rules.ACCUMULATING else "")
+                       + (", each part accumulated in float64" if c.canon is not None
+                          and c.canon.kind == "c" and c.reduction in reduction_rules.ACCUMULATING
                           else ""))
         else:
             src.append("sink: the root writes the output directly")

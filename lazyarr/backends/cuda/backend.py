@@ -200,12 +200,12 @@ class CudaBackend:
     def plan(self, lowered: Lowered) -> Plan:
         program, root = lowered.program, lowered.program.root
         if _runs_on_host(program):
-            # Complex sum/prod/mean/min/max and complex -> integer casts are not in the
+            # Complex min/max reductions and complex -> integer casts are not in the
             # kernels (_COMPLEX_ON_HOST says why), and CuPy's are not NumPy's
             # (reference._host_step): such a program runs on the host with NumPy.
             from ..reference import for_device
             plan = for_device("cpu").plan(lowered)
-            plan.notes.append("complex sum/prod/mean/min/max and "
+            plan.notes.append(f"complex {'/'.join(sorted(_COMPLEX_ON_HOST))} reductions and "
                               "complex-to-integer casts are not fused on cuda yet: the inputs are copied "
                               "to the host, the program runs op by op with NumPy there, and the "
                               "result is copied back")
@@ -269,10 +269,13 @@ def _scalar_type(param: Any) -> Any:
     return typ
 
 
-#: reductions whose complex values the kernels do not reduce: NumPy's lexicographic min/max;
-#: sum/prod/mean gave NaN where NumPy gives +-inf on the H200 (2026-12-02 GPU suite; the
-#: simulator, which has no warp shuffles, matched): on the host until that is understood
-_COMPLEX_ON_HOST = frozenset({"min", "max", "sum", "prod", "mean"})
+#: reductions whose complex values the kernels do not reduce: NumPy's lexicographic min/max.
+#: sum/prod/mean gave NaN where NumPy gives +-inf on the H200 with complex accumulators
+#: (2026-12-02 GPU suite; the simulator matched); they now accumulate each part as a float64
+#: value (render.Reduction.parts: registers, shared memory, one shuffle per part). THE SWITCH:
+#: should the H200 disagree again, ``frozenset({"min", "max", "sum", "prod", "mean"})`` puts
+#: them back on the host (docs/notes/gpu.rst).
+_COMPLEX_ON_HOST = frozenset({"min", "max"})
 
 
 def _runs_on_host(program: Program) -> bool:

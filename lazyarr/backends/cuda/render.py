@@ -229,6 +229,57 @@ class Reduction:
     #: rule of ``reduction_rules``), the values first rounded to the loop dtype
     loop: np.dtype | None = None
 
+    @property
+    def parts(self) -> tuple[str, ...]:
+        """Name suffixes of the accumulator's parts. A complex accumulator is two float64
+        values (real, imaginary) in registers, shared memory and warp shuffles alike, combined
+        with float arithmetic written out here: no complex value inside the reduction (the
+        H200 gave NaN and -0 where NumPy gives +-inf and +0 with complex accumulators,
+        docs/notes/gpu.rst). The per-block partials stay complex128 in global memory."""
+        return ("_re", "_im") if self.acc.kind == "c" else ("",)
+
+    @property
+    def part_dtype(self) -> np.dtype:
+        return F64 if self.acc.kind == "c" else self.acc
+
+    def identity_parts(self) -> list[str]:
+        if self.acc.kind == "c":
+            return [f"{cast_name(F64)}({1 if self.op == 'prod' else 0})", f"{cast_name(F64)}(0)"]
+        return [self.identity()]
+
+    def prepare_parts(self, v: str) -> list[str]:
+        """A chain value as accumulator operands (one per part)."""
+        if self.acc.kind != "c":
+            return [self.prepare(v)]
+        src = self.value_dtype
+        if self.loop is not None:           # rounded to NumPy's loop dtype first
+            v, src = _cast_expr(v, src, self.loop), self.loop
+        if src.kind != "c":
+            return [f"{cast_name(F64)}({v})", f"{cast_name(F64)}(0)"]
+        return [f"{cast_name(F64)}({v}.real)", f"{cast_name(F64)}({v}.imag)"]
+
+    def combine_parts(self, a: list[str], b: list[str]) -> list[str]:
+        """The combined parts, each an expression of the old ones (assign them together)."""
+        if self.acc.kind != "c":
+            return [self.combine(a[0], b[0])]
+        D = cast_name(F64)
+        (ar, ai), (br, bi) = a, b
+        if self.op == "prod":       # NumPy's complex product loop: the plain formula (no FMA)
+            return [f"{D}({D}({ar} * {br}) - {D}({ai} * {bi}))",
+                    f"{D}({D}({ar} * {bi}) + {D}({ai} * {br}))"]
+        return [f"{D}({ar} + {br})", f"{D}({ai} + {bi})"]
+
+    def finalize_parts(self, a: list[str], count: str) -> str:
+        if self.acc.kind != "c":
+            return self.finalize(a[0], count)
+        re, im = a
+        if self.op == "mean":
+            # NumPy's complex true_divide by (count + 0j): Smith's algorithm, a * (1 / count)
+            # (NaN * 0 and -0.0 + 0.0 as NumPy's), not a / count
+            scl = f"(1.0 / {cast_name(F64)}({count}))"
+            re, im = f"(({re} + {im} * 0.0) * {scl})", f"(({im} - {re} * 0.0) * {scl})"
+        return _cast_expr(f"{cast_name(C128)}(complex({re}, {im}))", C128, self.result)
+
     def identity(self) -> str:
         a = self.acc
         if self.op in ("sum", "mean", "any"):
@@ -279,13 +330,7 @@ class Reduction:
             # true_divide in float64, cast back unsafely
             total = f"{cast_name(F64)}({_cast_expr(a, self.acc, self.result)})"
             return _cast_expr(f"({total} / {cast_name(F64)}({count}))", F64, self.result)
-        if self.op == "mean" and self.acc.kind == "c":
-            # NumPy's complex true_divide by (count + 0j): Smith's algorithm, a * (1 / count)
-            # (NaN * 0 and -0.0 + 0.0 as NumPy's), not a / count
-            scl = f"(1.0 / {cast_name(F64)}({count}))"
-            a = (f"{cast_name(C128)}(complex(({a}.real + {a}.imag * 0.0) * {scl}, "
-                 f"({a}.imag - {a}.real * 0.0) * {scl}))")
-        elif self.op == "mean":
+        if self.op == "mean":
             a = f"({a} / {cast_name(self.acc)}({count}))"
         return _cast_expr(a, self.acc, self.result)
 
@@ -622,17 +667,41 @@ class _Kernel:
         out.append(f"{indent}    base += step")
         return out
 
-    def block_tree(self, indent: str, lane: str, lanes: int, stride: str) -> list[str]:
-        """Shared-memory tree over ``lanes`` lanes (fixed order: deterministic)."""
+    # -- accumulators: each is one variable per part of the reduction (Reduction.parts)
+    def part_names(self, name: str) -> list[str]:
+        """``name``'s variables, one per part (``acc_0`` -> ``acc_0_re``, ``acc_0_im``); a
+        subscripted name is an array per part (``sm[t]`` -> ``sm_re[t]``, ``sm_im[t]``)."""
         red = self.reduction
         assert red is not None
+        base, sep, index = name.partition("[")
+        return [f"{base}{p}{sep}{index}" for p in red.parts]
+
+    @staticmethod
+    def assign(targets: list[str], exprs: list[str]) -> str:
+        """One statement giving each target its expression (evaluated before any is set)."""
+        return f"{', '.join(targets)} = {', '.join(exprs)}"
+
+    def combine_into(self, target: str, a: str, b: str) -> str:
+        red = self.reduction
+        assert red is not None
+        return self.assign(self.part_names(target),
+                           red.combine_parts(self.part_names(a), self.part_names(b)))
+
+    def shared_arrays(self, indent: str) -> list[str]:
+        red = self.reduction
+        assert red is not None
+        return [f"{indent}{sm} = cuda.shared.array(BS, _NT_{red.part_dtype.name})"
+                for sm in self.part_names("sm")]
+
+    def block_tree(self, indent: str, lane: str, lanes: int, stride: str) -> list[str]:
+        """Shared-memory tree over ``lanes`` lanes (fixed order: deterministic)."""
         out = [f"{indent}cuda.syncthreads()"]
         width = lanes // 2
         while width >= 1:
             out += [f"{indent}if {lane} < {width}:",
-                    f"{indent}    ta = sm[t]",
-                    f"{indent}    tb = sm[t + {width} * {stride}]",
-                    f"{indent}    sm[t] = {red.combine('ta', 'tb')}",
+                    f"{indent}    {self.assign(self.part_names('ta'), self.part_names('sm[t]'))}",
+                    f"{indent}    {self.assign(self.part_names('tb'), self.part_names(f'sm[t + {width} * {stride}]'))}",
+                    f"{indent}    {self.combine_into('sm[t]', 'ta', 'tb')}",
                     f"{indent}cuda.syncthreads()"]
             width //= 2
         return out
@@ -640,14 +709,15 @@ class _Kernel:
     def acc_init(self, indent: str) -> list[str]:
         red = self.reduction
         assert red is not None
-        return [f"{indent}acc_{u} = {red.identity()}" for u in range(self.spec.unroll)]
+        return [f"{indent}{self.assign(self.part_names(f'acc_{u}'), red.identity_parts())}"
+                for u in range(self.spec.unroll)]
 
     def acc_consume(self, u: str, idx: str) -> list[str]:
         red = self.reduction
         assert red is not None
         # the operand named once (combine may name it several times: min/max)
-        return [f"w{u} = {red.prepare(self.value(u))}",
-                f"acc{u} = {red.combine(f'acc{u}', f'w{u}')}"]
+        return [self.assign(self.part_names(f"w{u}"), red.prepare_parts(self.value(u))),
+                self.combine_into(f"acc{u}", f"acc{u}", f"w{u}")]
 
     def acc_fold(self, indent: str) -> list[str]:
         """The unrolled accumulators combined pairwise in a fixed order, one statement per
@@ -662,12 +732,12 @@ class _Kernel:
         while len(terms) > 1:      # pairwise, fixed order
             nxt = []
             for i in range(0, len(terms) - 1, 2):
-                out.append(f"{indent}{terms[i]} = {red.combine(terms[i], terms[i + 1])}")
+                out.append(f"{indent}{self.combine_into(terms[i], terms[i], terms[i + 1])}")
                 nxt.append(terms[i])
             if len(terms) % 2:
                 nxt.append(terms[-1])
             terms = nxt
-        return out + [f"{indent}acc = {terms[0]}"]
+        return out + [f"{indent}{self.assign(self.part_names('acc'), self.part_names(terms[0]))}"]
 
     # -- the kernels
     def render(self) -> Rendered:
@@ -695,32 +765,39 @@ class _Kernel:
     def _full(self) -> list[str]:
         red = self.reduction
         assert red is not None
-        out = [f"    sm = cuda.shared.array(BS, _NT_{red.acc.name})",
-               "    last = cuda.shared.array(1, _NT_int32)",
-               "    t = cuda.threadIdx.x"]
+        complex_acc = red.acc.kind == "c"
+        out = self.shared_arrays("    ")
+        out += ["    last = cuda.shared.array(1, _NT_int32)",
+                "    t = cuda.threadIdx.x"]
         out += self.acc_init("    ")
         out += self.flat_tile(self.acc_consume, "    ")
         out += self.acc_fold("    ")
-        out += ["    sm[t] = acc"]
+        out += [f"    {self.assign(self.part_names('sm[t]'), self.part_names('acc'))}"]
         out += self.block_tree("    ", "t", self.spec.block, "1")
+        # (a complex partial: one complex128 in global memory, made from / split into parts)
+        partial = f"{cast_name(C128)}(complex(sm_re[0], sm_im[0]))" if complex_acc else "sm[0]"
         out += ["    if t == 0:",
-                "        partials[cuda.blockIdx.x] = sm[0]",
+                f"        partials[cuda.blockIdx.x] = {partial}",
                 "        cuda.threadfence()",
                 "        ticket = _atomic_inc(counter)",
                 "        last[0] = 1 if ticket == cuda.gridDim.x - 1 else 0",
                 "    cuda.syncthreads()",
                 "    if last[0] == 1:",
                 "        cuda.threadfence()",
-                f"        acc = {red.identity()}",
+                f"        {self.assign(self.part_names('acc'), red.identity_parts())}",
                 "        j = t",
-                "        while j < cuda.gridDim.x:",
-                "            tb = partials[j]",
-                f"            acc = {red.combine('acc', 'tb')}",
+                "        while j < cuda.gridDim.x:"]
+        if complex_acc:
+            out += ["            tb = partials[j]",
+                    "            tb_re, tb_im = tb.real, tb.imag"]
+        else:
+            out += ["            tb = partials[j]"]
+        out += [f"            {self.combine_into('acc', 'acc', 'tb')}",
                 "            j += BS",
-                "        sm[t] = acc"]
+                f"        {self.assign(self.part_names('sm[t]'), self.part_names('acc'))}"]
         out += self.block_tree("        ", "t", self.spec.block, "1")
         out += ["        if t == 0:",
-                f"            out[0] = {_store(red.result, red.finalize('sm[0]', 'n'))}",
+                f"            out[0] = {_store(red.result, red.finalize_parts(self.part_names('sm[0]'), 'n'))}",
                 "            counter[0] = 0"]
         return out
 
@@ -733,7 +810,7 @@ class _Kernel:
         rows = s.kind == "rows"
         # the lanes of a row are in one warp: shuffles, no barrier
         warp = rows and s.tx <= 32 and self.shuffles
-        out = [] if warp else [f"    sm = cuda.shared.array(BS, _NT_{red.acc.name})"]
+        out = [] if warp else self.shared_arrays("    ")
         out += ["    t = cuda.threadIdx.x",
                f"    tx = t % {s.tx}",
                f"    ty = t // {s.tx}"]
@@ -764,28 +841,22 @@ class _Kernel:
         out += [f"            {ln}" for ln in inner]
         out += self.acc_fold("        ")
         if warp:
-            sh = _shuffle_dtype(red.acc)
+            part, sh = red.part_dtype, _shuffle_dtype(red.part_dtype)
             width = s.tx // 2
-            while width >= 1:     # every lane shuffles (full mask), then combines
-                if red.acc.kind == "c":     # complex128: its parts, one shuffle each
-                    out.append(f"        other = {cast_name(red.acc)}(complex(cuda.shfl_down_sync("
-                               f"0xffffffff, acc.real, {width}), cuda.shfl_down_sync(0xffffffff, "
-                               f"acc.imag, {width})))")
-                    out.append(f"        acc = {red.combine('acc', 'other')}")
-                    width //= 2
-                    continue
-                out.append(f"        other = {cast_name(red.acc)}(cuda.shfl_down_sync("
-                           f"0xffffffff, {cast_name(sh)}(acc), {width}))")
-                out.append(f"        acc = {red.combine('acc', 'other')}")
+            while width >= 1:     # every lane shuffles (full mask) each part, then combines
+                for acc, other in zip(self.part_names("acc"), self.part_names("other")):
+                    out.append(f"        {other} = {cast_name(part)}(cuda.shfl_down_sync("
+                               f"0xffffffff, {cast_name(sh)}({acc}), {width}))")
+                out.append(f"        {self.combine_into('acc', 'acc', 'other')}")
                 width //= 2
             out += [f"        if {lane} == 0 and m < M:",
-                    f"            out[m] = {_store(red.result, red.finalize('acc', 'K'))}",
+                    f"            out[m] = {_store(red.result, red.finalize_parts(self.part_names('acc'), 'K'))}",
                     "        g += cuda.gridDim.x"]
             return out
-        out += ["        sm[t] = acc"]
+        out += [f"        {self.assign(self.part_names('sm[t]'), self.part_names('acc'))}"]
         out += self.block_tree("        ", lane, nlanes, "1" if rows else str(s.tx))
         out += [f"        if {lane} == 0 and m < M:",
-                f"            out[m] = {_store(red.result, red.finalize('sm[t]', 'K'))}",
+                f"            out[m] = {_store(red.result, red.finalize_parts(self.part_names('sm[t]'), 'K'))}",
                 "        cuda.syncthreads()",
                 "        g += cuda.gridDim.x"]
         return out
