@@ -126,6 +126,7 @@ _OP_LIST: list[OpDef] = [
     _tr("hypot", 2, np.hypot, "sqrt(x1**2 + x2**2) without overflow.", _EXP),
     _tr("logaddexp", 2, np.logaddexp, "log(exp(x1) + exp(x2)) without overflow.", _EXP),
     _tr("logaddexp2", 2, np.logaddexp2, "log2(2**x1 + 2**x2) without overflow.", _EXP),
+    _ew("ldexp", 2, np.ldexp, "x1 * 2**x2 (float mantissa, integer exponent), exact.", _EXP),
     # trigonometric and hyperbolic
     _tr("sin", 1, np.sin, "Sine.", _TRIG),
     _tr("cos", 1, np.cos, "Cosine.", _TRIG),

@@ -96,7 +96,8 @@ _RULED = reduction_rules.ACCUMULATING | {"min", "max"}
 #: NumPy's (real/imag are only ever complex steps, decided below). Lazy mode computes them in
 #: its fused kernels (cuda/templates.py); what has no template there runs on the host too.
 CUPY_ON_HOST = frozenset({"fmod", "copysign", "nextafter", "spacing", "heaviside", "float_power",
-                          "logaddexp", "logaddexp2", "deg2rad", "rad2deg", "signbit"}) | \
+                          "logaddexp", "logaddexp2", "deg2rad", "rad2deg", "signbit",
+                          "ldexp"}) | \
     cuda_templates.RUN_ON_HOST
 
 

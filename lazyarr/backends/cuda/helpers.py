@@ -235,6 +235,16 @@ def {name}(x, h0):
         return {T}(0)
     return {T}(1)
 """
+# NumPy's ldexp loops (loops_umath_fp / loops.c.src, ``ldexp_int64``): an exponent outside C's
+# int range is clamped to it (the result is then inf, 0 or x as for a huge exponent)
+_FLDEXP = """\
+def {name}(x, n):
+    if n > 2147483647:
+        return {T}(F_ldexp(x, _C_int32(2147483647)))
+    if n < -2147483648:
+        return {T}(F_ldexp(x, _C_int32(-2147483648)))
+    return {T}(F_ldexp(x, _C_int32(n)))
+"""
 # npy_logaddexp / npy_logaddexp2 (npy_math_internal.h.src): x == y gives x + log(2) (x + 1),
 # else the larger plus log1p of the exponential of minus the difference (times NPY_LOG2E);
 # a NaN difference is returned. The constants are rounded to the compute type ({T}) as C
@@ -1048,6 +1058,7 @@ _TEMPLATES: dict[str, tuple[str, str]] = {   # name -> (signed/float template, u
     "H_fspacing": (_FSPACING, _FSPACING),
     "H_fheaviside": (_FHEAVISIDE, _FHEAVISIDE),
     "H_flogaddexp": (_FLOGADDEXP, _FLOGADDEXP),
+    "H_fldexp": (_FLDEXP, _FLDEXP),
     "H_flogaddexp2": (_FLOGADDEXP2, _FLOGADDEXP2),
     "H_hnextafter": (_HNEXTAFTER, _HNEXTAFTER),
     "H_hspacing": (_HSPACING, _HSPACING),

@@ -87,6 +87,7 @@ TEMPLATES: dict[str, dict[str, str]] = {
     "float_power": {_FLT: "F_pow({0}, {1})"},
     "logaddexp": {_FLT: "H_flogaddexp({0}, {1})"},
     "logaddexp2": {_FLT: "H_flogaddexp2({0}, {1})"},
+    "ldexp": {_FLT: "H_fldexp({0}, {1})"},     # (libdevice's ldexp: exact, as C's)
     # x * (NPY_PI / 180) and x * (180 / NPY_PI); float32 (and float16, computed in float32):
     # the constants of npy_deg2radf / npy_rad2degf, a float division rounded to float32
     **{name: {"float64": f"({{0}} * {c64!r})", _FLT: f"({{0}} * {{T}}({c32!r}))"}

@@ -1,0 +1,143 @@
+"""ldexp, frexp and modf: native and fused (issue 16 item 3), against NumPy.
+
+``ldexp`` is a binary op of the registry (float mantissa, integer exponent). ``frexp`` and
+``modf`` are NumPy's two-output ufuncs: each output is its own single-output op of the
+registry (``frexp_mantissa``/``frexp_exponent``, ``modf_fraction``/``modf_integral``) and the
+public function returns the pair, so each output fuses with what computes its operand and with
+what reads it. Values are NumPy's bit for bit (signed zeros, inf, NaN, subnormals), on every
+dtype, computed and pending operands, lazy and eager mode; on the cuda device (the simulator,
+``LAZYARR_CUDA_SIM=1``, and the GPU) too.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from helpers import DTYPES, FLOAT_DTYPES, assert_same, edge_values, pending
+
+import lazyarr as la
+from lazyarr._fallback import FallbackFunction
+
+_EXPONENTS = [np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.int32), np.dtype(np.int64),
+              np.dtype(np.uint8), np.dtype(np.uint32)]
+
+
+def _exponents(n: int, dtype: np.dtype) -> np.ndarray:
+    """``n`` exponents of ``dtype``: 0, ±1, the extremes of the dtype and of the float range
+    (overflow to inf, underflow to 0 and subnormals, huge exponents clamped by NumPy)."""
+    vals = [0, 1, -1, 3, -3, 60, -60, 1000, -1000, 1100, -1075, 2 ** 31 - 1, -2 ** 31,
+            2 ** 40, -2 ** 40, 127, -128, 255]
+    info = np.iinfo(dtype)
+    vals = [v for v in vals if info.min <= v <= info.max]
+    return np.resize(np.array(vals, dtype), n)
+
+
+def _outcome(fn, *args):
+    """``fn(*args)``'s value, or the type of the exception it raised (NumPy's are compared)."""
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return fn(*args)
+    except Exception as exc:  # noqa: BLE001 - the type is what is compared
+        return type(exc)
+
+
+def _same_outcome(got, want) -> None:
+    if isinstance(want, type):
+        assert got is want, (got, want)
+    elif isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            assert_same(np.asarray(g), w)
+    else:
+        assert_same(np.asarray(got), want)
+
+
+# ------------------------------------------------------------------------------ ldexp
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_ldexp_of_every_dtype_and_exponent_dtype(mode, dtype):
+    x = edge_values(dtype)
+    for edt in _EXPONENTS + [np.dtype(np.uint64), np.dtype(np.float64), np.dtype(bool)]:
+        e = np.resize(edge_values(edt) if edt.kind in "fb" else _exponents(len(x), edt), len(x))
+        want = _outcome(np.ldexp, x, e)
+        for a in (la.asarray(x), pending(x)):
+            got = _outcome(lambda a, b: la.ldexp(a, b).to_numpy(), a, la.asarray(e))
+            _same_outcome(got, want)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+def test_ldexp_edges_overflow_underflow_and_python_exponents(mode, dtype):
+    x = edge_values(dtype)
+    n = len(x)
+    for e in (_exponents(n, np.dtype(np.int64)), _exponents(n, np.dtype(np.int32))[::-1]):
+        x2, e2 = np.repeat(x, len(e)), np.tile(e, n)          # every pair
+        _same_outcome(_outcome(lambda a, b: la.ldexp(a, b).to_numpy(), la.asarray(x2), la.asarray(e2)),
+                      _outcome(np.ldexp, x2, e2))
+    for k in (0, 5, -5, 2000, -2000, 2 ** 31 - 1, 2 ** 40, -2 ** 63, 2 ** 64):   # Python ints
+        _same_outcome(_outcome(lambda a: la.ldexp(a, k).to_numpy(), la.asarray(x)),
+                      _outcome(np.ldexp, x, k))
+    _same_outcome(_outcome(lambda a: la.ldexp(a, 1.5), la.asarray(x)), _outcome(np.ldexp, x, 1.5))
+    # empty, 0-d, a negative stride, a broadcast exponent row
+    e = _exponents(n, np.dtype(np.int32))
+    assert_same(la.ldexp(la.asarray(x[:0]), la.asarray(e[:0])).to_numpy(), np.ldexp(x[:0], e[:0]))
+    with np.errstate(all="ignore"):
+        assert_same(la.ldexp(la.asarray(x)[3], 7).to_numpy(), np.asarray(np.ldexp(x[3], 7)))
+        assert_same(la.ldexp(la.asarray(x)[::-2], la.asarray(e)[::-2]).to_numpy(),
+                    np.ldexp(x[::-2], e[::-2]))
+        m = np.resize(x, (4, n))
+        assert_same(la.ldexp(pending(m), la.asarray(e)).to_numpy(), np.ldexp(m, e))
+
+
+def test_ldexp_fuses_and_reports_floating_point_errors_as_numpy(kernels):
+    x = np.linspace(-3, 3, 1000)
+    e = np.arange(1000) % 7 - 3
+    out = la.sum(la.ldexp(la.sin(la.asarray(x)), la.asarray(e)) * 2)
+    assert kernels == [7]                  # input, sin, input, ldexp, scalar, multiply, sum
+    np.testing.assert_allclose(out.to_numpy(), np.sum(np.ldexp(np.sin(x), e) * 2), rtol=1e-12)
+    big = la.asarray(np.array([1.0, 2.0, 0.0]))
+    for kind, k in (("overflow", 5000), ("underflow", -5000)):
+        with np.errstate(all="raise"), pytest.raises(FloatingPointError, match=f"{kind} encountered in ldexp"):
+            np.ldexp(np.array([1.0, 2.0, 0.0]), k)
+        with np.errstate(all="raise"), pytest.raises(FloatingPointError, match=f"{kind} encountered in ldexp"):
+            la.ldexp(big * 1, k).to_numpy()
+        with pytest.warns(RuntimeWarning, match=f"{kind} encountered in ldexp"), np.errstate(all="warn"):
+            la.ldexp(big * 1, k).to_numpy()
+    with np.errstate(all="raise"):        # exact results, inf and 0 operands: nothing raised
+        la.ldexp(la.asarray(np.array([np.inf, 0.0, 3.0])) * 1, la.asarray(np.array([5000, 5000, -1074])))
+        assert la.ldexp(big * 1, 3).to_numpy().tolist() == [8.0, 16.0, 0.0]
+
+
+def test_ldexp_through_numpy_and_the_array_protocols():
+    x = la.asarray(np.array([1.5, -2.0, np.inf]))
+    r = np.ldexp(x, np.int32(3))                           # __array_ufunc__: native
+    assert isinstance(r, la.LazyArray) and not isinstance(la.ldexp, FallbackFunction)
+    assert_same(r.to_numpy(), np.ldexp(x.to_numpy(), np.int32(3)))
+    with la.config(fallback="error"):
+        assert_same(np.ldexp(x * 1, la.asarray(np.array([1, 2, 3]))).to_numpy(),
+                    np.ldexp(x.to_numpy(), np.array([1, 2, 3])))
+
+
+# ------------------------------------------------------------------------------ cuda
+def _cuda(fn, *arrays):
+    with la.config(mode="lazy", device="cuda"), np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = fn(*[la.asarray(a) for a in arrays])
+        outs = out if isinstance(out, tuple) else (out,)
+        for o in outs:
+            assert not any("not fused" in n for n in la.explain(o).notes)
+        return tuple(np.asarray(o) for o in outs) if isinstance(out, tuple) else np.asarray(out)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+@pytest.mark.parametrize("edt", [np.dtype(np.int32), np.dtype(np.int64)], ids=str)
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a CUDA GPU with CuPy")
+def test_ldexp_in_the_cuda_kernel(dtype, edt):
+    x = edge_values(dtype)
+    e = _exponents(len(x), edt)
+    x2, e2 = np.repeat(x, len(e)), np.tile(e, len(x))
+    with np.errstate(all="ignore"):
+        assert_same(_cuda(lambda a, b: la.ldexp(a * 1, b), x2, e2), np.ldexp(x2 * 1, e2))
+        assert_same(_cuda(lambda a, b: la.ldexp(a, b), x[:0], e[:0]), np.ldexp(x[:0], e[:0]))
+        assert_same(_cuda(lambda a: la.ldexp(a[3], 9) + 0, x), np.asarray(np.ldexp(x[3], 9) + 0))
