@@ -23,7 +23,7 @@ from ._materialize import materialize, tape
 from ._node import Node
 from ._operands import made
 from ._program import lower
-from ._registry import BY_NUMPY
+from ._registry import BY_NUMPY, TWO_OUTPUTS
 from ._stack import warn_imaginary_discarded
 from ._value_ops import element_key  # type: ignore[import-not-found]  # compiled (setup.py)
 
@@ -359,6 +359,9 @@ class LazyArray:
         if method == "__call__" and opdef is not None and not kwargs \
                 and all(isinstance(x, _NATIVE_OPERANDS) for x in inputs):
             return LazyArray._from_node(_build.elementwise(opdef, *map(_node_of, inputs)))
+        if method == "__call__" and ufunc in TWO_OUTPUTS and not kwargs and len(inputs) == 1 \
+                and isinstance(inputs[0], _NATIVE_OPERANDS):
+            return _public(ufunc.__name__)(*inputs)          # np.frexp(lazy): the fused pair
         native_outer = getattr(_dispatch.FUNCTIONS.get(opdef.name), "outer", None) \
             if method == "outer" and opdef is not None and not kwargs else None
         if native_outer is not None and all(isinstance(x, _NATIVE_OPERANDS) for x in inputs):

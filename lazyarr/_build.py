@@ -79,6 +79,8 @@ def resolve_ufunc(opdef: OpDef, operands: list[Operand]) -> tuple[np.dtype, ...]
     """Loop dtypes for a ufunc op, with NumPy's checks of Python scalar operands."""
     dtypes = _ufunc_dtypes(opdef.numpy, tuple(x.dtype if type(x) is Node else type(x)
                                               for x in operands))
+    if opdef.kind == "output":          # one output of frexp/modf: its dtype alone
+        dtypes = dtypes[:opdef.nin] + (dtypes[opdef.nin + opdef.output],)
     for x, dt in zip(operands, dtypes):
         if type(x) is int:
             _check_scalar(x, dt)
@@ -221,7 +223,7 @@ def _numpy_on_python_scalars(opdef: OpDef, args: tuple[Any, ...]) -> np.ndarray:
     (``add(1.5, 2**70)`` is float64 1.18e21; ``add(1, 2**70)`` an OverflowError), as a 0-d
     array (its dtype checked: an object result is not supported)."""
     with np.errstate(all="ignore"):
-        value = np.asarray(opdef.numpy(*args))
+        value = np.asarray(opdef.numpy_value(*args))
     check_dtype(value.dtype, f"the result of {opdef.name}")
     return value
 
