@@ -158,7 +158,7 @@ SHAPE_FUNCTIONS = ("transpose", "permute_dims", "matrix_transpose", "swapaxes", 
                    "broadcast_arrays", "reshape", "ravel")
 JOINING = ("concatenate", "stack", "hstack", "vstack", "dstack", "column_stack", "tile", "repeat",
            "roll")
-CREATION = ("asarray", "copy", "zeros", "ones", "full", "empty", "arange", "linspace", "zeros_like",
+CREATION = ("asarray", "array", "copy", "zeros", "ones", "full", "empty", "arange", "linspace", "zeros_like",
             "ones_like", "full_like", "empty_like", "eye", "tri")
 BUILDING = ("outer", "tril", "triu", "meshgrid", "atleast_1d", "atleast_2d", "atleast_3d", "diff",
             "round")
