@@ -202,6 +202,33 @@ def _elementwise(opdef: OpDef, args: tuple[Any, ...]) -> Node:
     return _node.op_node(opdef.name, dtypes[-1], shape, device, _cast_operands(operands, dtypes))
 
 
+def elementwise_typed(opdef: OpDef, args: tuple[Any, ...], signature: Any, casting: str) -> Node:
+    """A one-output ufunc op with NumPy's ``dtype=``/``signature=`` and ``casting=``: the loop
+    NumPy picks under them (``ufunc.resolve_dtypes``: its own errors, ``UFuncTypeError`` for a
+    cast the casting rule forbids), the operands cast to it, fused like any other op."""
+    if len(args) != opdef.nin:
+        raise TypeError(f"{opdef.name}() takes {opdef.nin} array argument(s), got {len(args)}")
+    operands = operands_of(args)
+    ufunc = opdef.numpy
+    types = tuple(x.dtype if type(x) is Node else type(x) for x in operands)
+    typing = {"signature": signature} if signature is not None else {}
+    dtypes = tuple(ufunc.resolve_dtypes(types + (None,) * ufunc.nout, casting=casting, **typing))
+    check_dtype(dtypes[-1], f"the result of {opdef.name}")
+    for x, dt in zip(operands, dtypes):
+        if type(x) is int:
+            _check_scalar(x, dt)
+    if opdef.name == "power" and dtypes[0].kind in "iu":
+        _check_integer_power(operands[1] if type(operands[1]) is Node else
+                             _scalar_node(operands[1], dtypes[1]))
+    device = common_device(operands)
+    shape = broadcast_shapes(*(x.shape for x in operands if isinstance(x, Node)))
+    cast_operands = _cast_operands(operands, dtypes)
+    if get_config().mode == "eager" or not shape and _computed_on_cpu(device, operands):
+        # (the operands already of the loop's dtypes: NumPy's call picks that loop)
+        return _eager(opdef, device, list(cast_operands))
+    return _node.op_node(opdef.name, dtypes[-1], shape, device, cast_operands)
+
+
 def _computed_on_cpu(device: str | None, operands: list[Operand]) -> bool:
     """A 0-d op whose operands are all computed runs at once, on the CPU, even in lazy mode:
     a loop-carried scalar (``s = s + a[i] * b[i]``) then never grows a graph, and NumPy's loop

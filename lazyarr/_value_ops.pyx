@@ -346,10 +346,12 @@ cdef inline object _scalar_of(object x):
 
 def ufunc_function(ufunc, slow):
     """The function form of an elementwise op whose NumPy function is ``ufunc`` (one output):
-    small operators at once (:func:`_ufunc_call`), everything else ``slow``'s. Compiled, so
-    that NumPy's warnings name the user's line."""
+    small operators at once (:func:`_ufunc_call`), everything else ``slow``'s (keywords too:
+    ``out=``, ``dtype=``, ...). Compiled, so that NumPy's warnings name the user's line."""
     cdef int nin = ufunc.nin
-    def fn(*args):
+    def fn(*args, **kwargs):
+        if kwargs:
+            return slow(*args, **kwargs)
         return _ufunc_call(ufunc, nin, args, slow)
     return fn
 

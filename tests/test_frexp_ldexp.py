@@ -219,8 +219,10 @@ def test_frexp_and_modf_outputs_and_keywords_as_numpy(ufunc):
     assert r[0] is o1 and r[1] is o2
     _same_outcome((o1.to_numpy(), o2.to_numpy()), ufunc(a))
     p1, p2 = la.zeros(5), la.zeros(5, second)
-    fn(la.asarray(a), p1, p2)
+    ufunc(la.asarray(a), p1, p2)                  # NumPy's positional outputs
     _same_outcome((p1.to_numpy(), p2.to_numpy()), ufunc(a))
+    with pytest.raises(TypeError):                # la's: never an array written into
+        fn(la.asarray(a), p1, p2)
     w1, w2 = np.full(5, 7.0), np.full(5, 7, second)
     ufunc(a, out=(w1, w2), where=a > 0)
     q1, q2 = la.full(5, 7.0), la.full(5, 7, second)

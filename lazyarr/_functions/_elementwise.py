@@ -48,10 +48,10 @@ def two_output_function(ufunc: np.ufunc) -> Callable[..., Any]:
     fallback), with NumPy's rules and errors."""
     first, second = TWO_OUTPUTS[ufunc]
 
-    def fn(x: Any, /, *out: Any, **kwargs: Any) -> tuple[LazyArray, LazyArray]:
-        if out or kwargs:
+    def fn(x: Any, /, **kwargs: Any) -> tuple[LazyArray, LazyArray]:
+        if kwargs:
             return ufunc(x if isinstance(x, LazyArray) else LazyArray._from_node(operands_of((x,))[0]),
-                         *out, **kwargs)
+                         **kwargs)
         node = x._node if isinstance(x, LazyArray) else operands_of((x,))[0]
         return _wrap(elementwise(first, node)), _wrap(elementwise(second, node))
 
@@ -59,8 +59,9 @@ def two_output_function(ufunc: np.ufunc) -> Callable[..., Any]:
         f"\n\nNumPy semantics: ``numpy.{ufunc.__name__}`` (dtypes, edge values, errors). Returns two "
         f"LazyArrays, ``{first.name}`` and ``{second.name}`` of the op registry: each is pending "
         "and fuses with what computes ``x`` and with what reads it (a kernel reading both runs "
-        "NumPy's loop once for each). With output arrays (``out=``, positional) or keywords "
-        "(``where=``, ``dtype=``, ``casting=``): NumPy's own call on the computed operands.\n")
+        "NumPy's loop once for each). With ``out=`` or other keywords (``where=``, ``dtype=``, "
+        "``casting=``): NumPy's own call on the computed operands. (Outputs are taken as ``out=`` "
+        "only: a further positional argument is a TypeError, never an array written into.)\n")
     return fn
 
 
