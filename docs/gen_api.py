@@ -141,7 +141,9 @@ def _ops_page() -> str:
         for op in ops:
             dunder = f"``__{operator_of[op.name]}__``" if op.name in operator_of else ""
             ref = f":meth:`{numpy_name(op)}`" if op.kind == "cast" else f":func:`{numpy_name(op)}`"
-            rows.append((f":func:`lazyarr.{op.name}`" if op.kind != "cast" else "``x.astype(dtype)``",
+            name = {"cast": "``x.astype(dtype)``", "output": f":func:`lazyarr.{numpy_name(op)[6:]}` "
+                    f"``[{op.output}]``"}.get(op.kind, f":func:`lazyarr.{op.name}`")
+            rows.append((name,
                          str(op.nin), ref, dunder, op.doc))
         out.append(_table(rows, ("lazyarr", "arrays in", "NumPy semantics of", "operator", "what")))
     return "\n".join(out)
@@ -156,7 +158,7 @@ SHAPE_FUNCTIONS = ("transpose", "permute_dims", "matrix_transpose", "swapaxes", 
                    "broadcast_arrays", "reshape", "ravel")
 JOINING = ("concatenate", "stack", "hstack", "vstack", "dstack", "column_stack", "tile", "repeat",
            "roll")
-CREATION = ("asarray", "copy", "zeros", "ones", "full", "empty", "arange", "linspace", "zeros_like",
+CREATION = ("asarray", "array", "copy", "zeros", "ones", "full", "empty", "arange", "linspace", "zeros_like",
             "ones_like", "full_like", "empty_like", "eye", "tri")
 BUILDING = ("outer", "tril", "triu", "meshgrid", "atleast_1d", "atleast_2d", "atleast_3d", "diff",
             "round")
@@ -258,6 +260,10 @@ def _api_page() -> tuple[str, set[str]]:
     for op in elementwise:
         api += _elementwise_entry(op)
         documented.add(op.name)
+    api += ["Two outputs", "-----------", "",
+            "NumPy's ufuncs with two outputs: each output is an op of its own, so each fuses.", "",
+            ".. autofunction:: frexp", ".. autofunction:: modf", ""]
+    documented.update(("frexp", "modf"))
     api += ["Selection and casting", "---------------------", "",
             ".. autofunction:: where", ".. autofunction:: clip", ".. autofunction:: astype",
             ".. autofunction:: angle", ""]
@@ -331,7 +337,7 @@ def check_documented(documented: set[str]) -> None:
         elif name in ARRAY_MEMBERS and not (getattr(la.LazyArray, name).__doc__ or "").strip():
             problems.append(f"LazyArray.{name}: no docstring")
     autodoc = CREATION + BUILDING + LINALG + LOGIC + NAN_REDUCTIONS + SHAPE_FUNCTIONS + JOINING + ("config", "set_config", "get_config", "cuda_available", "explain", "where",
-                          "clip", "astype", "angle", "Config", "Plan", "Kernel", "LazyArray")
+                          "clip", "astype", "angle", "Config", "Plan", "Kernel", "LazyArray", "frexp", "modf")
     problems += [f"lazyarr.{n}: no docstring" for n in autodoc if not (getattr(la, n).__doc__ or "").strip()]
     if problems:
         raise RuntimeError("undocumented public names (docs/gen_api.py):\n  " + "\n  ".join(problems))

@@ -17,13 +17,13 @@ from typing import Any
 import numpy as np
 
 from . import _build, _devices, _dispatch, _node, _views, _writes
-from ._array_methods import generated
+from ._array_methods import generated, native_keywords
 from ._dtypes import check_dtype
 from ._materialize import materialize, tape
 from ._node import Node
 from ._operands import made
 from ._program import lower
-from ._registry import BY_NUMPY
+from ._registry import BY_NUMPY, TWO_OUTPUTS
 from ._stack import warn_imaginary_discarded
 from ._value_ops import element_key  # type: ignore[import-not-found]  # compiled (setup.py)
 
@@ -62,9 +62,12 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: str | None = Non
     return LazyArray._from_node(node)
 
 
-def clip(x: Any, min: Any = None, max: Any = None) -> LazyArray:
+def clip(x: Any, min: Any = None, max: Any = None, out: Any = None, **kwargs: Any) -> LazyArray:
     """Limit values to ``[min, max]``; either bound may be None, as ``numpy.clip``
-    (NaN propagates; the sign of -0.0 is kept)."""
+    (NaN propagates; the sign of -0.0 is kept). With ``out=`` or ufunc keywords
+    (``where=``, ``dtype=``, ``casting=``): NumPy's own call on the computed operands."""
+    if out is not None or kwargs:
+        return _dispatch.PROTOCOLS["call"]("clip", np.clip, (x, min, max), {"out": out, **kwargs})
     return LazyArray._from_node(_build.clip(_node_of(x), _node_of(min), _node_of(max)))
 
 
@@ -356,9 +359,15 @@ class LazyArray:
             kwargs.setdefault("axis", 0)   # ufunc.reduce's default axis is 0, not None
             return getattr(LazyArray, _UFUNC_REDUCTIONS[ufunc])(*inputs, **kwargs)
         opdef = BY_NUMPY.get(ufunc)
-        if method == "__call__" and opdef is not None and not kwargs \
+        if method == "__call__" and opdef is not None \
                 and all(isinstance(x, _NATIVE_OPERANDS) for x in inputs):
-            return LazyArray._from_node(_build.elementwise(opdef, *map(_node_of, inputs)))
+            if not kwargs:
+                return LazyArray._from_node(_build.elementwise(opdef, *map(_node_of, inputs)))
+            if native_keywords(opdef, len(inputs), kwargs):   # dtype=, casting=: fused too
+                return _dispatch.FUNCTIONS[opdef.name](*inputs, **kwargs)
+        if method == "__call__" and ufunc in TWO_OUTPUTS and not kwargs and len(inputs) == 1 \
+                and isinstance(inputs[0], _NATIVE_OPERANDS):
+            return _public(ufunc.__name__)(*inputs)          # np.frexp(lazy): the fused pair
         native_outer = getattr(_dispatch.FUNCTIONS.get(opdef.name), "outer", None) \
             if method == "outer" and opdef is not None and not kwargs else None
         if native_outer is not None and all(isinstance(x, _NATIVE_OPERANDS) for x in inputs):

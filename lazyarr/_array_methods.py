@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _build, _dispatch, _views, _writes
+from . import _build, _dispatch, _node, _views, _writes
 from ._dispatch import dask_collection
 from ._materialize import computing_is_deferred
 from ._node import Node
@@ -69,15 +69,15 @@ def elementwise_function(opdef: OpDef, cls: Any) -> Callable[..., Any]:
     # One body per arity, unwrapping without a loop: every function call a user writes runs it.
     # A wrong number of arguments goes to the node builder as it is, which raises NumPy's error.
     if opdef.nin == 1:
-        def fn(*args: Any) -> Any:
-            if len(args) != 1:
-                return wrap(_elementwise(opdef, *args))
+        def fn(*args: Any, **kwargs: Any) -> Any:
+            if len(args) != 1 or kwargs:
+                return _with_keywords(opdef, cls, args, kwargs)
             x = args[0]
             return wrap(_elementwise(opdef, x._node if isinstance(x, cls) else x))
     elif opdef.nin == 2:
-        def fn(*args: Any) -> Any:
-            if len(args) != 2:
-                return wrap(_elementwise(opdef, *args))
+        def fn(*args: Any, **kwargs: Any) -> Any:
+            if len(args) != 2 or kwargs:
+                return _with_keywords(opdef, cls, args, kwargs)
             x1, x2 = args
             t1, t2 = type(x1), type(x2)
             if t1 is not cls and dask_collection(x1) or t2 is not cls and dask_collection(x2):
@@ -87,7 +87,9 @@ def elementwise_function(opdef: OpDef, cls: Any) -> Callable[..., Any]:
             return wrap(_elementwise(opdef, x1._node if isinstance(x1, cls) else x1,
                                      x2._node if isinstance(x2, cls) else x2))
     else:
-        def fn(*args: Any) -> Any:
+        def fn(*args: Any, **kwargs: Any) -> Any:
+            if len(args) != opdef.nin or kwargs:
+                return _with_keywords(opdef, cls, args, kwargs)
             return wrap(_elementwise(opdef, *[a._node if isinstance(a, cls) else a for a in args]))
 
     if isinstance(opdef.numpy, np.ufunc) and opdef.numpy.nout == 1 and opdef.nin < 3:
@@ -98,6 +100,66 @@ def elementwise_function(opdef: OpDef, cls: Any) -> Callable[..., Any]:
     fn.__doc__ = docstring(opdef, "In lazy mode the result is pending until materialized "
                            "(small computed CPU operands: at once, see ``eager_max_size``).")
     return _named(fn, opdef.name)
+
+
+#: NumPy's ufunc keywords at their default values: a call giving them is a call without them
+_UFUNC_DEFAULTS = {"out": None, "where": True, "casting": "same_kind", "order": "K", "subok": True,
+                   "dtype": None, "signature": None}
+#: the keywords the native path takes (the rest, ``out=`` and ``where=`` first, is NumPy's call)
+_NATIVE_KEYWORDS = frozenset({"dtype", "signature", "casting"})
+
+
+def _given(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The keywords of a ufunc call that are not at their default value."""
+    return {k: v for k, v in kwargs.items()
+            if not (k in _UFUNC_DEFAULTS and (v is _UFUNC_DEFAULTS[k] or isinstance(v, str)
+                                              and v == _UFUNC_DEFAULTS[k]))}
+
+
+def _with_keywords(opdef: OpDef, cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``la.<ufunc>(...)`` with outputs or keywords, as NumPy's ufunc call. ``dtype=``,
+    ``signature=`` (a tuple) and ``casting=`` alone are native: NumPy's loop under them, fused
+    (:func:`_build.elementwise_typed`). Outputs (``out=``, positional) and ``where=``,
+    ``order=``, ``subok=``: NumPy's own call, which hands LazyArray operands to the fallback
+    (``__array_ufunc__``: the operands computed, a LazyArray output written in its memory),
+    with NumPy's values and errors. Outputs are taken as ``out=`` only: a further positional
+    argument is the wrong number of arguments (a TypeError), never an array written into."""
+    if len(args) != opdef.nin:       # never NumPy's positional outputs (la.sqrt(x, y)): an error
+        return cls._from_node(_elementwise(opdef, *args))
+    if native_keywords(opdef, len(args), kwargs):
+        given = _given(kwargs)
+        nodes = tuple(a._node if isinstance(a, cls) else a for a in args)
+        if not given:
+            return cls._from_node(_elementwise(opdef, *nodes))
+        return cls._from_node(_build.elementwise_typed(opdef, nodes, _signature(opdef, given),
+                                                       given.get("casting", "same_kind")))
+    if not opdef.is_ufunc:           # where, clip: no ufunc keywords
+        raise TypeError(f"{opdef.name}() got an unexpected keyword argument {next(iter(kwargs))!r}")
+    result = opdef.numpy(*args, **kwargs)
+    if isinstance(result, np.ndarray) and _given(kwargs).get("out") is None:
+        return cls._from_node(_node.leaf(result, "cpu"))   # (no LazyArray among the arguments)
+    return result
+
+
+def native_keywords(opdef: OpDef, nargs: int, kwargs: dict[str, Any]) -> bool:
+    """Whether a ufunc call of ``opdef`` with ``nargs`` arguments and these keywords has a
+    native form: no outputs, and no keywords but ``dtype=``, ``signature=`` (a tuple) and
+    ``casting=`` (or any at its default value)."""
+    if not opdef.is_ufunc or nargs != opdef.nin or opdef.name == "clip":
+        return False            # (la.clip is numpy.clip, whose keywords are NumPy's call's)
+    given = _given(kwargs)
+    return given.keys() <= _NATIVE_KEYWORDS and type(given.get("signature")) in (tuple, type(None))
+
+
+def _signature(opdef: OpDef, given: dict[str, Any]) -> Any:
+    """The ufunc ``signature`` that ``dtype=``/``signature=`` ask for (NumPy's ``dtype=X`` is
+    the output's dtype: ``(None, ..., X)``); None for neither; a non-tuple signature as given."""
+    if "dtype" in given and "signature" in given:
+        raise TypeError("cannot specify both 'signature' and 'dtype'")
+    if "dtype" in given:
+        return (None,) * opdef.nin + (np.dtype(given["dtype"]),)
+    signature = given.get("signature")
+    return None if signature is None else tuple(None if d is None else np.dtype(d) for d in signature)
 
 
 def _references_here(x: Any) -> int:

@@ -79,6 +79,8 @@ def resolve_ufunc(opdef: OpDef, operands: list[Operand]) -> tuple[np.dtype, ...]
     """Loop dtypes for a ufunc op, with NumPy's checks of Python scalar operands."""
     dtypes = _ufunc_dtypes(opdef.numpy, tuple(x.dtype if type(x) is Node else type(x)
                                               for x in operands))
+    if opdef.kind == "output":          # one output of frexp/modf: its dtype alone
+        dtypes = dtypes[:opdef.nin] + (dtypes[opdef.nin + opdef.output],)
     for x, dt in zip(operands, dtypes):
         if type(x) is int:
             _check_scalar(x, dt)
@@ -148,8 +150,7 @@ def elementwise(opdef: OpDef, *args: Any) -> Node:
     if get_config().mode == "eager" or not shape and _computed_on_cpu(device, operands):
         return _eager_elementwise(opdef, device, operands, dtypes, shape)  # type: ignore[arg-type]
     src = tuple(operands) if uncast else _cast_operands(operands, dtypes)
-    node = _node.op_node(opdef.name, dtypes[-1], shape, device, src)  # type: ignore[arg-type]
-    return node if shape or node.sid is not None else _bounded(node)
+    return _bounded(_node.op_node(opdef.name, dtypes[-1], shape, device, src))  # type: ignore[arg-type]
 
 
 def _fast_rule(opdef: OpDef, operands: list[Operand], dtypes: tuple[np.dtype, ...],
@@ -198,8 +199,7 @@ def _elementwise(opdef: OpDef, args: tuple[Any, ...]) -> Node:
         return _where(opdef, operands, shape, device)
     if get_config().mode == "eager" or not shape and _computed_on_cpu(device, operands):
         return _eager_elementwise(opdef, device, operands, dtypes, shape)
-    node = _node.op_node(opdef.name, dtypes[-1], shape, device, _cast_operands(operands, dtypes))
-    return node if shape or node.sid is not None else _bounded(node)
+    return _bounded(_node.op_node(opdef.name, dtypes[-1], shape, device, _cast_operands(operands, dtypes)))
 
 
 def _bounded(node: Node) -> Node:
@@ -212,7 +212,7 @@ def _bounded(node: Node) -> Node:
     asv ``ElementLoop``). Now every ~8 iterations two small kernels of one repeated structure
     run (cached after the first). On the CPU a 0-d op of computed operands runs at once
     (:func:`_computed_on_cpu`) and never gets here with pending operands from a loop."""
-    if node.data is not None or computing_is_deferred():
+    if node.shape or node.sid is not None or node.data is not None or computing_is_deferred():
         return node
     pending = [c for c in node.src if c.data is None and c.src]
     if not pending:
@@ -220,6 +220,33 @@ def _bounded(node: Node) -> Node:
     for c in pending:
         materialize(c)
     return _node.redescribed(node)
+
+
+def elementwise_typed(opdef: OpDef, args: tuple[Any, ...], signature: Any, casting: str) -> Node:
+    """A one-output ufunc op with NumPy's ``dtype=``/``signature=`` and ``casting=``: the loop
+    NumPy picks under them (``ufunc.resolve_dtypes``: its own errors, ``UFuncTypeError`` for a
+    cast the casting rule forbids), the operands cast to it, fused like any other op."""
+    if len(args) != opdef.nin:
+        raise TypeError(f"{opdef.name}() takes {opdef.nin} array argument(s), got {len(args)}")
+    operands = operands_of(args)
+    ufunc = opdef.numpy
+    types = tuple(x.dtype if type(x) is Node else type(x) for x in operands)
+    typing = {"signature": signature} if signature is not None else {}
+    dtypes = tuple(ufunc.resolve_dtypes(types + (None,) * ufunc.nout, casting=casting, **typing))
+    check_dtype(dtypes[-1], f"the result of {opdef.name}")
+    for x, dt in zip(operands, dtypes):
+        if type(x) is int:
+            _check_scalar(x, dt)
+    if opdef.name == "power" and dtypes[0].kind in "iu":
+        _check_integer_power(operands[1] if type(operands[1]) is Node else
+                             _scalar_node(operands[1], dtypes[1]))
+    device = common_device(operands)
+    shape = broadcast_shapes(*(x.shape for x in operands if isinstance(x, Node)))
+    cast_operands = _cast_operands(operands, dtypes)
+    if get_config().mode == "eager" or not shape and _computed_on_cpu(device, operands):
+        # (the operands already of the loop's dtypes: NumPy's call picks that loop)
+        return _eager(opdef, device, list(cast_operands))
+    return _bounded(_node.op_node(opdef.name, dtypes[-1], shape, device, cast_operands))
 
 
 def _computed_on_cpu(device: str | None, operands: list[Operand]) -> bool:
@@ -243,7 +270,7 @@ def _numpy_on_python_scalars(opdef: OpDef, args: tuple[Any, ...]) -> np.ndarray:
     (``add(1.5, 2**70)`` is float64 1.18e21; ``add(1, 2**70)`` an OverflowError), as a 0-d
     array (its dtype checked: an object result is not supported)."""
     with np.errstate(all="ignore"):
-        value = np.asarray(opdef.numpy(*args))
+        value = np.asarray(opdef.numpy_value(*args))
     check_dtype(value.dtype, f"the result of {opdef.name}")
     return value
 

@@ -26,9 +26,11 @@ class OpDef:
     """One operation.
 
     name:      public name (``la.<name>``), also the node/program opcode.
-    kind:      ``"elementwise"``, ``"cast"``, ``"reduction"`` or ``"generator"`` (the uniform
-               numbers of a fused random draw: internal, no public function;
-               lazyarr/_random_fused.py).
+    kind:      ``"elementwise"``, ``"cast"``, ``"reduction"``, ``"output"`` (one output of a
+               NumPy ufunc with two, ``frexp`` or ``modf``: an elementwise op of its own, so
+               each output fuses; the public function returns the pair, :data:`TWO_OUTPUTS`)
+               or ``"generator"`` (the uniform numbers of a fused random draw: internal, no
+               public function; lazyarr/_random_fused.py).
     nin:       number of array operands.
     numpy:     the NumPy function with the semantics we copy; its ufunc type
                resolution is the dtype rule of every ufunc op.
@@ -39,6 +41,7 @@ class OpDef:
     scalar_rule: see STRICT / COMPARE / WRAP.
     identity:  reductions: the value of an empty reduction (None: empty input is an error).
     takes_dtype / takes_ddof / takes_axis_tuple: reductions: which NumPy keywords apply.
+    output:    ``"output"`` ops: which output of the ufunc ``numpy`` the op is (0 or 1).
     transcendental: a libm-style function (``exp``, ``sin``, ``power`` …) whose float result
                is not correctly rounded, so implementations (NumPy's SIMD and scalar loops,
                libdevice) differ by ulps: tests compare it within a tolerance, and the cuda
@@ -62,10 +65,16 @@ class OpDef:
     takes_ddof: bool = False
     takes_axis_tuple: bool = True
     transcendental: bool = False
+    output: int = 0
 
     @property
     def is_ufunc(self) -> bool:
         return isinstance(self.numpy, np.ufunc)
+
+    def numpy_value(self, *args: Any) -> Any:
+        """NumPy's value of this op (of an ``"output"`` op: its output of the ufunc's pair)."""
+        value = self.numpy(*args)
+        return value[self.output] if self.kind == "output" else value
 
 
 def _ew(name: str, nin: int, numpy: Callable[..., Any], doc: str, category: str,
@@ -79,13 +88,19 @@ def _tr(name: str, nin: int, numpy: Callable[..., Any], doc: str, category: str,
     return _ew(name, nin, numpy, doc, category, operator, transcendental=True)
 
 
+def _output(name: str, numpy: np.ufunc, output: int, doc: str) -> OpDef:
+    """One output of a two-output ufunc (``frexp``, ``modf``): a single-output op."""
+    return OpDef(name, "output", 1, numpy, doc, _FLOATING, output=output)
+
+
 def _red(name: str, numpy: Callable[..., Any], doc: str, identity: object = None, **kw: Any) -> OpDef:
     return OpDef(name, "reduction", 1, numpy, doc, "reduction", identity=identity, **kw)
 
 
-_ARITH, _CMP, _BIT, _LOGIC, _EXP, _TRIG, _ROUND, _CLASS, _COMPLEX = (
+_ARITH, _CMP, _BIT, _LOGIC, _EXP, _TRIG, _ROUND, _CLASS, _COMPLEX, _FLOATING = (
     "arithmetic", "comparison", "bitwise", "logical", "exponential and logarithmic",
     "trigonometric and hyperbolic", "rounding", "classification", "complex numbers",
+    "floating-point parts",
 )
 
 _OP_LIST: list[OpDef] = [
@@ -126,6 +141,7 @@ _OP_LIST: list[OpDef] = [
     _tr("hypot", 2, np.hypot, "sqrt(x1**2 + x2**2) without overflow.", _EXP),
     _tr("logaddexp", 2, np.logaddexp, "log(exp(x1) + exp(x2)) without overflow.", _EXP),
     _tr("logaddexp2", 2, np.logaddexp2, "log2(2**x1 + 2**x2) without overflow.", _EXP),
+    _ew("ldexp", 2, np.ldexp, "x1 * 2**x2 (float mantissa, integer exponent), exact.", _FLOATING),
     # trigonometric and hyperbolic
     _tr("sin", 1, np.sin, "Sine.", _TRIG),
     _tr("cos", 1, np.cos, "Cosine.", _TRIG),
@@ -187,6 +203,12 @@ _OP_LIST: list[OpDef] = [
         "Limit values to [min, max].", "selection"),
     OpDef("astype", "cast", 1, lambda x, dtype: x.astype(dtype), "Cast to a dtype (unsafe casting, "
           "as ndarray.astype).", "selection"),
+    # the outputs of frexp and modf (the public functions return the pair: TWO_OUTPUTS)
+    _output("frexp_mantissa", np.frexp, 0, "frexp's mantissa: x = mantissa * 2**exponent, "
+            "0.5 <= abs(mantissa) < 1 (0, inf and NaN: x itself)."),
+    _output("frexp_exponent", np.frexp, 1, "frexp's exponent, int32 (0 for 0, inf and NaN)."),
+    _output("modf_fraction", np.modf, 0, "modf's fractional part, with the sign of x."),
+    _output("modf_integral", np.modf, 1, "modf's integral part, with the sign of x."),
     # reductions
     _red("sum", np.sum, "Sum of elements.", identity=0, takes_dtype=True),
     _red("prod", np.prod, "Product of elements.", identity=1, takes_dtype=True),
@@ -217,6 +239,10 @@ ELEMENTWISE = [op for op in _OP_LIST if op.kind == "elementwise"]
 REDUCTIONS = [op for op in _OP_LIST if op.kind == "reduction"]
 #: names of the transcendental ops (``OpDef.transcendental``)
 TRANSCENDENTAL = frozenset(op.name for op in ELEMENTWISE if op.transcendental)
+#: NumPy's two-output ufuncs -> their outputs' ops, in order (``la.frexp(x)`` is the pair)
+TWO_OUTPUTS: dict[np.ufunc, tuple[OpDef, OpDef]] = {
+    ufunc: tuple(op for op in _OP_LIST if op.kind == "output" and op.numpy is ufunc)  # type: ignore[misc]
+    for ufunc in (np.frexp, np.modf)}
 #: NumPy function -> OpDef, for ``__array_ufunc__`` / ``__array_function__`` dispatch.
 BY_NUMPY: dict[Any, OpDef] = {op.numpy: op for op in _OP_LIST if op.kind in ("elementwise", "reduction")}
 BY_NUMPY[np.amin] = OPS["min"]

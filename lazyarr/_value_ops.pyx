@@ -428,10 +428,12 @@ cdef inline object _scalar_of(object x):
 def ufunc_function(ufunc, str name, slow):
     """The function form of the registry's op ``name``, whose NumPy function is ``ufunc`` (one
     output): small operators at once, common pending ones from a memoized rule
-    (:func:`_ufunc_call`), everything else ``slow``'s. Compiled, so that NumPy's warnings name
-    the user's line."""
+    (:func:`_ufunc_call`), everything else ``slow``'s (keywords too: ``out=``, ``dtype=``, ...).
+    Compiled, so that NumPy's warnings name the user's line."""
     cdef int nin = ufunc.nin
-    def fn(*args):
+    def fn(*args, **kwargs):
+        if kwargs:
+            return slow(*args, **kwargs)
         return _ufunc_call(ufunc, name, nin, args, slow)
     return fn
 

@@ -36,7 +36,7 @@ from ._registry import OPS
 MAX_PUSHED_LEAVES = 8    # inputs of an expression a view is still pushed through
 MAX_PUSHED_VIEWS = 8     # views of one pending array pushed down before it is stored
 
-_PUSHABLE = frozenset(name for name, op in OPS.items() if op.kind in ("elementwise", "cast"))
+_PUSHABLE = frozenset(name for name, op in OPS.items() if op.kind in ("elementwise", "output", "cast"))
 
 def is_basic(key: Any) -> bool:
     """Ints, slices, ``None`` and ``...`` only (NumPy's basic indexing: a view)."""

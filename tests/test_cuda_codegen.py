@@ -216,6 +216,10 @@ BATTERY = {
         + la.spacing(d[f"z{b}"]) + la.heaviside(d[f"z{b}"], 0.5) + la.logaddexp(d[f"z{b}"], 1)
         + la.logaddexp2(d[f"z{b}"], -1) + la.deg2rad(d[f"z{b}"]) + la.rad2deg(d[f"z{b}"])
         + la.signbit(d[f"z{b}"])).compute() for b in (16, 32, 64)},
+    # ldexp, frexp and modf (each output of the two its own op; both read by one kernel)
+    **{f"floating_parts_f{b}": lambda d, b=b: (
+        la.ldexp(d[f"z{b}"], 3) + la.ldexp(d[f"z{b}"], d["i8"][:100])
+        + sum(la.frexp(d[f"z{b}"] * 1)) + sum(la.modf(d[f"z{b}"] * 1))).compute() for b in (16, 32, 64)},
     "npymath_ints": lambda d: (la.fmod(d["i8"][:300], d["j8"][:300]) + la.fmod(d["u64"], 7)
                                + la.float_power(d["x64"], 1.5)).compute(),
 }

@@ -32,6 +32,14 @@ def _same_as_lower(y):
 
 
 @pytest.fixture
+def empty_structure_memo(monkeypatch):
+    """An empty structure memo for a test that counts reuses: the memo starts over when full
+    (4,096 programs), so a test run after many others in one process could see it cleared
+    between its two calls (seen in the full suite, -n 2)."""
+    monkeypatch.setattr(_program, "_by_structure", {})
+
+
+@pytest.fixture
 def xy():
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal(100).astype(np.float32), rng.standard_normal(100).astype(np.float32)
@@ -66,7 +74,7 @@ def test_same_leaf_twice_is_another_structure(xy):
     assert n == 0 and _close(s, np.sum(b * a + b))
 
 
-def test_new_constants_reuse_the_program(xy):
+def test_new_constants_reuse_the_program(xy, empty_structure_memo):
     a, _, x, _ = xy
     _sum_counting(lambda: x * 2.25 + 3.5)
     s, n = _sum_counting(lambda: x * 5.5 + 6.25)

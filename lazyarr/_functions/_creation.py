@@ -1,8 +1,9 @@
-"""Creation functions: ``asarray``, ``copy``, ``zeros``, ``ones``, ``full``, ``empty``, ``arange``,
+"""Creation functions: ``asarray``, ``array``, ``copy``, ``zeros``, ``ones``, ``full``, ``empty``, ``arange``,
 ``linspace``, the ``*_like`` forms and ``from_dlpack``. Each makes a materialized array with
 the device's array library (lazyarr/_operands.py makes the leaf)."""
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -50,6 +51,46 @@ def asarray(a: Any, dtype: Any = None, order: str | None = None, *, device: str 
         src_device = a.device if a.device != "cpu" else None
         return LazyArray._from_node(leaf_from(a.data, src_device, dtype, order, device, copy))
     return LazyArray._from_node(leaf_of(a, dtype, order, device, copy))
+
+
+def array(object: Any, dtype: Any = None, *, copy: bool | None = True, order: str = "K",
+          subok: bool = False, ndmin: int = 0, like: Any = None) -> LazyArray:
+    """An array of ``object``'s values, as ``numpy.array``: a copy by default (``copy=True``),
+    of a LazyArray too; ``copy=None`` copies only when needed (:func:`asarray`), ``copy=False``
+    never (a ``ValueError`` when the dtype, the order or a list needs one, as NumPy 2). The
+    copy of a pending LazyArray stays pending and fuses (:meth:`LazyArray.copy`). ``ndmin``
+    prepends length-1 axes up to that many dimensions (a view). ``subok`` has no effect: there
+    are no LazyArray subclasses. ``like`` may be None or a LazyArray.
+
+    >>> import lazyarr as la
+    >>> la.array([1, 2, 3], dtype=la.float32, ndmin=2)
+    LazyArray([[1., 2., 3.]], dtype=float32)
+    """
+    if like is not None and not isinstance(like, LazyArray):
+        raise TypeError("lazyarr.array takes like= only as None or a LazyArray (NumPy's "
+                        "__array_function__ dispatch): call the other library's array")
+    if isinstance(copy, (str, bytes)):
+        raise ValueError("strings are not allowed for 'copy' keyword. Use True/False/None instead.")
+    if copy is not None:
+        copy = bool(copy)                      # (NumPy takes any truth value, as bool() does)
+    ndmin = operator.index(ndmin)
+    if ndmin > 64:
+        raise ValueError(f"ndmin must be <= ndmax (64), got {ndmin}")
+    if isinstance(object, LazyArray) and order in ("C", "F") and _in_order(object, order):
+        order = "K"                            # (its memory has that order already: no copy needed)
+    out = asarray(object, dtype, order, copy=copy)
+    if out.ndim < ndmin:
+        out = out[(None,) * (ndmin - out.ndim)]
+    return out
+
+
+def _in_order(a: LazyArray, order: str) -> bool:
+    """Whether ``a``'s memory is ``order``-contiguous (``"C"``/``"F"``): a computed array's
+    flags say; a pending one is computed C-contiguous (1-d: both)."""
+    node = a._node
+    if node.data is not None:
+        return bool(node.data.flags[order + "_CONTIGUOUS"])
+    return order == "C" or a.ndim <= 1
 
 
 def copy(a: Any, order: str = "K", subok: bool = False) -> LazyArray:
@@ -154,7 +195,7 @@ def from_dlpack(x: Any, /, *, device: str | None = None, copy: bool | None = Non
     return asarray(data, device=device, copy=None if copy is None else (copy and source == "cuda"))
 
 
-FUNCTIONS = {f.__name__: f for f in (asarray, copy, zeros, ones, full, empty, arange, linspace,
+FUNCTIONS = {f.__name__: f for f in (asarray, array, copy, zeros, ones, full, empty, arange, linspace,
                                      zeros_like, ones_like, full_like, empty_like, from_dlpack)}
 
 #: NumPy function -> ours, for ``__array_function__``.

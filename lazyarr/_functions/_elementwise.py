@@ -1,5 +1,6 @@
-"""Elementwise functions: one per elementwise op of the registry (generated), and ``where``,
-``clip``, ``astype``, ``real``, ``imag``, ``angle``.
+"""Elementwise functions: one per elementwise op of the registry (generated), ``frexp`` and
+``modf`` (the pair of their outputs' ops), and ``where``, ``clip``, ``astype``, ``real``,
+``imag``, ``angle``.
 
 ``conj``, ``clip``, ``astype``, ``real`` and ``imag`` are also array methods: they are defined
 by the array layer (lazyarr/_array.py) and exported here as they are.
@@ -15,7 +16,7 @@ from .._array import LazyArray, astype, clip, imag, real
 from .._array_methods import elementwise_function
 from .._build import complex_part, elementwise
 from .._operands import operands_of
-from .._registry import ELEMENTWISE, OPS
+from .._registry import ELEMENTWISE, OPS, TWO_OUTPUTS
 
 _wrap = LazyArray._from_node
 
@@ -39,13 +40,48 @@ def angle(z: Any, deg: bool = False) -> LazyArray:
     return _wrap(a)
 
 
+def two_output_function(ufunc: np.ufunc) -> Callable[..., Any]:
+    """``la.frexp`` / ``la.modf``: the pair of the ufunc's outputs, each a lazy array of its own
+    op (``TWO_OUTPUTS``), so each fuses with what computes ``x`` and with what reads it (an
+    output nothing reads is never computed). Given outputs or keywords (``out=``, ``where=``,
+    ``dtype=``, ...), NumPy's own call on the computed operands (``__array_ufunc__``'s
+    fallback), with NumPy's rules and errors."""
+    first, second = TWO_OUTPUTS[ufunc]
+
+    def fn(x: Any, /, **kwargs: Any) -> tuple[LazyArray, LazyArray]:
+        if kwargs:
+            return ufunc(x if isinstance(x, LazyArray) else LazyArray._from_node(operands_of((x,))[0]),
+                         **kwargs)
+        node = x._node if isinstance(x, LazyArray) else operands_of((x,))[0]
+        return _wrap(elementwise(first, node)), _wrap(elementwise(second, node))
+
+    fn.__doc__ = _TWO_OUTPUT_DOCS[ufunc.__name__] + (
+        f"\n\nNumPy semantics: ``numpy.{ufunc.__name__}`` (dtypes, edge values, errors). Returns two "
+        f"LazyArrays, ``{first.name}`` and ``{second.name}`` of the op registry: each is pending "
+        "and fuses with what computes ``x`` and with what reads it (a kernel reading both runs "
+        "NumPy's loop once for each). With ``out=`` or other keywords (``where=``, ``dtype=``, "
+        "``casting=``): NumPy's own call on the computed operands. (Outputs are taken as ``out=`` "
+        "only: a further positional argument is a TypeError, never an array written into.)\n")
+    return fn
+
+
+_TWO_OUTPUT_DOCS = {
+    "frexp": "The mantissa and the exponent of ``x``: ``x == mantissa * 2**exponent`` with "
+             "``0.5 <= |mantissa| < 1``; the exponent is int32. For 0, inf and NaN the mantissa "
+             "is ``x`` itself (its sign too) and the exponent 0.",
+    "modf": "The fractional and the integral parts of ``x``, each with the sign of ``x`` "
+            "(``modf(-3.0)`` is ``(-0.0, -3.0)``, ``modf(-inf)`` is ``(-0.0, -inf)``).",
+}
+
+
 _SPECIAL = {"where": where, "clip": clip, "real": real, "imag": imag,
             "conj": LazyArray.conj}  # type: ignore[attr-defined]  # (generated)
 
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     op.name: _SPECIAL.get(op.name) or elementwise_function(op, LazyArray) for op in ELEMENTWISE
 }
-FUNCTIONS.update(astype=astype, angle=angle)
+FUNCTIONS.update(astype=astype, angle=angle,
+                 **{ufunc.__name__: two_output_function(ufunc) for ufunc in TWO_OUTPUTS})
 
 #: NumPy function -> ours, for ``__array_function__`` (the ufuncs go through
 #: ``__array_ufunc__``).

@@ -296,6 +296,11 @@ typedef struct {
     lz_loop_t loop;   /* VK_UFUNC */
     void *ctx, *aux;
     lz_cast_t cast;   /* VK_CAST */
+    /* VK_UFUNC of a two-output loop (frexp, modf): the output this instruction keeps (0 or
+     * 1; -1: a one-output loop); the other goes to register spare_reg (elements of
+     * spare_size bytes), which nothing reads */
+    int which, spare_reg;
+    npy_intp spare_size;
 } lz_instr;
 
 typedef struct {
@@ -548,6 +553,12 @@ static int lz_exec_block(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_i
             }
             args[ins->nin] = op;
             strides[ins->nin] = ins->osize;
+            if (ins->which >= 0) {
+                args[ins->nin + ins->which] = op;
+                strides[ins->nin + ins->which] = ins->osize;
+                args[ins->nin + 1 - ins->which] = S->regs + ins->spare_reg * rb;
+                strides[ins->nin + 1 - ins->which] = ins->spare_size;
+            }
             if (ins->loop(ins->ctx, args, &m, strides, ins->aux) < 0) return -1;
         } else if (ins->kind == VK_CAST) {
             ins->cast(vptr[ins->in[0]], vstr[ins->in[0]], op, m);

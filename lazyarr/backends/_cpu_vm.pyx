@@ -34,6 +34,8 @@ cdef extern from "_cpu_vm.h" nogil:
         void *ctx
         void *aux
         lz_cast_t cast
+        int which, spare_reg
+        cnp.npy_intp spare_size
     ctypedef struct lz_prog:
         int ninstr
         lz_instr *instr
@@ -162,7 +164,12 @@ cdef class VMProgram:
             for a in range(ins.nin):
                 ins.in_[a] = args[a]
             ins.out, ins.reg, ins.osize = out, reg, osize
-            if kind == "ufunc":
+            ins.which = -1
+            if kind == "ufunc2":                # (capsule, output kept, spare register, its itemsize)
+                extra, ins.which, ins.spare_reg, ins.spare_size = extra
+                if not (0 <= ins.which <= 1 and 0 <= ins.spare_reg < nregs):
+                    raise ValueError(f"ufunc2 instruction {j}: output {ins.which}, spare r{ins.spare_reg}")
+            if kind in ("ufunc", "ufunc2"):
                 ci = <lz_call_info *>PyCapsule_GetPointer(extra, CAPSULE_NAME)
                 if ci.strided_loop == NULL or ci.requires_pyapi:
                     raise TypeError("ufunc loop unusable without the GIL")

@@ -189,11 +189,12 @@ def _block_size(n_buffers: int, esz: int = 8) -> int:
 
 class _Spec(NamedTuple):
     """One VM instruction before register allocation (see VMProgram in _cpu_vm.pyx)."""
-    kind: str                # "ufunc", "cast", "imag" or "where"
+    kind: str                # "ufunc", "ufunc2" (a two-output loop), "cast", "imag" or "where"
     out: int                 # the value it computes
     args: tuple[int, ...]    # the values it reads
     dtype: np.dtype          # of ``out``
-    extra: Any               # ufunc: the loop capsule; cast: (dst, src) type codes; imag: src code
+    extra: Any               # ufunc: the loop capsule; ufunc2: (capsule, output kept, the other's
+                             # dtype); cast: (dst, src) type codes; imag: src code
     text: str                # what the listing shows
     fpe: str | None = None   # its name in NumPy's floating-point messages ("log", "cast")
 
@@ -279,13 +280,30 @@ def _spec(n: int, ins: Instr, dtypes: list[np.dtype]) -> _Spec:
     if ins.op == "imag":
         src = dtypes[ins.args[0]]
         return _Spec("imag", n, ins.args, ins.dtype, TYPE_CODE[src], f"imaginary part of {src}")
-    fn = OPS[ins.op].numpy if ins.op in OPS else None
+    opdef = OPS.get(ins.op)
+    fn = opdef.numpy if opdef is not None else None
+    if opdef is not None and opdef.kind == "output":
+        return _two_output_spec(n, ins, opdef, dtypes)
     if not isinstance(fn, np.ufunc) or fn.nout != 1:
         raise Unsupported(f"op {ins.op}")
     loop_dtypes = tuple(dtypes[a] for a in ins.args) + (ins.dtype,)
     sig = ",".join(d.name for d in loop_dtypes[:-1]) + "->" + ins.dtype.name
     return _Spec("ufunc", n, ins.args, ins.dtype, _resolve_loop(fn, loop_dtypes),
                  f"numpy.{fn.__name__} loop {sig}", fn.__name__)
+
+
+def _two_output_spec(n: int, ins: Instr, opdef: Any, dtypes: list[np.dtype]) -> _Spec:
+    """One output of NumPy's two-output loop (frexp, modf): the loop writes both, the other
+    output into the spare register (``_build_vm``), which nothing reads."""
+    fn = opdef.numpy
+    ins_dtypes = tuple(dtypes[a] for a in ins.args)
+    outs = list(fn.resolve_dtypes(ins_dtypes + (None,) * fn.nout)[fn.nin:])
+    if outs[opdef.output] != ins.dtype:
+        raise Unsupported(f"{ins.op}: NumPy's {fn.__name__} loop gives {outs}")
+    capsule = _resolve_loop(fn, ins_dtypes + tuple(outs))
+    sig = ",".join(d.name for d in ins_dtypes) + "->" + ",".join(d.name for d in outs)
+    return _Spec("ufunc2", n, ins.args, ins.dtype, (capsule, opdef.output, outs[1 - opdef.output]),
+                 f"numpy.{fn.__name__} loop {sig}, output {opdef.output}", fn.__name__)
 
 
 def _reduction_sink(instrs: tuple[Instr, ...], specs: list[_Spec], dtypes: list[np.dtype]) -> _Sink:
@@ -366,11 +384,15 @@ def _build_vm(body: tuple[Instr, ...], specs: list[_Spec], regs: list[int], nreg
     """The C program (_cpu_vm.VMProgram), its numbers named through _cpu_vm's tables."""
     inputs = _input_values(body)
     esz = 16 if any(dt.itemsize > 8 for dt in dtypes) else 8   # complex128 values: 16 bytes
+    if any(s.kind == "ufunc2" for s in specs):     # the spare register of two-output loops
+        spare, nregs = nregs, nregs + 1
     block = _block_size(nregs + sum(val >= 0 for val, _ in inputs), esz)
     red_kind = _VM_REDUCTION[sink.reduction] if sink.reduction else "none"
     red_type = _cpu_vm.REDUCTION_TYPES[sink.canon.name] if sink.canon is not None else 0
     return _cpu_vm.VMProgram(
-        [(s.kind, s.out, s.args, reg, s.dtype.itemsize, s.extra) for s, reg in zip(specs, regs)],
+        [(s.kind, s.out, s.args, reg, s.dtype.itemsize,
+          (s.extra[0], s.extra[1], spare, s.extra[2].itemsize) if s.kind == "ufunc2" else s.extra)
+         for s, reg in zip(specs, regs)],
         inputs, _scalar_values(body), len(dtypes), nregs, sink.result_val,
         _cpu_vm.REDUCTION_KINDS[red_kind], red_type, block, _cpu_vm.FOLDS[sink.fold], esz)
 

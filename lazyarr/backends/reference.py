@@ -32,9 +32,9 @@ def _functions(xp: ModuleType) -> dict[str, Any]:
     (``spacing``), and those it has are not used."""
     table = {}
     for op in OPS.values():
-        if op.kind in ("elementwise", "reduction", "generator"):
+        if op.kind in ("elementwise", "output", "reduction", "generator"):
             if xp.__name__ == "numpy":
-                table[op.name] = op.numpy
+                table[op.name] = op.numpy_value if op.kind == "output" else op.numpy
             elif op.name not in CUPY_ON_HOST and op.kind != "generator":
                 table[op.name] = getattr(xp, op.numpy.__name__)
     return table
@@ -96,7 +96,9 @@ _RULED = reduction_rules.ACCUMULATING | {"min", "max"}
 #: NumPy's (real/imag are only ever complex steps, decided below). Lazy mode computes them in
 #: its fused kernels (cuda/templates.py); what has no template there runs on the host too.
 CUPY_ON_HOST = frozenset({"fmod", "copysign", "nextafter", "spacing", "heaviside", "float_power",
-                          "logaddexp", "logaddexp2", "deg2rad", "rad2deg", "signbit"}) | \
+                          "logaddexp", "logaddexp2", "deg2rad", "rad2deg", "signbit",
+                          "ldexp", "frexp_mantissa", "frexp_exponent", "modf_fraction",
+                          "modf_integral"}) | \
     cuda_templates.RUN_ON_HOST
 
 

@@ -235,6 +235,40 @@ def {name}(x, h0):
         return {T}(0)
     return {T}(1)
 """
+# NumPy's ldexp loops (loops_umath_fp / loops.c.src, ``ldexp_int64``): an exponent outside C's
+# int range is clamped to it (the result is then inf, 0 or x as for a huge exponent)
+_FLDEXP = """\
+def {name}(x, n):
+    if n > 2147483647:
+        return {T}(F_ldexp(x, _C_int32(2147483647)))
+    if n < -2147483648:
+        return {T}(F_ldexp(x, _C_int32(-2147483648)))
+    return {T}(F_ldexp(x, _C_int32(n)))
+"""
+# frexp (C's, as NumPy's loops call it): 0, inf and NaN are their own mantissa with exponent 0
+# (libdevice leaves the exponent of inf and NaN unspecified, so they are answered here)
+_FFREXP_MANTISSA = """\
+def {name}(x):
+    if x == 0 or x != x or x == math.inf or x == -math.inf:
+        return {T}(x)
+    m, e = F_frexp(x)
+    return {T}(m)
+"""
+_FFREXP_EXPONENT = """\
+def {name}(x):
+    if x == 0 or x != x or x == math.inf or x == -math.inf:
+        return _C_int32(0)
+    m, e = F_frexp(x)
+    return _C_int32(e)
+"""
+# modf's fractional part (C's): x - trunc(x) is exact; it has the sign of x (-0.0 for -3.0),
+# and is a zero of that sign for ±inf
+_FMODF_FRACTION = """\
+def {name}(x):
+    if x == math.inf or x == -math.inf:
+        return {T}(F_copysign({T}(0), x))
+    return {T}(F_copysign({T}(x - F_trunc(x)), x))
+"""
 # npy_logaddexp / npy_logaddexp2 (npy_math_internal.h.src): x == y gives x + log(2) (x + 1),
 # else the larger plus log1p of the exponential of minus the difference (times NPY_LOG2E);
 # a NaN difference is returned. The constants are rounded to the compute type ({T}) as C
@@ -1048,6 +1082,10 @@ _TEMPLATES: dict[str, tuple[str, str]] = {   # name -> (signed/float template, u
     "H_fspacing": (_FSPACING, _FSPACING),
     "H_fheaviside": (_FHEAVISIDE, _FHEAVISIDE),
     "H_flogaddexp": (_FLOGADDEXP, _FLOGADDEXP),
+    "H_fldexp": (_FLDEXP, _FLDEXP),
+    "H_ffrexp_mantissa": (_FFREXP_MANTISSA, _FFREXP_MANTISSA),
+    "H_ffrexp_exponent": (_FFREXP_EXPONENT, _FFREXP_EXPONENT),
+    "H_fmodf_fraction": (_FMODF_FRACTION, _FMODF_FRACTION),
     "H_flogaddexp2": (_FLOGADDEXP2, _FLOGADDEXP2),
     "H_hnextafter": (_HNEXTAFTER, _HNEXTAFTER),
     "H_hspacing": (_HSPACING, _HSPACING),

@@ -87,6 +87,12 @@ TEMPLATES: dict[str, dict[str, str]] = {
     "float_power": {_FLT: "F_pow({0}, {1})"},
     "logaddexp": {_FLT: "H_flogaddexp({0}, {1})"},
     "logaddexp2": {_FLT: "H_flogaddexp2({0}, {1})"},
+    "ldexp": {_FLT: "H_fldexp({0}, {1})"},     # (libdevice's ldexp: exact, as C's)
+    # the outputs of frexp and modf (exact: C's frexp, modf's integral part is trunc)
+    "frexp_mantissa": {_FLT: "H_ffrexp_mantissa({0})"},
+    "frexp_exponent": {_FLT: "H_ffrexp_exponent({0})"},
+    "modf_fraction": {_FLT: "H_fmodf_fraction({0})"},
+    "modf_integral": {_FLT: "F_trunc({0})"},
     # x * (NPY_PI / 180) and x * (180 / NPY_PI); float32 (and float16, computed in float32):
     # the constants of npy_deg2radf / npy_rad2degf, a float division rounded to float32
     **{name: {"float64": f"({{0}} * {c64!r})", _FLT: f"({{0}} * {{T}}({c32!r}))"}
@@ -176,7 +182,8 @@ FLOAT_FUNCTIONS = tuple(sorted(_called(helpers.FLOAT_CALL) | helpers.FLOAT_FUNCT
 
 def _check_rows() -> None:
     """Every elementwise op has exactly one place here, and every row names known helpers."""
-    elementwise = {op.name for op in ELEMENTWISE} | {n for n, op in OPS.items() if op.kind == "generator"}
+    elementwise = {op.name for op in ELEMENTWISE} | {n for n, op in OPS.items()
+                                                     if op.kind in ("generator", "output")}
     placed = TEMPLATES.keys() | RUN_ON_HOST
     problems = []
     if elementwise - placed:
