@@ -33,10 +33,12 @@ def _same_as_lower(y):
 
 @pytest.fixture
 def empty_structure_memo(monkeypatch):
-    """An empty structure memo for a test that counts reuses: the memo starts over when full
-    (4,096 programs), so a test run after many others in one process could see it cleared
-    between its two calls (seen in the full suite, -n 2)."""
+    """An empty structure memo (and structure table) for a test that counts reuses: each
+    starts over when full (4,096 programs; 65,536 structures), so a test run after many others
+    in one process could see one cleared between its two calls (seen in the full suite, -n 2,
+    twice)."""
     monkeypatch.setattr(_program, "_by_structure", {})
+    monkeypatch.setattr(_node, "_structures", {})
 
 
 @pytest.fixture
