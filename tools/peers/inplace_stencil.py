@@ -6,7 +6,7 @@ of the statement, computed straight into ``u`` by the chunked write-back, docs/d
 (``v = jacobi(u); u[1:-1, 1:-1] = v``: computed into a temporary, then copied, as before the
 write-back). One process, the variants alternated run by run, medians.
 
-    python tools/peers/inplace_stencil.py [--side 4096] [--steps 100] [--reps 3] [--md FILE]
+    python tools/peers/inplace_stencil.py [--device cpu] [--side 4096] [--steps 100] [--reps 3] [--md FILE]
 
 ``--md docs/_static/perf/inplace_stencil_cpu.md`` appends the table (markdown) to a file that
 ``tools/perf_page.py`` puts on the performance page.
@@ -14,6 +14,7 @@ write-back). One process, the variants alternated run by run, medians.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 from typing import Any, Callable
@@ -54,6 +55,7 @@ def variants(w: np.ndarray, steps: int) -> dict[str, Callable[[], np.ndarray]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--device", default="cpu", choices=("cpu",))
     parser.add_argument("--side", type=int, default=4096)
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--reps", type=int, default=3)
@@ -73,7 +75,8 @@ def main() -> None:
                 times[name].append(time.perf_counter() - t)
     base = statistics.median(times["numpy"])
     title = (f"{args.steps} in-place Jacobi steps, {args.side}² float32, cpu "
-             f"({cpu_fused.get_num_threads()} threads), medians of {args.reps}")
+             f"({cpu_fused.get_num_threads()} threads, load average {os.getloadavg()[0]:.1f} "
+             f"after the run), medians of {args.reps}")
     print(f"{title}:")
     lines = [f"# {title}", "", "| variant | s | ms per step | vs numpy |", "|---|---|---|---|"]
     for name, ts in times.items():
