@@ -428,12 +428,14 @@ class LazyArray:
         return self.data.__dlpack__(**kwargs)
 
     # ----------------------------------------------------------------- writes, casts, parts
-    def __setitem__(self, key: Any, value: Any) -> None:
+    def __setitem__(self, key: Any, value: Any, _temporary: bool = False) -> None:
         """``x[key] = value`` as NumPy: ``value`` is computed in full, then written with
-        NumPy's (CuPy's) indexing, broadcasting and unsafe casting (lazyarr/_writes.py)."""
+        NumPy's (CuPy's) indexing, broadcasting and unsafe casting (lazyarr/_writes.py).
+        (``_temporary``: from the compiled ``__setitem__`` of lazyarr/_value_ops.pyx, the value
+        is a temporary of the statement, ``u[1:] = f(u)``, so nothing else will read it.)"""
         if isinstance(key, tuple):
             key = tuple(map(_node_of, key))
-        _writes.setitem(self, _node_of(key), _node_of(value))
+        _writes.setitem(self, _node_of(key), _node_of(value), _temporary)
 
     astype = astype
     clip = clip

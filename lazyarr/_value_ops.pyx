@@ -15,6 +15,7 @@ was built, a call being explained or traced) goes to the Python functions :func:
 given, so the rules stay in one place, lazyarr/_value.py.
 """
 from cpython.list cimport PyList_GET_SIZE
+from cpython.ref cimport Py_REFCNT
 from cpython.object cimport PyObject, PyTypeObject
 
 cdef extern from "Python.h":
@@ -480,7 +481,28 @@ def setitem(self, key, value):
             _barrier(data, "cpu")
             data[key] = w
             return
-    _setitem(self, key, value)
+    _setitem(self, key, value, Py_REFCNT(value) <= _TEMPORARY_VALUE_REFS)
+
+
+def _probe_setitem(self, key, value):
+    self.refs = Py_REFCNT(value)
+
+
+class _Probe:
+    __setitem__ = _probe_setitem
+
+
+def _temporary_value_refs():
+    probe = _Probe()
+    probe[0] = object()
+    return probe.refs
+
+
+#: ``Py_REFCNT`` of the value of ``x[k] = f(y)`` inside ``setitem`` (a function of this module,
+#: as ``_probe_setitem``), when it is a temporary of the statement: 1 on CPython 3.11 (the
+#: interpreter's stack; the arguments are borrowed). A variable's value counts one more.
+#: Measured at import, as interpreters differ.
+cdef Py_ssize_t _TEMPORARY_VALUE_REFS = _temporary_value_refs()
 
 
 cdef bint _owned_input(object self, object node):

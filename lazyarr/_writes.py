@@ -18,7 +18,10 @@ The rules (docs/views-and-writes.rst, "Writes"):
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from typing import Any
+
+import numpy as np
 
 from . import _devices, _node, _views
 from ._materialize import materialize, materialize_into, tape
@@ -61,18 +64,16 @@ def barrier(memory: Any, device: str, skip: Node | None = None) -> None:
     readers = []
     for ref in list(_node._interned.values()):
         n = ref()
-        if n is not None and n is not skip and n.data is None and n.src \
-                and _reads(n, memory, device):
+        if n is not None and n.data is None and n.src and _reads(n, memory, device):
             readers.append(n)
-    if not readers:
+    if not readers or readers == [skip]:
         return
-    from_readers: dict[int, int] = {}
-    for n in readers:
-        for c in n.src:
-            from_readers[id(c)] = from_readers.get(id(c), 0) + 1
+    # (``skip``'s sources count too: they are part of it; a generator, so that no loop
+    # variable is left holding a node)
+    from_readers = Counter(id(c) for n in readers for c in n.src)
     for n in readers:
         # references: the list, the loop variable, getrefcount's argument, parents' sources
-        if sys.getrefcount(n) - 3 - from_readers.get(id(n), 0) > 0:
+        if n is not skip and sys.getrefcount(n) - 3 - from_readers.get(id(n), 0) > 0:
             materialize(n)
 
 
@@ -121,23 +122,57 @@ def _device_key(key: Any, device: str) -> Any:
     return tuple(one(k) for k in key) if isinstance(key, tuple) else one(key)
 
 
-def setitem(x: Any, key: Any, value: Any) -> None:
+def setitem(x: Any, key: Any, value: Any, temporary: bool = False) -> None:
     """``x[key] = value`` as NumPy: ``value`` is computed in full, then written with
     NumPy's (CuPy's) indexing, broadcasting and unsafe casting. LazyArrays in ``value`` and
-    ``key`` come as their nodes (the array layer unwraps them)."""
+    ``key`` come as their nodes (the array layer unwraps them); ``temporary``: the value's
+    LazyArray was a temporary of the caller's statement.
+
+    A pending value that nothing else holds, of the target's dtype and of the shape a basic
+    index selects, is computed straight into the target's memory where the backend can do
+    that with every read seeing the old values (:func:`_materialize.materialize_into`; the
+    CPU's chunked write-back, docs/design.rst "Writes into the array read"): no temporary
+    and one pass, instead of NumPy's temporary and copy."""
     device = x.device
+    # (held: the value's node, the LazyArray's ``_node``, getrefcount's argument)
+    if temporary and type(value) is Node and value.data is None and value.op != "scalar" \
+            and value.dtype == x.dtype and (value.device or "cpu") == device \
+            and sys.getrefcount(value) <= 3 and _basic(key) and not _errors_interrupt():
+        memory = target(x, writing=value)
+        dest = memory[key]
+        if type(dest) is type(memory) and dest.shape == value.shape \
+                and materialize_into(value, dest):
+            return
     value = _device_value(value, device)
     key = _device_key(key, device)
     memory = target(x)
     memory[key] = value
 
 
+def _basic(key: Any) -> bool:
+    """Whether ``key`` is a basic index (ints, slices, None, ...): it selects a view."""
+    for k in key if type(key) is tuple else (key,):
+        if not (k is None or k is Ellipsis or type(k) is slice or type(k) is int
+                or isinstance(k, np.integer)):
+            return False
+    return True
+
+
+def _errors_interrupt() -> bool:
+    """Whether a floating-point error would raise (or call a handler) under ``np.errstate``:
+    NumPy raises it before the assignment writes anything, so the value is computed first."""
+    state = np.geterr().values()
+    return "raise" in state or "call" in state
+
+
 def assign(x: Any, result: Node) -> None:
     """``x op= y``: the computed ``result`` (already cast to ``x.dtype``, of ``x.shape``)
     written into ``x``'s memory: computed straight into it where the backend can do that
     safely (``A += outer(u, v)``: one pass, no temporary the size of ``A``), else computed and
-    copied."""
-    if result.data is None:
+    copied. A result that something else holds (``b = a + 1; a += 1``: one interned node) is
+    computed and kept, so the holder keeps its value."""
+    # (held: the caller's ``result``, this parameter and getrefcount's argument)
+    if result.data is None and sys.getrefcount(result) <= 3:
         memory = target(x, writing=result)
         if materialize_into(result, memory):
             return

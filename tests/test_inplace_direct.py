@@ -72,8 +72,10 @@ def test_overlapping_operands_take_the_copy_path(direct, case):
         want *= want[2]
         a *= a[2]
     np.testing.assert_array_equal(np.asarray(a), want)
-    if case in ("reversed", "broadcast row of itself", "transposed target"):
+    if case in ("reversed", "broadcast row of itself"):
         assert direct == [False]       # a view of the target read directly: declined
+    if case == "transposed target":
+        assert direct == [True]        # read only as itself: written in place, row by row
     # (a pending `a[:-1] * 2` is computed by the write barrier first: then nothing overlaps)
 
 
@@ -88,3 +90,167 @@ def test_cast_back_and_errors_leave_the_target_as_numpy():
     with pytest.raises(ValueError, match="negative"):
         i **= la.asarray(np.array([1, 2, 3, -1, 2, 2])) * 1
     np.testing.assert_array_equal(np.asarray(i), np.arange(1, 7))   # nothing written
+
+
+# ----------------------------------------------------------------------------- x[key] = value
+# A pending temporary value of the target's dtype, written through a basic index, is computed
+# straight into the target (cpu_fused's chunked write-back: every read still sees the old
+# values, as NumPy's temporary would). Chunks are made a few rows small here (CHUNK_BYTES), so
+# that edges between chunks are exercised on small arrays.
+
+def jacobi(u):
+    return 0.2 * (u[1:-1, 1:-1] + u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+
+
+@pytest.fixture(params=[1 << 19, 2048], ids=["chunk 512K", "chunk 2K"])
+def chunk_bytes(request, monkeypatch):
+    monkeypatch.setattr(cpu_fused, "CHUNK_BYTES", request.param)
+    return request.param
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("shape", [(300, 70), (120, 600)], ids=str)   # (rows of 600: by row)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=str)
+def test_inplace_stencil_steps_as_numpy(direct, chunk_bytes, threads, shape, dtype):
+    old = cpu_fused.set_num_threads(threads)
+    try:
+        W = RNG.random(shape).astype(dtype)
+        want, u = W.copy(), la.asarray(W.copy())
+        for _ in range(3):
+            want[1:-1, 1:-1] = jacobi(want)
+            u[1:-1, 1:-1] = jacobi(u)
+        np.testing.assert_array_equal(np.asarray(u), want)
+        assert direct == [True] * 3
+    finally:
+        cpu_fused.set_num_threads(old)
+
+
+SHIFTS = [(dr, dc) for dr in (-3, -1, 0, 1, 2) for dc in (-2, 0, 1)]
+
+
+@pytest.mark.parametrize("target_step", [1, -1], ids=["rows up", "rows down"])
+@pytest.mark.parametrize("shift", SHIFTS, ids=str)
+def test_writes_read_rows_above_and_below_as_numpy(direct, chunk_bytes, shift, target_step):
+    """``u[k] = u[k shifted by (dr, dc)] * 2 + u[k]``, the target's rows in either order: the
+    reads of the old rows next to every chunk's edges are kept."""
+    dr, dc = shift
+    W = RNG.standard_normal((64, 40))
+    want, u = W.copy(), la.asarray(W.copy())
+    key = (slice(3, -3) if target_step == 1 else slice(60, 2, -1), slice(2, -2))
+    shifted = (slice(3 + dr, 61 + dr) if target_step == 1
+               else slice(60 + dr, 2 + dr if dr > -3 else None, -1),
+               slice(2 + dc, 38 + dc))
+    want[key] = want[shifted] * 2 + want[key]
+    u[key] = u[shifted] * 2 + u[key]
+    np.testing.assert_array_equal(np.asarray(u), want)
+    assert direct == [True]
+
+
+@pytest.mark.parametrize("case", ["1-d both ways", "3-d rows", "reversed rows", "transposed",
+                                  "a column", "another dtype"])
+def test_other_overlaps_as_numpy(direct, chunk_bytes, case):
+    W = RNG.standard_normal((40, 30))
+    want, u = W.copy(), la.asarray(W.copy())
+    if case == "1-d both ways":
+        want, u = W.ravel().copy(), la.asarray(W.ravel().copy())
+        want[1:-1] = 0.5 * (want[:-2] + want[2:])
+        u[1:-1] = 0.5 * (u[:-2] + u[2:])
+        want[::-2][1:] = want[::-2][:-1] * 2 + 1          # a target of negative stride
+        u[::-2][1:] = u[::-2][:-1] * 2 + 1
+        expect = [True, True]
+    elif case == "3-d rows":
+        want, u = W.reshape(4, 10, 30).copy(), la.asarray(W.reshape(4, 10, 30).copy())
+        want[1:, :, 1:] = want[:-1, :, :-1] + want[1:, :, 1:] * 3
+        u[1:, :, 1:] = u[:-1, :, :-1] + u[1:, :, 1:] * 3
+        expect = [True]
+    elif case == "reversed rows":                  # another row stride: the copy path
+        want[1:-1] = want[-2:0:-1] * 2
+        u[1:-1] = u[-2:0:-1] * 2
+        expect = [False]
+    elif case == "transposed":
+        want[:30, :30] = want[:30, :30].T + 1
+        u[:30, :30] = u[:30, :30].T + 1
+        expect = [False]
+    elif case == "a column":                       # ``a[:, j] += b``: the column in place
+        column = want[:, 3]
+        column += np.arange(40.0)
+        view = u[:, 3]
+        view += la.asarray(np.arange(40.0)) * 1
+        u[:, 3] = view
+        expect = [True]
+    else:                                          # float32 value into float64: NumPy's cast
+        want[1:] = want[:-1].astype(np.float32) * np.float32(2)
+        u[1:] = u[:-1].astype(np.float32) * np.float32(2)
+        expect = []
+    np.testing.assert_array_equal(np.asarray(u), want)
+    assert direct == expect
+
+
+def test_a_value_held_elsewhere_keeps_its_values(direct):
+    W = RNG.standard_normal((50, 60))
+    u = la.asarray(W.copy())
+    v = u[:-2] * 2                      # a variable: written through the temporary and copy
+    w = v + 1                           # a pending reader of it
+    u[1:-1] = v
+    np.testing.assert_array_equal(np.asarray(v), W[:-2] * 2)
+    np.testing.assert_array_equal(np.asarray(w), W[:-2] * 2 + 1)
+    a = la.asarray(W.copy())
+    b = a + 1                           # the node that ``a += 1`` builds again (interned)
+    a += 1
+    np.testing.assert_array_equal(np.asarray(b), W + 1)
+    np.testing.assert_array_equal(np.asarray(a), W + 1)
+    assert True not in direct
+
+
+def test_a_floating_point_error_that_raises_writes_nothing(direct):
+    W = RNG.standard_normal((50, 60))
+    u = la.asarray(W.copy())
+    with np.errstate(divide="raise"), pytest.raises(FloatingPointError):
+        u[1:] = 1 / (u[:-1] - u[:-1])
+    np.testing.assert_array_equal(np.asarray(u), W)
+    with np.errstate(divide="ignore"):
+        u[1:] = 1 / (u[:-1] - u[:-1])
+    assert np.isinf(np.asarray(u)[1:]).all() and direct == [True]
+
+
+def _peak(fn):
+    import tracemalloc
+    fn()                                # warm the caches
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_writes_into_a_computed_array_allocate_no_array_of_its_size():
+    """Issue 15: ``u[1:-1, 1:-1] = f(u)``, ``x[mask] = 0``, ``a[:, j] += b`` and ``x[1:-1] = y``
+    allocate nothing the size of the target (tracemalloc sees NumPy's allocations); the
+    mask is the one allocation NumPy makes too."""
+    W = RNG.random((512, 512)).astype(np.float32)
+    u = la.asarray(W.copy())
+
+    def stencil():
+        u[1:-1, 1:-1] = jacobi(u)
+
+    assert _peak(stencil) < W.nbytes // 8
+    x = la.asarray(W.copy())
+
+    def masked():
+        x[x > 0.5] = 0
+
+    assert _peak(masked) < W.size + W.nbytes // 8          # the bool mask, as NumPy's
+    b = la.asarray(RNG.random(512).astype(np.float32))
+
+    def column():
+        x[:, 7] += b * 2
+
+    assert _peak(column) < W.nbytes // 8
+    y = la.asarray(RNG.random((510, 512)).astype(np.float32))
+
+    def rows():
+        x[1:-1] = y
+        x[1:-1] = y * 2 + 1
+
+    assert _peak(rows) < W.nbytes // 8

@@ -671,6 +671,17 @@ def complex_ceiling_sections() -> list[str]:
         "tools/peers/complex_ceiling.py")
 
 
+def inplace_stencil_sections() -> list[str]:
+    """Issue 15's in-place stencil steps against NumPy (``tools/peers/inplace_stencil.py``)."""
+    return _peer_tables(
+        "inplace_stencil", "in-place stencil steps",
+        "``u[1:-1, 1:-1] = 0.2 * (u[1:-1, 1:-1] + u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + "
+        "u[1:-1, 2:])`` on 4096² float32, 100 steps: NumPy (a temporary per op and one for the "
+        "value, then the copy), lazyarr (one kernel per step writing ``u`` itself: the chunked "
+        "write-back of docs/design.rst), and lazyarr with the value held by a variable first "
+        "(computed into a temporary, then copied in, as NumPy does).", "tools/peers/inplace_stencil.py")
+
+
 def build(args: argparse.Namespace) -> str:
     rows, _meta = load_rows(args.results)
     order = commit_order()
@@ -726,6 +737,7 @@ def build(args: argparse.Namespace) -> str:
                                          f"{r[3]:.2f}x"] for r in rows_s]))
     parts += monte_carlo_sections()
     parts += complex_ceiling_sections()
+    parts += inplace_stencil_sections()
     for device, source in (("cpu", args.cpu_peers), ("cuda", args.gpu_peers)):
         title = f"{DEVICE_NAMES[device]}: lazyarr and its peers"
         parts.append(f"{title}\n{'-' * len(title)}\n")

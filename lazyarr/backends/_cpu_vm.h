@@ -11,7 +11,10 @@
  *
  * Iteration space: (outer O, inner I); a block is a run of the inner index for one
  * outer index. Modes:
- *   MODE_EW     elementwise root: O = (), I = all dims, the root writes the output.
+ *   MODE_EW     elementwise root: O = () and I = all dims, or O = all dims but the last
+ *               (rows that the inputs cannot read as one run), the root writes the
+ *               output; with a write-back target, items are chunks of rows written
+ *               into it (lz_do_chunk).
  *   MODE_RED_A  reduction, slot-major: O = kept dims (output slot = o), I = reduced
  *               dims; each block is reduced to a partial, partials combined per slot
  *               in a fixed (pairwise) order.
@@ -225,10 +228,12 @@ static void lz_where(const char *c, npy_intp cs, const char *a, npy_intp as, con
 }
 
 #define LZ_COPY(T)                                                                           \
-    if (ss == (npy_intp)sizeof(T)) memcpy(d, s, n * sizeof(T));                              \
-    else for (npy_intp i = 0; i < n; i++) ((T *)d)[i] = *(const T *)(s + i * ss);
+    if (ss == (npy_intp)sizeof(T) && ds == (npy_intp)sizeof(T)) memcpy(d, s, n * sizeof(T)); \
+    else for (npy_intp i = 0; i < n; i++) *(T *)(d + i * ds) = *(const T *)(s + i * ss);
 
-static void lz_copy(char *d, const char *s, npy_intp ss, npy_intp n, npy_intp isz) {
+/* n elements of isz bytes from s (in steps of ss bytes) to d (in steps of ds bytes) */
+static void lz_copy_strided(char *d, npy_intp ds, const char *s, npy_intp ss, npy_intp n,
+                            npy_intp isz) {
     switch (isz) {
     case 1: LZ_COPY(npy_uint8) break;
     case 2: LZ_COPY(npy_uint16) break;
@@ -238,6 +243,10 @@ static void lz_copy(char *d, const char *s, npy_intp ss, npy_intp n, npy_intp is
     }
 }
 
+static void lz_copy(char *d, const char *s, npy_intp ss, npy_intp n, npy_intp isz) {
+    lz_copy_strided(d, isz, s, ss, n, isz);
+}
+
 /* n counters of a fused random draw, from "address" p in steps of s (lazyarr/_counters.py:
  * the input has no memory; its base and byte strides are those of a uint64 array at address
  * 8 * offset, so each element's "address", divided by 8, is its counter). */
@@ -245,11 +254,12 @@ static inline void lz_count_run(npy_uint64 *d, npy_intp p, npy_intp s, npy_intp 
     for (npy_intp t = 0; t < n; t++) d[t] = (npy_uint64)((p + t * s) / 8);
 }
 
-/* Copy elements [start, start+n) (C order over `shape`) of a strided nd view into d; with
- * isz 0 the view is a random draw's counters (an input of itemsize 0 in lz_prog.input_isz):
- * d gets each element's counter (lz_count_run) instead. */
-static void lz_gather(char *d, const char *base, npy_intp isz, int nd, const npy_intp *shape,
-                      const npy_intp *str, npy_intp start, npy_intp n) {
+/* Elements [start, start+n) (C order over `shape`) of a strided nd view, and n contiguous
+ * elements at c: copied from the view into c (lz_gather), or from c into the view
+ * (lz_scatter). With isz 0 (a gather only) the view is a random draw's counters (an input of
+ * itemsize 0 in lz_prog.input_isz): c gets each element's counter (lz_count_run). */
+static void lz_walk(char *c, char *base, npy_intp isz, int nd, const npy_intp *shape,
+                    const npy_intp *str, npy_intp start, npy_intp n, int into_view) {
     npy_intp idx[NPY_MAXDIMS];
     npy_intp rem = start, off = 0;    /* (a byte offset: the counters' base is no pointer) */
     for (int k = nd - 1; k >= 0; k--) {
@@ -261,12 +271,15 @@ static void lz_gather(char *d, const char *base, npy_intp isz, int nd, const npy
     while (n > 0) {
         npy_intp run = shape[last] - idx[last];
         if (run > n) run = n;
-        if (isz) {
-            lz_copy(d, base + off, str[last], run, isz);
-            d += run * isz;
+        if (into_view) {
+            lz_copy_strided(base + off, str[last], c, isz, run, isz);
+            c += run * isz;
+        } else if (isz) {
+            lz_copy(c, base + off, str[last], run, isz);
+            c += run * isz;
         } else {
-            lz_count_run((npy_uint64 *)d, (npy_intp)base + off, str[last], run);
-            d += run * (npy_intp)sizeof(npy_uint64);
+            lz_count_run((npy_uint64 *)c, (npy_intp)base + off, str[last], run);
+            c += run * (npy_intp)sizeof(npy_uint64);
         }
         n -= run;
         idx[last] += run;
@@ -280,6 +293,16 @@ static void lz_gather(char *d, const char *base, npy_intp isz, int nd, const npy
             off += str[k];
         }
     }
+}
+
+static void lz_gather(char *d, const char *base, npy_intp isz, int nd, const npy_intp *shape,
+                      const npy_intp *str, npy_intp start, npy_intp n) {
+    lz_walk(d, (char *)base, isz, nd, shape, str, start, n, 0);
+}
+
+static void lz_scatter(char *base, const char *s, npy_intp isz, int nd, const npy_intp *shape,
+                       const npy_intp *str, npy_intp start, npy_intp n) {
+    lz_walk((char *)s, base, isz, nd, shape, str, start, n, 1);
 }
 
 /* ---------------------------------------------------------------- the program */
@@ -347,6 +370,15 @@ typedef struct {
     /* floating-point exceptions raised, NumPy's NPY_FPE_* bits: [j] by instruction j, [ninstr]
      * by the reduction's own arithmetic (NULL: not recorded). See lz_fpe_take. */
     unsigned char *fpe;
+    /* MODE_EW with a write-back target (wb != NULL; see lz_do_chunk): the root's values go
+     * into the strided view wb of the iteration shape, a chunk of wb_chunk rows of dim 0 per
+     * work item, through each thread's stage; the first wb_back and last wb_fwd rows of a
+     * chunk wait in wb_side ((wb_back + wb_fwd) rows per chunk) until every chunk is done */
+    char *wb;
+    int wb_nd;
+    npy_intp wb_shape[NPY_MAXDIMS], wb_str[NPY_MAXDIMS];
+    npy_intp wb_rows, wb_rowsize, wb_chunk, wb_back, wb_fwd;
+    char *wb_side;
 } lz_run;
 
 /* ---------------------------------------------------------------- floating-point status
@@ -380,6 +412,7 @@ typedef struct {
     char **vptr;
     npy_intp *vstr;
     char *regs, *gbuf, *stage, *end;
+    char *wbuf;                 /* a write-back's chunk of results (lz_do_chunk), or NULL */
     npy_intp *ooff;
     /* interruption (see lz_poll) */
     int check_signals;          /* this thread runs Python's signal handlers */
@@ -417,12 +450,18 @@ static void lz_tls_register(char *buf) { (void)buf; }
 
 #define LZ_ALIGN(x) (((x) + 63) & ~(size_t)63)
 
-static int lz_scratch_init(const lz_prog *P, lz_scratch *S) {
+/* the bytes of one chunk of a write-back's results (lz_do_chunk) */
+static size_t lz_chunk_bytes(const lz_prog *P, const lz_run *R) {
+    return R->wb ? (size_t)(R->wb_chunk * R->wb_rowsize * P->instr[P->ninstr - 1].osize) : 0;
+}
+
+static int lz_scratch_init(const lz_prog *P, const lz_run *R, lz_scratch *S) {
     size_t rb = (size_t)LZ_RB(P);
     size_t a = LZ_ALIGN(sizeof(char *) * (P->nvals + 1));
     size_t b = LZ_ALIGN(sizeof(npy_intp) * (P->nvals + 1));
     size_t c = LZ_ALIGN(sizeof(npy_intp) * (P->ninputs + 1));
-    size_t need = a + b + c + rb * (P->nregs + 1) + rb * (P->ninputs + 1) + 4 * rb + 64;
+    size_t w = LZ_ALIGN(lz_chunk_bytes(P, R));
+    size_t need = a + b + c + rb * (P->nregs + 1) + rb * (P->ninputs + 1) + 4 * rb + w + 64;
     if (need > lz_tls_size) {
         free(lz_tls_buf);
         lz_tls_buf = (char *)malloc(need);
@@ -438,6 +477,7 @@ static int lz_scratch_init(const lz_prog *P, lz_scratch *S) {
     S->gbuf = S->regs + rb * (P->nregs + 1);
     S->stage = S->gbuf + rb * (P->ninputs + 1);
     S->end = S->stage + 4 * rb;
+    S->wbuf = w ? S->end : NULL;
     return 0;
 }
 
@@ -1347,6 +1387,73 @@ static int lz_var_rows(const lz_prog *P, lz_run *R, lz_scratch *S, npy_intp c, n
 }
 
 /* ---------------------------------------------------------------- the driver */
+/* ---------------------------------------------------------------- write-back
+ * ``x[key] = value`` where the value reads x's memory (u[1:-1, 1:-1] = f(u[:-2, 1:-1], ...)):
+ * the kernel writes the target itself, in one pass, and every read still sees the old values
+ * (NumPy computes the whole value first). Work item t is the chunk of rows [a, b) of dim 0:
+ * its values are computed whole into the thread's stage, then copied into the target. A row's
+ * write may be read only by the rows up to wb_back before it and wb_fwd after it (cpu_fused
+ * proves these bounds from the rows' byte extents), so the rows [a + wb_back, b - wb_fwd) are
+ * read by this chunk alone, which is done reading: they are written at once. The edge rows,
+ * which a neighbouring chunk may still read, wait in wb_side until every chunk is done
+ * (lz_write_edges). */
+static void lz_chunk_rows(const lz_run *R, npy_intp t, npy_intp *a, npy_intp *b, npy_intp *lo,
+                          npy_intp *hi) {
+    *a = t * R->wb_chunk;
+    *b = *a + R->wb_chunk < R->wb_rows ? *a + R->wb_chunk : R->wb_rows;
+    *lo = *a + R->wb_back < *b ? *a + R->wb_back : *b;
+    *hi = *b - R->wb_fwd > *lo ? *b - R->wb_fwd : *lo;
+}
+
+static int lz_do_chunk(const lz_prog *P, lz_run *R, lz_scratch *S, npy_intp t) {
+    const npy_intp B = P->B, osz = P->instr[P->ninstr - 1].osize, rs = R->wb_rowsize;
+    const npy_intp rb = rs * osz, nedge = R->wb_back + R->wb_fwd;
+    npy_intp a, b, lo, hi;
+    lz_chunk_rows(R, t, &a, &b, &lo, &hi);
+    char *stage = S->wbuf;
+    if (R->Osz > 1) {
+        /* the rows are outer indices (cpu_fused made dim 0 and up outer): each of a row's
+         * outer indices runs the inner dims in blocks */
+        const npy_intp per = R->Osz / R->wb_rows;
+        for (npy_intp o = a * per; o < b * per; o++)
+            for (npy_intp j = 0; j < R->Isz; j += B) {
+                npy_intp n = R->Isz - j < B ? R->Isz - j : B;
+                if (lz_exec_block(P, R, S, o, j, n, stage + ((o - a * per) * R->Isz + j) * osz) < 0)
+                    return -1;
+                if (lz_poll(S, n)) return LZ_INTERRUPTED;
+            }
+    } else {
+        for (npy_intp j = a * rs; j < b * rs; j += B) {
+            npy_intp n = b * rs - j < B ? b * rs - j : B;
+            if (lz_exec_block(P, R, S, 0, j, n, stage + (j - a * rs) * osz) < 0) return -1;
+            if (lz_poll(S, n)) return LZ_INTERRUPTED;
+        }
+    }
+    if (nedge) {
+        char *side = R->wb_side + t * nedge * rb;
+        memcpy(side, stage, (size_t)((lo - a) * rb));
+        memcpy(side + (lo - a) * rb, stage + (hi - a) * rb, (size_t)((b - hi) * rb));
+    }
+    lz_scatter(R->wb, stage + (lo - a) * rb, osz, R->wb_nd, R->wb_shape, R->wb_str, lo * rs,
+               (hi - lo) * rs);
+    return 0;
+}
+
+/* the chunks' edge rows, from wb_side into the target (every chunk has read all it reads) */
+static void lz_write_edges(const lz_prog *P, const lz_run *R, npy_intp nitems) {
+    const npy_intp osz = P->instr[P->ninstr - 1].osize, rs = R->wb_rowsize;
+    const npy_intp rb = rs * osz, nedge = R->wb_back + R->wb_fwd;
+    if (!nedge) return;
+    for (npy_intp t = 0; t < nitems; t++) {
+        npy_intp a, b, lo, hi;
+        lz_chunk_rows(R, t, &a, &b, &lo, &hi);
+        const char *side = R->wb_side + t * nedge * rb;
+        lz_scatter(R->wb, side, osz, R->wb_nd, R->wb_shape, R->wb_str, a * rs, (lo - a) * rs);
+        lz_scatter(R->wb, side + (lo - a) * rb, osz, R->wb_nd, R->wb_shape, R->wb_str, hi * rs,
+                   (b - hi) * rs);
+    }
+}
+
 static int lz_do_item(const lz_prog *P, lz_run *R, lz_scratch *S, npy_intp t) {
     const npy_intp B = P->B;
     const int rv = P->result_val;
@@ -1398,6 +1505,7 @@ static int lz_do_item(const lz_prog *P, lz_run *R, lz_scratch *S, npy_intp t) {
     npy_intp o = t / R->nb, b = t % R->nb;
     npy_intp start = b * B, n = R->Isz - start;
     if (n > B) n = B;
+    if (R->mode == MODE_EW && R->wb) return lz_do_chunk(P, R, S, t);
     if (R->mode == MODE_EW) {
         char *out = R->out + (o * R->Isz + start) * P->instr[P->ninstr - 1].osize;
         if (lz_exec_block(P, R, S, o, start, n, out) < 0) return -1;
@@ -1438,7 +1546,7 @@ static pthread_mutex_t lz_pool_busy = PTHREAD_MUTEX_INITIALIZER;
 
 static void lz_run_items(const lz_prog *P, lz_run *R, npy_intp nitems, int check_signals) {
     lz_scratch S;
-    int err = lz_scratch_init(P, &S) < 0 ? -2 : 0;
+    int err = lz_scratch_init(P, R, &S) < 0 ? -2 : 0;
     lz_poll_init(&S, check_signals, &lz_pool.err);
     npy_intp t;
     lz_fpe_take();              /* (this thread's flags from before: not this run's) */
@@ -1539,6 +1647,7 @@ static int lz_pool_run(const lz_prog *P, lz_run *R, npy_intp nitems, int nthread
 static int lz_execute(const lz_prog *P, lz_run *R, int nthreads) {
     npy_intp nitems;
     if (R->mode == MODE_RED_B) nitems = R->nchunk * ((R->Isz + R->nb - 1) / R->nb);
+    else if (R->wb) nitems = (R->wb_rows + R->wb_chunk - 1) / R->wb_chunk;
     else nitems = R->Osz * R->nb;
     int err = 0, done = 0;
     if (nthreads > nitems) nthreads = (int)nitems;
@@ -1551,7 +1660,7 @@ static int lz_execute(const lz_prog *P, lz_run *R, int nthreads) {
 #endif
     if (!done) {
         lz_scratch S;
-        if (lz_scratch_init(P, &S) < 0) err = -2;
+        if (lz_scratch_init(P, R, &S) < 0) err = -2;
         lz_poll_init(&S, R->check_signals, NULL);
         lz_fpe_take();
         for (npy_intp t = 0; t < nitems && !err; t++) err = lz_do_item(P, R, &S, t);
@@ -1559,7 +1668,9 @@ static int lz_execute(const lz_prog *P, lz_run *R, int nthreads) {
     }
     lz_fpe_note(R, P->ninstr);
     if (err) return err;
-    if (R->mode == MODE_RED_A) {
+    if (R->wb) {
+        lz_write_edges(P, R, nitems);
+    } else if (R->mode == MODE_RED_A) {
         for (npy_intp o = 0; o < R->Osz; o++) lz_combine_slot(P, R, o, o * R->nb, R->nb, 1);
     } else if (R->mode == MODE_RED_B) {
         lz_combine_rows(P, R);

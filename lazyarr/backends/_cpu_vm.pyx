@@ -70,6 +70,12 @@ cdef extern from "_cpu_vm.h" nogil:
         int error
         int check_signals
         unsigned char *fpe
+        char *wb
+        int wb_nd
+        cnp.npy_intp wb_shape[64]
+        cnp.npy_intp wb_str[64]
+        cnp.npy_intp wb_rows, wb_rowsize, wb_chunk, wb_back, wb_fwd
+        char *wb_side
     ctypedef struct lz_enum_entry:
         const char *name
         int value
@@ -213,6 +219,19 @@ cdef int _raise_pending() except -1:
     return 0
 
 
+cdef void _set_writeback(lz_run *R, tuple writeback):
+    cdef cnp.ndarray target = writeback[0]
+    cdef int d
+    R.wb = <char *>cnp.PyArray_DATA(target)
+    R.wb_nd = target.ndim
+    for d in range(target.ndim):
+        R.wb_shape[d], R.wb_str[d] = target.shape[d], target.strides[d]
+    R.wb_rows = target.shape[0]
+    R.wb_rowsize = target.size // target.shape[0] if target.shape[0] else 0
+    R.wb_chunk, R.wb_back, R.wb_fwd = writeback[1], writeback[2], writeback[3]
+    R.wb_side = <char *>_ptr(writeback[4])
+
+
 cdef inline void *_ptr(object a):
     if a is None:
         return NULL
@@ -230,7 +249,8 @@ cdef void _set_partials(lz_run *R, dict a):
 
 def execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tuple order, int n_outer,
             int mode, int nthreads, out=None, dict partials=None, cnp.npy_intp nb=0,
-            cnp.npy_intp nchunk=1, cnp.npy_intp chunk_rows=0, bytearray fpe=None):
+            cnp.npy_intp nchunk=1, cnp.npy_intp chunk_rows=0, bytearray fpe=None,
+            tuple writeback=None):
     """Run ``prog`` over the iteration space ``shape``.
 
     ``order`` lists the dims of ``shape``: the first ``n_outer`` form the outer index,
@@ -243,6 +263,11 @@ def execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tuple order
     ``fpe`` (``ninstr + 1`` bytes, zeroed) receives the floating-point exceptions raised, as
     NumPy's NPY_FPE_* bits, per instruction and (last) by the reduction's own arithmetic.
     Returns those bits ORed together (0 when none was raised, or ``fpe`` is None).
+    ``writeback`` (elementwise mode, instead of ``out``): ``(target, chunk_rows, back, fwd,
+    side)``, the values written into ``target`` (an aligned view of ``shape``, any strides)
+    a chunk of rows of dim 0 at a time, the first ``back`` and last ``fwd`` rows of each
+    chunk through ``side`` (``(back + fwd)`` rows per chunk, or None when both are 0): see
+    lz_do_chunk in _cpu_vm.h.
     """
     cdef lz_run R
     cdef int nd = len(shape), nin = len(inputs), k, d, e, off, nO, nI, ok
@@ -345,6 +370,8 @@ def execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tuple order
         R.mode = mode
         R.scalars = scalars
         R.out = <char *>_ptr(out)
+        if writeback is not None:
+            _set_writeback(&R, writeback)
         if partials is not None:
             _set_partials(&R, partials)
         R.nb = nb

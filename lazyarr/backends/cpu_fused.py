@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import threading
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -488,6 +489,102 @@ def _threads_for(size: int) -> int:
     return 1 if size < SERIAL_BELOW else _num_threads
 
 
+#: an elementwise run goes row by row when its rows are at least this long and an input is not
+#: one run over the whole space (:func:`_rows_outer`)
+ROW_RUN_MIN = 512
+
+
+def _rows_outer(shape: tuple[int, ...], inputs: list[np.ndarray]) -> int:
+    """The outer dims of an elementwise run: 0 (blocks run over the whole space in C order), or
+    all dims but the last when the rows are long and an input is not one run over the space
+    (a view such as ``u[:-2, 1:-1]``, a broadcast row): blocks then stay within a row, where
+    every input is read in place with its own strides instead of gathered block by block
+    (a 4096² float32 stencil: 20 ms a kernel instead of 28, docs/notes/cpu.rst)."""
+    if len(shape) < 2 or shape[-1] < ROW_RUN_MIN:
+        return 0
+    for a in inputs:
+        if type(a) is not CounterMap and not (a.shape == shape and a.flags.c_contiguous):
+            return len(shape) - 1
+    return 0
+
+
+#: a write-back's chunk of results: about this many bytes per thread (they stay in its L2),
+#: and the most it may take to hold 4x the rows a chunk must keep for its neighbours
+CHUNK_BYTES = 1 << 19
+MAX_CHUNK_BYTES = 1 << 22
+
+
+def _write_back_plan(inputs: list[np.ndarray], out: np.ndarray) -> tuple[int, int, int] | None:
+    """``(chunk rows, back, fwd)`` for writing an elementwise value straight into ``out``, a
+    view that the inputs may also read (``u[1:-1, 1:-1] = f(u[:-2, 1:-1], ...)``), with every
+    read seeing the old values; None where no such bound is proved (then the value is computed
+    into a temporary and copied, as NumPy does).
+
+    The kernel computes chunks of rows of dim 0 whole before it writes them (lz_do_chunk in
+    _cpu_vm.h), so it needs to know which rows read what a row writes. Row ``i`` of ``out``
+    writes the bytes ``[lo, hi] + i·s`` (``s``: the row stride); an input read through the same
+    row stride reads ``[lo_k, hi_k] + j·s`` in row ``j``. The two meet for ``j = i + d`` with
+    ``d·s`` in ``[lo - hi_k, hi - lo_k]``: the write of row ``i`` may be read by the rows
+    ``back`` before it to ``fwd`` after it, and by no other. An input that is ``out`` itself
+    reads each element only where it is written (no bound needed); one read with another row
+    stride (a transpose, a broadcast row of ``out``) gets no bound."""
+    if out.ndim == 0:
+        return None
+    rows = out.shape[0]
+    row_bytes = out.size // rows * out.itemsize if rows else 0
+    back = fwd = 0
+    lo, hi = _row_extent(out)
+    for a in inputs:
+        if type(a) is CounterMap or not np.may_share_memory(a, out) or _same_view(a, out):
+            continue
+        b = np.broadcast_to(a, out.shape)
+        s = out.strides[0]
+        if rows == 1:
+            continue
+        if s == 0 or b.strides[0] != s:
+            return None
+        lo_k, hi_k = _row_extent(b)
+        first, last = lo - hi_k, hi - lo_k           # d·s in [first, last]
+        if s < 0:
+            first, last, s = -last, -first, -s
+        back, fwd = max(back, -first // s), max(fwd, last // s)
+    chunk = max(1, CHUNK_BYTES // max(row_bytes, 1), 4 * (back + fwd))
+    if chunk >= rows:                   # one chunk: every read comes before every write
+        return max(rows, 1), 0, 0
+    if chunk * row_bytes > MAX_CHUNK_BYTES:
+        return None
+    return chunk, back, fwd
+
+
+_side = threading.local()
+
+
+def _side_buffer(nbytes: int) -> np.ndarray:
+    """This thread's buffer for a write-back's edge rows, kept between calls (a fresh one
+    each step page-faults: ~1 ms of a 4096² stencil step), grown as needed."""
+    buf = getattr(_side, "buf", None)
+    if buf is None or buf.nbytes < nbytes:
+        buf = _side.buf = np.empty(nbytes, np.uint8)
+    return buf
+
+
+def _row_extent(v: np.ndarray) -> tuple[int, int]:
+    """The first and last byte address row 0 of ``v`` touches."""
+    lo = hi = v.ctypes.data
+    for n, st in zip(v.shape[1:], v.strides[1:]):
+        if st < 0:
+            lo += st * (n - 1)
+        else:
+            hi += st * (n - 1)
+    return lo, hi + v.itemsize - 1
+
+
+def _same_view(a: np.ndarray, out: np.ndarray) -> bool:
+    """``a`` reads exactly the elements of ``out``, each at its own position."""
+    return a.dtype == out.dtype and a.shape == out.shape and a.strides == out.strides \
+        and a.ctypes.data == out.ctypes.data
+
+
 class _Launch(NamedTuple):
     """Everything about running a compiled program that depends on the program and on its
     inputs' shapes and layout only: a repeat with inputs alike (``la.jit``'s replay) reuses it."""
@@ -498,6 +595,7 @@ class _Launch(NamedTuple):
     out_shape: tuple[int, ...]
     threads: int
     reduction: tuple[Any, ...] | None  # _reduction_plan's answer (None: elementwise)
+    outer: int = 0                   # elementwise: the outer dims (_rows_outer)
 
 
 def _launch(c: Compiled, lowered: Lowered, inputs: list[np.ndarray]) -> _Launch:
@@ -506,7 +604,9 @@ def _launch(c: Compiled, lowered: Lowered, inputs: list[np.ndarray]) -> _Launch:
     shape = shapes[0] if len(set(shapes)) == 1 else broadcast_shapes(*shapes)
     if c.reduction is None:
         size = math.prod(lowered.shape)
-        return _Launch(c, scalars, shape, lowered.shape, 1 if c.serial else _threads_for(size), None)
+        outer = _rows_outer(shape, inputs) if shape == lowered.shape else 0
+        return _Launch(c, scalars, shape, lowered.shape, 1 if c.serial else _threads_for(size), None,
+                       outer)
     axes = c.red_arg[0]
     fast = -1
     if axes is not None and inputs:      # the memory-fastest dim of the biggest input decides
@@ -520,16 +620,33 @@ def _launch(c: Compiled, lowered: Lowered, inputs: list[np.ndarray]) -> _Launch:
     return _Launch(c, scalars, shape, lowered.shape, 1 if c.serial else _threads_for(m * rsz), plan)
 
 
-def _execute(launch: _Launch, inputs: list[np.ndarray], out: np.ndarray | None = None) -> np.ndarray:
-    """Run the launch on ``inputs``; an elementwise program writes into ``out`` if given."""
+def _execute(launch: _Launch, inputs: list[np.ndarray], out: np.ndarray | None = None,
+             writeback: tuple[np.ndarray, int, int, int] | None = None) -> np.ndarray:
+    """Run the launch on ``inputs``; an elementwise program writes into ``out`` if given (C
+    order), or into ``writeback``'s view through the chunked write-back (``(target, chunk
+    rows, back, fwd)``: :func:`_write_back_plan`)."""
     c, scalars, shape = launch.c, launch.scalars, launch.shape
     if launch.reduction is None:
+        order, fpe = tuple(range(len(shape))), bytearray(len(c.fpe))
+        if writeback is not None:
+            target, chunk, back, fwd = writeback
+            if not target.size:
+                return target
+            side = None
+            if back + fwd:
+                side = _side_buffer(-(-target.shape[0] // chunk) * (back + fwd)
+                                    * target.itemsize * (target.size // target.shape[0]))
+            if _cpu_vm.execute(c.vm, inputs, scalars, shape, order, launch.outer, _MODE_EW,
+                               launch.threads, nb=1, fpe=fpe,
+                               writeback=(target, chunk, back, fwd, side)):
+                _report_fp_errors(c, fpe)
+            return target
         if out is None:
             out = np.empty(launch.out_shape, c.result)
         if out.size:
-            fpe = bytearray(len(c.fpe))
-            if _cpu_vm.execute(c.vm, inputs, scalars, shape, tuple(range(len(shape))), 0, _MODE_EW,
-                               launch.threads, out=out, nb=-(-out.size // c.vm.block), fpe=fpe):
+            run = shape[-1] if launch.outer else out.size
+            if _cpu_vm.execute(c.vm, inputs, scalars, shape, order, launch.outer, _MODE_EW,
+                               launch.threads, out=out, nb=-(-run // c.vm.block), fpe=fpe):
                 _report_fp_errors(c, fpe)
         return out
     op = c.reduction
@@ -755,24 +872,31 @@ class CpuFusedBackend:
         return lambda buffers: _execute(launch, [_prepare(b, dt) for b, dt in zip(buffers, dtypes)])
 
     def run_into(self, lowered: Lowered, out: Any) -> bool:
-        """Run an elementwise program writing its result straight into ``out`` (an in-place
-        ``x op= y``: no temporary, no copy); False, with nothing written, where that is not
-        safe: ``out`` not C-contiguous, aligned and of the result's dtype and shape, or an
-        input sharing memory with ``out`` other than as ``out`` itself (a block is read
-        before it is written, so only the same element of each input may alias it)."""
+        """Run an elementwise program writing its result straight into ``out`` (``x op= y``,
+        ``x[key] = y``): no temporary, no copy; False, with nothing written, where that is
+        not safe: ``out`` not aligned, writeable and of the result's dtype and shape, or an
+        input overlapping ``out`` in a way :func:`_write_back_plan` proves no bound for.
+        A C-contiguous ``out`` that no input shares memory with other than as ``out`` itself
+        (a block is read before it is written) is the kernel's output; any other ``out`` is
+        written by the chunked write-back, which keeps every read on the old values."""
         c = get_compiled(lowered.program)
         # (c.serial: a loop may raise midway, integer power; the target must stay as it was)
         if isinstance(c, Unsupported) or c.reduction is not None or c.serial \
                 or type(out) is not np.ndarray \
                 or out.dtype != c.result or out.shape != lowered.shape \
-                or not (out.flags.c_contiguous and out.flags.aligned and out.flags.writeable):
+                or not (out.flags.aligned and out.flags.writeable):
             return False
-        for buf, dt in zip(lowered.inputs, c.input_dtypes):
-            if type(buf) is not CounterMap and np.may_share_memory(buf, out) and not (
-                    type(buf) is np.ndarray and buf.dtype == dt and buf.shape == out.shape
-                    and buf.strides == out.strides and buf.ctypes.data == out.ctypes.data):
-                return False
-        run_compiled(c, lowered, out)
+        inputs = [_prepare(b, dt) for b, dt in zip(lowered.inputs, c.input_dtypes)]
+        launch = _launch(c, lowered, inputs)
+        if out.flags.c_contiguous and not any(
+                type(a) is not CounterMap and np.may_share_memory(a, out) and not _same_view(a, out)
+                for a in inputs):
+            _execute(launch, inputs, out)
+            return True
+        plan = _write_back_plan(inputs, out) if launch.shape == out.shape else None
+        if plan is None:
+            return False
+        _execute(launch, inputs, writeback=(out, *plan))
         return True
 
     def plan(self, lowered: Lowered) -> Plan:

@@ -1,0 +1,92 @@
+"""In-place Jacobi steps (issue 15's benchmark, asv ``bench_views.InPlaceStencil``):
+``u[1:-1, 1:-1] = 0.2 * (u[1:-1, 1:-1] + u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])``
+on a side² float32 array, ``--steps`` steps per run: NumPy; lazyarr (the value, a temporary
+of the statement, computed straight into ``u`` by the chunked write-back, docs/design.rst
+"Writes into the array read"); and lazyarr with the value held by a variable first
+(``v = jacobi(u); u[1:-1, 1:-1] = v``: computed into a temporary, then copied, as before the
+write-back). One process, the variants alternated run by run, medians.
+
+    python tools/peers/inplace_stencil.py [--device cpu] [--side 4096] [--steps 100] [--reps 3] [--md FILE]
+
+``--md docs/_static/perf/inplace_stencil_cpu.md`` appends the table (markdown) to a file that
+``tools/perf_page.py`` puts on the performance page.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+import lazyarr as la
+from lazyarr.backends import cpu_fused
+
+
+def jacobi(u: Any) -> Any:
+    return 0.2 * (u[1:-1, 1:-1] + u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+
+
+def variants(w: np.ndarray, steps: int) -> dict[str, Callable[[], np.ndarray]]:
+    def numpy() -> np.ndarray:
+        u = w.copy()
+        for _ in range(steps):
+            u[1:-1, 1:-1] = jacobi(u)
+        return u
+
+    def written_in_place() -> np.ndarray:
+        u = la.asarray(w.copy())
+        for _ in range(steps):
+            u[1:-1, 1:-1] = jacobi(u)
+        return np.asarray(u)
+
+    def temporary_and_copy() -> np.ndarray:
+        u = la.asarray(w.copy())
+        for _ in range(steps):
+            v = jacobi(u)
+            u[1:-1, 1:-1] = v
+        return np.asarray(u)
+
+    return {"numpy": numpy, "lazyarr": written_in_place,
+            "lazyarr, value in a variable (temporary + copy)": temporary_and_copy}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--device", default="cpu", choices=("cpu",))
+    parser.add_argument("--side", type=int, default=4096)
+    parser.add_argument("--steps", type=int, default=100)
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--md", help="append the table, as markdown, to this file")
+    args = parser.parse_args()
+    w = np.random.default_rng(0).random((args.side, args.side), dtype=np.float32)
+    fns = variants(w, args.steps)
+    want = fns["numpy"]()
+    with la.config(mode="lazy", device="cpu"):
+        for name, fn in fns.items():                       # warm-up, and NumPy's bits
+            assert np.array_equal(fn(), want), name
+        times: dict[str, list[float]] = {name: [] for name in fns}
+        for _ in range(args.reps):
+            for name, fn in fns.items():
+                t = time.perf_counter()
+                fn()
+                times[name].append(time.perf_counter() - t)
+    base = statistics.median(times["numpy"])
+    title = (f"{args.steps} in-place Jacobi steps, {args.side}² float32, cpu "
+             f"({cpu_fused.get_num_threads()} threads, load average {os.getloadavg()[0]:.1f} "
+             f"after the run), medians of {args.reps}")
+    print(f"{title}:")
+    lines = [f"# {title}", "", "| variant | s | ms per step | vs numpy |", "|---|---|---|---|"]
+    for name, ts in times.items():
+        med = statistics.median(ts)
+        print(f"  {name:48s} {med:7.2f} s  {med / args.steps * 1e3:7.2f} ms/step  {base / med:5.2f}x")
+        lines.append(f"| {name} | {med:.2f} | {med / args.steps * 1e3:.2f} | {base / med:.2f}x |")
+    if args.md:
+        with open(args.md, "a") as f:
+            f.write("\n".join(lines) + "\n\n")
+
+
+if __name__ == "__main__":
+    main()
