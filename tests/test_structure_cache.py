@@ -31,12 +31,12 @@ def _same_as_lower(y):
     assert (got.shape, got.device) == (want.shape, want.device)
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def empty_structure_memo(monkeypatch):
-    """An empty structure memo (and structure table) for a test that counts reuses: each
-    starts over when full (4,096 programs; 65,536 structures), so a test run after many others
-    in one process could see one cleared between its two calls (seen in the full suite, -n 2,
-    twice)."""
+    """An empty structure memo (and structure table) for every test here, as they count
+    reuses: each starts over when full (4,096 programs; 65,536 structures), so a test run after
+    many others in one process could see one cleared between two calls (the full suite, -n 2,
+    failed two of these tests, one at a time, in two runs)."""
     monkeypatch.setattr(_program, "_by_structure", {})
     monkeypatch.setattr(_node, "_structures", {})
 
@@ -48,9 +48,8 @@ def xy():
     return a, b, la.asarray(a), la.asarray(b)
 
 
-def test_repeated_expression_reuses_the_program(xy, monkeypatch):
-    # (an empty program table: an earlier test in this process may have lowered the chain)
-    monkeypatch.setattr(_program, "_by_structure", {})
+def test_repeated_expression_reuses_the_program(xy):
+    # (an empty program table, empty_structure_memo: an earlier test may have lowered the chain)
     a, b, x, y = xy
     chain = lambda: la.sqrt(abs(x * y + 1.5)) * la.tanh(x) - y  # noqa: E731
     want = np.sum(np.sqrt(abs(a * b + np.float32(1.5))) * np.tanh(a) - b)
@@ -76,7 +75,7 @@ def test_same_leaf_twice_is_another_structure(xy):
     assert n == 0 and _close(s, np.sum(b * a + b))
 
 
-def test_new_constants_reuse_the_program(xy, empty_structure_memo):
+def test_new_constants_reuse_the_program(xy):
     a, _, x, _ = xy
     _sum_counting(lambda: x * 2.25 + 3.5)
     s, n = _sum_counting(lambda: x * 5.5 + 6.25)
