@@ -138,6 +138,13 @@ def _of_memory(x: Any, fn: Any) -> Any:
 # The owner is a weak reference in the node's ``owner`` slot (it dies with the node).
 
 
+#: Whether ``sys.getrefcount`` counts every reference a value has: CPython before 3.14. From
+#: 3.14 the interpreter may borrow the references on its stack, so a held value can look
+#: unheld; the reference-count tests here and in lazyarr/_writes.py (is a node held by
+#: someone else?) then take their safe side: copy, compute and keep, never write into it.
+EXACT_REFCOUNTS = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
+
+
 def claim(x: Any) -> Any:
     """``x``'s memory (computing ``x`` if pending), owned by ``x`` from now on."""
     node = x._node
@@ -151,7 +158,8 @@ def claim(x: Any) -> Any:
     # used it as memory, so x takes a copy. Expected are x._node, ``node`` and getrefcount's
     # argument; a pending expression reading it adds one more (a copy, then, is only
     # wasted). Leaves are never interned: one per wrapped buffer.
-    if owner is x or owner is None and (node.op == "leaf" or sys.getrefcount(node) <= 3):
+    if owner is x or owner is None and (node.op == "leaf" or EXACT_REFCOUNTS
+                                        and sys.getrefcount(node) <= 3):
         node.owner = weakref.ref(x)
     else:
         x._node = node = _node.leaf(node.data.copy(), x.device)

@@ -73,7 +73,8 @@ def barrier(memory: Any, device: str, skip: Node | None = None) -> None:
     from_readers = Counter(id(c) for n in readers for c in n.src)
     for n in readers:
         # references: the list, the loop variable, getrefcount's argument, parents' sources
-        if n is not skip and sys.getrefcount(n) - 3 - from_readers.get(id(n), 0) > 0:
+        if n is not skip and (not _views.EXACT_REFCOUNTS
+                              or sys.getrefcount(n) - 3 - from_readers.get(id(n), 0) > 0):
             materialize(n)
 
 
@@ -135,7 +136,8 @@ def setitem(x: Any, key: Any, value: Any, temporary: bool = False) -> None:
     and one pass, instead of NumPy's temporary and copy."""
     device = x.device
     # (held: the value's node, the LazyArray's ``_node``, getrefcount's argument)
-    if temporary and type(value) is Node and value.data is None and value.op != "scalar" \
+    if temporary and _views.EXACT_REFCOUNTS and type(value) is Node and value.data is None \
+            and value.op != "scalar" \
             and value.dtype == x.dtype and (value.device or "cpu") == device \
             and sys.getrefcount(value) <= 3 and _basic(key) and not _errors_interrupt():
         memory = target(x, writing=value)
@@ -172,7 +174,7 @@ def assign(x: Any, result: Node) -> None:
     copied. A result that something else holds (``b = a + 1; a += 1``: one interned node) is
     computed and kept, so the holder keeps its value."""
     # (held: the caller's ``result``, this parameter and getrefcount's argument)
-    if result.data is None and sys.getrefcount(result) <= 3:
+    if result.data is None and _views.EXACT_REFCOUNTS and sys.getrefcount(result) <= 3:
         memory = target(x, writing=result)
         if materialize_into(result, memory):
             return

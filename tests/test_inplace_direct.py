@@ -202,6 +202,30 @@ def test_a_value_held_elsewhere_keeps_its_values(direct):
     assert True not in direct
 
 
+def test_without_exact_reference_counts_every_write_takes_the_safe_side(direct, monkeypatch):
+    """Where ``sys.getrefcount`` may undercount (CPython 3.14 borrows stack references:
+    ``_views.EXACT_REFCOUNTS``), no write goes straight into the target on a reference count's
+    word, and the values stay NumPy's: the temporary-and-copy path, every pending reader
+    computed before the write."""
+    from lazyarr import _views
+    monkeypatch.setattr(_views, "EXACT_REFCOUNTS", False)
+    W = RNG.standard_normal((40, 30))
+    u, want = la.asarray(W.copy()), W.copy()
+    for _ in range(3):
+        u[1:-1, 1:-1] = 0.2 * (u[1:-1, 1:-1] + u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+        want[1:-1, 1:-1] = 0.2 * (want[1:-1, 1:-1] + want[:-2, 1:-1] + want[2:, 1:-1]
+                                  + want[1:-1, :-2] + want[1:-1, 2:])
+    np.testing.assert_array_equal(np.asarray(u), want)
+    a = la.asarray(W.copy())
+    b = a + 1
+    a += 1
+    r = a * 3                           # a pending reader, then a write into a
+    a[:5] = 0
+    np.testing.assert_array_equal(np.asarray(b), W + 1)
+    np.testing.assert_array_equal(np.asarray(r), (W + 1) * 3)
+    assert True not in direct
+
+
 def test_a_floating_point_error_that_raises_writes_nothing(direct):
     W = RNG.standard_normal((50, 60))
     u = la.asarray(W.copy())
