@@ -35,7 +35,7 @@ from ._program import lower_cached
 from ._registry import COMPARE, OPS, OpDef
 from ._shapes import broadcast_shapes  # (cached)
 from ._stack import user_stacklevel, warn_imaginary_discarded
-from .backends import fp_errors, reference, select
+from .backends import forced_backend, fp_errors, reference, select
 from .backends._bind import bound
 
 
@@ -508,6 +508,24 @@ def reduce(opdef: OpDef, x: Any, axis: Any = None, keepdims: bool = False, dtype
            ddof: int | float = 0, held: bool = False) -> Node:
     """Build a reduction node and materialize it (a reduction is a materialization point).
     ``held``: a variable of the caller still holds ``x`` (the store rule below)."""
+    key = None
+    if type(x) is Node and type(x.data) is np.ndarray and x.device == "cpu" \
+            and type(ddof) is int and _cacheable(axis, keepdims):
+        # A computed CPU array with arguments whose values say everything: its runner,
+        # bound by an earlier call of the same key, runs it without the spec, the node or
+        # the lowering (a hit had no error; warnings of mean/var/std are given again).
+        data = x.data
+        key = (opdef.name, data.dtype, data.shape, data.strides, data.flags.aligned, axis,
+               keepdims, dtype, ddof, forced_backend())
+        try:
+            hit = _bound_reductions.get(key)
+        except TypeError:        # unhashable (dtype=[...]): the path below raises NumPy's error
+            hit = key = None
+        if hit is not None and not _eager_mode() and not computing_is_deferred():
+            run, warn = hit
+            if warn is not None:
+                _warn_empty_slices(*warn)
+            return _node.leaf(run([data]), "cpu")
     node = placed(x if type(x) is Node else operands_of((x,))[0])  # type: ignore[arg-type]
     if _cacheable(axis, keepdims):
         try:
@@ -522,10 +540,12 @@ def reduce(opdef: OpDef, x: Any, axis: Any = None, keepdims: bool = False, dtype
     device = node.device or "cpu"
     if _eager_mode():
         return _eager(opdef, device, [node], arg)
+    warn = None
     if opdef.name in ("mean", "var", "std"):
-        _warn_empty_slices(opdef.name, node.shape, arg[0], arg[3], shape)
+        warn = (opdef.name, node.shape, arg[0], arg[3], shape)
+        _warn_empty_slices(*warn)
     if node.data is not None and device == "cpu":
-        run = _bound_reduction(opdef.name, result_dtype, shape, arg, node)
+        run = _bound_reduction(opdef.name, result_dtype, shape, arg, node, key, warn)
         if run is not None:
             return _node.leaf(run([node.data]), "cpu")
     if held and node.data is None and node.src and not stopping() \
@@ -536,33 +556,37 @@ def reduce(opdef: OpDef, x: Any, axis: Any = None, keepdims: bool = False, dtype
     return result
 
 
-#: Reductions of computed CPU arrays, each bound once per backend, op, spec and input layout:
-#: the node, the lowering and the launch set-up (``_bind.bound``, la.jit's replay step) happen
-#: once, so a repeated ``la.sum(row)`` or ``x.max()`` runs the same kernel (or NumPy's loop, for
-#: the reductions it runs faster), with the same bits, without rebuilding them: ``la.sum`` of
-#: 1,024 float32 13-17 -> ~9 µs a call, ``la.max`` of 1024² float64 130 -> ~108 µs (NumPy 101).
+#: Reductions of computed CPU arrays, each bound once per backend, op, arguments and input
+#: layout: the node, the lowering and the launch set-up (``_bind.bound``, la.jit's replay
+#: step) happen once, so a repeated ``la.sum(row)`` or ``x.max()`` runs the same kernel (or
+#: NumPy's loop, for the reductions it runs faster), with the same bits, without rebuilding
+#: them. Keyed by the call's own arguments where :func:`reduce` can look them up before the
+#: spec (``key``), else by the spec's. Values: (runner, the arguments of
+#: :func:`_warn_empty_slices` or None).
 _bound_reductions: dict[tuple[Any, ...], Any] = {}
 _MAX_BOUND = 1024
 
 
 def _bound_reduction(op: str, result_dtype: np.dtype, shape: tuple[int, ...], arg: Any,
-                     node: Node) -> Any:
+                     node: Node, key: tuple[Any, ...] | None = None,
+                     warn: tuple[Any, ...] | None = None) -> Any:
     """The bound runner of reduction ``op`` of the computed CPU ``node``, or None (not an
     ndarray, or a call explained or traced: those build the node)."""
     data = node.data
     if type(data) is not np.ndarray or computing_is_deferred():
         return None
-    backend = select("cpu", "lazy")
-    key = (backend.name, op, result_dtype, arg, data.dtype, data.shape, data.strides,
-           data.flags.aligned)
-    run = _bound_reductions.get(key)
-    if run is None:
+    if key is None:
+        key = ("spec", op, result_dtype, arg, data.dtype, data.shape, data.strides,
+               data.flags.aligned, forced_backend())
+    hit = _bound_reductions.get(key)
+    if hit is None:
         result = _node.op_node(op, result_dtype, shape, "cpu", (node,), arg)
-        run = bound(backend, lower_cached(result))
+        # (checked: the key holds the input's dtype and alignment, and it is an ndarray)
+        hit = (bound(select("cpu", "lazy"), lower_cached(result), checked=True), warn)
         if len(_bound_reductions) >= _MAX_BOUND:
             _bound_reductions.clear()
-        _bound_reductions[key] = run
-    return run
+        _bound_reductions[key] = hit
+    return hit[0]
 
 
 #: The store rule for reductions (docs/design.rst, "Store or recompute"). A reduction of a

@@ -186,8 +186,8 @@ def record_bound_reductions(monkeypatch, describe, runs):
     """Record the reductions of computed arrays too, which run their kernel through a runner
     bound once (``_build._bound_reduction``) rather than the backend's ``run``: each call
     appends ``describe(lowered)`` to ``runs``. The bound runners made before are dropped."""
-    def recording(backend, lowered):
-        run = bound(backend, lowered)
+    def recording(backend, lowered, **kw):
+        run = bound(backend, lowered, **kw)
         return lambda buffers: runs.append(describe(lowered)) or run(buffers)
     monkeypatch.setattr(_build, "_bound_reductions", {})
     monkeypatch.setattr(_build, "bound", recording)

@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 import lazyarr as la
 from lazyarr import _build
 from lazyarr._registry import ELEMENTWISE
+from lazyarr.backends import use_backend
 
 DEFAULT = la._config.Config().eager_max_size
 
@@ -321,12 +322,78 @@ def test_small_reductions_run_the_kernel_bound_once(name, dtype, monkeypatch):
             got, got_warnings = _reduced(name, la.asarray(arr), **kw)
             with monkeypatch.context() as unbound:   # the plain lowering, every time
                 unbound.setattr(_build, "_bound_reduction", lambda *args: None)
+                unbound.setattr(_build, "_bound_reductions", {})
                 want, want_warnings = _reduced(name, la.asarray(arr), **kw)
             if isinstance(want, type):
                 assert got is want, (name, kw)
                 continue
             assert_same(got, want)
             assert got_warnings == want_warnings
+
+
+def _bound_and_unbound(name, arr, monkeypatch, **kw):
+    """The reduction of ``arr`` twice through the bound runners (the second call finds the
+    runner by the call's key), and once through the plain lowering: all three alike."""
+    results = [_reduced(name, la.asarray(arr), **kw) for _ in range(2)]
+    with monkeypatch.context() as unbound:
+        unbound.setattr(_build, "_bound_reduction", lambda *args: None)
+        unbound.setattr(_build, "_bound_reductions", {})
+        want, want_warnings = _reduced(name, la.asarray(arr), **kw)
+    for got, got_warnings in results:
+        if isinstance(want, type):
+            assert got is want, (name, kw)
+            continue
+        assert_same(got, want)
+        assert got_warnings == want_warnings
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", _REDUCTIONS)
+def test_leaf_reductions_bound_once_match_the_unbound_path(name, dtype, monkeypatch):
+    """Bigger inputs than one VM block: min/max/any/all/arg* of a C-contiguous one run
+    NumPy's loop through the reference backend's bound runner (``ReferenceBackend.bind``),
+    the others the VM's through cpu-fused's (``cpu_fused._bound_reduction``); every axis,
+    keepdims, slices of zeros only (the signed zeros of min/max), views, an empty input."""
+    a = np.resize(edge_values(dtype), (64, 80))
+    a[:3] = 0                        # rows and columns of zeros (signed ones where a float)
+    if dtype.kind in "fc":
+        a[1, ::2] = -a[1, ::2]
+        a[:, :3] = -a[:, :3]
+    for arr, kw in [(a, {}), (a, {"axis": 0}), (a, {"axis": 1}), (a, {"axis": -1, "keepdims": True}),
+                    (a[::-1, ::2], {"axis": 0}), (a.T, {"axis": 1}), (a[:, :0], {"axis": 0}),
+                    (a, {"axis": (0, 1)} if name not in ("argmin", "argmax") else {"axis": None}),
+                    (np.asarray(a[0, 0]), {})]:
+        if name in ("var", "std"):
+            kw = dict(kw, ddof=1)
+        _bound_and_unbound(name, arr, monkeypatch, **kw)
+
+
+def test_the_key_of_a_bound_reduction(monkeypatch):
+    """A bound runner is found by the call's arguments only where their values say
+    everything: ``axis=1.0``, an unhashable ``dtype``, ``keepdims`` not a bool, a float
+    ``ddof`` still get NumPy's answers or errors; eager mode and a pinned backend are asked
+    each call; a misaligned input is not mistaken for an aligned one of the same layout."""
+    x = np.random.default_rng(1).random((8, 600)).astype(np.float32)
+    for name, kw in [("sum", {"axis": 1}), ("sum", {"axis": 1.0}), ("sum", {"axis": True}),
+                     ("sum", {"axis": (1,)}), ("sum", {"axis": [1]}), ("sum", {"dtype": [1]}),
+                     ("sum", {"keepdims": np.True_}), ("sum", {"keepdims": "no"}),
+                     ("var", {"ddof": 1}), ("var", {"ddof": 1.0}), ("var", {"ddof": True}),
+                     ("var", {"axis": 0, "ddof": 8}), ("mean", {"axis": 1}), ("max", {"axis": 3}),
+                     ("mean", {"dtype": np.float64}), ("mean", {"dtype": "f8"})]:
+        _bound_and_unbound(name, x, monkeypatch, **kw)
+    lx = la.asarray(x)
+    fused = np.asarray(la.sum(lx))                        # bound in lazy mode
+    with la.config(mode="eager"):                         # eager mode: NumPy's own sum
+        assert_same(np.asarray(la.sum(lx)), np.sum(x))
+    with use_backend("reference"):                        # a runner of its own backend
+        assert_same(np.asarray(la.sum(lx)), fused)
+    assert any(key[-1] == "reference" for key in _build._bound_reductions)
+    raw = np.zeros(x.nbytes + 1, np.uint8)
+    odd = raw[1:].view(np.float32).reshape(x.shape)       # not aligned
+    odd[...] = x
+    for arr in (odd, x.copy(), odd):
+        for name in ("sum", "max", "argmin"):
+            _bound_and_unbound(name, arr, monkeypatch, axis=0)
 
 
 def test_a_small_float32_sum_overflow_warns_at_the_line():

@@ -18,10 +18,14 @@ def run_on(backend: Any, lowered: Lowered, buffers: list[Any]) -> Any:
     return backend.run(lowered._replace(inputs=buffers))
 
 
-def bound(backend: Any, lowered: Lowered) -> Callable[[list[Any]], Any]:
-    """``backend``'s runner of ``lowered``'s program on buffers like ``lowered``'s."""
+def bound(backend: Any, lowered: Lowered, checked: bool = False) -> Callable[[list[Any]], Any]:
+    """``backend``'s runner of ``lowered``'s program on buffers like ``lowered``'s.
+    ``checked``: the caller passes only NumPy arrays of the dtypes and alignment of
+    ``lowered``'s inputs (a backend may then skip its checks of them)."""
     bind = getattr(backend, "bind", None)
-    return bind(lowered) if bind is not None else unbound(backend, lowered)
+    if bind is None:
+        return unbound(backend, lowered)
+    return bind(lowered, checked=True) if checked else bind(lowered)
 
 
 def unbound(backend: Any, lowered: Lowered) -> Callable[[list[Any]], Any]:

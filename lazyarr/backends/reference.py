@@ -68,15 +68,19 @@ def apply(xp: ModuleType, op: str, arg: Any, operands: list[Any], lazy_rules: An
     return fn(*operands)
 
 
-def _reduce(xp: ModuleType, op: str, arg: Any, a: Any, lazy_rules: Any, fn: Any) -> Any:
-    """A reduction, under lazy mode's rules when ``lazy_rules`` (the result dtype) is given."""
+def _reduce(xp: ModuleType, op: str, arg: Any, a: Any, lazy_rules: Any, fn: Any,
+            kw: dict[str, Any] | None = None) -> Any:
+    """A reduction, under lazy mode's rules when ``lazy_rules`` (the result dtype) is given.
+    ``kw``: ``reduction_kwargs(op, arg)`` if made already (not changed here)."""
+    if kw is None:
+        kw = reduction_kwargs(op, arg)
     if lazy_rules is not None and op in _RULED:
-        ruled = reduction_rules.reduce(xp, op, reduction_kwargs(op, arg), a, lazy_rules)
+        ruled = reduction_rules.reduce(xp, op, kw, a, lazy_rules)
         if ruled is not None:
             return ruled
     if xp.__name__ != "numpy" and numpy_methods.needs_numpy_steps(op, arg[2]):
         return _numpy_steps(xp, op, arg, a)
-    return fn(a, **reduction_kwargs(op, arg))
+    return fn(a, **kw)
 
 
 def _empty_slices(arg: Any, a: Any) -> bool:
@@ -179,6 +183,22 @@ class ReferenceBackend:
                     if last[a] == n:
                         values[a] = None
         return self.xp.asarray(values[-1])
+
+    def bind(self, lowered: Lowered, checked: bool = False) -> Any:
+        """``run`` for later calls on other buffers: a reduction of an input alone (a leaf's
+        min/max/any/all/arg*, which the cpu-fused backend hands to NumPy's loop) calls
+        :func:`_reduce` directly with its keyword arguments made once (the interpreter's
+        loop and :func:`apply`'s checks cost ~5 µs of a ~100 µs ``max``); anything else
+        runs through :meth:`run`."""
+        instrs = lowered.program.instrs
+        if self.xp.__name__ != "numpy" or len(instrs) != 2 or instrs[0].op != "input" \
+                or OPS[instrs[1].op].kind != "reduction" or instrs[1].op in ("mean", "var", "std"):
+            from ._bind import unbound
+            return unbound(self, lowered)
+        ins, xp = instrs[1], self.xp
+        op, arg, result, fn = ins.op, ins.arg, ins.dtype, _functions(xp)[ins.op]
+        kw = reduction_kwargs(op, arg)
+        return lambda buffers: xp.asarray(_reduce(xp, op, arg, buffers[0], result, fn, kw))
 
     def plan(self, lowered: Lowered) -> Plan:
         """One library call per op; each reads its array operands and writes its result."""
