@@ -25,6 +25,7 @@ write into the LazyArray's memory, as the in-place operators do (docs/guide.rst)
 from __future__ import annotations
 
 import functools
+import itertools
 import operator
 import types
 import warnings
@@ -33,12 +34,13 @@ from typing import Any
 
 import numpy as np
 
-from . import _cupy_gaps, _devices, _dispatch, _node, _writes
+from . import _cupy_gaps, _devices, _dispatch, _node, _operands, _writes
 from ._array import LazyArray
 from ._config import get_config
 from ._dtypes import SUPPORTED_DTYPES
-from ._materialize import computing_is_deferred, tape
+from ._materialize import computing_is_deferred, materialize_into, tape
 from ._node import Node
+from ._plan import LibraryCall
 from ._stack import user_stacklevel
 
 _SUPPORTED = frozenset(SUPPORTED_DTYPES)
@@ -89,12 +91,61 @@ _UNSUPPORTED_METHODS = {
 _WRITTEN_ARGUMENT = {"copyto": 0, "put": 0, "place": 0, "putmask": 0, "fill_diagonal": 0,
                      "put_along_axis": 0, "random.shuffle": 0}
 
-_origins: weakref.WeakKeyDictionary[Node, str] = weakref.WeakKeyDictionary()
+_origins: weakref.WeakKeyDictionary[Node, LibraryCall] = weakref.WeakKeyDictionary()
+_PRODUCTS = frozenset({"matmul", "dot"})
 
 
 def origin_of(node: Node) -> str | None:
     """The fallback function that computed this node's buffer, if one did."""
-    return _origins.get(node)
+    call = _origins.get(node)
+    return None if call is None else call.name
+
+
+def library_calls(root: Node) -> list[LibraryCall]:
+    """``la.explain``'s steps: the library calls that computed arrays of this DAG, in the
+    order they ran (each once, also where it made several results)."""
+    found: dict[int, LibraryCall] = {}
+    seen, stack = set(), [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        call = _origins.get(node)
+        if call is not None:
+            found[id(call)] = call
+        stack.extend(node.src)
+    return sorted(found.values(), key=_call_order.__getitem__)
+
+
+_call_order: weakref.WeakKeyDictionary[LibraryCall, int] = weakref.WeakKeyDictionary()
+
+
+def _arrays(obj: Any) -> list[Any]:
+    """The arrays (NumPy's, CuPy's) among ``obj``, also inside lists, tuples and dicts."""
+    if hasattr(obj, "nbytes") and hasattr(obj, "shape"):
+        return [obj]
+    if isinstance(obj, (list, tuple)):
+        return [a for item in obj for a in _arrays(item)]
+    if isinstance(obj, dict):
+        return [a for item in obj.values() for a in _arrays(item)]
+    return []
+
+
+def _library_call(path: str, operands: Any, result: Any) -> LibraryCall:
+    """The record of one call of ``numpy.<path>`` on ``operands`` (buffers) giving ``result``."""
+    ins, outs = _arrays(operands), _arrays(result)
+    flops = None
+    if path in _PRODUCTS and ins and outs:
+        k = ins[0].shape[-1] if ins[0].ndim else 1
+        flops = 2 * int(outs[0].size) * int(k)
+    call = LibraryCall(path, sum(int(a.nbytes) for a in ins), sum(int(a.nbytes) for a in outs),
+                       flops)
+    _call_order[call] = next(_counter)
+    return call
+
+
+_counter = itertools.count()
 
 
 def notes(root: Node) -> list[str]:
@@ -105,7 +156,7 @@ def notes(root: Node) -> list[str]:
         if id(node) in seen:
             continue
         seen.add(id(node))
-        origin = _origins.get(node)
+        origin = origin_of(node)
         if origin is not None:
             what = "this array" if node is root else f"an input {node.dtype}{list(node.shape)}"
             found.append(f"{what} was computed by the fallback numpy.{origin} "
@@ -115,7 +166,8 @@ def notes(root: Node) -> list[str]:
 
 
 # ------------------------------------------------------------------------------ the call
-def _policy(name: str) -> None:
+def policy(name: str) -> None:
+    """Warn or raise, as ``la.config(fallback=...)`` asks, about a call of NumPy's ``name``."""
     policy = get_config().fallback
     if policy == "allow":
         return
@@ -188,8 +240,10 @@ def _library_function(path: str, device: str | None, numpy_func: Any) -> tuple[A
                         "la.asarray(x, device='cpu')") from None
 
 
-def _wrap(result: Any, device: str, origin: str) -> Any:
-    """Array results as computed LazyArrays on ``device``; the rest as it is."""
+def _wrap(result: Any, device: str, origin: str, operands: Any = (),
+          call: LibraryCall | None = None) -> Any:
+    """Array results as computed LazyArrays on ``device``; the rest as it is. Each remembers
+    the call that made it (``origin`` of ``operands``, the buffers it was given)."""
     if isinstance(result, np.generic) and result.dtype in _SUPPORTED:
         result = np.asarray(result)
     is_array = isinstance(result, np.ndarray) or _devices.device_of(result) == "cuda"
@@ -197,12 +251,14 @@ def _wrap(result: Any, device: str, origin: str) -> Any:
         if device == "cuda":
             result = _devices.asarray("cuda", result)
         out = LazyArray._from_node(_node.leaf(result, device))
-        _origins[out._node] = origin
+        _origins[out._node] = call or _library_call(origin, operands, result)
         return out
+    if type(result) in (tuple, list) or (isinstance(result, tuple) and hasattr(result, "_fields")):
+        call = call or _library_call(origin, operands, result)
     if type(result) in (tuple, list):
-        return type(result)(_wrap(item, device, origin) for item in result)
+        return type(result)(_wrap(item, device, origin, call=call) for item in result)
     if isinstance(result, tuple) and hasattr(result, "_fields"):    # a named tuple (linalg)
-        return type(result)(*(_wrap(item, device, origin) for item in result))
+        return type(result)(*(_wrap(item, device, origin, call=call) for item in result))
     return result
 
 
@@ -214,7 +270,7 @@ def call(path: str, numpy_func: Any, args: tuple[Any, ...], kwargs: dict[str, An
     (there or as ``out=``) is written in its memory, as NumPy does: views of it see the
     write and pending expressions that read it keep the old values (lazyarr/_writes.py).
     """
-    _policy(path)
+    policy(path)
     func, result_device = _library_function(path, _device(args, kwargs), numpy_func)
     return run(path, func, result_device, args, kwargs, written)
 
@@ -232,7 +288,31 @@ def call_computed(path: str, numpy_func: Any, *args: Any) -> Any:
             return None
     if get_config().fallback != "allow" or computing_is_deferred():
         return None
-    return _wrap(numpy_func(*[x._node.data for x in args]), "cpu", path)
+    buffers = [x._node.data for x in args]
+    return _wrap(numpy_func(*buffers), "cpu", path, buffers)
+
+
+def computed_into_new(x: LazyArray, dtype: Any = None) -> np.ndarray | None:
+    """A pending CPU ``x`` (cast to ``dtype``, ``x``'s own by default) computed by its fused
+    kernel straight into new memory, which the caller owns and may write: the buffer a library
+    call then works in, in place (``sort``, ``cumsum``), instead of computing ``x`` into one
+    temporary and the call copying it into another. None, with nothing computed, where ``x``
+    is computed (or a constant), not on the CPU, explained or traced (every kernel must go
+    through :func:`lazyarr._materialize.materialize` then), or its kernel cannot write into
+    memory it is given (a reduction). ``x`` itself stays pending (the memory is not its)."""
+    node = x._node
+    if node.data is not None or node.op == "scalar" or (node.device or "cpu") != "cpu" \
+            or computing_is_deferred():
+        return None
+    out = np.empty(node.shape, node.dtype if dtype is None else np.dtype(dtype))
+    return out if materialize_into(_operands.cast(node, out.dtype), out) else None
+
+
+def wrapped(result: np.ndarray, path: str, operands: Any = ()) -> LazyArray:
+    """A CPU library call's result ``result`` as a computed LazyArray made by ``numpy.<path>``
+    of ``operands`` (its buffers)."""
+    out: LazyArray = _wrap(result, "cpu", path, operands)
+    return out
 
 
 def run(path: str, func: Any, result_device: str, args: tuple[Any, ...], kwargs: dict[str, Any],
@@ -267,7 +347,8 @@ def run(path: str, func: Any, result_device: str, args: tuple[Any, ...], kwargs:
             return by_buffer[id(result)]
         if type(result) is tuple:
             return tuple(by_buffer.get(id(r), r) for r in result)
-    return _traced(path, func, args, kwargs, _wrap(result, result_device, path), result_device)
+    return _traced(path, func, args, kwargs, _wrap(result, result_device, path, (args, kwargs)),
+                   result_device)
 
 
 def _traced(path: str, func: Any, args: Any, kwargs: dict[str, Any], wrapped: Any,
@@ -367,7 +448,7 @@ class FallbackIndexer:
         self._name = name
 
     def __getitem__(self, key: Any) -> Any:
-        _policy(f"{self._name}[]")
+        policy(f"{self._name}[]")
         device = _device(key, {}) or _devices.resolve(None)
         indexer = getattr(_devices.xp(device), self._name, None)
         if indexer is None:
@@ -456,20 +537,20 @@ def method(x: LazyArray, name: str) -> Any:
         raise AttributeError(f"LazyArray.{name} is not NumPy's: {_UNSUPPORTED_METHODS[name]}")
     path = f"ndarray.{name}"
     if not callable(getattr(np.ndarray, name)):     # a property: T, mT, real, flat, strides...
-        _policy(path)
+        policy(path)
         data = x.data
         return _traced(path, operator.attrgetter(name), (data,), {},
-                       _wrap(getattr(data, name), x.device, path), x.device)
+                       _wrap(getattr(data, name), x.device, path, data), x.device)
 
     def bound(*args: Any, **kwargs: Any) -> Any:
-        _policy(path)
+        policy(path)
         device = _device((x, args), kwargs)
         if name in _WRITING_METHODS:
             if name == "resize":        # a new shape: new memory, as NumPy's (refcheck aside)
                 memory = x.data.copy()
                 result = memory.resize(*_buffers(args), **_buffers(kwargs))
                 x._node = _node.leaf(memory, x.device)
-                _origins[x._node] = path
+                _origins[x._node] = _library_call(path, (), memory)
                 return result
             memory = _writes.target(x)
             result = getattr(memory, name)(*_buffers(args), **_buffers(kwargs))
@@ -477,7 +558,8 @@ def method(x: LazyArray, name: str) -> Any:
         call = functools.partial(_call_method, name)
         args = (x.data, *_buffers(args))
         kwargs = _buffers(kwargs)
-        return _traced(path, call, args, kwargs, _wrap(call(*args, **kwargs), device or x.device, path),
+        return _traced(path, call, args, kwargs,
+                       _wrap(call(*args, **kwargs), device or x.device, path, (args, kwargs)),
                        device or x.device)
 
     bound.__name__ = bound.__qualname__ = name

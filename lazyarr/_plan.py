@@ -18,6 +18,25 @@ class Kernel:
     launch: str = ""
 
 
+@dataclass(frozen=True, eq=False)
+class LibraryCall:
+    """A library call (NumPy's/CuPy's: ``matmul``, ``sort``, ``fft.rfft``...) that computed an
+    input of a plan: it ran when it was written (library calls are not deferred), so its
+    numbers are those of the call made. ``bytes_read``: its array operands' bytes;
+    ``bytes_written``: its array results'; ``flops``: the multiply-adds of a matrix product
+    counted twice (``2 m n k``), None for other calls."""
+    name: str
+    bytes_read: int
+    bytes_written: int
+    flops: int | None = None
+
+    def __str__(self) -> str:
+        mib = 1 << 20
+        flops = f", {self.flops / 1e9:.3f} GFLOP" if self.flops is not None else ""
+        return (f"library call numpy.{self.name}: reads {self.bytes_read / mib:.3f} MiB, "
+                f"writes {self.bytes_written / mib:.3f} MiB{flops}")
+
+
 @dataclass(frozen=True)
 class InputInfo:
     shape: tuple[int, ...]
@@ -61,7 +80,9 @@ class Plan:
 
     ``kernels`` has one entry per kernel launch; ``bytes_read`` and ``bytes_written``
     count the device-memory traffic those launches need (each buffer each time it
-    is read or written).
+    is read or written). ``library_calls`` lists the library calls (``matmul``, ``sort``...)
+    that computed its inputs, with their bytes and, for matrix products, FLOPs: the steps
+    that ran before the kernels.
     """
 
     backend: str
@@ -72,13 +93,20 @@ class Plan:
     bytes_read: int
     bytes_written: int
     notes: list[str] = field(default_factory=list)
+    #: the library calls that computed this plan's inputs (run before it), in the order run
+    library_calls: list[LibraryCall] = field(default_factory=list)
 
     def __str__(self) -> str:
         mib = 1 << 20
         head = (f"Plan: {len(self.kernels)} kernel launch(es) on {self.device} "
                 f"[{self.backend}], reads {self.bytes_read / mib:.3f} MiB, "
                 f"writes {self.bytes_written / mib:.3f} MiB")
-        lines = [head, "inputs:"]
+        if self.library_calls:
+            head = f"{len(self.library_calls)} library call(s), then {head[6:]}"
+            head = "Plan: " + head
+        lines = [head]
+        lines += [f"step {i}: {c}" for i, c in enumerate(self.library_calls)]
+        lines += ["inputs:"]
         lines += [f"  {i}: {x}" for i, x in enumerate(self.inputs)]
         lines += ["program:"] + ["  " + ln for ln in str(self.program).splitlines()]
         for k in self.kernels:

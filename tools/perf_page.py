@@ -624,6 +624,8 @@ What the suite measures
   that runs correctly, at its preset L: NumPy vs lazyarr on the CPU, CuPy vs lazyarr on cuda.
 * ``bench_overhead``: a cached call on 1024 elements, graph building, the cold first call in a
   fresh process with and without the disk cache (``timeraw_``), ``import lazyarr``.
+* ``bench_library``: ``sort``/``argsort``/``cumsum``/``unique`` of a pending chain against the
+  computed input, ``sum(maximum(A @ B + bias, 0))`` against ``A @ B`` alone (issue 18).
 * ``bench_memory``: peak RSS on the CPU (``peakmem_``), CuPy pool growth and CUDA-event
   milliseconds on the GPU (``track_``).
 """
@@ -682,6 +684,18 @@ def inplace_stencil_sections() -> list[str]:
         "(computed into a temporary, then copied in, as NumPy does).", "tools/peers/inplace_stencil.py")
 
 
+def library_calls_sections() -> list[str]:
+    """Issue 18's library calls fed by a pending chain (``tools/peers/library_calls.py``)."""
+    return _peer_tables(
+        "library_calls", "library calls fed by a pending chain",
+        "``sort``, ``argsort``, ``cumsum``, ``unique`` of ``f(x) = sqrt(abs(x)) * 2 - 1`` "
+        "(float32): NumPy on ``f(x)`` computed, lazyarr on the pending chain (``sort`` and "
+        "``cumsum``: its kernel writes the result's memory, sorted or scanned there in place), "
+        "lazyarr on ``f(x)`` computed; and ``sum(maximum(A @ B + bias, 0))`` (NumPy's matmul, "
+        "then one fused kernel for the epilogue) against NumPy's ``A @ B`` alone.",
+        "tools/peers/library_calls.py")
+
+
 def build(args: argparse.Namespace) -> str:
     rows, _meta = load_rows(args.results)
     order = commit_order()
@@ -738,6 +752,7 @@ def build(args: argparse.Namespace) -> str:
     parts += monte_carlo_sections()
     parts += complex_ceiling_sections()
     parts += inplace_stencil_sections()
+    parts += library_calls_sections()
     for device, source in (("cpu", args.cpu_peers), ("cuda", args.gpu_peers)):
         title = f"{DEVICE_NAMES[device]}: lazyarr and its peers"
         parts.append(f"{title}\n{'-' * len(title)}\n")
