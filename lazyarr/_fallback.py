@@ -123,8 +123,8 @@ _call_order: weakref.WeakKeyDictionary[LibraryCall, int] = weakref.WeakKeyDictio
 
 def _arrays(obj: Any) -> list[Any]:
     """The arrays (NumPy's, CuPy's) among ``obj``, also inside lists, tuples and dicts."""
-    if hasattr(obj, "nbytes") and hasattr(obj, "shape"):
-        return [obj]
+    if not isinstance(obj, type) and hasattr(obj, "nbytes") and hasattr(obj, "shape"):
+        return [obj]         # (not a class: np.float32 has ``nbytes``/``shape`` descriptors)
     if isinstance(obj, (list, tuple)):
         return [a for item in obj for a in _arrays(item)]
     if isinstance(obj, dict):
