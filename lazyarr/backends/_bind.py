@@ -25,7 +25,7 @@ def bound(backend: Any, lowered: Lowered, checked: bool = False) -> Callable[[li
     bind = getattr(backend, "bind", None)
     if bind is None:
         return unbound(backend, lowered)
-    return bind(lowered, checked=True) if checked else bind(lowered)
+    return bind(lowered, checked=checked)
 
 
 def unbound(backend: Any, lowered: Lowered) -> Callable[[list[Any]], Any]:
