@@ -134,8 +134,7 @@ cdef object _lazy_node(object name, object x, object y, int nin):
     if rule is None or not rule.fast:
         return None
     shape = rule.shape
-    config = _config._override.get()
-    if not shape or (config if config is not None else _config._default).mode == "eager":
+    if not shape or _get_config().mode == "eager":
         return None
     dtypes = rule.dtypes
     src = tuple(operands) if rule.uncast else _cast_operands(operands, dtypes)
@@ -298,13 +297,18 @@ cdef object _small_buffer(object self):
     return None
 
 
+cdef inline object _get_config():
+    """``_config.get_config()``, without its Python frame."""
+    cdef object config = _config._override.get()
+    return config if config is not None else _config._default
+
+
 cdef bint _fits(object a, object b, Py_ssize_t m):
     """Whether ``a`` (a buffer) and ``b`` (an operand of ``m`` elements) make a small operator:
     both, and their broadcast result, within ``eager_max_size`` (the result has ``a``'s size
     when ``b`` is one element or of ``a``'s shape, and at most ``n * m`` elements otherwise);
     and nothing is being explained or traced (nothing may compute then)."""
-    cdef object config = _config._override.get()   # (get_config(), without its frame)
-    cdef Py_ssize_t limit = (config if config is not None else _config._default).eager_max_size
+    cdef Py_ssize_t limit = _get_config().eager_max_size
     cdef Py_ssize_t n = a.size
     if n > limit or m > limit:
         return False
