@@ -2,6 +2,8 @@
 kernel, with NumPy's values and aliasing (lazyarr/_views.py)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from helpers import DTYPES, GPU_DTYPES, assert_same, pending, random_array
@@ -120,6 +122,49 @@ def test_views_of_pending_expressions_on_cuda(dtype, rng):
         want = (a * a)[::-1, 1:]
         assert_same(np.asarray(s), want[1:, :-1] + want[:-1, 1:])
         assert _launches(lambda: s.sum()) == 1
+
+
+# Strided n-d spaces: a flat kernel carries each element's coordinates forward (one division per
+# thread, then digits added with a carry; render._carry_add). Small grids make every thread walk
+# several steps, so the carry across rows and the step's own digits are exercised.
+CARRY_CASES = [
+    ("rows shorter than a block", lambda x: x[1:-1, 2:] + x[:-2, :-2], (37, 55)),
+    ("rows longer than a block", lambda x: x[:, ::2] * 2, (5, 3001)),
+    ("3-d transposed", lambda x: x.transpose(2, 0, 1) + 1, (7, 11, 13)),
+    ("4-d of 2s and 3s", lambda x: x[:, ::-1, :, 1:] - x[:, :, :, :-1], (3, 2, 3, 4)),
+    ("broadcast column and row", lambda x: x[:, :1] + x[:1, :], (33, 70)),
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device")
+@pytest.mark.parametrize("carry", [True, False], ids=["carried", "divided"])
+@pytest.mark.parametrize("threads_per_sm", [256, None], ids=["small-grid", "default-grid"])
+@pytest.mark.parametrize("what,call,shape", CARRY_CASES, ids=[c[0] for c in CARRY_CASES])
+def test_strided_coordinates_on_cuda(what, call, shape, carry, threads_per_sm, monkeypatch, rng):
+    from lazyarr.backends.cuda import backend as cuda_backend
+    from lazyarr.backends.cuda import render as R
+    from lazyarr.backends.cuda.simulate import BACKEND as SIM
+
+    analyze = R.analyze
+
+    def analyze_as_asked(program, inputs):
+        geo = analyze(program, inputs)
+        grid = dict(R.GRID_THREADS_PER_SM, map=threads_per_sm, full=threads_per_sm) \
+            if threads_per_sm else R.GRID_THREADS_PER_SM
+        geo.spec = replace(geo.spec, carry=carry, threads_per_sm=grid[geo.spec.kind])
+        return geo
+    monkeypatch.setattr(R, "analyze", analyze_as_asked)
+    for backend in (cuda_backend.BACKEND, SIM):      # kernels cached under the default geometry
+        monkeypatch.setattr(backend, "_entries", {})
+    a = rng.standard_normal(shape).astype(np.float32)
+    with la.config(device="cuda", mode="lazy"):
+        y = call(la.asarray(a))
+        assert_same(np.asarray(y), call(a))
+        np.testing.assert_allclose(float(la.sum(call(la.asarray(a)))), call(a).sum(dtype=np.float64),
+                                   rtol=1e-5)
+        empty = la.asarray(np.zeros((3, 0, 4), np.float32))
+        assert float(la.sum(empty.transpose(2, 0, 1))) == 0.0
 
 
 # ----------------------------------------------------------------------------- shape functions

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call: wheels, build, then the steps named in $STEPS (probe, gpu-tests, peers, demo,
-# asv) under one deadline. Logs and results under $OUT. Development tool (tools/device/README.md).
+# asv, script: $SCRIPTS run in turn) under one deadline. Logs and results under $OUT. Development tool (tools/device/README.md).
 set -uo pipefail
 cd "$(dirname "$0")/../.."  # the repository root
 # Logs go to a work folder; at the end $OUT gets logs.tgz and kcache.txz.NN (the kernel cache),
@@ -79,6 +79,12 @@ for step in ${STEPS:-probe gpu-tests peers demo}; do
         say "pytest exit $?"; grep -E "^(FAILED|ERROR)" "$OUT/gpu-tests.log" | cut -c1-400 | head -80; sed -n "/slowest/,/^$/p" "$OUT/gpu-tests.log" | head -34; tail -3 "$OUT/gpu-tests.log" ;;
     peers) timeout ${PEERS_S:-180} python3 tools/peers/gpu_peers.py --json "$OUT/gpu_peers.json" > "$OUT/gpu_peers.md" 2>&1
         say "peers exit $?"; sed -n '/^| work/,$p' "$OUT/gpu_peers.md" ;;
+    script)   # SCRIPTS="tools/device/a.py --x 1;tools/peers/b.py": each in turn, output in scripts.log
+        IFS=';' read -ra scripts <<< "${SCRIPTS:-}"
+        for sc in "${scripts[@]}"; do
+            say "script $sc"
+            PYTHONPATH="$PWD" timeout ${SCRIPT_S:-150} python3 $sc 2>&1 | tee -a "$OUT/scripts.log" | tail -${SCRIPT_LINES:-80}
+        done ;;
     diag) timeout 90 python3 tools/device/gpu_diag.py 2>&1 | tee "$OUT/diag.log" | head -150 ;;
     demo) timeout 120 python3 -m lazyarr demo 2>&1 | tee "$OUT/demo.log" | tail -25 ;;
     asv) ASV_GPU_BUDGET_S=${ASV_S:-300} OUT=$OUT bash benchmarks/run_asv_gpu.sh > /dev/null 2>&1

@@ -83,8 +83,16 @@ def main():
     y = la.asarray(rng.standard_normal(n, dtype=cupy.float32))
     side = 1 << 14
     m = la.asarray(rng.standard_normal((side, side), dtype=cupy.float32))
+    w = la.asarray(rng.random((side, side), dtype=cupy.float32))
+    w4 = la.asarray(rng.random((4096, 4096), dtype=cupy.float32))
     gb = n * 4 / 1e9
+
+    def jacobi(u):
+        return 0.2 * (u[1:-1, 1:-1] + u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
     work = {
+        "jacobi_sum": (lambda: la.sum(jacobi(la.sqrt(w))), side * side * 4 / 1e9),
+        "jacobi_map": (lambda: jacobi(w).compute(), side * side * 8 / 1e9),
+        "jacobi_map4k": (lambda: jacobi(w4).compute(), 4096 * 4096 * 8 / 1e9),
         "map": (lambda: (x * y + 1.5).compute(), 3 * gb),
         "sumabs": (lambda: la.sum(abs(x)), gb),
         "chain": (lambda: la.sum(la.sqrt(abs(x * y + 1.5)) * la.tanh(x) - y), 2 * gb),
@@ -93,7 +101,9 @@ def main():
         "rows": (lambda: la.sum(m * m, axis=1), side * side * 4 / 1e9),
         "cols": (lambda: la.sum(m * m, axis=0), side * side * 4 / 1e9),
     }
+    carry = [dict(), dict(spec=dict(carry=False))]     # strided coordinates carried / divided
     variants = {
+        "jacobi_sum": carry, "jacobi_map": carry, "jacobi_map4k": carry,
         "map": [dict(), dict(spec=dict(unroll=2)), dict(spec=dict(unroll=8)), dict(spec=dict(tx=512))],
         "sumabs": [dict(), dict(spec=dict(unroll=16)), dict(threads_per_sm=8192)],
         "chain": [dict(), dict(spec=dict(unroll=1)), dict(spec=dict(unroll=4)),

@@ -103,6 +103,7 @@ class Spec:
     unroll: int = UNROLL
     threads_per_sm: int = 2048
     singles: tuple[int, ...] = ()  # inputs holding a single element (NumPy's clip ties differ)
+    carry: bool = True           # map/full: strided coordinates carried forward, not divided
 
     @property
     def block(self) -> int:
@@ -585,7 +586,9 @@ class _Kernel:
         offs: dict[int, str] = {}
         strided = [k for k in range(self.n_inputs) if s.classes[k] == "s"]
         coords: list[str] = []
-        if strided and s.nd > 1:
+        if strided and self._carried():     # set at the loop's head (_flat_loop)
+            coords = [f"c{j}{u}" for j in range(s.nd)]
+        elif strided and s.nd > 1:
             lines.append(f"r{u} = {idx}")
             for j in reversed(range(1, s.nd)):
                 lines.append(f"c{j}{u} = r{u} % d{j}")
@@ -656,16 +659,58 @@ class _Kernel:
             first, last, index = "cuda.blockIdx.x * BS * U + cuda.threadIdx.x", "base + (U - 1) * BS", \
                 "base + {u} * BS"
         out = [f"{indent}base = {first}",
-               f"{indent}step = cuda.gridDim.x * BS * U",
-               f"{indent}while base < n:",
-               f"{indent}    if {last} < n:"]
+               f"{indent}step = cuda.gridDim.x * BS * U"]
+        head: list[str] = []
+        advance: list[str] = []
+        if self._carried():
+            out += [indent + ln for ln in self._digits("base", "cb") + self._digits(
+                "1" if paired else "BS", "cu") + self._digits("step", "cs")]
+            head = [f"c{j}_0 = cb{j}" for j in range(self.spec.nd)]
+            for u in range(1, self.spec.unroll):
+                head += self._carry_add(f"_{u}", f"_{u - 1}", "cu")
+            advance = self._carry_add("cb", "cb", "cs", prefix="")
+        out.append(f"{indent}while base < n:")
+        out += [f"{indent}    {ln}" for ln in head]
+        out.append(f"{indent}    if {last} < n:")
         body, tail = self.unrolled("i", lambda u: index.format(u=u), "n", self.flat_offsets, consume,
                                    paired)
         out += [f"{indent}        {ln}" for ln in body]
         out.append(f"{indent}    else:")
         out += [f"{indent}        {ln}" for ln in tail]
         out.append(f"{indent}    base += step")
+        out += [f"{indent}    {ln}" for ln in advance]
         return out
+
+    # -- carried coordinates: a flat kernel over a strided n-d space divides once per thread
+    # (its first element, its step), then moves each element's coordinates by adding digits
+    # with a carry. An int64 ``%``/``//`` pair per element (a software division on the GPU)
+    # was most of the 5-point stencil kernel's time (docs/notes/gpu.rst, "Carried coordinates").
+    def _carried(self) -> bool:
+        s = self.spec
+        return s.carry and s.nd > 1 and "s" in s.classes
+
+    def _digits(self, expr: str, name: str) -> list[str]:
+        """``name{j}``: ``expr`` as coordinates of the collapsed dims (the leading one
+        unbounded). ``max(d, 1)``: an empty space (a 0 dim) runs no iteration but still sets up."""
+        nd = self.spec.nd
+        lines = [f"r_{name} = {expr}"]
+        for j in reversed(range(1, nd)):
+            lines += [f"{name}{j} = r_{name} % max(d{j}, 1)", f"r_{name} = r_{name} // max(d{j}, 1)"]
+        return lines + [f"{name}0 = r_{name}"]
+
+    def _carry_add(self, target: str, a: str, b: str, prefix: str = "c") -> list[str]:
+        """``{prefix}{j}{target}`` = ``{prefix}{j}{a}`` + ``{b}{j}`` with a carry: both
+        digits are below ``d{j}``, so one subtraction brings the sum back into range."""
+        nd = self.spec.nd
+
+        def v(j: int, suffix: str) -> str:
+            return f"{prefix}{j}{suffix}" if prefix else f"{suffix}{j}"
+        lines = [f"{v(j, target)} = {v(j, a)} + {b}{j}" for j in range(nd)]
+        for j in reversed(range(1, nd)):
+            lines += [f"if {v(j, target)} >= d{j}:",
+                      f"    {v(j, target)} -= d{j}",
+                      f"    {v(j - 1, target)} += 1"]
+        return lines
 
     # -- accumulators: each is one variable per part of the reduction (Reduction.parts)
     def part_names(self, name: str) -> list[str]:

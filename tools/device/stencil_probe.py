@@ -1,0 +1,98 @@
+"""Where an in-place stencil step's time goes on the GPU (issue 15's 100 steps of
+``u[1:-1, 1:-1] = jacobi(u)`` at 4096² float32), and the Python element loop (issue 14).
+Development tool; findings in docs/notes/gpu.rst.
+
+    python tools/device/stencil_probe.py [--side 4096] [--steps 100]
+
+Prints, per variant: the time per step over ``--steps`` steps with CUDA events (host work
+included), the host time to issue the steps (before the final sync), the kernels launched per
+step (lazyarr's launch counter), then a cProfile of 20 steps (top functions by own time).
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import pstats
+import time
+
+import cupy
+
+import lazyarr as la
+
+
+def jacobi(u):
+    return 0.2 * (u[1:-1, 1:-1] + u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+
+
+def steps(u, n):
+    for _ in range(n):
+        u[1:-1, 1:-1] = jacobi(u)
+    return u
+
+
+def timed(label, fn, reps=3):
+    fn()                                   # compiles, first-touch
+    cupy.cuda.Device().synchronize()
+    best = None
+    for _ in range(reps):
+        s, e = cupy.cuda.Event(), cupy.cuda.Event()
+        s.record()
+        t0 = time.perf_counter()
+        fn()
+        host = time.perf_counter() - t0
+        e.record()
+        e.synchronize()
+        ms = cupy.cuda.get_elapsed_time(s, e)
+        best = min(best or (ms, host), (ms, host))
+    print(f"{label:44s} {best[0]:9.3f} ms   host issue {best[1] * 1e3:9.3f} ms", flush=True)
+    return best[0]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--side", type=int, default=4096)
+    ap.add_argument("--steps", type=int, default=100)
+    args = ap.parse_args()
+    n = args.steps
+    w = cupy.random.default_rng(0).random((args.side, args.side), dtype=cupy.float32)
+    with la.config(device="cuda", mode="lazy"):
+        lw = la.asarray(w)
+        timed(f"lazyarr {n} in-place steps", lambda: steps(lw.copy(), n).compute())
+        timed(f"lazyarr {n} steps, u = w.copy() only", lambda: lw.copy().compute())
+        timed(f"lazyarr {n} x v = jacobi(u) (no write)",
+              lambda: [jacobi(lw).compute() for _ in range(n)])
+        u = lw.copy()
+        steps(u, 3)
+        print("kernels per step:", len(la.explain(lambda: steps(u, 1)).kernels))
+        print(la.explain(jacobi(u)))
+        prof = cProfile.Profile()
+        cupy.cuda.Device().synchronize()
+        prof.enable()
+        steps(u, 20)
+        u.compute()
+        cupy.cuda.Device().synchronize()
+        prof.disable()
+        text = io.StringIO()
+        pstats.Stats(prof, stream=text).sort_stats("tottime").print_stats(25)
+        print(text.getvalue()[-6000:])
+    with la.config(device="cuda", mode="eager"):
+        timed(f"eager (CuPy) {n} in-place steps", lambda: steps(la.asarray(w).copy(), n).compute())
+    cu = w.copy()
+    timed(f"CuPy {n} in-place steps", lambda: steps(cu.copy(), n))
+    a = cupy.random.default_rng(1).random(2000)
+    b = cupy.random.default_rng(2).random(2000)
+    for mode in ("lazy", "eager"):
+        with la.config(device="cuda", mode=mode):
+            la_a, la_b = la.asarray(a), la.asarray(b)
+
+            def loop():
+                s = la.asarray(cupy.zeros((), cupy.float64))
+                for i in range(2000):
+                    s = s + la_a[i] * la_b[i]
+                return float(s)
+            timed(f"element loop 2000, {mode}", loop, reps=1)
+
+
+if __name__ == "__main__":
+    main()
