@@ -83,7 +83,7 @@ for step in ${STEPS:-probe gpu-tests peers demo}; do
         IFS=';' read -ra scripts <<< "${SCRIPTS:-}"
         for sc in "${scripts[@]}"; do
             say "script $sc"
-            PYTHONPATH="$PWD" timeout ${SCRIPT_S:-150} python3 $sc 2>&1 | tee -a "$OUT/scripts.log" | tail -${SCRIPT_LINES:-80}
+            timeout ${SCRIPT_S:-150} python3 $sc 2>&1 | tee -a "$OUT/scripts.log" | tail -${SCRIPT_LINES:-80}
         done ;;
     diag) timeout 90 python3 tools/device/gpu_diag.py 2>&1 | tee "$OUT/diag.log" | head -150 ;;
     demo) timeout 120 python3 -m lazyarr demo 2>&1 | tee "$OUT/demo.log" | tail -25 ;;

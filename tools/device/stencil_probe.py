@@ -76,6 +76,17 @@ def main() -> None:
         text = io.StringIO()
         pstats.Stats(prof, stream=text).sort_stats("tottime").print_stats(25)
         print(text.getvalue()[-6000:])
+        lw4 = la.asarray(w)
+        timed("float(sum(jacobi(sqrt(w)))) x 20",
+              lambda: [float(la.sum(jacobi(la.sqrt(lw4)))) for _ in range(20)])
+        prof = cProfile.Profile()
+        prof.enable()
+        for _ in range(20):
+            float(la.sum(jacobi(la.sqrt(lw4))))
+        prof.disable()
+        text = io.StringIO()
+        pstats.Stats(prof, stream=text).sort_stats("tottime").print_stats(20)
+        print(text.getvalue()[-5000:])
     with la.config(device="cuda", mode="eager"):
         timed(f"eager (CuPy) {n} in-place steps", lambda: steps(la.asarray(w).copy(), n).compute())
     cu = w.copy()
