@@ -133,6 +133,7 @@ CARRY_CASES = [
     ("3-d transposed", lambda x: x.transpose(2, 0, 1) + 1, (7, 11, 13)),
     ("4-d of 2s and 3s", lambda x: x[:, ::-1, :, 1:] - x[:, :, :, :-1], (3, 2, 3, 4)),
     ("broadcast column and row", lambda x: x[:, :1] + x[:1, :], (33, 70)),
+    ("two stride groups", lambda x: x[:20, ::2] * x[::2, :20] - x[1:21, 1::2], (40, 40)),
 ]
 
 

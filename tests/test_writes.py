@@ -180,6 +180,43 @@ def test_writes_on_cuda_match_numpy(dtype, rng):
         assert_same(np.asarray(reader), base)
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device")
+@pytest.mark.parametrize("dtype", GPU_DTYPES, ids=str)
+def test_pending_values_are_computed_into_their_target_on_cuda(dtype, rng, monkeypatch):
+    """A pending value is computed straight into the memory a basic index selects, through its
+    strides (CudaBackend.run_into); one that reads that memory (a stencil written into its own
+    array) goes through a temporary and a copy kernel; a negative stride falls back to CuPy's
+    copy. Every case against NumPy, with a view of the target alive."""
+    from lazyarr import _views
+    from lazyarr.backends.cuda.backend import CudaBackend
+
+    written = []
+    run_into = CudaBackend.run_into
+
+    def recording(self, lowered, out):
+        written.append(run_into(self, lowered, out))
+        return written[-1]
+    monkeypatch.setattr(CudaBackend, "run_into", recording)
+    base, other = random_array(rng, dtype, (9, 12)), random_array(rng, dtype, (9, 6))
+    want = base.copy()
+    with la.config(device="cuda"), np.errstate(all="ignore"):
+        x, y = la.asarray(base.copy()), la.asarray(other)
+        view = x[::2]
+        x[:, ::2] = y * y                                   # strided, reads other memory
+        want[:, ::2] = other * other
+        x[1:-1, 1:] = x[:-2, :-1] + x[2:, 1:]               # reads the memory it writes
+        want[1:-1, 1:] = want[:-2, :-1] + want[2:, 1:]
+        x[::-1, 0] = y[:, 0] * y[:, 1]                      # a negative stride: CuPy copies
+        want[::-1, 0] = other[:, 0] * other[:, 1]
+        x[2] = y[2, 0] * y[3, 1]                            # a 0-d value broadcast into a row
+        want[2] = other[2, 0] * other[3, 1]
+        assert_same(np.asarray(x), want)
+        assert_same(np.asarray(view), want[::2])
+    if _views.EXACT_REFCOUNTS:
+        assert written[:3] == [True, True, False]
+
+
 # ----------------------------------------------------------------------------- stateful
 class WritesAgainstNumPy(RuleBasedStateMachine):
     """Random views, writes, in-place operators, pending expressions and reads, each step

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..._devices import asarray as asarray_on
 from ..._plan import InputInfo, Kernel, Plan
-from ..._program import Lowered, Program
+from ..._program import Instr, Lowered, Program
 from ..._shapes import broadcast_shapes
 from .. import numpy_methods
 from . import render as R
@@ -85,6 +85,12 @@ class _Entry:
             self.template.append(None if role in PER_CALL else param.layout_value(geo))
 
 
+@functools.lru_cache(maxsize=None)
+def _copy_program(dtype: np.dtype, ndim: int) -> Program:
+    """The program whose value is its one input: a copy kernel (run_into's second pass)."""
+    return Program((Instr("input", dtype, (), (0, ndim)),))
+
+
 class CudaBackend:
     """Launches through CuPy on the GPU. The methods under "the device" are all that touch it:
     the simulated device (:mod:`.simulate`) overrides them and shares everything else."""
@@ -151,21 +157,53 @@ class CudaBackend:
             geo = R.analyze(program, inputs)
             if geo.out_size == 0 or geo.work == 0 and geo.spec.kind == "map":
                 return xp.empty(lowered.shape, root.dtype)
-            sms, cc = self.device_info()
-            rendered = R.render(program, geo.spec, shuffles=self.shuffles)
-            try:
-                kernel = self.load(rendered, cc)
-            except Exception as exc:
-                raise RuntimeError(
-                    f"lazyarr could not compile the CUDA kernel for the expression "
-                    f"{' -> '.join(program.ops())} ({root.dtype}, {geo.spec.kind} kernel): "
-                    f"{type(exc).__name__}: {exc}") from exc
-            entry = _Entry(kernel, geo, rendered, sms)
+            entry = self._compiled(program, geo)
             if all(a is b for a, b in zip(inputs, lowered.inputs)):
                 self._entries[key] = entry
         out = xp.empty(lowered.shape, root.dtype)
         self.launch(entry, self.arguments(entry, inputs, lowered.scalars, out))
         return out
+
+    def _compiled(self, program: Program, geo: R.Geometry) -> _Entry:
+        sms, cc = self.device_info()
+        rendered = R.render(program, geo.spec, shuffles=self.shuffles)
+        try:
+            kernel = self.load(rendered, cc)
+        except Exception as exc:
+            raise RuntimeError(
+                f"lazyarr could not compile the CUDA kernel for the expression "
+                f"{' -> '.join(program.ops())} ({program.root.dtype}, {geo.spec.kind} kernel): "
+                f"{type(exc).__name__}: {exc}") from exc
+        return _Entry(kernel, geo, rendered, sms)
+
+    def run_into(self, lowered: Lowered, out: Any) -> bool:
+        """Compute an elementwise program straight into ``out`` (the memory a write selects:
+        ``x[1:-1, 1:-1] = value``, ``x op= y``), through its strides: no temporary and no
+        copy kernel after it. A value that reads ``out``'s memory (a stencil written into its
+        own array) is computed into a temporary first, then copied in by one more kernel of
+        this backend, so that every element is read before any is written. False, with
+        nothing written, where this does not apply (a reduction, a program run on the host,
+        another dtype or shape, a negative or unaligned stride): the caller copies then."""
+        program, root = lowered.program, lowered.program.root
+        if root.op in R.NATIVE_REDUCTIONS or root.op in R.FALLBACK_REDUCTIONS \
+                or _runs_on_host(program) or out.dtype != root.dtype or out.size == 0 \
+                or tuple(out.shape) != tuple(lowered.shape) \
+                or any(st < 0 or st % out.itemsize for st in out.strides):
+            return False
+        inputs = [self.usable(a) for a in lowered.inputs]
+        share = self.xp().may_share_memory
+        if any(type(a) is not CounterMap and share(a, out) for a in inputs):
+            data = self.run(lowered)
+            lowered = Lowered(_copy_program(root.dtype, len(lowered.shape)), [data], [],
+                              lowered.shape, lowered.device)
+            inputs = [data]
+        key = (lowered.program, tuple((a.shape, a.strides) for a in inputs), out.strides)
+        entry = self._entries.get(key)
+        if entry is None:
+            entry = self._entries[key] = self._compiled(
+                lowered.program, R.analyze(lowered.program, inputs, out))
+        self.launch(entry, self.arguments(entry, inputs, lowered.scalars, out))
+        return True
 
     def arguments(self, entry: _Entry, inputs: list[Any], scalars: list[Any], out: Any) -> tuple:
         """The launch arguments: the entry's constant template with this call's buffers filled in."""

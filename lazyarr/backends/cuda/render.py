@@ -104,6 +104,10 @@ class Spec:
     threads_per_sm: int = 2048
     singles: tuple[int, ...] = ()  # inputs holding a single element (NumPy's clip ties differ)
     carry: bool = True           # map/full: strided coordinates carried forward, not divided
+    # map/full: per input, the first input with the same strides (k itself if none before it):
+    # they share one offset computation (views of one buffer, as a stencil's). () when none shares.
+    offsets_of: tuple[int, ...] = ()
+    out_class: str = "c"         # map: "c" a flat contiguous result, "s" written through strides
 
     @property
     def block(self) -> int:
@@ -170,9 +174,11 @@ def _classes(sizes: list[int], strides: list[list[int]]) -> tuple[str, ...]:
     return tuple(classes)
 
 
-def analyze(program: Program, inputs: list[Any]) -> Geometry:
-    """Pick the kernel kind and geometry for running ``program`` over ``inputs``."""
-    geo = _analyze(program, inputs)
+def analyze(program: Program, inputs: list[Any], out: Any = None) -> Geometry:
+    """Pick the kernel kind and geometry for running ``program`` over ``inputs``; ``out``: a
+    map's result memory when it is not a new contiguous array (an element-aligned view with
+    non-negative strides, of the result's shape: ``Backend.run_into``)."""
+    geo = _analyze(program, inputs, out)
     heavy = any(ins.op in HEAVY_OPS for ins in program.instrs)
     kind = geo.spec.kind
     geo.spec = replace(geo.spec, unroll=HEAVY_UNROLL if heavy else UNROLL_BY_KIND[kind],
@@ -181,11 +187,13 @@ def analyze(program: Program, inputs: list[Any]) -> Geometry:
     return geo
 
 
-def _analyze(program: Program, inputs: list[Any]) -> Geometry:
+def _analyze(program: Program, inputs: list[Any], out: Any = None) -> Geometry:
     root = program.root
     shapes = [tuple(a.shape) for a in inputs]
     it_shape = broadcast_shapes(*shapes) if shapes else ()
     strides = [_element_strides(a, it_shape) for a in inputs]
+    if out is not None:       # (collapsed with the inputs: dims merge only where it is contiguous)
+        strides.append(_element_strides(out, it_shape))
     if root.op in NATIVE_REDUCTIONS:
         axes = root.arg[0]
         axes = tuple(range(len(it_shape))) if axes is None else axes
@@ -195,8 +203,26 @@ def _analyze(program: Program, inputs: list[Any]) -> Geometry:
     sizes, cstrides = _collapse(list(it_shape), strides)
     n = math.prod(it_shape)
     kind = "full" if root.op in NATIVE_REDUCTIONS else "map"
-    spec = Spec(kind, len(sizes), 0, _classes(sizes, cstrides), BLOCK, 1)
+    out_class = "c"
+    if out is not None:
+        assert kind == "map", "only a map kernel writes into given memory"
+        out_class = _classes(sizes, cstrides[-1:])[0]
+        if out_class == "c":
+            cstrides.pop()
+    # (a strided result's strides stay last, Geometry.strides[len(inputs)]: its STRIDE params)
+    classes = _classes(sizes, cstrides[:len(inputs)])
+    spec = Spec(kind, len(sizes), 0, classes, BLOCK, 1,
+                offsets_of=_shared_offsets(classes, cstrides[:len(inputs)]), out_class=out_class)
     return Geometry(spec, [n, *sizes], cstrides, 1 if kind == "full" else n, n)
+
+
+def _shared_offsets(classes: tuple[str, ...], strides: list[list[int]]) -> tuple[int, ...]:
+    """``Spec.offsets_of``: strided inputs with equal strides (the five views of a 5-point
+    stencil) index with one offset expression: one multiply-add chain per element, not five."""
+    first: dict[tuple[int, ...], int] = {}
+    out = tuple(first.setdefault(tuple(st), k) if cls == "s" else k
+                for k, (cls, st) in enumerate(zip(classes, strides)))
+    return out if any(j != k for k, j in enumerate(out)) else ()
 
 
 def _analyze_axes(shape: tuple[int, ...], strides: list[list[int]], kept: list[int],
@@ -421,6 +447,10 @@ def _stride_name(k: int, axis: int) -> str:
     return f"st{k}_{axis}"
 
 
+def _out_stride_name(axis: int) -> str:
+    return f"so_{axis}"
+
+
 def _size_params(spec: Spec) -> list[Param]:
     """The sizes of the iteration space, one parameter per entry of ``Geometry.sizes``: map and
     full kernels ``n`` (elements) and ``d{j}`` (the collapsed dims), rows and cols kernels ``M``
@@ -505,6 +535,9 @@ class _Kernel:
         scalars, then the sizes of the iteration space."""
         s, root = self.spec, self.program.root
         ps = [Param("out", Role.OUTPUT, storage_dtype(root.dtype))]
+        if s.out_class == "s":
+            ps += [Param(_out_stride_name(j), Role.STRIDE, I64, input=self.n_inputs, index=j)
+                   for j in range(s.nd)]
         if s.kind == "full":
             assert self.reduction is not None
             ps += [Param("partials", Role.PARTIALS, self.reduction.acc),
@@ -584,7 +617,7 @@ class _Kernel:
         s = self.spec
         lines: list[str] = []
         offs: dict[int, str] = {}
-        strided = [k for k in range(self.n_inputs) if s.classes[k] == "s"]
+        strided = [k for k in range(self.n_inputs) if s.classes[k] == "s"] or s.out_class == "s"
         coords: list[str] = []
         if strided and self._carried():     # set at the loop's head (_flat_loop)
             coords = [f"c{j}{u}" for j in range(s.nd)]
@@ -603,8 +636,13 @@ class _Kernel:
                 offs[k] = idx
             elif cls == "b":
                 offs[k] = "0"
+            elif s.offsets_of and s.offsets_of[k] != k:
+                offs[k] = offs[s.offsets_of[k]]
             else:
                 offs[k] = " + ".join(f"{c} * {_stride_name(k, j)}" for j, c in enumerate(coords))
+                if s.offsets_of and k in s.offsets_of[k + 1:]:
+                    lines.append(f"o{k}{u} = {offs[k]}")
+                    offs[k] = f"o{k}{u}"
         return lines, offs
 
     def unrolled(self, var: str, index: Callable[[int], str], limit: str,
@@ -687,7 +725,7 @@ class _Kernel:
     # was most of the 5-point stencil kernel's time (docs/notes/gpu.rst, "Carried coordinates").
     def _carried(self) -> bool:
         s = self.spec
-        return s.carry and s.nd > 1 and "s" in s.classes
+        return s.carry and s.nd > 1 and ("s" in s.classes or s.out_class == "s")
 
     def _digits(self, expr: str, name: str) -> list[str]:
         """``name{j}``: ``expr`` as coordinates of the collapsed dims (the leading one
@@ -795,7 +833,11 @@ class _Kernel:
             out_dt = root.dtype
 
             def store(u: str, idx: str) -> list[str]:
-                return [f"out[{idx}] = {_store(out_dt, self.value(u))}"]
+                # (a strided result: the element's coordinates, named by flat_offsets)
+                at = idx if s.out_class == "c" else " + ".join(
+                    f"{c} * {_out_stride_name(j)}"
+                    for j, c in enumerate([f"c{j}{u}" for j in range(s.nd)] if s.nd > 1 else [idx]))
+                return [f"out[{at}] = {_store(out_dt, self.value(u))}"]
             body += self.flat_tile(store, "    ")
         elif s.kind == "full":
             body += self._full()
