@@ -95,3 +95,46 @@ def test_short_lived_threads_leave_no_scratch_behind():
             t.join()
         grown = proc.memory_info().rss - before
     assert grown < 20 << 20, f"RSS grew by {grown / 2**20:.1f} MiB over 3,000 threads"
+
+
+@pytest.mark.parametrize("kernel_s", [0.0, 2e-4, 3e-3, 0.05])
+def test_waiting_for_the_gpu_spins_then_sleeps_a_tenth_of_the_wait(kernel_s, monkeypatch):
+    """``_devices.wait`` (to_host's wait for a GPU result, with a stand-in event): a kernel
+    done within ``SPIN_S`` is seen without any sleep; a longer one with sleeps of at most a
+    tenth of the time waited so far (capped at 2 ms), so the wait ends near the kernel's end."""
+    import types
+
+    from lazyarr import _devices
+
+    start = time.perf_counter()
+
+    class Event:
+        def __init__(self, disable_timing):
+            pass
+
+        def record(self):
+            pass
+
+        @property
+        def done(self):
+            return time.perf_counter() - start >= kernel_s
+
+    sleeps = []
+    real_sleep = time.sleep
+
+    def sleep(s):
+        sleeps.append((time.perf_counter() - start, s))
+        real_sleep(s)
+    fake = types.SimpleNamespace(cuda=types.SimpleNamespace(Event=Event))
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    monkeypatch.setattr(_devices, "_events", threading.local())
+    monkeypatch.setattr(_devices.time, "sleep", sleep)
+    _devices.wait(None)
+    waited = time.perf_counter() - start
+    assert waited >= kernel_s
+    if kernel_s <= _devices.SPIN_S / 2:
+        assert sleeps == []
+    else:
+        assert sleeps and all(s <= max(at * _devices.SLEEP_FRACTION, 0) + 1e-9 and s <= 2e-3
+                              for at, s in sleeps)
+        assert all(at >= _devices.SPIN_S for at, _ in sleeps)
