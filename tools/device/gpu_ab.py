@@ -1,12 +1,13 @@
 """A/B of lazyarr at two commits on one GPU, in one device call (tools/device/README.md).
 
-Here:   rm -rf .ab/old && mkdir -p .ab/old && git archive <commit> lazyarr benchmarks | tar x -C .ab/old
+Here:   rm -rf .ab/old && mkdir -p .ab/old && git archive <commit> lazyarr benchmarks setup.py pyproject.toml | tar x -C .ab/old
         (``.ab/`` in .git/info/exclude; carry [".whl", ".ab"])
 There:  python3 tools/device/gpu_ab.py $PWD/.ab/old $PWD   (after the wheel install line)
 
 Each side runs in its own process (old, new, old, new: drift shows), with the same data: hot
 small calls (median wall µs with sync) and large kernels (CUDA-event medians). asv numbers of
-two device calls come from two machines; this compares on one.
+two device calls come from two machines; this compares on one. A tree without built Cython
+extensions for this interpreter is built first (``setup.py build_ext --inplace``).
 """
 import json, subprocess, sys
 SNIP = r'''
@@ -46,6 +47,14 @@ with la.config(device="cuda"):
     out["cupy_sum_2^28_us"] = events(lambda: cp.sum(xc))
 print("RESULT", json.dumps(out))
 '''
+for root in {sys.argv[1], sys.argv[2]}:
+    # (a tree from git archive has the Cython sources only: build them for this interpreter)
+    import glob, os, sysconfig
+    if os.path.exists(os.path.join(root, "setup.py")) and not glob.glob(
+            os.path.join(root, "lazyarr", "*" + sysconfig.get_config_var("EXT_SUFFIX"))):
+        b = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace", "-q"], cwd=root,
+                           capture_output=True, text=True, timeout=300)
+        print("built", root, b.returncode, b.stderr[-500:], flush=True)
 rows = {}
 for tag, root in [("old", sys.argv[1]), ("new", sys.argv[2]), ("old2", sys.argv[1]), ("new2", sys.argv[2])]:
     p = subprocess.run([sys.executable, "-c", SNIP, root], capture_output=True, text=True, timeout=150)
