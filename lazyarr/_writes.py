@@ -48,7 +48,7 @@ def _leaf_buffers(root: Node) -> list[Node]:
 
 
 def _reads(node: Node, memory: Any, device: str) -> bool:
-    share = _devices.xp(device).may_share_memory
+    share = _devices.may_share_memory
     return any((leaf.device or "cpu") == device and share(leaf.data, memory)
                for leaf in _leaf_buffers(node))
 

@@ -323,3 +323,25 @@ def test_a_copy_is_independent_and_a_pending_copy_fuses(dtype, mode, rng):
     assert_same(np.asarray(la.copy([[1, 2]])), np.copy([[1, 2]]))
     with pytest.raises(ValueError):
         x.copy("Q")
+
+
+def test_memory_overlap_of_gpu_arrays_is_numpys_bounds_check():
+    """``_devices.may_share_memory`` on arrays known by pointer, shape and strides (as CuPy's
+    are) answers as ``np.may_share_memory`` (bounds only) on every pair of these views."""
+    import types
+
+    from lazyarr import _devices
+
+    class ByPointer:                       # a GPU array's attributes, over host memory
+        def __init__(self, a):
+            self.data = types.SimpleNamespace(ptr=a.__array_interface__["data"][0])
+            self.shape, self.strides, self.size, self.itemsize = a.shape, a.strides, a.size, a.itemsize
+
+    base = np.zeros((6, 8), np.float32)
+    other = np.zeros(10, np.float64)
+    views = [base, base[1:-1, 1:-1], base[:, ::-2], base[::-1], base[2:3, 5:], base[:0], base.T,
+             base[0], base[-1, ::-1], base.reshape(-1)[7:9], base[:, 0], other, other[::3]]
+    for a in views:
+        for b in views:
+            assert _devices.may_share_memory(ByPointer(a), ByPointer(b)) == np.may_share_memory(a, b), \
+                (a.shape, a.strides, b.shape, b.strides)

@@ -101,7 +101,7 @@ def main():
         "rows": (lambda: la.sum(m * m, axis=1), side * side * 4 / 1e9),
         "cols": (lambda: la.sum(m * m, axis=0), side * side * 4 / 1e9),
     }
-    carry = [dict(), dict(spec=dict(carry=False))]     # strided coordinates carried / divided
+    carry = [dict(), dict(spec=dict(carry=True))]      # strided coordinates divided / carried
     variants = {
         "jacobi_sum": carry, "jacobi_map": carry, "jacobi_map4k": carry,
         "map": [dict(), dict(spec=dict(unroll=2)), dict(spec=dict(unroll=8)), dict(spec=dict(tx=512))],

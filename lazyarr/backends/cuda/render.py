@@ -103,7 +103,10 @@ class Spec:
     unroll: int = UNROLL
     threads_per_sm: int = 2048
     singles: tuple[int, ...] = ()  # inputs holding a single element (NumPy's clip ties differ)
-    carry: bool = True           # map/full: strided coordinates carried forward, not divided
+    # map/full: strided coordinates carried forward from one division per thread, instead of
+    # a division per element. Off: with shared offsets it measured 4 % slower on the H200
+    # (docs/notes/gpu.rst, "Strided kernels"); kept as a variant (gpu_variants.py, tests).
+    carry: bool = False
     # map/full: per input, the first input with the same strides (k itself if none before it):
     # they share one offset computation (views of one buffer, as a stencil's). () when none shares.
     offsets_of: tuple[int, ...] = ()
@@ -719,10 +722,9 @@ class _Kernel:
         out += [f"{indent}    {ln}" for ln in advance]
         return out
 
-    # -- carried coordinates: a flat kernel over a strided n-d space divides once per thread
-    # (its first element, its step), then moves each element's coordinates by adding digits
-    # with a carry. An int64 ``%``/``//`` pair per element (a software division on the GPU)
-    # was most of the 5-point stencil kernel's time (docs/notes/gpu.rst, "Carried coordinates").
+    # -- carried coordinates (Spec.carry): a flat kernel over a strided n-d space divides once
+    # per thread (its first element, its step), then moves each element's coordinates by
+    # adding digits with a carry, instead of an int64 ``%``/``//`` pair per element.
     def _carried(self) -> bool:
         s = self.spec
         return s.carry and s.nd > 1 and ("s" in s.classes or s.out_class == "s")
