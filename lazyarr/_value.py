@@ -193,7 +193,8 @@ def _install() -> None:
           _writes.barrier, LazyArray.__setitem__)
     by_operator = {op.operator: op.name for op in ELEMENTWISE if op.operator is not None}
     setup_nodes(_build._rules, _build._cast_operands, _node.op_node, _node.leaf,
-                tuple([by_operator[stem] for stem in BINARY_STEMS]))
+                tuple([by_operator[stem] for stem in BINARY_STEMS]),
+                tuple([by_operator[stem] for stem in ("neg", "pos", "abs", "invert")]))
     for name, (fn, _) in ARRAY_METHODS.items():   # small computed operands: at once, in C
         fn.__doc__ = getattr(LazyArray, name).__doc__
         setattr(LazyArray, name, fn)

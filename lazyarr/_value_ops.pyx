@@ -45,6 +45,7 @@ cdef object _cast_operands = None    # _build._cast_operands
 cdef object _op_node = None          # _node.op_node
 cdef object _leaf = None             # _node.leaf
 cdef tuple OP_NAMES = ()             # the registry's op name of each binary operator code
+cdef tuple UNARY_NAMES = ()          # ... and of each unary one (code - NEG)
 
 # operator codes: the forward binary operators, then their reflected forms (+ REFLECTED), then
 # the unary ones; setup() gets LazyArray's method of each, in this order
@@ -78,14 +79,16 @@ def setup(cls, value, operand, weak_complex, deferred, list deferring, dict slow
     generic, ndarray = numpy.generic, numpy.ndarray
 
 
-def setup_nodes(dict rules, cast_operands, op_node, leaf, tuple op_names):
+def setup_nodes(dict rules, cast_operands, op_node, leaf, tuple op_names, tuple unary_names):
     """Give the module the node builder's pieces for :func:`_lazy_node`: ``rules``
     (``_build._rules``), ``cast_operands`` (``_build._cast_operands``), ``op_node``
-    (``_node.op_node``), ``leaf`` (``_node.leaf``) and ``op_names`` (the registry's op of
-    each operator in :data:`BINARY_STEMS`' order)."""
-    global _rules, _cast_operands, _op_node, _leaf, OP_NAMES
-    assert len(op_names) == REFLECTED
-    _rules, _cast_operands, _op_node, _leaf, OP_NAMES = rules, cast_operands, op_node, leaf, op_names
+    (``_node.op_node``), ``leaf`` (``_node.leaf``), ``op_names`` (the registry's op of
+    each operator in :data:`BINARY_STEMS`' order) and ``unary_names`` (of ``-x``, ``+x``,
+    ``abs(x)``, ``~x``)."""
+    global _rules, _cast_operands, _op_node, _leaf, OP_NAMES, UNARY_NAMES
+    assert len(op_names) == REFLECTED and len(unary_names) == INPLACE - NEG
+    _rules, _cast_operands, _op_node, _leaf = rules, cast_operands, op_node, leaf
+    OP_NAMES, UNARY_NAMES = op_names, unary_names
 
 
 cdef inline object _array(object node):
@@ -338,9 +341,10 @@ cdef object _array_binary(object self, object other, int op):
 
 cdef object _array_unary(object self, int op):
     cdef object a = _small_buffer(self)
-    if a is None or not _fits(a, None, 1):
-        return SLOW[op](self)
-    return _wrap(_apply_unary(op, a))
+    if a is not None and _fits(a, None, 1):
+        return _wrap(_apply_unary(op, a))
+    a = _lazy_node(UNARY_NAMES[op - NEG], self, None, 1)
+    return a if a is not None else SLOW[op](self)
 
 
 cdef object _array_inplace(object self, object other, int op):

@@ -171,3 +171,29 @@ def test_memoized_rules_still_check_python_int_values(mode):
             with pytest.raises(ValueError, match="negative integer powers"):
                 x ** -1
             np.testing.assert_array_equal(np.asarray(x < 300), [True] * 3)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int16, np.uint8, np.bool_], ids=str)
+def test_unary_operators_take_the_memoized_rule_after_the_first(dtype, monkeypatch):
+    """``-x``, ``+x``, ``abs(x)``, ``~x`` of a pending array build their node from the rule
+    the first call memoized (compiled, lazyarr/_value_ops.pyx), as the binary operators do:
+    the Python builder is not called again, and the values are NumPy's."""
+    from lazyarr import _array_methods
+
+    a = np.array([0, 1, 5, 2], dtype)
+    x = la.asarray(a) + 0 if dtype is not np.bool_ else la.asarray(a) & True
+    assert x._node.data is None
+    ops = [(abs, abs)] + ([(lambda v: ~v, np.invert)] if dtype in (np.int16, np.uint8, np.bool_)
+                          else []) + ([(lambda v: -v, np.negative), (lambda v: +v, np.positive)]
+                                      if dtype is not np.bool_ else [])
+    with la.config(mode="lazy"):
+        for op, ref in ops:
+            np.testing.assert_array_equal(np.asarray(op(x)), ref(a))
+            calls = []
+            real = _array_methods._elementwise           # the operators' Python builder
+            monkeypatch.setattr(_array_methods, "_elementwise",
+                                lambda *args: calls.append(1) or real(*args))
+            y = op(x)
+            monkeypatch.setattr(_array_methods, "_elementwise", real)
+            assert calls == [] and y._node.data is None
+            np.testing.assert_array_equal(np.asarray(y), ref(a))
