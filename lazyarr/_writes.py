@@ -61,20 +61,24 @@ def barrier(memory: Any, device: str, skip: Node | None = None) -> None:
     a node held only by other pending readers is part of their kernel. The table keeps build
     order, children before parents, so a held child is computed first and its parent reads it.
     """
-    readers = []
+    pending = []
     for ref in list(_node._interned.values()):
         n = ref()
-        if n is not None and n.data is None and n.src and _reads(n, memory, device):
-            readers.append(n)
-    if not readers or readers == [skip]:
+        if n is not None and n.data is None and n.src:
+            pending.append(n)
+    if not pending or pending == [skip]:
         return
-    # (``skip``'s sources count too: they are part of it; a generator, so that no loop
-    # variable is left holding a node)
-    from_readers = Counter(id(c) for n in readers for c in n.src)
-    for n in readers:
+    # Held only by other pending nodes (a part of their kernel, ``skip``'s parts too) is
+    # decided first: it needs no memory test, and the value being written is all there is
+    # in a loop of writes. (The parents of a node that reads ``memory`` read it too, so
+    # counting every pending parent counts the readers' references. A generator: no loop
+    # variable is left holding a node.)
+    from_pending = Counter(id(c) for n in pending for c in n.src)
+    for n in pending:
         # references: the list, the loop variable, getrefcount's argument, parents' sources
         if n is not skip and (not _views.EXACT_REFCOUNTS
-                              or sys.getrefcount(n) - 3 - from_readers.get(id(n), 0) > 0):
+                              or sys.getrefcount(n) - 3 - from_pending.get(id(n), 0) > 0) \
+                and _reads(n, memory, device):
             materialize(n)
 
 

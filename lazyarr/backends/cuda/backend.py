@@ -188,12 +188,11 @@ class CudaBackend:
         program, root = lowered.program, lowered.program.root
         if root.op in R.NATIVE_REDUCTIONS or root.op in R.FALLBACK_REDUCTIONS \
                 or _runs_on_host(program) or out.dtype != root.dtype or out.size == 0 \
-                or tuple(out.shape) != tuple(lowered.shape) \
+                or out.shape != lowered.shape \
                 or any(st < 0 or st % out.itemsize for st in out.strides):
             return False
-        inputs = [self.usable(a) for a in lowered.inputs]
-        share = may_share_memory
-        if any(type(a) is not CounterMap and share(a, out) for a in inputs):
+        inputs = lowered.inputs
+        if any(type(a) is not CounterMap and may_share_memory(a, out) for a in inputs):
             data = self.run(lowered)
             lowered = Lowered(_copy_program(root.dtype, len(lowered.shape)), [data], [],
                               lowered.shape, lowered.device)
@@ -201,6 +200,9 @@ class CudaBackend:
         key = (lowered.program, tuple((a.shape, a.strides) for a in inputs), out.strides)
         entry = self._entries.get(key)
         if entry is None:
+            usable = [self.usable(a) for a in inputs]
+            if any(a is not b for a, b in zip(usable, inputs)):
+                return False            # (an input this device must copy first: run's way)
             entry = self._entries[key] = self._compiled(
                 lowered.program, R.analyze(lowered.program, inputs, out))
         self.launch(entry, self.arguments(entry, inputs, lowered.scalars, out))
@@ -321,11 +323,12 @@ def _scalar_type(param: Any) -> Any:
 _COMPLEX_ON_HOST = frozenset({"min", "max", "sum", "prod", "mean"})
 
 
+@functools.lru_cache(maxsize=4096)
 def _runs_on_host(program: Program) -> bool:
     """Whether the program runs on the host with NumPy: an op in ``RUN_ON_HOST``, an
     elementwise op whose row has no template for its operands' dtype (none now:
     ``templates.select``), a complex reduction of ``_COMPLEX_ON_HOST`` or a complex ->
-    integer cast."""
+    integer cast. Memoized per program (``run_into`` asks at every write)."""
     instrs = program.instrs
     for ins in instrs:
         if ins.op in RUN_ON_HOST:
