@@ -468,6 +468,17 @@ def getitem(self, key):
         view_key = _view_key(key)
         if view_key is not None:
             return _wrap(data[view_key])
+    elif not PyList_GET_SIZE(DEFERRING) and _owned_gpu_input(self, node) and not (
+            t is int and len(node.shape) == 1 or t is tuple and element_key(<tuple>key, node.shape)):
+        # the same on cuda (an element is its value, a copy: the Python method's); a bad key
+        # goes to the Python method, which raises NumPy's error before touching memory
+        view_key = _view_key(key)
+        if view_key is not None:
+            try:
+                element = data[view_key]
+            except Exception:
+                return _getitem(self, key)
+            return _array(_leaf(element, "cuda"))
     return _getitem(self, key)
 
 
@@ -518,6 +529,12 @@ cdef bint _owned_input(object self, object node):
     input whose memory it owns already (``_views.owns_memory``): a view of it or a write into
     it needs no claim or anchor, only the write barrier for a write."""
     return type(node.data) is ndarray and node.device == "cpu" and node.op == "leaf" \
+        and type(self) is LazyArray and _owns(self)
+
+
+cdef bint _owned_gpu_input(object self, object node):
+    """:func:`_owned_input` on cuda (its memory: CuPy's, or NumPy's on the simulated device)."""
+    return node.device == "cuda" and node.op == "leaf" and node.data is not None \
         and type(self) is LazyArray and _owns(self)
 
 

@@ -124,6 +124,30 @@ def test_views_of_pending_expressions_on_cuda(dtype, rng):
         assert _launches(lambda: s.sum()) == 1
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device")
+def test_views_of_an_owned_gpu_input_match_numpy_and_raise_its_errors(rng):
+    """A basic index of a computed cuda array whose memory it owns (the compiled getitem's
+    path: CuPy's view, no claim or anchor) gives NumPy's view, shares memory with later
+    writes, and a bad key raises NumPy's exception with NumPy's message."""
+    a = rng.standard_normal((5, 4)).astype(np.float32)
+    with la.config(device="cuda"):
+        x = la.asarray(a.copy())
+        first = x[1:]                                   # claims x's memory
+        for key in [(slice(None, None, -2),), (1, slice(None)), (None, 2), (Ellipsis, 3),
+                    (slice(1, 4), slice(None, None, -1)), ()]:
+            assert_same(np.asarray(x[key]), a[key])
+        view = x[::2, 1:]
+        x[0, 1] = 7.0
+        assert float(np.asarray(view)[0, 0]) == 7.0 and float(np.asarray(first)[0, 0]) == a[1, 0]
+        for key in [(10, slice(None)), (0, 0, 0), (slice(None), 9)]:
+            with pytest.raises(IndexError) as got:
+                x[key]
+            with pytest.raises(IndexError) as want:
+                a[key]
+            assert str(got.value) == str(want.value)
+
+
 # Strided n-d spaces: a flat kernel carries each element's coordinates forward (one division per
 # thread, then digits added with a carry; render._carry_add). Small grids make every thread walk
 # several steps, so the carry across rows and the step's own digits are exercised.
