@@ -1,0 +1,145 @@
+"""The floating-point flags of checked cuda kernels, on their way to ``fp_errors.report``.
+
+A checked kernel ORs NumPy's flags into one uint32 word per op site (:mod:`.fp_checks`).
+Reading them must not add a synchronization where NumPy's semantics allow none:
+
+* the words of a launch are a slot of a per-stream ring of zeroed device words (no memset per
+  launch: a slot is zeroed again only when it held a flag);
+* after the launch, an asynchronous copy of the slot into pinned host memory and an event are
+  queued behind the kernel (no wait);
+* under ``np.errstate`` modes that act at once (``raise``, ``call``, ``print``, ``log``) the
+  host waits for that event and reports before the result is returned (a raise leaves the
+  array pending, as on the CPU);
+* under ``"warn"`` the flags are reported at the next synchronization lazyarr makes anyway
+  (a copy to the host, :func:`settle`), or at the next cuda materialization once the kernel
+  has finished; the warning names the user's line that materialized.
+
+The simulated device runs a kernel to its end at launch: its flags are reported at once.
+"""
+from __future__ import annotations
+
+import sys
+import threading
+from typing import Any
+
+import numpy as np
+
+from ..._stack import _PACKAGE_DIR
+from .. import fp_errors
+from .fp_checks import MAX_SITES
+
+#: words per slot (op sites of one kernel; a kernel with more checks only the first ones),
+#: slots per stream (launches whose flags can be in flight)
+WORDS, SLOTS = MAX_SITES, 64
+_IMMEDIATE = frozenset({"raise", "call", "print", "log"})
+_KEYS = ("divide", "over", "invalid")
+
+
+def checking() -> bool:
+    """Whether kernels check for floating-point errors now (not all of NumPy's divide, over
+    and invalid ignored: then the unchecked kernel runs)."""
+    state = np.geterr()
+    return any(state[k] != "ignore" for k in _KEYS)
+
+
+def report_now() -> bool:
+    state = np.geterr()
+    return any(state[k] in _IMMEDIATE for k in _KEYS)
+
+
+def report_words(words: Any, sites: tuple[str, ...], where: tuple[str, int] | None = None) -> None:
+    """``fp_errors.report`` of one launch's words (the SEEN bits of a reduction masked off)."""
+    raised = [(int(w) & 15, name) for w, name in zip(words, sites) if int(w) & 15]
+    if raised:
+        fp_errors.report(raised, where)
+
+
+def user_line() -> tuple[str, int] | None:
+    """(file, line) of the first frame outside lazyarr: where a deferred warning points."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back        # type: ignore[assignment]
+    return None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
+
+
+class _Pending:
+    __slots__ = ("slot", "event", "sites", "where")
+
+    def __init__(self, slot: int, event: Any, sites: tuple[str, ...], where: Any) -> None:
+        self.slot, self.event, self.sites, self.where = slot, event, sites, where
+
+
+class _Ring:
+    """One stream's slots: device words, their pinned host copies, the launches in flight."""
+
+    def __init__(self) -> None:
+        import cupy
+        self.device = cupy.zeros((SLOTS, WORDS), np.uint32)
+        mem = cupy.cuda.alloc_pinned_memory(SLOTS * WORDS * 4)
+        self.host = np.frombuffer(mem, np.uint32, SLOTS * WORDS).reshape(SLOTS, WORDS)
+        self.host[...] = 0
+        self.next = 0
+        self.pending: dict[int, _Pending] = {}
+
+    def take(self) -> tuple[int, Any]:
+        """A zeroed slot (waiting for the launch that used it SLOTS launches ago, if still
+        pending) and its device words."""
+        slot = self.next
+        self.next = (slot + 1) % SLOTS
+        if slot in self.pending:
+            self.settle(self.pending.pop(slot), wait=True)
+        return slot, self.device[slot]
+
+    def queue(self, slot: int, sites: tuple[str, ...], now: bool) -> None:
+        import cupy
+        stream = cupy.cuda.get_current_stream()
+        cupy.cuda.runtime.memcpyAsync(self.host[slot].ctypes.data, self.device[slot].data.ptr,
+                                      WORDS * 4, cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
+        event = cupy.cuda.Event(disable_timing=True)
+        event.record(stream)
+        pending = _Pending(slot, event, sites, user_line())
+        if now:
+            self.settle(pending, wait=True)
+        else:
+            self.pending[slot] = pending
+
+    def settle(self, p: _Pending, wait: bool) -> bool:
+        """Report a launch's flags if its kernel is done (``wait``: after waiting for it)."""
+        if wait:
+            p.event.synchronize()
+        elif not p.event.done:
+            return False
+        words = self.host[p.slot]
+        if words.any():
+            flags = words.copy()
+            words[...] = 0
+            self.device[p.slot] = 0          # (queued: before any later use of the slot)
+            report_words(flags, p.sites, p.where)
+        return True
+
+    def settle_done(self, wait: bool = False) -> None:
+        for slot, p in sorted(self.pending.items()):
+            if self.settle(p, wait):
+                del self.pending[slot]
+
+
+_rings: dict[Any, _Ring] = {}
+_lock = threading.Lock()
+
+
+def ring() -> _Ring:
+    import cupy
+    key = (cupy.cuda.runtime.getDevice(), cupy.cuda.get_current_stream().ptr)
+    r = _rings.get(key)
+    if r is None:
+        with _lock:
+            r = _rings.setdefault(key, _Ring())
+    return r
+
+
+def settle(wait: bool = False) -> None:
+    """Report the flags of the finished checked launches (``wait``: of all, after waiting)."""
+    if not _rings:
+        return
+    for r in list(_rings.values()):
+        r.settle_done(wait)
