@@ -24,12 +24,12 @@ _CATEGORIES = ((1, "divide", "divide by zero"), (2, "over", "overflow"),
                (4, "under", "underflow"), (8, "invalid", "invalid value"))
 
 
-def report(raised: Iterable[tuple[int, str]], line: tuple[str, int] | None = None) -> None:
+def report(raised: Iterable[tuple[int, str]], line: tuple[str, int] | None = None,
+           state: dict[str, str] | None = None) -> None:
     """Handle each ``(flags, where)``: the NPY_FPE_* bits an operation raised and its name
     (``"log"``, ``"cast"``, ``"reduce"``), as NumPy's current error state says. A warning
     names the user's line on the stack, or ``line`` (file, line number): where a cuda kernel
-    reported later was materialized."""
-    state = None
+    reported later was materialized, under ``state`` (``np.geterr()`` then)."""
     for flags, where in raised:
         for bit, key, what in _CATEGORIES:
             if not flags & bit:

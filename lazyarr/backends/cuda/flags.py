@@ -18,9 +18,10 @@ The simulated device runs a kernel to its end at launch: its flags are reported 
 """
 from __future__ import annotations
 
+import collections
 import sys
 import threading
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -47,11 +48,12 @@ def report_now() -> bool:
     return any(state[k] in _IMMEDIATE for k in _KEYS)
 
 
-def report_words(words: Any, sites: tuple[str, ...], where: tuple[str, int] | None = None) -> None:
+def report_words(words: Any, sites: tuple[str, ...], line: tuple[str, int] | None = None,
+                 state: dict[str, str] | None = None) -> None:
     """``fp_errors.report`` of one launch's words (the SEEN bits of a reduction masked off)."""
     raised = [(int(w) & 15, name) for w, name in zip(words, sites) if int(w) & 15]
     if raised:
-        fp_errors.report(raised, where)
+        fp_errors.report(raised, line, state)
 
 
 def user_line() -> tuple[str, int] | None:
@@ -62,15 +64,16 @@ def user_line() -> tuple[str, int] | None:
     return None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
 
 
-class _Pending:
-    __slots__ = ("slot", "event", "sites", "where")
-
-    def __init__(self, slot: int, event: Any, sites: tuple[str, ...], where: Any) -> None:
-        self.slot, self.event, self.sites, self.where = slot, event, sites, where
+class _Pending(NamedTuple):
+    slot: int
+    sites: tuple[str, ...]
+    line: tuple[str, int] | None     # the user's line that materialized
+    state: dict[str, str]            # np.geterr() then: how its warnings are handled
 
 
 class _Ring:
-    """One stream's slots: device words, their pinned host copies, the launches in flight."""
+    """One stream's slots: device words, their pinned host copies, one event each, and the
+    launches in flight in launch order (one stream: they finish in that order)."""
 
     def __init__(self) -> None:
         import cupy
@@ -78,49 +81,54 @@ class _Ring:
         mem = cupy.cuda.alloc_pinned_memory(SLOTS * WORDS * 4)
         self.host = np.frombuffer(mem, np.uint32, SLOTS * WORDS).reshape(SLOTS, WORDS)
         self.host[...] = 0
+        self.events = [cupy.cuda.Event(disable_timing=True) for _ in range(SLOTS)]
         self.next = 0
-        self.pending: dict[int, _Pending] = {}
+        self.pending: collections.deque[_Pending] = collections.deque()
+        self.lock = threading.Lock()
 
     def take(self) -> tuple[int, Any]:
-        """A zeroed slot (waiting for the launch that used it SLOTS launches ago, if still
-        pending) and its device words."""
-        slot = self.next
-        self.next = (slot + 1) % SLOTS
-        if slot in self.pending:
-            self.settle(self.pending.pop(slot), wait=True)
+        """A zeroed slot and its device words (when all SLOTS are in flight, after waiting
+        for the oldest: its slot is the next one)."""
+        with self.lock:
+            if len(self.pending) == SLOTS:
+                self._settle(self.pending.popleft(), wait=True)
+            slot = self.next
+            self.next = (slot + 1) % SLOTS
         return slot, self.device[slot]
 
     def queue(self, slot: int, sites: tuple[str, ...], now: bool) -> None:
+        """After the launch: the slot's copy to the host and its event, queued behind the
+        kernel; ``now``: wait for them and report before returning."""
         import cupy
         stream = cupy.cuda.get_current_stream()
         cupy.cuda.runtime.memcpyAsync(self.host[slot].ctypes.data, self.device[slot].data.ptr,
                                       WORDS * 4, cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
-        event = cupy.cuda.Event(disable_timing=True)
-        event.record(stream)
-        pending = _Pending(slot, event, sites, user_line())
+        self.events[slot].record(stream)
+        pending = _Pending(slot, sites, user_line(), np.geterr())
         if now:
-            self.settle(pending, wait=True)
+            self._settle(pending, wait=True)
         else:
-            self.pending[slot] = pending
+            with self.lock:
+                self.pending.append(pending)
 
-    def settle(self, p: _Pending, wait: bool) -> bool:
-        """Report a launch's flags if its kernel is done (``wait``: after waiting for it)."""
+    def _settle(self, p: _Pending, wait: bool) -> None:
         if wait:
-            p.event.synchronize()
-        elif not p.event.done:
-            return False
+            self.events[p.slot].synchronize()
         words = self.host[p.slot]
         if words.any():
             flags = words.copy()
             words[...] = 0
             self.device[p.slot] = 0          # (queued: before any later use of the slot)
-            report_words(flags, p.sites, p.where)
-        return True
+            report_words(flags, p.sites, p.line, p.state)
 
     def settle_done(self, wait: bool = False) -> None:
-        for slot, p in sorted(self.pending.items()):
-            if self.settle(p, wait):
-                del self.pending[slot]
+        """Report the launches that have finished (``wait``: all, after waiting)."""
+        while self.pending:
+            with self.lock:
+                if not self.pending or not (wait or self.events[self.pending[0].slot].done):
+                    return
+                p = self.pending.popleft()
+            self._settle(p, wait)
 
 
 _rings: dict[Any, _Ring] = {}
