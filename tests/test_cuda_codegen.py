@@ -547,3 +547,6 @@ def test_checked_kernels_compile_with_their_flag_words(kind):
     assert re.search(r"atom\.global\.or\.b32", ptx)
     plain = R.render(low.program, R.analyze(low.program, low.inputs).spec)
     assert not plain.fpe_sites and "_fpe_set" not in plain.source
+    with np.errstate(all="ignore"):           # explain shows the kernel that would run
+        assert not any("floating-point" in n for n in la.explain(expr, device="cuda").notes)
+    assert any("floating-point errors of" in n for n in la.explain(expr, device="cuda").notes)

@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import assert_same, pending
+from helpers import assert_same, needs_cupy, pending
 
 import lazyarr as la
 from lazyarr._registry import ELEMENTWISE
@@ -207,9 +207,10 @@ def test_a_numpy_output_stays_numpys_call():
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not la.cuda_available(), reason="needs a CUDA GPU with CuPy")
-def test_out_and_where_on_cuda():
+@pytest.mark.parametrize("mode", ["lazy", pytest.param("eager", marks=needs_cupy)])
+def test_out_and_where_on_cuda(mode):
     a = np.linspace(-2, 2, 12)
-    with la.config(mode="lazy", device="cuda"):
+    with la.config(mode=mode, device="cuda"):
         x, m = la.asarray(a), la.asarray(a > 0)
         c = la.asarray(np.full(12, 7.0))
         assert la.add(la.sin(x), 1, out=c, where=m) is c

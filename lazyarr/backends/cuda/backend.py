@@ -262,6 +262,10 @@ class CudaBackend:
             launch = f"grid=({geo.grid(sms)},), block=({s.block},)"
             kernels.append(Kernel(f"lazyarr_kernel[{s.kind}]", rendered.source, launch))
             notes.append(_KIND_NOTES[s.kind].format(u=s.unroll, tx=s.tx, ty=s.ty))
+            if rendered.fpe_sites:
+                notes.append(f"checks NumPy's floating-point errors of {', '.join(rendered.fpe_sites)}: "
+                             "flags derived from values, one word per op (fp_checks); none under "
+                             "np.errstate(all='ignore')")
             if s.kind in ("map", "full"):
                 notes.append(f"iteration space collapsed to {s.nd} dim(s); input classes "
                              f"{''.join(s.classes) or '-'} (c: flat contiguous, b: one element, "
