@@ -10,8 +10,9 @@ is uninitialized where ``mask`` is False (and NumPy warns so unless ``out=None``
 here it holds the op's value there (both values are "unspecified"). An ``out=`` that is not a
 LazyArray (a NumPy array) stays NumPy's own call (``_array_methods._with_keywords``).
 
-One difference from NumPy: the op is computed for every element, so a floating-point error
-of an element ``where=`` leaves out is reported too (NumPy's loop skips those elements).
+NumPy's loop skips the elements ``where=`` leaves out, so they raise no floating-point
+error: an op that can raise one (``fp_checks.RAISING``) reads 1 there instead of its operands
+(:func:`_quiet`: ``where(mask, a, 1)``, fused into the same kernel).
 """
 from __future__ import annotations
 
@@ -21,7 +22,9 @@ from typing import Any
 import numpy as np
 
 from . import _build
+from ._node import Node
 from ._registry import OPS, OpDef
+from .backends.cuda.fp_checks import RAISING
 from ._shapes import broadcast_shapes
 from ._stack import user_stacklevel
 
@@ -70,16 +73,20 @@ def call(opdef: OpDef, cls: Any, nodes: tuple[Any, ...], given: dict[str, Any], 
     keywords not at their default; ``out``: :func:`output_of`'s LazyArray or None;
     ``out_given``: whether the call named ``out=`` at all)."""
     casting = given.get("casting", "same_kind")
-    node = _build.elementwise_typed(opdef, nodes, signature, casting) \
-        if signature is not None or "casting" in given else _build.elementwise(opdef, *nodes)
-    value = cls._from_node(node)
+
+    def op(*operands: Any) -> Any:
+        return cls._from_node(_build.elementwise_typed(opdef, operands, signature, casting)
+                              if signature is not None or "casting" in given
+                              else _build.elementwise(opdef, *operands))
     where = given.get("where", True)
     mask = None if where is True else where if isinstance(where, cls) else \
-        _asarray(np.asarray(where), device=value.device)
+        _asarray(np.asarray(where), device=_device_of(nodes, out))
     shapes = [_shape_of(n) for n in nodes]
     shapes += [out.shape] if out is not None else []
     shapes += [mask.shape] if mask is not None else []
     shape = _broadcast(shapes)
+    quiet = mask is not None and opdef.name in RAISING
+    value = op(*(_quiet(opdef, n, mask) for n in nodes) if quiet else nodes)
     if out is None:
         if mask is not None and not out_given:
             warnings.warn("'where' used without 'out', expect unitialized memory in output. If "
@@ -94,6 +101,22 @@ def call(opdef: OpDef, cls: Any, nodes: tuple[Any, ...], given: dict[str, Any], 
     out[...] = value if mask is None else cls._from_node(
         _build.elementwise(OPS["where"], mask._node, value._node, out._node))
     return out
+
+
+def _quiet(opdef: OpDef, node: Any, mask: Any) -> Any:
+    """An array operand of an op that can raise a floating-point error, with a value that
+    raises none where ``mask`` is False (NumPy's loop does not compute those elements: no
+    warning of theirs): 1 (``arctanh``: 0). Its values where True are the operand's."""
+    if not isinstance(node, Node) or node.dtype.kind not in "iufc":
+        return node
+    return _build.elementwise(OPS["where"], mask._node, node, 0 if opdef.name == "arctanh" else 1)
+
+
+def _device_of(nodes: tuple[Any, ...], out: Any) -> str | None:
+    """Where a ``where=`` given as NumPy data goes: the output's device, or an operand's."""
+    if out is not None:
+        return out.device        # type: ignore[no-any-return]
+    return next((n.device for n in nodes if isinstance(n, Node) and n.device), None)
 
 
 def _shape_of(n: Any) -> tuple[int, ...]:

@@ -220,3 +220,27 @@ def test_out_and_where_on_cuda(mode):
     want = np.full(12, 7.0)
     np.add(np.sin(a), 1, out=want, where=a > 0)
     np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_where_leaves_out_the_floating_point_errors_of_the_elements_it_skips(mode):
+    a = np.array([0.0, 4.0, -1.0, 1.0])
+    mask = np.array([False, True, False, True])
+
+    def messages(fn):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fn()
+        return sorted(str(w.message) for w in caught)
+    for fn, ops in ((np.log, (a,)), (np.divide, (a, a)), (np.arctanh, (a - 3,)),
+                    (np.log, (np.ones(3)[:, None] * a,))):
+        want = messages(lambda: fn(*ops, out=np.zeros(np.broadcast_shapes(*(o.shape for o in ops))),
+                                   where=mask))
+        out = la.zeros(np.broadcast_shapes(*(o.shape for o in ops)))
+        got = messages(lambda: getattr(la, fn.__name__)(*map(la.asarray, ops), out=out,
+                                                       where=la.asarray(mask)).to_numpy())
+        assert got == want, fn
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        np.log(a, out=np.zeros(4), where=~mask)
+        la.log(la.asarray(a), out=la.zeros(4), where=la.asarray(~mask)).to_numpy()
+    assert [str(w.message) for w in caught][:2] == [str(w.message) for w in caught][2:] != []
