@@ -5,7 +5,6 @@ device reports at launch and never runs this path; tests/test_gpu_fp_errors.py r
 GPU."""
 from __future__ import annotations
 
-import ctypes
 import sys
 import types
 import warnings
@@ -17,63 +16,49 @@ from lazyarr.backends.cuda import flags
 
 
 class _DeviceArray(np.ndarray):
-    @property
-    def data(self):          # CuPy's MemoryPointer: .ptr
-        return types.SimpleNamespace(ptr=self.ctypes.data)
+    """Host memory standing in for a CuPy array: ``.get()`` counts the copies (each one a
+    synchronization on a GPU)."""
+    copies = 0
 
-
-class _Event:
-    done_now = True
-
-    def __init__(self, disable_timing=True):
-        self.recorded = False
-
-    def record(self, stream=None):
-        self.recorded = True
-
-    @property
-    def done(self):
-        return _Event.done_now
-
-    def synchronize(self):
-        pass
+    def get(self, stream=None):
+        _DeviceArray.copies += 1
+        return np.array(self)
 
 
 @pytest.fixture
 def ring(monkeypatch):
-    runtime = types.SimpleNamespace(memcpyDeviceToHost=2, getDevice=lambda: 0,
-                                    memcpyAsync=lambda dst, src, n, kind, stream: ctypes.memmove(dst, src, n))
-    cuda = types.SimpleNamespace(Event=_Event, runtime=runtime,
-                                 alloc_pinned_memory=lambda n: bytearray(n),
-                                 get_current_stream=lambda: types.SimpleNamespace(ptr=0))
+    cuda = types.SimpleNamespace(get_current_stream=lambda: types.SimpleNamespace(ptr=0),
+                                 runtime=types.SimpleNamespace(getDevice=lambda: 0))
     fake = types.SimpleNamespace(cuda=cuda, zeros=lambda *a, **k: np.zeros(*a, **k).view(_DeviceArray))
     monkeypatch.setitem(sys.modules, "cupy", fake)
     r = flags._Ring()
     monkeypatch.setattr(flags, "_rings", {(0, 0): r})
-    _Event.done_now = True
+    _DeviceArray.copies = 0
     yield r
 
 
-def _launch(r, word, sites=("log",)):
-    slot, words = r.take()
-    words[0] = word                       # what the kernel ORed in
-    r.queue(slot, sites, flags.report_now())
-    return slot
+def _launch(r, word, sites=("log",), kernel=None):
+    """A launch of ``kernel`` (a new one each time by default) that ORs ``word`` in."""
+    words, now = r.take(object() if kernel is None else kernel, sites)
+    words[0] |= word
+    if now is not None:
+        r.read(now)
+    return words.ctypes.data
 
 
 def test_a_warning_waits_for_the_next_synchronization_and_names_the_line(ring):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        _Event.done_now = False
         _launch(ring, 1 | 8)
-        flags.settle()                    # the kernel is still running: nothing yet
-        assert caught == []
-        _Event.done_now = True
-        flags.settle()
+        _launch(ring, 0)
+        assert caught == [] and _DeviceArray.copies == 0     # no copy, no wait per launch
+        flags.settle()                                       # (a copy to the host: one read)
     assert sorted(str(w.message) for w in caught) == ["divide by zero encountered in log",
                                                       "invalid value encountered in log"]
     assert all(w.filename == __file__ for w in caught)
-    assert not ring.pending and not ring.host.any() and not np.asarray(ring.device).any()
+    assert _DeviceArray.copies == 1 and not ring.pending and not np.asarray(ring.device).any()
+    flags.settle()
+    assert _DeviceArray.copies == 1                           # nothing pending: no copy
 
 
 def test_raise_is_handled_before_the_launch_returns(ring):
@@ -91,16 +76,16 @@ def test_the_error_state_of_the_materialization_decides(ring):
     assert [str(w.message) for w in caught] == ["divide by zero encountered in log"]
 
 
-def test_a_full_ring_reports_its_oldest_launch_to_reuse_its_slot(ring):
+def test_a_full_ring_is_read_once_to_reuse_its_slots(ring):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         first = _launch(ring, 2, ("exp",))
         for _ in range(flags.SLOTS - 1):
             _launch(ring, 0)
         assert caught == [] and len(ring.pending) == flags.SLOTS
-        assert _launch(ring, 0) == first                   # the slot is reused, once reported
+        assert _launch(ring, 0) == first                   # the slot is reused, once read
     assert [str(w.message) for w in caught] == ["overflow encountered in exp"]
-    assert len(ring.pending) == flags.SLOTS
+    assert len(ring.pending) == 1 and _DeviceArray.copies == 1
 
 
 def test_reduction_seen_bits_are_not_reported(ring):
@@ -109,3 +94,20 @@ def test_reduction_seen_bits_are_not_reported(ring):
         _launch(ring, 16 | 32, ("reduce",))
         flags.settle()
     assert caught == []
+
+
+def test_a_kernel_launched_again_shares_its_slot_until_it_is_read(ring):
+    kernel = object()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        first = _launch(ring, 1, kernel=kernel)
+        assert all(_launch(ring, w, kernel=kernel) == first for w in (0, 8, 0))
+        assert len(ring.pending) == 1
+        with np.errstate(all="warn"):                 # another error state: its own slot
+            assert _launch(ring, 0, kernel=kernel) != first
+        flags.settle()
+        assert not ring.pending and not ring.active
+        _launch(ring, 0, kernel=kernel)               # read: the next launch is recorded anew
+        assert len(ring.pending) == 1
+    assert sorted(str(w.message) for w in caught) == ["divide by zero encountered in log",
+                                                      "invalid value encountered in log"]

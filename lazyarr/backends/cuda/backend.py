@@ -121,9 +121,10 @@ class CudaBackend:
         """A kernel that records floating-point flags: its words are a slot of the stream's
         ring, reported as :mod:`.flags` says (now, or at the next synchronization)."""
         ring = flags.ring()
-        slot, args[entry.fpe_slot] = ring.take()
+        args[entry.fpe_slot], now = ring.take(entry, entry.sites)
         self.launch(entry, tuple(args))
-        ring.queue(slot, entry.sites, flags.report_now())
+        if now is not None:
+            ring.read(now)
 
     def usable(self, a: Any) -> Any:
         """Strides that are not whole elements cannot be indexed: copy those (rare)."""
@@ -181,7 +182,6 @@ class CudaBackend:
         if entry.fpe_slot < 0:
             self.launch(entry, args)
         else:
-            flags.settle()                      # earlier launches' flags, if they are done
             self.launch_checked(entry, list(args))
         return out
 

@@ -1,18 +1,21 @@
 """The floating-point flags of checked cuda kernels, on their way to ``fp_errors.report``.
 
 A checked kernel ORs NumPy's flags into one uint32 word per op site (:mod:`.fp_checks`).
-Reading them must not add a synchronization where NumPy's semantics allow none:
+Reading them must not add a synchronization, nor a driver call per launch, where NumPy's
+semantics allow none:
 
 * the words of a launch are a slot of a per-stream ring of zeroed device words (no memset per
-  launch: a slot is zeroed again only when it held a flag);
-* after the launch, an asynchronous copy of the slot into pinned host memory and an event are
-  queued behind the kernel (no wait);
+  launch: a slot is zeroed again only when it held a flag); a launch only records which slot,
+  which ops, the user's line and the error state (Python bookkeeping, no driver call; a
+  kernel launched again before its slot is read shares it: a dictionary lookup);
 * under ``np.errstate`` modes that act at once (``raise``, ``call``, ``print``, ``log``) the
-  host waits for that event and reports before the result is returned (a raise leaves the
-  array pending, as on the CPU);
-* under ``"warn"`` the flags are reported at the next synchronization lazyarr makes anyway
-  (a copy to the host, :func:`settle`), or at the next cuda materialization once the kernel
-  has finished; the warning names the user's line that materialized.
+  host copies the launch's words right after it (a synchronization the semantics need: a
+  raise leaves the array pending, as on the CPU);
+* under ``"warn"`` the flags are reported at the next synchronization lazyarr makes anyway, a
+  copy to the host (:func:`settle`, from ``_devices.to_host``: one copy of the whole ring
+  then), or when the ring is full (one synchronization per :data:`SLOTS` launches that no
+  host copy followed); the warning names the user's line that materialized, and is handled
+  under the error state of then.
 
 The simulated device runs a kernel to its end at launch: its flags are reported at once.
 """
@@ -40,17 +43,18 @@ _KEYS = ("divide", "over", "invalid")
 #: errstate/seterr: the decisions below are recomputed only when it changes (np.geterr() is
 #: ~0.6 us, the two decisions ~1.9 us: too much for every launch; the lookup is ~15 ns)
 _EXTOBJ = getattr(np._core.umath, "_extobj_contextvar", None)
-_decided: tuple[Any, bool, bool] = (object(), True, False)
+_decided: tuple[Any, bool, bool, dict[str, str]] = (object(), True, False, {})
 
 
-def _decisions() -> tuple[Any, bool, bool]:
+def _decisions() -> tuple[Any, bool, bool, dict[str, str]]:
+    """(the error state's value, checking, reporting at once, ``np.geterr()``)."""
     global _decided
     ext = _EXTOBJ.get() if _EXTOBJ is not None else None
     decided = _decided
     if ext is None or ext is not decided[0]:
         state = np.geterr()
         decided = (ext, any(state[k] != "ignore" for k in _KEYS),
-                   any(state[k] in _IMMEDIATE for k in _KEYS))
+                   any(state[k] in _IMMEDIATE for k in _KEYS), state)
         if ext is not None:
             _decided = decided       # (holding ``ext``: its identity stays its own)
     return decided
@@ -91,63 +95,65 @@ class _Pending(NamedTuple):
 
 
 class _Ring:
-    """One stream's slots: device words, their pinned host copies, one event each, and the
-    launches in flight in launch order (one stream: they finish in that order)."""
+    """One stream's slots of device words and the launches whose words are not read yet, in
+    launch order. Launches of one kernel under one error state share a slot until it is read
+    (a loop's launches cost a dictionary lookup each; NumPy's warnings of a loop come once per
+    line under Python's default filter too): the first launch's line is the one named."""
 
     def __init__(self) -> None:
         import cupy
+        self.stream = cupy.cuda.get_current_stream()
         self.device = cupy.zeros((SLOTS, WORDS), np.uint32)
-        mem = cupy.cuda.alloc_pinned_memory(SLOTS * WORDS * 4)
-        self.host = np.frombuffer(mem, np.uint32, SLOTS * WORDS).reshape(SLOTS, WORDS)
-        self.host[...] = 0
-        self.events = [cupy.cuda.Event(disable_timing=True) for _ in range(SLOTS)]
+        self.words = [self.device[k] for k in range(SLOTS)]     # (views made once)
         self.next = 0
         self.pending: collections.deque[_Pending] = collections.deque()
+        self.active: dict[tuple[Any, Any], int] = {}            # (kernel, error state) -> slot
         self.lock = threading.Lock()
 
-    def take(self) -> tuple[int, Any]:
-        """A zeroed slot and its device words (when all SLOTS are in flight, after waiting
-        for the oldest: its slot is the next one)."""
+    def take(self, kernel: Any, sites: tuple[str, ...]) -> tuple[Any, _Pending | None]:
+        """The device words a launch of ``kernel`` ORs its flags into, and, when the error
+        state handles errors at once, the launch to :meth:`read` right after it."""
+        ext, _, now, state = _decisions()
+        if not now:
+            slot = self.active.get((kernel, ext))
+            if slot is not None:
+                return self.words[slot], None
         with self.lock:
             if len(self.pending) == SLOTS:
-                self._settle(self.pending.popleft(), wait=True)
+                self._settle_locked()
             slot = self.next
             self.next = (slot + 1) % SLOTS
-        return slot, self.device[slot]
+            p = _Pending(slot, sites, user_line(), state)
+            if now:
+                return self.words[slot], p
+            self.pending.append(p)
+            self.active[(kernel, ext)] = slot
+        return self.words[slot], None
 
-    def queue(self, slot: int, sites: tuple[str, ...], now: bool) -> None:
-        """After the launch: the slot's copy to the host and its event, queued behind the
-        kernel; ``now``: wait for them and report before returning."""
-        import cupy
-        stream = cupy.cuda.get_current_stream()
-        cupy.cuda.runtime.memcpyAsync(self.host[slot].ctypes.data, self.device[slot].data.ptr,
-                                      WORDS * 4, cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
-        self.events[slot].record(stream)
-        pending = _Pending(slot, sites, user_line(), np.geterr())
-        if now:
-            self._settle(pending, wait=True)
-        else:
-            with self.lock:
-                self.pending.append(pending)
+    def read(self, p: _Pending) -> None:
+        """Report a launch's flags now (a copy: it waits for the kernel)."""
+        self._report(p, self.words[p.slot].get(stream=self.stream))
 
-    def _settle(self, p: _Pending, wait: bool) -> None:
-        if wait:
-            self.events[p.slot].synchronize()
-        words = self.host[p.slot]
+    def settle(self) -> None:
+        with self.lock:
+            self._settle_locked()
+
+    def _settle_locked(self) -> None:
+        """Report every pending launch: one copy of the ring (waits for the stream's work)."""
+        if not self.pending:
+            return
+        host = self.device.get(stream=self.stream)
+        flagged = host.any(axis=1).tolist()
+        pending, self.pending = self.pending, collections.deque()
+        self.active.clear()
+        for p in pending:
+            if flagged[p.slot]:
+                self._report(p, host[p.slot])
+
+    def _report(self, p: _Pending, words: np.ndarray) -> None:
         if words.any():
-            flags = words.copy()
-            words[...] = 0
             self.device[p.slot] = 0          # (queued: before any later use of the slot)
-            report_words(flags, p.sites, p.line, p.state)
-
-    def settle_done(self, wait: bool = False) -> None:
-        """Report the launches that have finished (``wait``: all, after waiting)."""
-        while self.pending:
-            with self.lock:
-                if not self.pending or not (wait or self.events[self.pending[0].slot].done):
-                    return
-                p = self.pending.popleft()
-            self._settle(p, wait)
+            report_words(words, p.sites, p.line, p.state)
 
 
 _rings: dict[Any, _Ring] = {}
@@ -164,9 +170,8 @@ def ring() -> _Ring:
     return r
 
 
-def settle(wait: bool = False) -> None:
-    """Report the flags of the finished checked launches (``wait``: of all, after waiting)."""
-    if not _rings:
-        return
+def settle() -> None:
+    """Report the flags of the checked launches not read yet (a copy of each stream's ring,
+    which waits for that stream's work: called where lazyarr synchronizes anyway)."""
     for r in list(_rings.values()):
-        r.settle_done(wait)
+        r.settle()
