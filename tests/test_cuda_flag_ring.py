@@ -111,3 +111,10 @@ def test_a_kernel_launched_again_shares_its_slot_until_it_is_read(ring):
         assert len(ring.pending) == 1
     assert sorted(str(w.message) for w in caught) == ["divide by zero encountered in log",
                                                       "invalid value encountered in log"]
+
+
+def test_a_reduction_never_shares_its_slot(ring):
+    kernel = object()
+    first = _launch(ring, 16, ("log", "reduce"), kernel=kernel)     # a NaN seen by launch 1
+    assert _launch(ring, 0, ("log", "reduce"), kernel=kernel) != first
+    assert len(ring.pending) == 2

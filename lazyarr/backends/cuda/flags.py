@@ -96,7 +96,7 @@ class _Pending(NamedTuple):
 
 class _Ring:
     """One stream's slots of device words and the launches whose words are not read yet, in
-    launch order. Launches of one kernel under one error state share a slot until it is read
+    launch order. Launches of one elementwise kernel under one error state share a slot until it is read
     (a loop's launches cost a dictionary lookup each; NumPy's warnings of a loop come once per
     line under Python's default filter too): the first launch's line is the one named."""
 
@@ -114,7 +114,9 @@ class _Ring:
         """The device words a launch of ``kernel`` ORs its flags into, and, when the error
         state handles errors at once, the launch to :meth:`read` right after it."""
         ext, _, now, state = _decisions()
-        if not now:
+        # (not a reduction's: its result's test reads what its own inputs held, fp_checks)
+        share = not now and "reduce" not in sites
+        if share:
             slot = self.active.get((kernel, ext))
             if slot is not None:
                 return self.words[slot], None
@@ -127,7 +129,8 @@ class _Ring:
             if now:
                 return self.words[slot], p
             self.pending.append(p)
-            self.active[(kernel, ext)] = slot
+            if share:
+                self.active[(kernel, ext)] = slot
         return self.words[slot], None
 
     def read(self, p: _Pending) -> None:
