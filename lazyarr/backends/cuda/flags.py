@@ -96,9 +96,9 @@ class _Pending(NamedTuple):
 
 class _Ring:
     """One stream's slots of device words and the launches whose words are not read yet, in
-    launch order. Launches of one elementwise kernel under one error state share a slot until it is read
-    (a loop's launches cost a dictionary lookup each; NumPy's warnings of a loop come once per
-    line under Python's default filter too): the first launch's line is the one named."""
+    launch order. Launches of one elementwise kernel under one error state share a slot until
+    it is read (a loop's launches cost a dictionary lookup each; NumPy's warnings of a loop
+    come once per line under Python's default filter too): the first launch's line is named."""
 
     def __init__(self) -> None:
         import cupy
