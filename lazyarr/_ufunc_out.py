@@ -24,9 +24,9 @@ import numpy as np
 from . import _build
 from ._node import Node
 from ._registry import OPS, OpDef
-from .backends.cuda.fp_checks import RAISING
 from ._shapes import broadcast_shapes
 from ._stack import user_stacklevel
+from .backends.cuda.fp_checks import RAISING
 
 #: the keywords this path takes (the others make the call NumPy's own)
 KEYWORDS = frozenset({"out", "where", "dtype", "signature", "casting"})

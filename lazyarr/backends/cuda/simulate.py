@@ -20,8 +20,8 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ..._counters import CounterMap
-from . import render as R
 from . import flags
+from . import render as R
 from .backend import CudaBackend, _Entry
 from .compile import simulator_kernel
 
