@@ -92,6 +92,15 @@ def test_casts(src, dst):
         assert _lazy(lambda a: (a * 1).astype(dst), x) == _numpy(lambda a: (a * 1).astype(dst), x), v
 
 
+def test_complex_narrowing_casts():
+    z = np.array([1e300 + 1j, 1 + 1e300j, np.inf + 0j, 2 + 2j])
+    for src in (z, z.real.copy()):
+        for v in src:
+            x = np.array([v, 1])
+            assert _lazy(lambda a: (a * 1).astype(np.complex64), x) == \
+                _numpy(lambda a: (a * 1).astype(np.complex64), x), v
+
+
 def test_integer_division_by_zero():
     a, b = np.array([7, -8, np.iinfo(np.int32).min, 3], np.int32), np.array([0, 2, -1, 1], np.int32)
     for op in ("floor_divide", "remainder", "fmod"):

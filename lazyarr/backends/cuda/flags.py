@@ -14,13 +14,14 @@ semantics allow none:
 * under ``"warn"`` the flags are reported at the next synchronization lazyarr makes anyway, a
   copy to the host (:func:`settle`, from ``_devices.to_host``: one copy of the whole ring
   then), or when the ring is full (one synchronization per :data:`SLOTS` launches that no
-  host copy followed); the warning names the user's line that materialized, and is handled
-  under the error state of then.
+  host copy followed), or at exit; the warning names the user's line that materialized, and
+  is handled under the error state of then.
 
 The simulated device runs a kernel to its end at launch: its flags are reported at once.
 """
 from __future__ import annotations
 
+import atexit
 import collections
 import sys
 import threading
@@ -169,6 +170,8 @@ def ring() -> _Ring:
     r = _rings.get(key)
     if r is None:
         with _lock:
+            if not _rings:
+                atexit.register(settle)      # (a script that never copies a result back)
             r = _rings.setdefault(key, _Ring())
     return r
 

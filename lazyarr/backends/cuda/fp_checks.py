@@ -21,7 +21,7 @@ float64; docs/notes/gpu.rst):
   ``reciprocal(0)``: divide by zero and invalid;
 * casts: float to integer out of the range of the C conversion NumPy uses (int32 for the
   narrow types, int64, uint64) or NaN/inf: invalid; a narrowing float cast (or an integer to
-  float16) giving inf from a finite value: overflow;
+  float16; complex128 to complex64, part by part) giving inf from a finite value: overflow;
 * complex ops: the same rules on the parts.
 
 Underflow is not derived (NumPy ignores it by default; an exact test needs the inexact flag).
@@ -68,7 +68,13 @@ def site_name(ins: Instr, operand_dtypes: list[np.dtype]) -> str | None:
     return OPS[ins.op].numpy.__name__
 
 
+def _part_size(dt: np.dtype) -> int:
+    return dt.itemsize // 2 if dt.kind == "c" else dt.itemsize
+
+
 def _cast_can_raise(src: np.dtype, dst: np.dtype) -> bool:
+    if dst.kind == "c":                     # (complex128 -> complex64: overflow, part by part)
+        return src.kind in "fc" and _part_size(src) > _part_size(dst)
     if src.kind == "f":
         return dst.kind in "iu" or (dst.kind == "f" and dst.itemsize < src.itemsize)
     return src.kind in "iu" and dst == np.dtype(np.float16)
@@ -157,6 +163,11 @@ _INT_RANGE = {"int32": ("-2147483649.0", "2147483648.0"),
 
 
 def _cast_check(site: int, result: str, src_val: str, src: np.dtype, dst: np.dtype) -> Check:
+    if dst.kind == "c":
+        pairs = list(zip(_parts(result, dst), _parts(src_val, src) if src.kind == "c" else [src_val]))
+        usual = " & ".join(f"(abs({r}) < {_INF})" for r in _parts(result, dst))
+        over = " or ".join(f"(abs({r}) == {_INF} and abs({v}) < {_INF})" for r, v in pairs)
+        return Check(f"({usual})", [f"if {over}:", f"    _fpe_set(fpe, {site}, {OVERFLOW})"])
     if dst.kind in "iu":
         via = "uint64" if dst == np.dtype(np.uint64) else \
             "int64" if dst.itemsize == 8 or (dst.kind == "u" and dst.itemsize == 4) else "int32"
