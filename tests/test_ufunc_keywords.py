@@ -246,3 +246,20 @@ def test_where_leaves_out_the_floating_point_errors_of_the_elements_it_skips(mod
         np.log(a, out=np.zeros(4), where=~mask)
         la.log(la.asarray(a), out=la.zeros(4), where=la.asarray(~mask)).to_numpy()
     assert [str(w.message) for w in caught][:2] == [str(w.message) for w in caught][2:] != []
+
+
+def test_out_under_jit_runs_the_function_as_a_write():
+    """A jitted function writing with ``out=`` runs as a plain function (la.jit's rule for
+    writes: a JitWarning), with NumPy's values at every call."""
+    f = la.jit(lambda a, c, m: la.multiply(la.sin(a), 2, out=c, where=m))
+    mask = np.array([True, False, True, False])
+    for k in range(3):
+        a, c = np.arange(4.0) + k, la.full(4, 7.0)
+        if k == 0:                        # (said at the first call)
+            with pytest.warns(la.JitWarning, match="writes into an array"):
+                assert f(la.asarray(a), c, la.asarray(mask)) is c
+        else:
+            assert f(la.asarray(a), c, la.asarray(mask)) is c
+        want = np.full(4, 7.0)
+        np.multiply(np.sin(a), 2, out=want, where=mask)
+        assert_same(c.to_numpy(), want)
