@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from . import _build, _devices, _dispatch, _node, _views, _writes
-from ._array_methods import generated, native_keywords
+from ._array_methods import generated, native_keywords, native_outputs
 from ._dtypes import check_dtype
 from ._materialize import materialize, tape
 from ._node import Node
@@ -363,7 +363,8 @@ class LazyArray:
                 and all(isinstance(x, _NATIVE_OPERANDS) for x in inputs):
             if not kwargs:
                 return LazyArray._from_node(_build.elementwise(opdef, *map(_node_of, inputs)))
-            if native_keywords(opdef, len(inputs), kwargs):   # dtype=, casting=: fused too
+            if native_keywords(opdef, len(inputs), kwargs) or \
+                    native_outputs(opdef, len(inputs), kwargs, LazyArray):   # dtype=, out=: fused too
                 return _dispatch.FUNCTIONS[opdef.name](*inputs, **kwargs)
         if method == "__call__" and ufunc in TWO_OUTPUTS and not kwargs and len(inputs) == 1 \
                 and isinstance(inputs[0], _NATIVE_OPERANDS):

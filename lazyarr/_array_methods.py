@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _build, _dispatch, _node, _views, _writes
+from . import _build, _dispatch, _node, _ufunc_out, _views, _writes
 from ._dispatch import dask_collection
 from ._materialize import computing_is_deferred
 from ._node import Node
@@ -118,14 +118,20 @@ def _given(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 def _with_keywords(opdef: OpDef, cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """``la.<ufunc>(...)`` with outputs or keywords, as NumPy's ufunc call. ``dtype=``,
-    ``signature=`` (a tuple) and ``casting=`` alone are native: NumPy's loop under them, fused
-    (:func:`_build.elementwise_typed`). Outputs (``out=``, positional) and ``where=``,
-    ``order=``, ``subok=``: NumPy's own call, which hands LazyArray operands to the fallback
+    ``signature=`` (a tuple) and ``casting=`` are native: NumPy's loop under them, fused
+    (:func:`_build.elementwise_typed`); so are ``out=`` a LazyArray and ``where=``, a lazyarr
+    write (:mod:`._ufunc_out`). Other outputs (a NumPy array), ``order=``, ``subok=``:
+    NumPy's own call, which hands LazyArray operands to the fallback
     (``__array_ufunc__``: the operands computed, a LazyArray output written in its memory),
     with NumPy's values and errors. Outputs are taken as ``out=`` only: a further positional
     argument is the wrong number of arguments (a TypeError), never an array written into."""
     if len(args) != opdef.nin:       # never NumPy's positional outputs (la.sqrt(x, y)): an error
         return cls._from_node(_elementwise(opdef, *args))
+    if native_outputs(opdef, len(args), kwargs, cls):      # out=, where=: a lazyarr write
+        given = _given(kwargs)
+        nodes = tuple(a._node if isinstance(a, cls) else a for a in args)
+        return _ufunc_out.call(opdef, cls, nodes, given, _ufunc_out.output_of(given, cls),
+                               "out" in kwargs, _signature(opdef, given))
     if native_keywords(opdef, len(args), kwargs):
         given = _given(kwargs)
         nodes = tuple(a._node if isinstance(a, cls) else a for a in args)
@@ -139,6 +145,17 @@ def _with_keywords(opdef: OpDef, cls: Any, args: tuple[Any, ...], kwargs: dict[s
     if isinstance(result, np.ndarray) and _given(kwargs).get("out") is None:
         return cls._from_node(_node.leaf(result, "cpu"))   # (no LazyArray among the arguments)
     return result
+
+
+def native_outputs(opdef: OpDef, nargs: int, kwargs: dict[str, Any], cls: Any) -> bool:
+    """Whether a ufunc call of ``opdef`` writes its output (``out=`` a LazyArray) or takes
+    ``where=`` natively (lazyarr/_ufunc_out.py): only ``out=``, ``where=`` and the native
+    keywords."""
+    if not opdef.is_ufunc or nargs != opdef.nin or opdef.name == "clip" or opdef.numpy.nout != 1:
+        return False
+    given = _given(kwargs)
+    return bool(given.keys() & {"out", "where"}) and _ufunc_out.takes(given, cls) \
+        and type(given.get("signature")) in (tuple, type(None))
 
 
 def native_keywords(opdef: OpDef, nargs: int, kwargs: dict[str, Any]) -> bool:

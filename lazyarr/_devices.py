@@ -167,6 +167,8 @@ def to_host(device: str, data: Any) -> np.ndarray:
     if cuda_simulated():
         return np.array(data)
     wait(data)        # interruptible (Ctrl-C) while the kernel runs
+    from .backends.cuda.flags import settle
+    settle()          # the floating-point errors of the kernels that ran (all done now)
     return data.get()  # type: ignore[no-any-return]
 
 

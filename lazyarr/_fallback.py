@@ -331,6 +331,7 @@ def run(path: str, func: Any, result_device: str, args: tuple[Any, ...], kwargs:
         single = not isinstance(outs, tuple)
         outs = (outs,) if single else outs
         copies = []
+        plain = [o for o in outs if isinstance(o, np.ndarray)]   # returned as they are, as NumPy
         for o in outs:
             if isinstance(o, LazyArray):
                 memory = _writes.target(o)
@@ -339,8 +340,12 @@ def run(path: str, func: Any, result_device: str, args: tuple[Any, ...], kwargs:
             else:
                 copies.append(o)
         kwargs["out"] = copies[0] if single else tuple(copies)
+    else:
+        plain = []
     args, kwargs = _buffers(args), _buffers(kwargs)
     result = func(*args, **kwargs)
+    if any(result is o for o in plain):
+        return result
     by_buffer = {id(memory): target for target, memory in targets}
     if by_buffer:       # (a write: la.jit's tape was told by _writes.target)
         if id(result) in by_buffer:

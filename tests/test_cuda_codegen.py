@@ -522,3 +522,34 @@ def test_min_max_kernels_stay_the_size_of_a_sum(op, axis):
     reduced, summed = source(lambda: getattr(la, op)(m, axis=axis)), source(lambda: la.sum(m, axis=axis))
     assert len(reduced) < 2 * len(summed), (len(reduced), len(summed))
     assert max(len(line) for line in reduced.splitlines()) < 300
+
+
+@pytest.mark.parametrize("kind", ["map", "full", "rows", "cols", "complex", "integer"])
+def test_checked_kernels_compile_with_their_flag_words(kind):
+    """A kernel checking NumPy's floating-point errors (lazyarr/backends/cuda/fp_checks.py)
+    compiles to one entry without local memory; its flag words are written only by atomic ORs
+    (global ``atom...or``), one site per raising op (and the reduction's "reduce")."""
+    from lazyarr.backends.cuda import render as R
+    from lazyarr.backends.cuda.compile import compile_ptx
+
+    h = la.asarray(np.ones((64, 48), np.float16))
+    x = la.asarray(np.ones((64, 48)))
+    expr = {"map": lambda: (la.log(x) / x + la.sqrt(h) * 2).astype(np.int32).compute(),
+            "full": lambda: la.sum(la.exp(x) * x).compute(),
+            "rows": lambda: la.sum(la.log1p(h), axis=1).compute(),
+            "cols": lambda: la.mean(x * x, axis=0).compute(),
+            "complex": lambda: (la.log(x * 1j) / (x + 1j)).astype(np.complex64).compute(),
+            "integer": lambda: (la.astype(x, np.int32) // la.astype(h, np.int32)
+                                % la.astype(x, np.uint8)).compute()}[kind]
+    low = capture(expr)
+    rendered = R.render(low.program, R.analyze(low.program, low.inputs).spec, checked=True)
+    assert rendered.fpe_sites and rendered.kind == kind.replace("complex", "map").replace("integer", "map")
+    assert ("reduce" in rendered.fpe_sites) == (rendered.kind != "map")
+    ptx, _ = compile_ptx(rendered)
+    assert ptx.count(".entry") == 1 and ".local" not in ptx
+    assert re.search(r"atom\.global\.or\.b32", ptx)
+    plain = R.render(low.program, R.analyze(low.program, low.inputs).spec)
+    assert not plain.fpe_sites and "_fpe_set" not in plain.source
+    with np.errstate(all="ignore"):           # explain shows the kernel that would run
+        assert not any("floating-point" in n for n in la.explain(expr, device="cuda").notes)
+    assert any("floating-point errors of" in n for n in la.explain(expr, device="cuda").notes)

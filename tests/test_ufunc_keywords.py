@@ -1,10 +1,11 @@
 """NumPy's ufunc keywords on every native elementwise ufunc (issue 16 item 3): ``out=``,
 ``where=``, ``dtype=``, ``casting=`` (and ``signature=``, ``order=``, positional outputs), as
 ``la.<name>(...)`` and as ``numpy.<name>(lazy, ...)``, against NumPy: values, dtypes and
-exception types. ``dtype=``/``signature=``/``casting=`` alone are native and fused; outputs
-and ``where=`` are NumPy's own call on the computed operands, writing a LazyArray output in
-its memory. ``la.<name>`` takes outputs as ``out=`` only (a positional one is a TypeError, as
-tests/test_small_eager.py checks).
+exception types. ``dtype=``/``signature=``/``casting=``, a LazyArray ``out=`` and ``where=``
+are native and fused (lazyarr/_ufunc_out.py: the write ``out[...] = where(mask, op, out)``);
+a NumPy ``out=`` and ``order=`` are NumPy's own call on the computed operands. ``la.<name>``
+takes outputs as ``out=`` only (a positional one is a TypeError, as tests/test_small_eager.py
+checks).
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import assert_same, pending
+from helpers import assert_same, needs_cupy, pending
 
 import lazyarr as la
 from lazyarr._registry import ELEMENTWISE
@@ -134,3 +135,131 @@ def test_out_writes_a_lazy_array_in_its_memory_as_numpy():
     o = la.zeros(3)
     np.add(x[1], 1.0, out=o, where=la.asarray(np.array([True, False, True])))
     assert_same(o.to_numpy(), np.array([7.0, 0.0, 11.0]))
+
+
+def _numpy_error(fn):
+    try:
+        fn()
+    except Exception as exc:  # noqa: BLE001 - compared with lazyarr's
+        return type(exc), str(exc)
+    raise AssertionError("NumPy raised nothing")
+
+
+def test_out_and_where_are_lazyarr_writes_fused():
+    """``out=``/``where=`` with a LazyArray output: the write ``out[...] = where(mask, op, out)``
+    (lazyarr/_ufunc_out.py), no NumPy call (``fallback="error"`` would raise at one)."""
+    a = np.linspace(-2, 2, 12)
+    x, m = la.asarray(a), la.asarray(a > 0)
+    with la.config(fallback="error"):
+        c = la.asarray(np.full(12, 7.0))
+        r = la.add(la.sin(x), 1, out=c, where=m)
+        assert r is c
+        got = c.to_numpy()
+    want = np.full(12, 7.0)
+    np.add(np.sin(a), 1, out=want, where=a > 0)
+    assert_same(got, want)
+    with la.config(fallback="error"):
+        c = la.zeros(12, dtype=np.float32)
+        assert la.multiply(x, x, out=(c,), casting="unsafe") is c       # a tuple of one
+        assert_same(c.to_numpy(), np.multiply(a, a, out=np.zeros(12, np.float32), casting="unsafe"))
+        p = x * 3                                          # a pending array as the output
+        assert la.subtract(x, 1, out=p) is p
+        assert_same(p.to_numpy(), a - 1)
+        o = la.zeros((3, 12))                              # operands broadcast to out's shape
+        la.add(x, la.asarray(np.arange(3.0)[:, None]), out=o)
+        assert_same(o.to_numpy(), a + np.arange(3.0)[:, None])
+
+
+def test_where_without_out_warns_as_numpy_and_is_right_where_true():
+    a = np.array([1.0, 4.0, 9.0, -1.0])
+    mask = a > 0
+    with pytest.warns(UserWarning, match="'where' used without 'out'"):
+        r = la.sqrt(la.asarray(a), where=la.asarray(mask))
+    with pytest.warns(UserWarning, match="'where' used without 'out'"):
+        want = np.sqrt(a, where=mask)
+    assert r.shape == want.shape and r.dtype == want.dtype
+    assert_same(r.to_numpy()[mask], want[mask])            # (NumPy's other values: uninitialized)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = la.add(la.asarray(a), 1, out=None, where=la.asarray(mask[None].repeat(2, 0)))
+    assert r.shape == (2, 4)                               # where= takes part in broadcasting
+    assert_same(r.to_numpy()[0][mask], a[mask] + 1)
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"out": np.zeros(3)}, {"out": np.zeros(4, np.int8)}, {"where": np.ones(3, bool)},
+    {"out": np.zeros((2, 4)), "where": np.ones(3, bool)}, {"out": np.zeros(4, np.int32), "casting": "no"},
+], ids=["shape", "dtype", "where_shape", "out_and_where", "casting_no"])
+def test_bad_outputs_raise_numpys_errors(kwargs):
+    a = np.arange(4.0)
+    want = _numpy_error(lambda: np.add(a, 1.0, **kwargs))
+    lazy = {k: la.asarray(v) for k, v in kwargs.items() if k in ("out", "where")}
+    with la.config(fallback="error"):
+        got = _numpy_error(lambda: la.add(la.asarray(a), 1.0, **{**kwargs, **lazy}))
+    assert got == want
+
+
+def test_a_numpy_output_stays_numpys_call():
+    """``out=`` a NumPy array: NumPy's own call writes it and returns it (documented)."""
+    nd = np.zeros(4)
+    r = la.add(la.asarray(np.arange(4.0)), 1, out=nd)
+    assert r is nd and (nd == np.arange(4.0) + 1).all()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a CUDA GPU with CuPy")
+@pytest.mark.parametrize("mode", ["lazy", pytest.param("eager", marks=needs_cupy)])
+def test_out_and_where_on_cuda(mode):
+    a = np.linspace(-2, 2, 12)
+    with la.config(mode=mode, device="cuda"):
+        x, m = la.asarray(a), la.asarray(a > 0)
+        c = la.asarray(np.full(12, 7.0))
+        assert la.add(la.sin(x), 1, out=c, where=m) is c
+        got = np.asarray(c)
+        with pytest.raises(np._core._exceptions._UFuncOutputCastingError):
+            la.add(x, 1, out=la.zeros(12, dtype=np.int8))
+    want = np.full(12, 7.0)
+    np.add(np.sin(a), 1, out=want, where=a > 0)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_where_leaves_out_the_floating_point_errors_of_the_elements_it_skips(mode):
+    a = np.array([0.0, 4.0, -1.0, 1.0])
+    mask = np.array([False, True, False, True])
+
+    def messages(call, *args, **kwargs):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            r = call(*args, **kwargs)
+            if isinstance(r, la.LazyArray):
+                r.to_numpy()
+        return sorted(str(w.message) for w in caught)
+    for fn, ops in ((np.log, (a,)), (np.divide, (a, a)), (np.arctanh, (a - 3,)),
+                    (np.log, (np.ones(3)[:, None] * a,))):
+        shape = np.broadcast_shapes(*(o.shape for o in ops))
+        want = messages(fn, *ops, out=np.zeros(shape), where=mask)
+        got = messages(getattr(la, fn.__name__), *map(la.asarray, ops), out=la.zeros(shape),
+                       where=la.asarray(mask))
+        assert got == want, fn
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        np.log(a, out=np.zeros(4), where=~mask)
+        la.log(la.asarray(a), out=la.zeros(4), where=la.asarray(~mask)).to_numpy()
+    assert [str(w.message) for w in caught][:2] == [str(w.message) for w in caught][2:] != []
+
+
+def test_out_under_jit_runs_the_function_as_a_write():
+    """A jitted function writing with ``out=`` runs as a plain function (la.jit's rule for
+    writes: a JitWarning), with NumPy's values at every call."""
+    f = la.jit(lambda a, c, m: la.multiply(la.sin(a), 2, out=c, where=m))
+    mask = np.array([True, False, True, False])
+    for k in range(3):
+        a, c = np.arange(4.0) + k, la.full(4, 7.0)
+        if k == 0:                        # (said at the first call)
+            with pytest.warns(la.JitWarning, match="writes into an array"):
+                assert f(la.asarray(a), c, la.asarray(mask)) is c
+        else:
+            assert f(la.asarray(a), c, la.asarray(mask)) is c
+        want = np.full(4, 7.0)
+        np.multiply(np.sin(a), 2, out=want, where=mask)
+        assert_same(c.to_numpy(), want)

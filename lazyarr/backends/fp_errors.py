@@ -24,10 +24,12 @@ _CATEGORIES = ((1, "divide", "divide by zero"), (2, "over", "overflow"),
                (4, "under", "underflow"), (8, "invalid", "invalid value"))
 
 
-def report(raised: Iterable[tuple[int, str]]) -> None:
+def report(raised: Iterable[tuple[int, str]], line: tuple[str, int] | None = None,
+           state: dict[str, str] | None = None) -> None:
     """Handle each ``(flags, where)``: the NPY_FPE_* bits an operation raised and its name
-    (``"log"``, ``"cast"``, ``"reduce"``), as NumPy's current error state says."""
-    state = None
+    (``"log"``, ``"cast"``, ``"reduce"``), as NumPy's current error state says. A warning
+    names the user's line on the stack, or ``line`` (file, line number): where a cuda kernel
+    reported later was materialized, under ``state`` (``np.geterr()`` then)."""
     for flags, where in raised:
         for bit, key, what in _CATEGORIES:
             if not flags & bit:
@@ -38,7 +40,9 @@ def report(raised: Iterable[tuple[int, str]]) -> None:
             if mode == "ignore":
                 continue
             message = f"{what} encountered in {where}"
-            if mode == "warn":
+            if mode == "warn" and line is not None:
+                warnings.warn_explicit(message, RuntimeWarning, *line)
+            elif mode == "warn":
                 warnings.warn(message, RuntimeWarning, stacklevel=user_stacklevel())
             elif mode == "raise":
                 raise FloatingPointError(message)

@@ -18,6 +18,7 @@ from ..._plan import InputInfo, Kernel, Plan
 from ..._program import Instr, Lowered, Program
 from ..._shapes import broadcast_shapes
 from .. import numpy_methods
+from . import flags
 from . import render as R
 from .compile import load_kernel
 from ..._counters import CounterMap
@@ -58,7 +59,7 @@ class _Entry:
     the slots of the per-call parameters are recorded once, so a call only fills those."""
 
     __slots__ = ("fn", "geo", "grid", "block", "acc", "template", "out_slot", "input_slots", "offset_slots",
-                 "scalar_slots", "partials_slot", "counter_slot")
+                 "scalar_slots", "partials_slot", "counter_slot", "fpe_slot", "sites")
 
     def __init__(self, fn: Any, geo: R.Geometry, rendered: R.Rendered, sms: int) -> None:
         self.fn, self.geo = fn, geo
@@ -68,7 +69,8 @@ class _Entry:
         self.offset_slots: list[tuple[int, int]] = []           # (slot, input): counters
         self.scalar_slots: list[tuple[int, int, Any]] = []      # (slot, scalar position, type)
         self.acc: np.dtype | None = None                        # full: the partials' dtype
-        self.out_slot = self.partials_slot = self.counter_slot = -1
+        self.out_slot = self.partials_slot = self.counter_slot = self.fpe_slot = -1
+        self.sites = rendered.fpe_sites                         # checked: the op sites' names
         for slot, param in enumerate(rendered.params):
             role = param.role
             if role is Role.OUTPUT:
@@ -83,6 +85,8 @@ class _Entry:
                 self.partials_slot, self.acc = slot, param.dtype
             elif role is Role.COUNTER:
                 self.counter_slot = slot
+            elif role is Role.FPE:
+                self.fpe_slot = slot
             self.template.append(None if role in PER_CALL else param.layout_value(geo))
 
 
@@ -120,6 +124,15 @@ class CudaBackend:
     def launch(self, entry: _Entry, args: tuple) -> None:
         entry.fn(entry.grid, entry.block, args)
 
+    def launch_checked(self, entry: _Entry, args: list[Any]) -> None:
+        """A kernel that records floating-point flags: its words are a slot of the stream's
+        ring, reported as :mod:`.flags` says (now, or at the next synchronization)."""
+        ring = flags.ring()
+        args[entry.fpe_slot], now = ring.take(entry, entry.sites)
+        self.launch(entry, tuple(args))
+        if now is not None:
+            ring.read(now)
+
     def usable(self, a: Any) -> Any:
         """Strides that are not whole elements cannot be indexed: copy those (rare)."""
         return _usable(a)
@@ -144,7 +157,8 @@ class CudaBackend:
         root = program.root
         inputs = lowered.inputs
         layout = tuple((a.shape, a.strides) for a in inputs)
-        key = (program, layout)
+        checked = flags.checking()              # (a kernel without checks under all="ignore")
+        key = (program, layout, checked)
         entry = self._entries.get(key)          # a cached kernel: the hot path checks nothing else
         if entry is None and _runs_on_host(program):    # with NumPy: reference._host_step says why
             from ..reference import for_device, on_host
@@ -158,16 +172,22 @@ class CudaBackend:
             geo = R.analyze(program, inputs)
             if geo.out_size == 0 or geo.work == 0 and geo.spec.kind == "map":
                 return xp.empty(lowered.shape, root.dtype)
-            entry = self._compiled(program, geo)
+            entry = self._compiled(program, geo, checked)
             if all(a is b for a, b in zip(inputs, lowered.inputs)):
                 self._entries[key] = entry
         out = xp.empty(lowered.shape, root.dtype)
-        self.launch(entry, self.arguments(entry, inputs, lowered.scalars, out))
+        self._launch(entry, self.arguments(entry, inputs, lowered.scalars, out))
         return out
 
-    def _compiled(self, program: Program, geo: R.Geometry) -> _Entry:
+    def _launch(self, entry: _Entry, args: tuple) -> None:
+        if entry.fpe_slot < 0:
+            self.launch(entry, args)
+        else:
+            self.launch_checked(entry, list(args))
+
+    def _compiled(self, program: Program, geo: R.Geometry, checked: bool) -> _Entry:
         sms, cc = self.device_info()
-        rendered = R.render(program, geo.spec, shuffles=self.shuffles)
+        rendered = R.render(program, geo.spec, shuffles=self.shuffles, checked=checked)
         try:
             kernel = self.load(rendered, cc)
         except Exception as exc:
@@ -197,15 +217,16 @@ class CudaBackend:
             lowered = Lowered(_copy_program(root.dtype, len(lowered.shape)), [data], [],
                               lowered.shape, lowered.device)
             inputs = [data]
-        key = (lowered.program, tuple((a.shape, a.strides) for a in inputs), out.strides)
+        checked = flags.checking()
+        key = (lowered.program, tuple((a.shape, a.strides) for a in inputs), checked, out.strides)
         entry = self._entries.get(key)
         if entry is None:
             usable = [self.usable(a) for a in inputs]
             if any(a is not b for a, b in zip(usable, inputs)):
                 return False            # (an input this device must copy first: run's way)
             entry = self._entries[key] = self._compiled(
-                lowered.program, R.analyze(lowered.program, inputs, out))
-        self.launch(entry, self.arguments(entry, inputs, lowered.scalars, out))
+                lowered.program, R.analyze(lowered.program, inputs, out), checked)
+        self._launch(entry, self.arguments(entry, inputs, lowered.scalars, out))
         return True
 
     def arguments(self, entry: _Entry, inputs: list[Any], scalars: list[Any], out: Any) -> tuple:
@@ -279,11 +300,16 @@ class CudaBackend:
                          f"into a temporary, then {then}")
         if fused_lowered is not None:
             geo = R.analyze(fused_lowered.program, [self.usable(a) for a in fused_lowered.inputs])
-            rendered = R.render(fused_lowered.program, geo.spec, shuffles=self.shuffles)
+            rendered = R.render(fused_lowered.program, geo.spec, shuffles=self.shuffles,
+                                checked=flags.checking())
             s = geo.spec
             launch = f"grid=({geo.grid(sms)},), block=({s.block},)"
             kernels.append(Kernel(f"lazyarr_kernel[{s.kind}]", rendered.source, launch))
             notes.append(_KIND_NOTES[s.kind].format(u=s.unroll, tx=s.tx, ty=s.ty))
+            if rendered.fpe_sites:
+                notes.append(f"checks NumPy's floating-point errors of {', '.join(rendered.fpe_sites)}: "
+                             "flags derived from values, one word per op (fp_checks); none under "
+                             "np.errstate(all='ignore')")
             if s.kind in ("map", "full"):
                 notes.append(f"iteration space collapsed to {s.nd} dim(s); input classes "
                              f"{''.join(s.classes) or '-'} (c: flat contiguous, b: one element, "

@@ -56,12 +56,20 @@ def gpu_namespace() -> dict[str, Any]:
             return builder.atomic_rmw("add", args[0], ir.Constant(ir.IntType(32), 1), "monotonic")
         return types.uint32(ptr), codegen
 
+    @intrinsic
+    def _atomic_or(typingctx: Any, ptr: Any, index: Any, bits: Any) -> Any:
+        # OR ``bits`` (uint32) into ``ptr[index]``, giving the old word (fp_checks)
+        def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+            word = builder.gep(args[0], [args[1]])
+            return builder.atomic_rmw("or", word, args[2], "monotonic")
+        return types.uint32(ptr, index, bits), codegen
+
     @cuda.jit(device=True, inline="always")
     def _round16(x: Any) -> Any:
         return types.float32(types.float16(types.float32(x)))
 
     ns: dict[str, Any] = {"cuda": cuda, "math": math, "_atomic_inc": _atomic_inc,
-                          "_devfn": cuda.jit(device=True, forceinline=True)}
+                          "_atomic_or": _atomic_or, "_devfn": cuda.jit(device=True, forceinline=True)}
     for name in DTYPES:
         t = types.boolean if name == "bool" else getattr(types, name)
         ns[f"_C_{name}"] = t
@@ -94,8 +102,13 @@ def simulator_namespace() -> dict[str, Any]:
         p[0] = old + 1
         return old
 
+    def atomic_or(p: Any, i: Any, bits: Any) -> Any:
+        old = p[i]
+        p[i] = old | bits
+        return old
+
     ns: dict[str, Any] = {"cuda": cuda, "math": math, "_devfn": lambda f: f,
-                          "_atomic_inc": atomic_inc}
+                          "_atomic_inc": atomic_inc, "_atomic_or": atomic_or}
     for name in DTYPES:
         ns[f"_C_{name}"] = caster(np.dtype(name))
         ns[f"_NT_{name}"] = np.dtype(name)

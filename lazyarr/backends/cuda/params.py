@@ -45,6 +45,7 @@ class Role(enum.Enum):
     OUTPUT = "output"        # the result buffer (pointer)
     PARTIALS = "partials"    # full reductions: per-block partial results (pointer, acc dtype)
     COUNTER = "counter"      # full reductions: the zeroed uint32 ticket counter (pointer)
+    FPE = "fpe"              # checked kernels: zeroed uint32 words, NumPy's FP flags per op site
     INPUT = "input"          # input buffer ``input`` (pointer to its element 0)
     COUNTER_OFFSET = "counter_offset"  # a random draw's counters (input ``input``, a
     #                          _counters.CounterMap): the counter of element 0 (int64 value)
@@ -54,9 +55,9 @@ class Role(enum.Enum):
 
 
 #: roles whose arguments are pointers (the rest are values)
-POINTERS = frozenset({Role.OUTPUT, Role.PARTIALS, Role.COUNTER, Role.INPUT})
+POINTERS = frozenset({Role.OUTPUT, Role.PARTIALS, Role.COUNTER, Role.FPE, Role.INPUT})
 #: roles filled at every call of a cached kernel
-PER_CALL = frozenset({Role.OUTPUT, Role.PARTIALS, Role.COUNTER, Role.INPUT, Role.SCALAR,
+PER_CALL = frozenset({Role.OUTPUT, Role.PARTIALS, Role.COUNTER, Role.FPE, Role.INPUT, Role.SCALAR,
                       Role.COUNTER_OFFSET})
 #: roles fixed by the input layout (evaluated once per cached kernel)
 LAYOUT = frozenset({Role.STRIDE, Role.SIZE})

@@ -30,7 +30,7 @@ import numpy as np
 from ..._program import Instr, Program
 from ..._registry import TRANSCENDENTAL
 from ..._shapes import broadcast_shapes
-from . import helpers
+from . import fp_checks, helpers
 from .params import Param, Role
 from .templates import select
 
@@ -491,10 +491,13 @@ class Rendered:
     params: list[Param]                       # the kernel's parameters, in order
     block: int = BLOCK                        # threads per block (launch bounds)
     kind: str = "map"                         # Spec.kind: picks the PTX -> SASS route
+    #: checked kernels: NumPy's name of each op site whose flags ``fpe[k]`` holds (fp_checks)
+    fpe_sites: tuple[str, ...] = ()
 
 
 class _Kernel:
-    def __init__(self, program: Program, spec: Spec, shuffles: bool = True) -> None:
+    def __init__(self, program: Program, spec: Spec, shuffles: bool = True,
+                 checked: bool = False) -> None:
         self.program, self.spec, self.shuffles = program, spec, shuffles
         self.src = _Source()
         instrs = program.instrs
@@ -517,6 +520,25 @@ class _Kernel:
             self.single.append(ins.arg[0] in spec.singles if ins.op in ("input", "counter") else
                                ins.op == "scalar" or all(self.single[a] for a in ins.args))
         self.paired_draws = self._paired_draws()
+        self.sites: list[str] = []          # checked: the op sites' names (fp_checks)
+        self.site_of: dict[int, int] = {}   # chain value -> its site
+        if checked:
+            self._find_sites()
+
+    def _find_sites(self) -> None:
+        """The sites whose floating-point flags a checked kernel records: each raising op of
+        the chain, then the reduction's accumulation (NumPy's "reduce")."""
+        for n, ins in enumerate(self.chain):
+            if ins.op in ("input", "counter", "scalar"):
+                continue
+            name = fp_checks.site_name(ins, [self.chain[a].dtype for a in ins.args])
+            if name is not None and len(self.sites) < fp_checks.MAX_SITES - 1:
+                self.site_of[n] = len(self.sites)
+                self.sites.append(name)
+        red = self.reduction
+        if red is not None and red.op in ("sum", "prod", "mean") and red.acc.kind == "f":
+            self.reduce_site = len(self.sites)
+            self.sites.append("reduce")
 
     def _paired_draws(self) -> list[int]:
         """The draws computed two elements at a time (``_PAIR_HELPER``): in a flat kernel whose
@@ -541,6 +563,8 @@ class _Kernel:
         if s.out_class == "s":
             ps += [Param(_out_stride_name(j), Role.STRIDE, I64, input=self.n_inputs, index=j)
                    for j in range(s.nd)]
+        if self.sites:
+            ps.append(Param("fpe", Role.FPE, np.dtype(np.uint32)))
         if s.kind == "full":
             assert self.reduction is not None
             ps += [Param("partials", Role.PARTIALS, self.reduction.acc),
@@ -592,6 +616,7 @@ class _Kernel:
         """The chain's values of element ``u`` (``given``: already computed, as ``v{n}{u}``)."""
         lines = []
         names: dict[int, str] = {}
+        checks: list[fp_checks.Check] = []
         for n, ins in enumerate(self.chain):
             if ins.op in ("input", "counter") or n in given:
                 names[n] = f"v{n}{u}"
@@ -608,6 +633,9 @@ class _Kernel:
                     expr = self.src.op_expr(ins, ops, dts, variant)
                 lines.append(f"v{n}{u} = {expr}")
                 names[n] = f"v{n}{u}"
+                if n in self.site_of:
+                    checks.append(fp_checks.check(ins, self.site_of[n], names[n], ops, dts))
+        lines += fp_checks.merged(checks)
         self.value_name = names
         return lines
 
@@ -801,8 +829,27 @@ class _Kernel:
         red = self.reduction
         assert red is not None
         # the operand named once (combine may name it several times: min/max)
-        return [self.assign(self.part_names(f"w{u}"), red.prepare_parts(self.value(u))),
-                self.combine_into(f"acc{u}", f"acc{u}", f"w{u}")]
+        prepare = self.assign(self.part_names(f"w{u}"), red.prepare_parts(self.value(u)))
+        if not self.checks_reduction:
+            return [prepare, self.combine_into(f"acc{u}", f"acc{u}", f"w{u}")]
+        return [prepare, f"o{u} = acc{u}", self.combine_into(f"acc{u}", f"acc{u}", f"w{u}"),
+                *fp_checks.accumulate_check(self.reduce_site, f"acc{u}", f"o{u}", f"w{u}")]
+
+    @property
+    def checks_reduction(self) -> bool:
+        return self.reduction is not None and "reduce" in self.sites
+
+    def store_result(self, indent: str, target: str, acc: str, count: str,
+                     full: bool = False) -> list[str]:
+        """``target = `` the reduction's result from ``acc``; checked: its flags too."""
+        red = self.reduction
+        assert red is not None
+        value = red.finalize_parts(self.part_names(acc), count)
+        if not self.checks_reduction:
+            return [f"{indent}{target} = {_store(red.result, value)}"]
+        lines = [f"rv = {value}", f"{target} = {_store(red.result, 'rv')}"]
+        lines += fp_checks.result_check(self.reduce_site, "rv", acc, count, full)
+        return [indent + ln for ln in lines]
 
     def acc_fold(self, indent: str) -> list[str]:
         """The unrolled accumulators combined pairwise in a fixed order, one statement per
@@ -846,10 +893,11 @@ class _Kernel:
         else:
             body += self._axes()
         consts = [f"BS = {s.block}", f"U = {s.unroll}"]
-        helper_src = "\n\n".join(f"@_devfn\n{src}" for src in self.src.helpers.values())
+        helper_src = "\n\n".join([f"@_devfn\n{src}" for src in self.src.helpers.values()]
+                                 + ([fp_checks.SET_SOURCE] if self.sites else []))
         source = "\n".join(consts) + "\n\n\n" + (helper_src + "\n\n" if helper_src else "") + \
             "\n".join(head + body) + "\n"
-        return Rendered(source, "lazyarr_kernel", params, s.block, s.kind)
+        return Rendered(source, "lazyarr_kernel", params, s.block, s.kind, tuple(self.sites))
 
     def _full(self) -> list[str]:
         red = self.reduction
@@ -886,7 +934,7 @@ class _Kernel:
                 f"        {self.assign(self.part_names('sm[t]'), self.part_names('acc'))}"]
         out += self.block_tree("        ", "t", self.spec.block, "1")
         out += ["        if t == 0:",
-                f"            out[0] = {_store(red.result, red.finalize_parts(self.part_names('sm[0]'), 'n'))}",
+                *self.store_result("            ", "out[0]", "sm[0]", "n", full=True),
                 "            counter[0] = 0"]
         return out
 
@@ -939,13 +987,13 @@ class _Kernel:
                 out.append(f"        {self.combine_into('acc', 'acc', 'other')}")
                 width //= 2
             out += [f"        if {lane} == 0 and m < M:",
-                    f"            out[m] = {_store(red.result, red.finalize_parts(self.part_names('acc'), 'K'))}",
+                    *self.store_result("            ", "out[m]", "acc", "K"),
                     "        g += cuda.gridDim.x"]
             return out
         out += [f"        {self.assign(self.part_names('sm[t]'), self.part_names('acc'))}"]
         out += self.block_tree("        ", lane, nlanes, "1" if rows else str(s.tx))
         out += [f"        if {lane} == 0 and m < M:",
-                f"            out[m] = {_store(red.result, red.finalize_parts(self.part_names('sm[t]'), 'K'))}",
+                *self.store_result("            ", "out[m]", "sm[t]", "K"),
                 "        cuda.syncthreads()",
                 "        g += cuda.gridDim.x"]
         return out
@@ -971,11 +1019,12 @@ class _Kernel:
         return lines, offs
 
 
-def render(program: Program, spec: Spec, shuffles: bool = True) -> Rendered:
+def render(program: Program, spec: Spec, shuffles: bool = True, checked: bool = False) -> Rendered:
     """The kernel module source for ``program`` launched as ``spec``.
 
     ``shuffles=False`` (the simulator, which has no warp shuffles) reduces the lanes of a
-    row through shared memory instead; everything else is the same source.
+    row through shared memory instead; everything else is the same source. ``checked``:
+    the kernel records NumPy's floating-point errors (:mod:`.fp_checks`).
     """
-    return _Kernel(program, spec, shuffles).render()
+    return _Kernel(program, spec, shuffles, checked).render()
 

@@ -20,6 +20,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ..._counters import CounterMap
+from . import flags
 from . import render as R
 from .backend import CudaBackend, _Entry
 from .compile import simulator_kernel
@@ -74,6 +75,14 @@ class SimulatedCudaBackend(CudaBackend):
         with _LAUNCH, warnings.catch_warnings():
             warnings.simplefilter("ignore")
             entry.fn[entry.grid, entry.block](*values)
+
+
+    def launch_checked(self, entry: _Entry, args: list[Any]) -> None:
+        """The simulated kernel has finished when the launch returns: its flags are reported
+        at once."""
+        words = args[entry.fpe_slot] = np.zeros(flags.WORDS, np.uint32)
+        self.launch(entry, tuple(args))
+        flags.report_words(words, entry.sites)
 
 
 BACKEND = SimulatedCudaBackend()

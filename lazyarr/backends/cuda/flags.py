@@ -1,0 +1,183 @@
+"""The floating-point flags of checked cuda kernels, on their way to ``fp_errors.report``.
+
+A checked kernel ORs NumPy's flags into one uint32 word per op site (:mod:`.fp_checks`).
+Reading them must not add a synchronization, nor a driver call per launch, where NumPy's
+semantics allow none:
+
+* the words of a launch are a slot of a per-stream ring of zeroed device words (no memset per
+  launch: a slot is zeroed again only when it held a flag); a launch only records which slot,
+  which ops, the user's line and the error state (Python bookkeeping, no driver call; a
+  kernel launched again before its slot is read shares it: a dictionary lookup);
+* under ``np.errstate`` modes that act at once (``raise``, ``call``, ``print``, ``log``) the
+  host copies the launch's words right after it (a synchronization the semantics need: a
+  raise leaves the array pending, as on the CPU);
+* under ``"warn"`` the flags are reported at the next synchronization lazyarr makes anyway, a
+  copy to the host (:func:`settle`, from ``_devices.to_host``: one copy of the whole ring
+  then), or when the ring is full (one synchronization per :data:`SLOTS` launches that no
+  host copy followed), or at exit; the warning names the user's line that materialized, and
+  is handled under the error state of then.
+
+The simulated device runs a kernel to its end at launch: its flags are reported at once.
+"""
+from __future__ import annotations
+
+import atexit
+import collections
+import sys
+import threading
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..._stack import _PACKAGE_DIR
+from .. import fp_errors
+from .fp_checks import MAX_SITES
+
+#: words per slot (op sites of one kernel; a kernel with more checks only the first ones),
+#: slots per stream (launches whose flags can be in flight)
+WORDS, SLOTS = MAX_SITES, 64
+_IMMEDIATE = frozenset({"raise", "call", "print", "log"})
+_KEYS = ("divide", "over", "invalid")
+
+
+#: NumPy's error state lives in a context variable whose value is replaced by every
+#: errstate/seterr: the decisions below are recomputed only when it changes (np.geterr() is
+#: ~0.6 us, the two decisions ~1.9 us: too much for every launch; the lookup is ~15 ns)
+_EXTOBJ = getattr(np._core.umath, "_extobj_contextvar", None)
+_decided: tuple[Any, bool, bool, dict[str, str]] = (object(), True, False, {})
+
+
+def _decisions() -> tuple[Any, bool, bool, dict[str, str]]:
+    """(the error state's value, checking, reporting at once, ``np.geterr()``)."""
+    global _decided
+    ext = _EXTOBJ.get() if _EXTOBJ is not None else None
+    decided = _decided
+    if ext is None or ext is not decided[0]:
+        state = np.geterr()
+        decided = (ext, any(state[k] != "ignore" for k in _KEYS),
+                   any(state[k] in _IMMEDIATE for k in _KEYS), state)
+        if ext is not None:
+            _decided = decided       # (holding ``ext``: its identity stays its own)
+    return decided
+
+
+def checking() -> bool:
+    """Whether kernels check for floating-point errors now (not all of NumPy's divide, over
+    and invalid ignored: then the unchecked kernel runs)."""
+    return _decisions()[1]
+
+
+def report_now() -> bool:
+    """Whether the error state handles an error at once (raise, call, print, log)."""
+    return _decisions()[2]
+
+
+def report_words(words: Any, sites: tuple[str, ...], line: tuple[str, int] | None = None,
+                 state: dict[str, str] | None = None) -> None:
+    """``fp_errors.report`` of one launch's words (the SEEN bits of a reduction masked off)."""
+    raised = [(int(w) & 15, name) for w, name in zip(words, sites) if int(w) & 15]
+    if raised:
+        fp_errors.report(raised, line, state)
+
+
+def user_line() -> tuple[str, int] | None:
+    """(file, line) of the first frame outside lazyarr: where a deferred warning points."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back        # type: ignore[assignment]
+    return None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
+
+
+class _Pending(NamedTuple):
+    slot: int
+    sites: tuple[str, ...]
+    line: tuple[str, int] | None     # the user's line that materialized
+    state: dict[str, str]            # np.geterr() then: how its warnings are handled
+
+
+class _Ring:
+    """One stream's slots of device words and the launches whose words are not read yet, in
+    launch order. Launches of one elementwise kernel under one error state share a slot until
+    it is read (a loop's launches cost a dictionary lookup each; NumPy's warnings of a loop
+    come once per line under Python's default filter too): the first launch's line is named."""
+
+    def __init__(self) -> None:
+        import cupy
+        self.stream = cupy.cuda.get_current_stream()
+        self.device = cupy.zeros((SLOTS, WORDS), np.uint32)
+        self.words = [self.device[k] for k in range(SLOTS)]     # (views made once)
+        self.next = 0
+        self.pending: collections.deque[_Pending] = collections.deque()
+        self.active: dict[tuple[Any, Any], int] = {}            # (kernel, error state) -> slot
+        self.lock = threading.Lock()
+
+    def take(self, kernel: Any, sites: tuple[str, ...]) -> tuple[Any, _Pending | None]:
+        """The device words a launch of ``kernel`` ORs its flags into, and, when the error
+        state handles errors at once, the launch to :meth:`read` right after it."""
+        ext, _, now, state = _decisions()
+        # (not a reduction's: its result's test reads what its own inputs held, fp_checks)
+        share = not now and "reduce" not in sites
+        if share:
+            slot = self.active.get((kernel, ext))
+            if slot is not None:
+                return self.words[slot], None
+        with self.lock:
+            if len(self.pending) == SLOTS:
+                self._settle_locked()
+            slot = self.next
+            self.next = (slot + 1) % SLOTS
+            p = _Pending(slot, sites, user_line(), state)
+            if now:
+                return self.words[slot], p
+            self.pending.append(p)
+            if share:
+                self.active[(kernel, ext)] = slot
+        return self.words[slot], None
+
+    def read(self, p: _Pending) -> None:
+        """Report a launch's flags now (a copy: it waits for the kernel)."""
+        self._report(p, self.words[p.slot].get(stream=self.stream))
+
+    def settle(self) -> None:
+        with self.lock:
+            self._settle_locked()
+
+    def _settle_locked(self) -> None:
+        """Report every pending launch: one copy of the ring (waits for the stream's work)."""
+        if not self.pending:
+            return
+        host = self.device.get(stream=self.stream)
+        flagged = host.any(axis=1).tolist()
+        pending, self.pending = self.pending, collections.deque()
+        self.active.clear()
+        for p in pending:
+            if flagged[p.slot]:
+                self._report(p, host[p.slot])
+
+    def _report(self, p: _Pending, words: np.ndarray) -> None:
+        if words.any():
+            self.device[p.slot] = 0          # (queued: before any later use of the slot)
+            report_words(words, p.sites, p.line, p.state)
+
+
+_rings: dict[Any, _Ring] = {}
+_lock = threading.Lock()
+
+
+def ring() -> _Ring:
+    import cupy
+    key = (cupy.cuda.runtime.getDevice(), cupy.cuda.get_current_stream().ptr)
+    r = _rings.get(key)
+    if r is None:
+        with _lock:
+            if not _rings:
+                atexit.register(settle)      # (a script that never copies a result back)
+            r = _rings.setdefault(key, _Ring())
+    return r
+
+
+def settle() -> None:
+    """Report the flags of the checked launches not read yet (a copy of each stream's ring,
+    which waits for that stream's work: called where lazyarr synchronizes anyway)."""
+    for r in list(_rings.values()):
+        r.settle()

@@ -1,0 +1,219 @@
+"""NumPy's floating-point errors in the cuda kernels, derived from values (issue 16, item 5).
+
+A GPU has no floating-point status flags, so a checked kernel derives NumPy's flags from each
+raising op's operands and result, per element, and ORs them into one uint32 word per op site
+(``fpe[k]``, NPY_FPE_* bits) with an atomic that runs only when a flag is set and not yet in
+the word. The checks of one element are behind one test of all its raising ops' results
+(``|r| < inf`` each, and-ed: :func:`merged`), so a kernel with nothing to report pays a
+compare per raising op and one branch per element.
+
+The rules, checked against NumPy's own loops for every op and edge value (float16, float32,
+float64; docs/notes/gpu.rst):
+
+* invalid: a NaN result from operands without NaN (``log(-1)``, ``inf - inf``, ``0 * inf``);
+* an infinite result from finite operands: "divide by zero" for the ops NumPy says so
+  (:data:`POLE`: ``log(0)``, ``1 / 0``, ``arctanh(1)``, ``0 ** -1``), else overflow;
+* per-op exceptions of NumPy's loops (:func:`_float_bits`): ``floor_divide`` overflowing
+  also says invalid; ``logaddexp`` says invalid for a NaN operand; ``power(0, -inf)`` is a
+  divide by zero; ``nextafter(max, inf)`` overflows; ``spacing`` of inf or NaN is invalid
+  in float16's loop only;
+* integer ``floor_divide``/``remainder``/``fmod`` by 0: divide by zero (``MIN // -1``: overflow),
+  ``reciprocal(0)``: divide by zero and invalid;
+* casts: float to integer out of the range of the C conversion NumPy uses (int32 for the
+  narrow types, int64, uint64) or NaN/inf: invalid; a narrowing float cast (or an integer to
+  float16; complex128 to complex64, part by part) giving inf from a finite value: overflow;
+* complex ops: the same rules on the parts.
+
+Underflow is not derived (NumPy ignores it by default; an exact test needs the inexact flag).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ..._program import Instr
+from ..._registry import OPS
+
+INVALID, DIVIDE, OVERFLOW = 8, 1, 2
+#: words (op sites) per kernel: a chain with more raising ops checks its first 31 and the
+#: reduction's accumulation
+MAX_SITES = 32
+#: the ops that can raise (NumPy's loops, probed over edge values of every float dtype)
+RAISING = frozenset({
+    "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "fmod", "power",
+    "float_power", "square", "reciprocal", "exp", "exp2", "expm1", "log", "log2", "log10",
+    "log1p", "sqrt", "sin", "cos", "tan", "arcsin", "arccos", "arccosh", "arctanh", "sinh",
+    "cosh", "hypot", "ldexp", "logaddexp", "logaddexp2", "nextafter", "spacing", "rad2deg",
+    "deg2rad"})
+#: an infinite result from finite operands is a divide by zero: always, or when the operand
+#: named is 0 (else overflow)
+POLE = {"log": "True", "log2": "True", "log10": "True", "log1p": "True", "arctanh": "True",
+        "divide": "{1} == 0", "floor_divide": "{1} == 0", "remainder": "{1} == 0",
+        "fmod": "{1} == 0", "reciprocal": "{0} == 0", "power": "{0} == 0",
+        "float_power": "{0} == 0"}
+_INT_BY_ZERO = frozenset({"floor_divide", "remainder", "fmod"})
+_INF = "math.inf"
+
+
+def site_name(ins: Instr, operand_dtypes: list[np.dtype]) -> str | None:
+    """The name NumPy's messages give the op (``"log"``, ``"cast"``), or None when it cannot
+    raise."""
+    if ins.op == "astype":
+        return "cast" if _cast_can_raise(operand_dtypes[0], ins.dtype) else None
+    if ins.op not in RAISING:
+        return None
+    if ins.dtype.kind not in "fc" and not (ins.op in _INT_BY_ZERO or ins.op == "reciprocal"):
+        return None
+    return OPS[ins.op].numpy.__name__
+
+
+def _part_size(dt: np.dtype) -> int:
+    return dt.itemsize // 2 if dt.kind == "c" else dt.itemsize
+
+
+def _cast_can_raise(src: np.dtype, dst: np.dtype) -> bool:
+    if dst.kind == "c":                     # (complex128 -> complex64: overflow, part by part)
+        return src.kind in "fc" and _part_size(src) > _part_size(dst)
+    if src.kind == "f":
+        return dst.kind in "iu" or (dst.kind == "f" and dst.itemsize < src.itemsize)
+    return src.kind in "iu" and dst == np.dtype(np.float16)
+
+
+def _parts(v: str, dt: np.dtype) -> list[str]:
+    return [f"{v}.real", f"{v}.imag"] if dt.kind == "c" else [v]
+
+
+def _all(terms: list[str]) -> str:
+    return " and ".join(terms) if terms else "True"
+
+
+class Check(NamedTuple):
+    """One op site's check: ``usual``, an expression true when the op raised nothing for
+    sure (the element's sites are tested together: one compare each, one branch), and the
+    lines that OR its flags into ``fpe[site]`` when it is not."""
+    usual: str
+    lines: list[str]
+
+
+def check(ins: Instr, site: int, result: str, operands: list[str],
+          operand_dtypes: list[np.dtype]) -> Check:
+    """The check of one op whose value is ``result``."""
+    if ins.op == "astype":
+        return _cast_check(site, result, operands[0], operand_dtypes[0], ins.dtype)
+    if ins.dtype.kind not in "fc":          # integer division and reciprocal
+        a, b = (operands + [""])[:2]
+        if ins.op == "reciprocal":
+            return Check(f"({a} != 0)", [f"if {a} == 0:", f"    _fpe_set(fpe, {site}, {DIVIDE | INVALID})"])
+        lines = [f"if {b} == 0:", f"    _fpe_set(fpe, {site}, {DIVIDE})"]
+        if ins.op == "floor_divide" and ins.dtype.kind == "i":
+            low = int(np.iinfo(ins.dtype).min)
+            lines += [f"elif {b} == -1 and {a} == {low}:", f"    _fpe_set(fpe, {site}, {OVERFLOW})"]
+            return Check(f"(({b} != 0) & ({b} != -1))", lines)
+        return Check(f"({b} != 0)", lines)
+    parts = _parts(result, ins.dtype)
+    finite = " & ".join(f"(abs({p}) < {_INF})" for p in parts)
+    return Check(f"({finite})", [f"if not ({finite}):",
+                                 f"    _fpe_set(fpe, {site}, {_float_bits(ins, parts, operands, operand_dtypes)})"])
+
+
+def merged(checks: list[Check]) -> list[str]:
+    """The checks of one element's sites: one test of them all, then each site's lines."""
+    if not checks:
+        return []
+    return [f"if not ({' & '.join(c.usual for c in checks)}):",
+            *("    " + ln for c in checks for ln in c.lines)]
+
+
+def _float_bits(ins: Instr, parts: list[str], operands: list[str], dts: list[np.dtype]) -> str:
+    """The NPY_FPE bits of a float (or complex) op whose result is inf or NaN: an int
+    expression of the operands and the result's parts."""
+    op = ins.op
+    flt = [(p, dt) for v, dt in zip(operands, dts) if dt.kind in "fc" for p in _parts(v, dt)]
+    no_nan = _all([f"{p} == {p}" for p, _ in flt])
+    finite = _all([f"abs({p}) < {_INF}" for p, _ in flt])
+    is_nan = " or ".join(f"{p} != {p}" for p in parts)
+    is_inf = " or ".join(f"abs({p}) == {_INF}" for p in parts)
+    if op == "spacing":     # NaN of an inf or NaN: invalid in float16's loop only
+        no_nan = "True" if dts[0] == np.dtype(np.float16) else "False"
+    if op in ("logaddexp", "logaddexp2"):
+        no_nan = "True"
+    if op == "nextafter":
+        finite = f"abs({operands[0]}) < {_INF}"
+    invalid = f"({INVALID} if ({is_nan}) and {no_nan} else 0)"
+    pole = POLE.get(op)
+    if op in ("power", "float_power"):
+        a = operands[0]
+        infinite = (f"(({DIVIDE} if {a} == 0 else {OVERFLOW} if {finite} else 0) "
+                    f"if ({is_inf}) else 0)")
+        return f"{invalid} | {infinite}"
+    if pole is None:
+        big = str(OVERFLOW)
+    else:
+        over = OVERFLOW | INVALID if op == "floor_divide" else OVERFLOW
+        big = f"({DIVIDE} if {pole.format(*operands)} else {over})"
+    return f"{invalid} | ({big} if ({is_inf}) and {finite} else 0)"
+
+
+#: float -> integer casts: the C conversion NumPy's loop uses and the values it takes
+#: (trunc toward zero): int32 for the narrower types, int64, and uint64
+_INT_RANGE = {"int32": ("-2147483649.0", "2147483648.0"),
+              "int64": ("-9223372036854777856.0", "9223372036854775808.0"),
+              "uint64": ("-9223372036854777856.0", "18446744073709551616.0")}
+
+
+def _cast_check(site: int, result: str, src_val: str, src: np.dtype, dst: np.dtype) -> Check:
+    if dst.kind == "c":
+        pairs = list(zip(_parts(result, dst), _parts(src_val, src) if src.kind == "c" else [src_val]))
+        usual = " & ".join(f"(abs({r}) < {_INF})" for r in _parts(result, dst))
+        over = " or ".join(f"(abs({r}) == {_INF} and abs({v}) < {_INF})" for r, v in pairs)
+        return Check(f"({usual})", [f"if {over}:", f"    _fpe_set(fpe, {site}, {OVERFLOW})"])
+    if dst.kind in "iu":
+        via = "uint64" if dst == np.dtype(np.uint64) else \
+            "int64" if dst.itemsize == 8 or (dst.kind == "u" and dst.itemsize == 4) else "int32"
+        low, high = _INT_RANGE[via]
+        usual = f"(({src_val} > {low}) & ({src_val} < {high}))"
+        return Check(usual, [f"if not {usual}:", f"    _fpe_set(fpe, {site}, {INVALID})"])
+    finite = f" and abs({src_val}) < {_INF}" if src.kind == "f" else ""
+    return Check(f"(abs({result}) < {_INF})",
+                 [f"if abs({result}) == {_INF}{finite}:", f"    _fpe_set(fpe, {site}, {OVERFLOW})"])
+
+
+#: the kernel's helper that ORs bits into a site's word (read first: when every element
+#: raises, the atomics stop after the first of each bit)
+SET_SOURCE = """@_devfn
+def _fpe_set(fpe, k, bits):
+    if bits != 0 and (fpe[k] & bits) != bits:
+        _atomic_or(fpe, k, _C_uint32(bits))
+"""
+
+
+#: a reduction site's word also records what its inputs held: a NaN, an infinity (bits the
+#: report masks off), so the result's own test can tell "NaN in, NaN out" from an invalid sum
+SEEN_NAN, SEEN_INF = 16, 32
+
+
+def accumulate_check(site: int, acc: str, old: str, w: str) -> list[str]:
+    """After ``acc = old (+ or *) w`` of a float sum/prod/mean: its flags, and the kinds of
+    value seen."""
+    bits = (f"({INVALID} if {acc} != {acc} and {old} == {old} and {w} == {w} else 0) | "
+            f"({OVERFLOW} if abs({acc}) == {_INF} and abs({old}) < {_INF} and abs({w}) < {_INF} else 0) | "
+            f"({SEEN_NAN} if {w} != {w} else 0) | ({SEEN_INF} if abs({w}) == {_INF} else 0)")
+    return [f"if not (abs({acc}) < {_INF}):", f"    _fpe_set(fpe, {site}, {bits})"]
+
+
+def result_check(site: int, value: str, acc: str, count: str, full: bool) -> list[str]:
+    """The flags of a reduction's result ``value`` (from the accumulator ``acc``, ``count``
+    values): a full reduction's last block knows what every input held (the site's SEEN bits,
+    read atomically after the blocks' fences): an inf or NaN that no input brings is NumPy's
+    overflow or invalid in its reduce (partial sums combined, or rounded to float32/float16).
+    A row or column: the result rounded to inf from a finite accumulator (an overflow inside a
+    thread's share was flagged as it happened)."""
+    if full:
+        bits = (f"({INVALID} if {value} != {value} and (seen & {SEEN_NAN}) == 0 else 0) | "
+                f"({OVERFLOW} if abs({value}) == {_INF} and (seen & {SEEN_INF}) == 0 else 0)")
+        return [f"if {count} > 0 and not (abs({value}) < {_INF}):",
+                f"    seen = _atomic_or(fpe, {site}, _C_uint32(0))",
+                f"    _fpe_set(fpe, {site}, {bits})"]
+    return [f"if abs({value}) == {_INF} and abs({acc}) < {_INF}:",
+            f"    _fpe_set(fpe, {site}, {OVERFLOW})"]

@@ -1,0 +1,120 @@
+"""The way a GPU kernel's floating-point flags reach ``fp_errors.report`` (lazyarr/backends/
+cuda/flags.py), without a GPU: CuPy's few calls it makes are stood in for by NumPy (device
+words are host memory, the copy a memmove, events done when the test says so). The simulated
+device reports at launch and never runs this path; tests/test_gpu_fp_errors.py runs it on the
+GPU."""
+from __future__ import annotations
+
+import sys
+import types
+import warnings
+
+import numpy as np
+import pytest
+
+from lazyarr.backends.cuda import flags
+
+
+class _DeviceArray(np.ndarray):
+    """Host memory standing in for a CuPy array: ``.get()`` counts the copies (each one a
+    synchronization on a GPU)."""
+    copies = 0
+
+    def get(self, stream=None):
+        _DeviceArray.copies += 1
+        return np.array(self)
+
+
+@pytest.fixture
+def ring(monkeypatch):
+    cuda = types.SimpleNamespace(get_current_stream=lambda: types.SimpleNamespace(ptr=0),
+                                 runtime=types.SimpleNamespace(getDevice=lambda: 0))
+    fake = types.SimpleNamespace(cuda=cuda, zeros=lambda *a, **k: np.zeros(*a, **k).view(_DeviceArray))
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    r = flags._Ring()
+    monkeypatch.setattr(flags, "_rings", {(0, 0): r})
+    _DeviceArray.copies = 0
+    yield r
+
+
+def _launch(r, word, sites=("log",), kernel=None):
+    """A launch of ``kernel`` (a new one each time by default) that ORs ``word`` in."""
+    words, now = r.take(object() if kernel is None else kernel, sites)
+    words[0] |= word
+    if now is not None:
+        r.read(now)
+    return words.ctypes.data
+
+
+def test_a_warning_waits_for_the_next_synchronization_and_names_the_line(ring):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _launch(ring, 1 | 8)
+        _launch(ring, 0)
+        assert caught == [] and _DeviceArray.copies == 0     # no copy, no wait per launch
+        flags.settle()                                       # (a copy to the host: one read)
+    assert sorted(str(w.message) for w in caught) == ["divide by zero encountered in log",
+                                                      "invalid value encountered in log"]
+    assert all(w.filename == __file__ for w in caught)
+    assert _DeviceArray.copies == 1 and not ring.pending and not np.asarray(ring.device).any()
+    flags.settle()
+    assert _DeviceArray.copies == 1                           # nothing pending: no copy
+
+
+def test_raise_is_handled_before_the_launch_returns(ring):
+    with np.errstate(divide="raise"), pytest.raises(FloatingPointError, match="divide by zero"):
+        _launch(ring, 1)
+    assert not ring.pending
+
+
+def test_the_error_state_of_the_materialization_decides(ring):
+    with np.errstate(all="ignore", divide="warn"):
+        _launch(ring, 1 | 8)              # divide warns, invalid is ignored: as it was then
+    with warnings.catch_warnings(record=True) as caught, np.errstate(all="ignore"):
+        warnings.simplefilter("always")
+        flags.settle()
+    assert [str(w.message) for w in caught] == ["divide by zero encountered in log"]
+
+
+def test_a_full_ring_is_read_once_to_reuse_its_slots(ring):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        first = _launch(ring, 2, ("exp",))
+        for _ in range(flags.SLOTS - 1):
+            _launch(ring, 0)
+        assert caught == [] and len(ring.pending) == flags.SLOTS
+        assert _launch(ring, 0) == first                   # the slot is reused, once read
+    assert [str(w.message) for w in caught] == ["overflow encountered in exp"]
+    assert len(ring.pending) == 1 and _DeviceArray.copies == 1
+
+
+def test_reduction_seen_bits_are_not_reported(ring):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _launch(ring, 16 | 32, ("reduce",))
+        flags.settle()
+    assert caught == []
+
+
+def test_a_kernel_launched_again_shares_its_slot_until_it_is_read(ring):
+    kernel = object()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        first = _launch(ring, 1, kernel=kernel)
+        assert all(_launch(ring, w, kernel=kernel) == first for w in (0, 8, 0))
+        assert len(ring.pending) == 1
+        with np.errstate(all="warn"):                 # another error state: its own slot
+            assert _launch(ring, 0, kernel=kernel) != first
+        flags.settle()
+        assert not ring.pending and not ring.active
+        _launch(ring, 0, kernel=kernel)               # read: the next launch is recorded anew
+        assert len(ring.pending) == 1
+    assert sorted(str(w.message) for w in caught) == ["divide by zero encountered in log",
+                                                      "invalid value encountered in log"]
+
+
+def test_a_reduction_never_shares_its_slot(ring):
+    kernel = object()
+    first = _launch(ring, 16, ("log", "reduce"), kernel=kernel)     # a NaN seen by launch 1
+    assert _launch(ring, 0, ("log", "reduce"), kernel=kernel) != first
+    assert len(ring.pending) == 2

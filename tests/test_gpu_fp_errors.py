@@ -1,0 +1,176 @@
+"""NumPy's floating-point errors from the cuda kernels (issue 16, item 5).
+
+A checked kernel derives NumPy's flags from values (lazyarr/backends/cuda/fp_checks.py) and
+lazyarr reports them as ``np.errstate`` says (lazyarr/backends/cuda/flags.py): each case here
+is compared with NumPy's own messages, as tests/test_fp_errors.py does for the CPU. Runs on
+the GPU (``pytest -m gpu``) and on the simulated device (``LAZYARR_CUDA_SIM=1``).
+"""
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+from helpers import sim_sized
+from test_fp_errors import CASES, F64
+
+import lazyarr as la
+
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not la.cuda_available(), reason="needs a CUDA GPU with CuPy")]
+
+
+def _messages(fn):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with np.errstate(all="warn", under="ignore"):
+            fn()
+    return sorted({str(w.message) for w in caught if w.category is RuntimeWarning})
+
+
+def _lazy(fn, *arrays):
+    with la.config(mode="lazy", device="cuda"):
+        # (the copy to the host: where a "warn" of a GPU kernel is reported at the latest)
+        return _messages(lambda: np.asarray(fn(*(la.asarray(a) for a in arrays))))
+
+
+def _numpy(fn, *arrays):
+    return _messages(lambda: fn(*arrays))
+
+
+@pytest.mark.parametrize("name, fn, arrays", CASES, ids=[c[0] for c in CASES])
+def test_the_warnings_are_numpys(name, fn, arrays):
+    assert _lazy(fn, *arrays) == _numpy(fn, *arrays)
+
+
+EDGES = [0.0, -0.0, 1.0, -1.0, 2.0, 0.5, -3.5, 100.0, np.inf, -np.inf, np.nan, 1e30, 710.0, 1e4]
+UNARY = ["log", "log2", "log10", "log1p", "sqrt", "exp", "exp2", "expm1", "sin", "cos", "tan",
+         "arcsin", "arccos", "arccosh", "arctanh", "sinh", "cosh", "reciprocal", "square",
+         "rad2deg", "spacing", "arctan", "tanh", "floor"]
+BINARY = ["add", "subtract", "multiply", "divide", "floor_divide", "remainder", "fmod", "power",
+          "float_power", "hypot", "logaddexp", "logaddexp2", "nextafter", "maximum", "arctan2"]
+FLOATS = [np.float16, np.float32, np.float64]
+
+
+def _edges(dt):
+    v = np.array(EDGES + [float(np.finfo(dt).max), float(np.finfo(dt).tiny)])
+    with np.errstate(all="ignore"):
+        return v.astype(dt)
+
+
+@pytest.mark.parametrize("dt", FLOATS, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("op", UNARY)
+def test_unary_ops_each_edge_value(op, dt):
+    f = getattr(np, op)
+    for v in _edges(dt):        # one value at a time: each value's own messages
+        x = np.array([v, 1], dt)
+        assert _lazy(lambda a: getattr(la, op)(a), x) == _numpy(f, x), (op, v)
+
+
+@pytest.mark.parametrize("dt", FLOATS, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("op", BINARY)
+def test_binary_ops_each_pair_of_edge_values(op, dt):
+    f = getattr(np, op)
+    pairs = list(itertools.product(_edges(dt), repeat=2))
+    for a, b in pairs[::sim_sized(1, 7)]:      # (every 7th pair on the simulated device)
+        x, y = np.array([a], dt), np.array([b], dt)
+        assert _lazy(lambda p, q: getattr(la, op)(p, q), x, y) == _numpy(f, x, y), (op, a, b)
+
+
+@pytest.mark.parametrize("src, dst", [(np.float64, np.int64), (np.float64, np.int8),
+                                      (np.float32, np.uint8), (np.float64, np.uint32),
+                                      (np.float64, np.uint64), (np.float32, np.int32),
+                                      (np.float64, np.float32), (np.float64, np.float16),
+                                      (np.int64, np.float16)])
+def test_casts(src, dst):
+    vals = [0.0, 1.5, -1.0, 300.0, -300.0, 70000.0, 3e9, 1e19, -1e19, 1e300, np.inf, -np.inf,
+            np.nan] if np.dtype(src).kind == "f" else [1, 70000, -70000]
+    for v in vals:
+        with np.errstate(all="ignore"):
+            x = np.array([v]).astype(src)
+        assert _lazy(lambda a: (a * 1).astype(dst), x) == _numpy(lambda a: (a * 1).astype(dst), x), v
+
+
+def test_complex_narrowing_casts():
+    z = np.array([1e300 + 1j, 1 + 1e300j, np.inf + 0j, 2 + 2j])
+    for src in (z, z.real.copy()):
+        for v in src:
+            x = np.array([v, 1])
+            assert _lazy(lambda a: (a * 1).astype(np.complex64), x) == \
+                _numpy(lambda a: (a * 1).astype(np.complex64), x), v
+
+
+def test_integer_division_by_zero():
+    a, b = np.array([7, -8, np.iinfo(np.int32).min, 3], np.int32), np.array([0, 2, -1, 1], np.int32)
+    for op in ("floor_divide", "remainder", "fmod"):
+        assert _lazy(getattr(la, op), a, b) == _numpy(getattr(np, op), a, b), op
+    assert _lazy(la.reciprocal, b) == _numpy(np.reciprocal, b)
+
+
+def test_complex():
+    z = np.array([1 + 1j, 0j, np.inf + 0j, 1e308 + 1e308j])
+    for fn in (lambda a: a / 0, lambda a: a * a, np.log, lambda a: np.exp(a * 1000)):
+        assert _lazy(fn, z) == _numpy(fn, z)
+
+
+def test_reductions():
+    big = np.array([1e308, 1e308, 1.0])
+    for fn, x in [(np.sum, big), (np.sum, np.array([np.inf, -np.inf])),
+                  (np.prod, np.array([1e200, 1e200])), (np.sum, np.array([np.nan, 1.0])),
+                  (np.mean, big), (lambda a: np.sum(a.reshape(3, 1), axis=1), big),
+                  (lambda a: np.sum(a.reshape(1, 3), axis=1), big * 1e-290),
+                  (lambda a: np.sum(a.reshape(2, 2), axis=0),
+                   np.array([3e38, 1, 3e38, 2], np.float32))]:
+        assert _lazy(fn, x) == _numpy(fn, x)
+
+
+def test_the_warning_names_the_users_line():
+    with la.config(mode="lazy", device="cuda"):
+        x = la.asarray(F64)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            y = la.log(x).compute()
+            np.asarray(y)
+    raised = [w for w in caught if w.category is RuntimeWarning]
+    assert len(raised) == 2 and all(w.filename == __file__ for w in raised)
+
+
+def test_errstate_ignore_raise_call():
+    with la.config(mode="lazy", device="cuda"):
+        x = la.asarray(F64)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with np.errstate(all="ignore"):
+                np.asarray(la.log(x))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                np.asarray(la.log(x) * 2)
+        y = la.log(x * 3)
+        with np.errstate(divide="raise"), pytest.raises(FloatingPointError,
+                                                        match="divide by zero encountered in log"):
+            y.compute()
+        assert not y.is_materialized
+        seen = []
+        with np.errstate(all="call"):
+            old = np.seterrcall(lambda kind, flag: seen.append((kind, flag)))
+            try:
+                (la.asarray(F64) / 0.0).compute()
+            finally:
+                np.seterrcall(old)
+        assert sorted(seen) == [("divide by zero", 1), ("invalid value", 8)]
+
+
+def test_in_place_write_and_jit_replays():
+    with la.config(mode="lazy", device="cuda"):
+        x = la.asarray(F64.copy())
+        assert _messages(lambda: np.asarray(x.__itruediv__(0.0))) == \
+            ["divide by zero encountered in divide", "invalid value encountered in divide"]
+        x = la.asarray(F64.copy())
+        with np.errstate(divide="raise"), pytest.raises(FloatingPointError):
+            x[...] = la.log(x)
+            x.compute()
+        np.testing.assert_array_equal(np.asarray(x), F64)      # nothing written
+        f = la.jit(lambda a: la.log(a) + 1)
+        f(la.asarray(np.array([1.0, 2.0])))
+        assert _messages(lambda: np.asarray(f(la.asarray(np.array([0.0, 1.0]))))) == \
+            ["divide by zero encountered in log"]
