@@ -1,0 +1,85 @@
+"""What NumPy's floating-point checks cost on the GPU (issue 16: <= 3 % on the elementwise
+benchmarks): each workload timed with the checked kernels (NumPy's default error state) and
+with the unchecked ones (``np.errstate(all="ignore")``, which runs the kernels of before),
+alternated in one process. Development tool; findings in docs/notes/gpu.rst.
+
+    python tools/device/fp_cost.py [--rounds 7]
+
+Large arrays: CUDA-event medians of the kernel calls; small ones: wall time per call with a
+synchronization (host work included).
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+import cupy
+import numpy as np
+
+import lazyarr as la
+
+sys.path.insert(0, "benchmarks")
+from common import elementwise_chain  # noqa: E402
+
+
+def events_ms(fn, reps=20):
+    s, e = cupy.cuda.Event(), cupy.cuda.Event()
+    s.record()
+    for _ in range(reps):
+        fn()
+    e.record()
+    e.synchronize()
+    return cupy.cuda.get_elapsed_time(s, e) / reps
+
+
+def wall_us(fn, reps=300):
+    cupy.cuda.Device().synchronize()
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        fn()
+        cupy.cuda.Device().synchronize()
+    return (time.perf_counter() - t0) / reps * 1e6
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=7)
+    rounds = ap.parse_args().rounds
+    g = cupy.random.default_rng(0)
+    with la.config(device="cuda", mode="lazy"):
+        x = la.asarray(g.random(1 << 28, dtype=cupy.float32))
+        y = la.asarray(g.random(1 << 28, dtype=cupy.float32))
+        x26 = la.asarray(g.random(1 << 26, dtype=cupy.float32))
+        u = la.asarray(g.random((4096, 4096), dtype=cupy.float32))
+        xs = la.asarray(g.random(1024, dtype=cupy.float32))
+        ys = la.asarray(g.random(1024, dtype=cupy.float32))
+
+        def jacobi(v):
+            return 0.2 * (v[1:-1, 1:-1] + v[:-2, 1:-1] + v[2:, 1:-1] + v[1:-1, :-2] + v[1:-1, 2:])
+        work = {
+            "sum(abs(x)) 2^28": (events_ms, lambda: la.sum(abs(x)).compute(), "ms"),
+            "x*y+1.5 2^28": (events_ms, lambda: (x * y + 1.5).compute(), "ms"),
+            "chain 2^28": (events_ms, lambda: la.sum(la.sqrt(abs(x * y + 1.5)) * la.tanh(x) - y).compute(), "ms"),
+            "16-op chain 2^26": (events_ms, lambda: elementwise_chain(x26, 16).compute(), "ms"),
+            "jacobi 4096^2": (events_ms, lambda: jacobi(u).compute(), "ms"),
+            "chain 1024, hot call": (wall_us, lambda: la.sum(la.sqrt(abs(xs * ys + 1.5)) * la.tanh(xs) - ys).compute(), "us"),
+            "x*y+1.5 1024, hot call": (wall_us, lambda: (xs * ys + 1.5).compute(), "us"),
+        }
+        print(f"{'workload':26s} {'checked':>10s} {'unchecked':>10s} {'ratio':>7s}   (medians of {rounds} alternated rounds)")
+        for name, (timer, fn, unit) in work.items():
+            fn()
+            with np.errstate(all="ignore"):
+                fn()
+            checked, unchecked = [], []
+            for _ in range(rounds):
+                checked.append(timer(fn))
+                with np.errstate(all="ignore"):
+                    unchecked.append(timer(fn))
+            c, u_ = statistics.median(checked), statistics.median(unchecked)
+            print(f"{name:26s} {c:10.4f} {u_:10.4f} {c / u_:7.3f}   {unit}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
