@@ -1,6 +1,7 @@
 """Test data and comparison helpers shared by the test modules."""
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -191,3 +192,21 @@ def record_bound_reductions(monkeypatch, describe, runs):
         return lambda buffers: runs.append(describe(lowered)) or run(buffers)
     monkeypatch.setattr(_build, "_bound_reductions", {})
     monkeypatch.setattr(_build, "bound", recording)
+
+
+def warning_messages(fn: Any) -> list[str]:
+    """The RuntimeWarning messages ``fn()`` emits under NumPy's "warn" error state (underflow
+    ignored, as NumPy's default), sorted: what tests of floating-point errors compare."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with np.errstate(all="warn", under="ignore"):
+            fn()
+    return sorted({str(w.message) for w in caught if w.category is RuntimeWarning})
+
+
+def lazy_warning_messages(fn: Any, arrays: tuple[Any, ...], device: str) -> list[str]:
+    """:func:`warning_messages` of ``fn`` on the arrays as LazyArrays on ``device``, computed
+    (the copy to the host: where a "warn" of a GPU kernel is reported at the latest)."""
+    with la.config(mode="lazy", device=device):
+        return warning_messages(lambda: np.asarray(fn(*(la.asarray(a) for a in arrays))))
+

@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import lazy_warning_messages, warning_messages
 
 import lazyarr as la
 from lazyarr import backends
@@ -19,22 +20,15 @@ pytestmark = pytest.mark.skipif("cpu-fused" not in backends.available(),
                                 reason="the fused CPU backend is not built")
 
 
-def _messages(fn):
-    """The RuntimeWarning messages ``fn()`` emits (under NumPy's default error state)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        with np.errstate(all="warn", under="ignore"):
-            fn()
-    return sorted({str(w.message) for w in caught if w.category is RuntimeWarning})
+_messages = warning_messages
 
 
 def _lazy(fn, *arrays):
-    with la.config(mode="lazy", device="cpu"):
-        return _messages(lambda: np.asarray(fn(*(la.asarray(a) for a in arrays))))
+    return lazy_warning_messages(fn, arrays, "cpu")
 
 
 def _numpy(fn, *arrays):
-    return _messages(lambda: fn(*arrays))
+    return warning_messages(lambda: fn(*arrays))
 
 
 F64 = np.array([0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 2.0])

@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import sim_sized
+from helpers import lazy_warning_messages, sim_sized, warning_messages
 from test_fp_errors import CASES, F64
 
 import lazyarr as la
@@ -21,22 +21,15 @@ pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not la.cuda_available(), reason="needs a CUDA GPU with CuPy")]
 
 
-def _messages(fn):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        with np.errstate(all="warn", under="ignore"):
-            fn()
-    return sorted({str(w.message) for w in caught if w.category is RuntimeWarning})
+_messages = warning_messages
 
 
 def _lazy(fn, *arrays):
-    with la.config(mode="lazy", device="cuda"):
-        # (the copy to the host: where a "warn" of a GPU kernel is reported at the latest)
-        return _messages(lambda: np.asarray(fn(*(la.asarray(a) for a in arrays))))
+    return lazy_warning_messages(fn, arrays, "cuda")
 
 
 def _numpy(fn, *arrays):
-    return _messages(lambda: fn(*arrays))
+    return warning_messages(lambda: fn(*arrays))
 
 
 @pytest.mark.parametrize("name, fn, arrays", CASES, ids=[c[0] for c in CASES])
