@@ -106,35 +106,35 @@ def test_waiting_for_the_gpu_spins_then_sleeps_a_tenth_of_the_wait(kernel_s, mon
 
     from lazyarr import _devices
 
-    start = time.perf_counter()
+    recorded = []                          # (the kernel "starts" when wait records its event)
 
     class Event:
         def __init__(self, disable_timing):
             pass
 
         def record(self):
-            pass
+            recorded.append(time.perf_counter())
 
         @property
         def done(self):
-            return time.perf_counter() - start >= kernel_s
+            return time.perf_counter() - recorded[-1] >= kernel_s
 
     sleeps = []
     real_sleep = time.sleep
 
     def sleep(s):
-        sleeps.append((time.perf_counter() - start, s))
+        sleeps.append((time.perf_counter() - recorded[-1], s))
         real_sleep(s)
     fake = types.SimpleNamespace(cuda=types.SimpleNamespace(Event=Event))
     monkeypatch.setitem(sys.modules, "cupy", fake)
     monkeypatch.setattr(_devices, "_events", threading.local())
     monkeypatch.setattr(_devices.time, "sleep", sleep)
     _devices.wait(None)
-    waited = time.perf_counter() - start
-    assert waited >= kernel_s
+    assert time.perf_counter() - recorded[-1] >= kernel_s
+    # (a busy machine may deschedule the spin past a short kernel's end: then no sleep at all)
+    assert all(at >= _devices.SPIN_S and s <= at * _devices.SLEEP_FRACTION + 1e-9 and s <= 2e-3
+               for at, s in sleeps)
     if kernel_s <= _devices.SPIN_S / 2:
         assert sleeps == []
-    else:
-        assert sleeps and all(s <= max(at * _devices.SLEEP_FRACTION, 0) + 1e-9 and s <= 2e-3
-                              for at, s in sleeps)
-        assert all(at >= _devices.SPIN_S for at, _ in sleeps)
+    elif kernel_s >= 20 * _devices.SPIN_S:
+        assert sleeps
