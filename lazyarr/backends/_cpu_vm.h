@@ -775,7 +775,7 @@ static int lz_minmax_contig(const lz_prog *P, const char *p, npy_intp s, npy_int
 }
 
 /* ---------------------------------------------------------------- complex reductions
- * complex64/complex128 sum, prod, min and max (mean is a sum): the parts are accumulated in
+ * complex64/complex128 sum, prod, min, max, argmin and argmax (mean is a sum): the parts are accumulated in
  * float64 (lazy mode's accumulation rule, complex128 arithmetic), the real parts in the
  * float partials R->pd / results R->rd, the imaginary parts in R->pm2 / R->rm2.
  *   sum   NumPy-style pairwise summation of each part (as lz_pw_*), pairwise over blocks;
@@ -852,11 +852,20 @@ LZ_DEF_PWC(lz_pwc_c128, npy_double, lz_pw_f64)
             if (lz_cbetter(mx, xr, xi, mr, mi)) { mr = xr; mi = xi; }                        \
         }                                                                                    \
         R->pd[t] = mr; R->pm2[t] = mi; break; }                                              \
+    case RK_ARGMIN: case RK_ARGMAX: {          /* min/max's order, and the winner's index */ \
+        const int mx = P->red_kind == RK_ARGMAX;                                             \
+        double mr = LZ_CRE(FT, p, s, 0), mi = LZ_CIM(FT, p, s, 0);                           \
+        npy_intp best = 0;                                                                   \
+        for (npy_intp i = 1; i < n && mr == mr && mi == mi; i++) {                           \
+            const double xr = LZ_CRE(FT, p, s, i), xi = LZ_CIM(FT, p, s, i);                 \
+            if (lz_cbetter(mx, xr, xi, mr, mi)) { mr = xr; mi = xi; best = i; }              \
+        }                                                                                    \
+        R->pd[t] = mr; R->pm2[t] = mi; R->pidx[t] = idx0 + best; break; }                    \
     default: break;                                                                          \
     }
 
 static void lz_red_block_c(const lz_prog *P, lz_run *R, npy_intp t, const char *p, npy_intp s,
-                           npy_intp n) {
+                           npy_intp n, npy_intp idx0) {
     if (P->red_type == RT_C64) { LZ_RED_BLOCK_C(npy_float, lz_pwc_c64) }
     else { LZ_RED_BLOCK_C(npy_double, lz_pwc_c128) }
 }
@@ -873,28 +882,37 @@ static void lz_red_block_c(const lz_prog *P, lz_run *R, npy_intp t, const char *
         } else if (first) {                                                                  \
             ad[i] = kind == RK_SUM ? 0. + xr : xr;   /* (sums start from +0.0) */            \
             am[i] = kind == RK_SUM ? 0. + xi : xi;                                           \
+            if (arg) ax[i] = o;                                                              \
         } else if (kind == RK_SUM) {                                                         \
             ad[i] += xr;                                                                     \
             am[i] += xi;                                                                     \
         } else if (kind == RK_PROD) {                                                        \
             lz_cmul(&ad[i], &am[i], xr, xi);                                                 \
-        } else if (lz_cbetter(kind == RK_MAX, xr, xi, ad[i], am[i])) {                       \
+        } else if (lz_cbetter(kind == RK_MAX || kind == RK_ARGMAX, xr, xi, ad[i], am[i])) {  \
             ad[i] = xr;                                                                      \
             am[i] = xi;                                                                      \
+            if (arg) ax[i] = o;                                                              \
         }                                                                                    \
     }
 
-static void lz_acc_c(const lz_prog *P, double *restrict ad, double *restrict am, const char *p,
-                     npy_intp s, npy_intp n, int first) {
-    const int kind = P->red_kind;
+/* (argmin/argmax: min/max's order, and the winner's reduce index o in ax) */
+static void lz_acc_c(const lz_prog *P, double *restrict ad, double *restrict am,
+                     npy_int64 *restrict ax, const char *p, npy_intp s, npy_intp n, int first,
+                     npy_intp o) {
+    const int kind = P->red_kind, arg = kind == RK_ARGMIN || kind == RK_ARGMAX;
     if (P->red_type == RT_C64) { LZ_ACC_C(npy_float) } else { LZ_ACC_C(npy_double) }
 }
 
-/* Combine partial b into partial a (a: the earlier elements), for the complex kinds */
-static inline void lz_merge_c(int kind, double *ar, double *ai, double br, double bi) {
+/* Combine partial b into partial a (a: the earlier elements), for the complex kinds; returns
+ * whether b's value replaced a's (min/max/argmin/argmax: the caller moves the index too) */
+static inline int lz_merge_c(int kind, double *ar, double *ai, double br, double bi) {
     if (kind == RK_SUM) { *ar += br; *ai += bi; }
     else if (kind == RK_PROD) lz_cmul(ar, ai, br, bi);
-    else if (lz_cbetter(kind == RK_MAX, br, bi, *ar, *ai)) { *ar = br; *ai = bi; }
+    else if (lz_cbetter(kind == RK_MAX || kind == RK_ARGMAX, br, bi, *ar, *ai)) {
+        *ar = br; *ai = bi;
+        return 1;
+    }
+    return 0;
 }
 
 #define LZ_IS_COMPLEX(rt) ((rt) == RT_C64 || (rt) == RT_C128)
@@ -950,7 +968,7 @@ static void lz_red_block(const lz_prog *P, lz_run *R, npy_intp t, const char *p,
                          npy_intp n, npy_intp idx0) {
     const int kind = P->red_kind;
     if (LZ_IS_COMPLEX(P->red_type)) {
-        lz_red_block_c(P, R, t, p, s, n);
+        lz_red_block_c(P, R, t, p, s, n, idx0);
         return;
     }
     if ((kind == RK_MIN || kind == RK_MAX) && lz_minmax_contig(P, p, s, n, &R->pd[t])) return;
@@ -1026,9 +1044,12 @@ static void lz_combine_slot(const lz_prog *P, lz_run *R, npy_intp o, npy_intp b0
             return;
         }
         double ar = R->pd[b0], ai = R->pm2[b0];
-        for (npy_intp b = b0 + sb; b < end; b += sb) lz_merge_c(kind, &ar, &ai, R->pd[b], R->pm2[b]);
+        npy_intp best = b0;
+        for (npy_intp b = b0 + sb; b < end; b += sb)
+            if (lz_merge_c(kind, &ar, &ai, R->pd[b], R->pm2[b])) best = b;
         R->rd[o] = ar;
         R->rm2[o] = ai;
+        if (kind == RK_ARGMIN || kind == RK_ARGMAX) R->ridx[o] = R->pidx[best];
         return;
     }
     switch (kind) {
@@ -1099,7 +1120,10 @@ static void lz_merge_row(const lz_prog *P, lz_run *R, npy_intp a, npy_intp b, np
     npy_int64 *si = R->pi, *ix = R->pidx;
     npy_uint64 *u = R->pu;
     if (LZ_IS_COMPLEX(rt)) {
-        for (npy_intp i = 0; i < M; i++) lz_merge_c(kind, &d[a + i], &R->pm2[a + i], d[b + i], R->pm2[b + i]);
+        const int arg = kind == RK_ARGMIN || kind == RK_ARGMAX;
+        for (npy_intp i = 0; i < M; i++)
+            if (lz_merge_c(kind, &d[a + i], &R->pm2[a + i], d[b + i], R->pm2[b + i]) && arg)
+                ix[a + i] = ix[b + i];
         return;
     }
     switch (kind) {
@@ -1298,7 +1322,7 @@ static void lz_red_acc(const lz_prog *P, lz_run *R, npy_intp j0, const char *res
     npy_int64 *restrict ax = R->pidx + j0;
     npy_uint64 *restrict au = R->pu + j0;
     if (LZ_IS_COMPLEX(P->red_type)) {
-        lz_acc_c(P, ad, R->pm2 + j0, p, s, n, first);
+        lz_acc_c(P, ad, R->pm2 + j0, ax, p, s, n, first, o);
         return;
     }
     if (kind == RK_SUM && P->red_type == RT_F32 && s == 4) {

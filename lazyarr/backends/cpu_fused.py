@@ -149,8 +149,6 @@ def _compute_dtype(op: str, operand: np.dtype, result: np.dtype, dtype_arg: Any)
         return c
     if op in ("any", "all"):
         return np.dtype(np.bool_)
-    if op in ("argmin", "argmax") and operand.kind == "c":
-        raise Unsupported(f"{op} of complex values")
     return operand  # min, max, argmin, argmax
 
 
@@ -768,7 +766,7 @@ def _partial_arrays(op: str, canon: np.dtype) -> tuple[tuple[str, type], ...]:
     imaginary parts in "m2"."""
     kind, is_float, is_int64 = _VM_REDUCTION[op], canon.kind == "f", canon.kind == "i"
     if canon.kind == "c":           # sum, prod, min, max: the real parts in "d", imaginary in "m2"
-        names = ["d", "m2"]
+        names = ["d", "m2", "idx"] if kind in ("argmin", "argmax") else ["d", "m2"]
     elif kind == "var":
         names = ["d", "m2", "idx"]
     elif kind in ("argmin", "argmax"):
