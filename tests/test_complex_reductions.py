@@ -39,17 +39,24 @@ def _lazyarr(op, x, **kw):
         return np.asarray(getattr(la, op)(x, **kw))
 
 
+def _ruled(op, a, got, mode, **kw):
+    """Eager mode: ``got`` is NumPy's own (asserted; None). Lazy mode: the rule's value."""
+    if mode == "eager":
+        assert_same(got, _numpy(op, a, **kw))
+        return None
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return lazy_reduction(op, a, **kw)
+
+
 def _check(op, a, got, mode, exact_products=False, ordered=True, **kw):
     """``got`` (lazyarr's ``op`` of ``a``) against NumPy (eager) or lazy mode's rules.
     ``exact_products``: a product bit for bit (one block, NumPy's full-reduction loop);
     ``ordered=False``: ``a`` is a view that NumPy may visit in memory order, so the
     reference backend's sums too are compared within the bound."""
-    if mode == "eager":
-        assert_same(got, _numpy(op, a, **kw))
+    ruled = _ruled(op, a, got, mode, **kw)
+    if ruled is None:
         return
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        ruled = lazy_reduction(op, a, **kw)
     if op not in ACCUMULATING or (mode == "lazy-reference" and ordered) \
             or (op == "prod" and exact_products):
         assert_same(got, ruled)
@@ -253,7 +260,7 @@ def test_the_fused_kernel_runs_complex_reductions(dtype, monkeypatch, rng):
     monkeypatch.setattr(type(reference.for_device("cpu")), "run", refuse)
     a = _random(rng, dtype, (2000,), unit=True)
     with la.config(mode="lazy", device="cpu"):
-        for op in OPS + ["argmin", "argmax"]:
+        for op in OPS + ["argmin", "argmax", "var", "std"]:
             getattr(la, op)(pending(a))
             getattr(la, op)(la.asarray(a))
         for op in ACCUMULATING:
@@ -358,6 +365,86 @@ def test_argmin_argmax_across_blocks_chunks_and_threads(op, kernels):
                                     _numpy(op, rows, axis=axis))
                         assert_same(_lazyarr(op, la.asarray(rows.T) * 1, axis=axis),
                                     _numpy(op, rows.T, axis=axis))
+    finally:
+        cpu_fused.set_num_threads(old)
+
+
+# --------------------------------------------------------------------------- var, std
+def _check_var(op, a, got, mode, rtol=None, **kw):
+    """NumPy's definition (mean of |z - mean|^2, a real result): eager mode NumPy's bits,
+    lazy mode the rule's complex128 value (each part's two-pass (mean, M2) in float64,
+    rounded once) within the rounding bound, NaN and inf where it has them. ``rtol``: the
+    bound for data whose mean is far from zero next to its spread (the deviations ``x - mean``
+    carry ``eps |mean|`` each, in NumPy's two passes as in the kernel's)."""
+    want = _ruled(op, a, got, mode, **kw)
+    if want is None:
+        return
+    assert got.dtype == want.dtype and got.shape == want.shape, (got, want)
+    assert np.array_equal(np.isnan(got), np.isnan(want)), (got, want)
+    assert np.array_equal(got[np.isinf(want)], want[np.isinf(want)]), (got, want)
+    fin = np.isfinite(want)
+    # (``var(x, dtype=<complex>)`` is complex in NumPy, with a zero imaginary part)
+    if rtol is None:
+        rtol = 2e-6 if np.finfo(want.dtype).dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got[fin], want[fin], rtol=rtol)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX, ids=str)
+@pytest.mark.parametrize("op", ["var", "std"])
+def test_var_std_every_axis_edge_values_empty_and_0d(op, dtype, mode, rng):
+    for shape in [(), (1,), (7,), (5, 9), (3, 4, 6), (130, 33), (33, 130)]:
+        # a large mean next to a small spread: the two-pass (mean, M2) keeps the digits
+        a = (rng.standard_normal(shape) + 3 + 1j * (rng.standard_normal(shape) - 1e3)).astype(dtype)
+        for axis in _axes(len(shape)):
+            for ddof in (0, 1):
+                for x in (la.asarray(a), pending(a)):
+                    _check_var(op, a, _lazyarr(op, x, axis=axis, ddof=ddof), mode, axis=axis, ddof=ddof)
+    e = edge_values(dtype)
+    e = e[np.abs(e.astype(np.complex128)) < 1e150]     # (|z - mean|^2 of the extremes overflows)
+    rows = np.stack([e, np.roll(e, 5), e[::-1]])
+    for values, axes in [(e, [None]), (rows, [None, 0, 1])]:
+        for axis in axes:
+            _check_var(op, values, _lazyarr(op, pending(values), axis=axis), mode, axis=axis)
+    # NumPy's mean is sum / (n + 0j): an infinite part of it (an infinite element, or a sum
+    # that overflows) makes the other part NaN, and the variance NaN
+    big = np.finfo(dtype).max
+    for values in ([big + 1j, big + 2j], [np.inf + 0j, 1 + 1j], [1 + 1j, complex(1, -np.inf)],
+                   [complex(-big, 1), complex(-big, 1), 3j]):
+        z = np.array(values, dtype)
+        _check_var(op, z, _lazyarr(op, la.asarray(z) * 1), mode)
+    for shape, axis in [((0,), None), ((3, 0), 1), ((0, 4), 0), ((0, 4), 1)]:
+        z = np.zeros(shape, dtype)
+        _check_var(op, z, _lazyarr(op, la.asarray(z), axis=axis), mode, axis=axis)
+    view = _random(rng, dtype, (40, 90))[::-2, 1::3].T
+    for axis in (None, 0, 1):
+        _check_var(op, view, _lazyarr(op, la.asarray(view) * 1, axis=axis), mode, axis=axis)
+    r = view.real.copy()          # real values in a complex loop dtype
+    _check_var(op, r, _lazyarr(op, la.asarray(r) + 0, axis=0, dtype=dtype), mode, axis=0, dtype=dtype)
+
+
+@pytest.mark.parametrize("op", ["var", "std"])
+def test_var_std_are_one_kernel_across_blocks_chunks_and_threads(op, kernels):
+    """The VM's kernel (each part's (mean, M2) Chan-merged over blocks and row chunks), the
+    same bits on 1 and 2 threads, NumPy's value within the bound."""
+    rng = np.random.default_rng(6)
+    a = (rng.standard_normal(2 ** 17) + 1e6 + 1j * rng.standard_normal(2 ** 17)).astype(np.complex128)
+    rows = a.reshape(4096, 32)
+    old = cpu_fused.set_num_threads(1)
+    try:
+        with la.config(mode="lazy", device="cpu"):
+            outs = []
+            for threads in (1, 2):
+                cpu_fused.set_num_threads(threads)
+                kernels.clear()
+                one = [_lazyarr(op, la.asarray(a) * 1)]
+                assert len(kernels) == 1, kernels
+                one += [_lazyarr(op, la.asarray(rows) * 1, axis=axis) for axis in (0, 1)]
+                outs.append(one)
+                _check_var(op, a, one[0], "lazy-cpu-fused", rtol=1e-9)     # (mean 1e6, spread 1)
+                for axis in (0, 1):
+                    _check_var(op, rows, one[1 + axis], "lazy-cpu-fused", rtol=1e-9, axis=axis)
+            for x, y in zip(*outs):
+                assert_same(x, y)
     finally:
         cpu_fused.set_num_threads(old)
 

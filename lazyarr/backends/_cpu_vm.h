@@ -836,8 +836,15 @@ LZ_DEF_PWC(lz_pwc_c128, npy_double, lz_pw_f64)
 #define LZ_CRE(FT, p, s, i) ((double)((const FT *)((p) + (i) * (s)))[0])
 #define LZ_CIM(FT, p, s, i) ((double)((const FT *)((p) + (i) * (s)))[1])
 
+/* Complex var: var(z) = mean |z - mean z|^2 is the real parts' var plus the imaginary parts'
+ * (NumPy's definition, each part's two-pass (mean, M2) in float64, Chan-merged as the float
+ * var's). The real part's (mean, M2) are in pd/pm2 (rd/rm2), the imaginary part's in the
+ * int64/uint64 partial arrays pi/pu (ri/ru), which cpu_fused allocates as float64 for it and
+ * which C reads only as double; the counts in pidx. */
+#define LZ_CVAR_D(a) ((double *)(a))
+
 /* MODE_RED_A: one block (n >= 1 complex values at p, stride s) into partial t */
-#define LZ_RED_BLOCK_C(FT, PWC)                                                              \
+#define LZ_RED_BLOCK_C(FT, PWC, PW, PWSQ)                                                    \
     switch (P->red_kind) {                                                                   \
     case RK_SUM: PWC(p, n, s, &R->pd[t], &R->pm2[t]); break;                                 \
     case RK_PROD: {                                                                          \
@@ -861,13 +868,19 @@ LZ_DEF_PWC(lz_pwc_c128, npy_double, lz_pw_f64)
             if (lz_cbetter(mx, xr, xi, mr, mi)) { mr = xr; mi = xi; best = i; }              \
         }                                                                                    \
         R->pd[t] = mr; R->pm2[t] = mi; R->pidx[t] = idx0 + best; break; }                    \
+    case RK_VAR: {          /* each part's (mean, M2) as the float var's; see LZ_CVAR_D */   \
+        const double mr = PW(p, n, s, 0.) / (double)n;                                       \
+        const double mi = PW(p + sizeof(FT), n, s, 0.) / (double)n;                          \
+        R->pd[t] = mr; R->pm2[t] = PWSQ(p, n, s, mr);                                        \
+        LZ_CVAR_D(R->pi)[t] = mi; LZ_CVAR_D(R->pu)[t] = PWSQ(p + sizeof(FT), n, s, mi);      \
+        R->pidx[t] = n; break; }                                                             \
     default: break;                                                                          \
     }
 
 static void lz_red_block_c(const lz_prog *P, lz_run *R, npy_intp t, const char *p, npy_intp s,
                            npy_intp n, npy_intp idx0) {
-    if (P->red_type == RT_C64) { LZ_RED_BLOCK_C(npy_float, lz_pwc_c64) }
-    else { LZ_RED_BLOCK_C(npy_double, lz_pwc_c128) }
+    if (P->red_type == RT_C64) { LZ_RED_BLOCK_C(npy_float, lz_pwc_c64, lz_pw_f32, lz_pwsq_f32) }
+    else { LZ_RED_BLOCK_C(npy_double, lz_pwc_c128, lz_pw_f64, lz_pwsq_f64) }
 }
 
 /* MODE_RED_B: accumulate row o (n complex values at p, stride s) into the slots' partials
@@ -1038,6 +1051,13 @@ static void lz_combine_slot(const lz_prog *P, lz_run *R, npy_intp o, npy_intp b0
     const int fl = rt == RT_F32 || rt == RT_F64;
     const npy_intp end = b0 + np_ * sb;
     if (LZ_IS_COMPLEX(rt)) {
+        if (kind == RK_VAR) {       /* each part as the float var's */
+            double cnt;
+            lz_var_combine(R->pd + b0, R->pm2 + b0, R->pidx + b0, np_, sb, &R->rd[o], &R->rm2[o], &cnt);
+            lz_var_combine(LZ_CVAR_D(R->pi) + b0, LZ_CVAR_D(R->pu) + b0, R->pidx + b0, np_, sb,
+                           &LZ_CVAR_D(R->ri)[o], &LZ_CVAR_D(R->ru)[o], &cnt);
+            return;
+        }
         if (kind == RK_SUM) {       /* pairwise over the blocks, as the float sums */
             R->rd[o] = lz_pw_d(R->pd + b0, np_, sb);
             R->rm2[o] = lz_pw_d(R->pm2 + b0, np_, sb);
@@ -1121,6 +1141,19 @@ static void lz_merge_row(const lz_prog *P, lz_run *R, npy_intp a, npy_intp b, np
     npy_uint64 *u = R->pu;
     if (LZ_IS_COMPLEX(rt)) {
         const int arg = kind == RK_ARGMIN || kind == RK_ARGMAX;
+        if (kind == RK_VAR) {       /* each part as the float var's, one count */
+            double *di = LZ_CVAR_D(R->pi), *qi = LZ_CVAR_D(R->pu);
+            for (npy_intp i = 0; i < M; i++) {
+                double na = (double)ix[a + i], nb = (double)ix[b + i], nn = na + nb, f = nb / nn;
+                double dr = d[b + i] - d[a + i], dq = di[b + i] - di[a + i];
+                d[a + i] += dr * f;
+                R->pm2[a + i] += R->pm2[b + i] + dr * dr * (na * nb / nn);
+                di[a + i] += dq * f;
+                qi[a + i] += qi[b + i] + dq * dq * (na * nb / nn);
+                ix[a + i] += ix[b + i];
+            }
+            return;
+        }
         for (npy_intp i = 0; i < M; i++)
             if (lz_merge_c(kind, &d[a + i], &R->pm2[a + i], d[b + i], R->pm2[b + i]) && arg)
                 ix[a + i] = ix[b + i];
@@ -1398,12 +1431,22 @@ static int lz_var_rows(const lz_prog *P, lz_run *R, lz_scratch *S, npy_intp c, n
                 const char *p = S->vptr[rv];
                 const npy_intp s = S->vstr[rv];
                 double *restrict d = R->pd + base + j, *restrict q = R->pm2 + base + j;
-                if (P->red_type == RT_F32) { LZ_VAR_PASS(npy_float) } else { LZ_VAR_PASS(npy_double) }
+                if (P->red_type == RT_F32) { LZ_VAR_PASS(npy_float) }
+                else if (P->red_type == RT_F64) { LZ_VAR_PASS(npy_double) }
+                else {              /* complex: each part (LZ_CVAR_D) */
+                    const int c64 = P->red_type == RT_C64;
+                    if (c64) { LZ_VAR_PASS(npy_float) } else { LZ_VAR_PASS(npy_double) }
+                    p += c64 ? sizeof(npy_float) : sizeof(npy_double);
+                    d = LZ_CVAR_D(R->pi) + base + j;
+                    q = LZ_CVAR_D(R->pu) + base + j;
+                    if (c64) { LZ_VAR_PASS(npy_float) } else { LZ_VAR_PASS(npy_double) }
+                }
             }
         }
         if (pass == 0)
             for (npy_intp i = base + j0; i < base + j0 + n; i++) {
                 R->pd[i] /= (double)(o1 - o0);
+                if (LZ_IS_COMPLEX(P->red_type)) LZ_CVAR_D(R->pi)[i] /= (double)(o1 - o0);
                 R->pidx[i] = o1 - o0;
             }
     }
