@@ -68,3 +68,29 @@ class MonteCarloPi(Benchmark):
     def time_pi_fused(self, device, mode, n):
         rng = la.random.default_rng(0, device=device, fused=True)
         finish(4 * la.mean(rng.random(n) ** 2 + rng.random(n) ** 2 < 1), device)
+
+
+class ComplexReductions(Benchmark):
+    """Complex reductions of a chain (complex128): ``sum``, ``prod`` (of unit moduli),
+    ``argmax`` and ``var`` of ``z * z + c``; eager (NumPy) writes the chain, lazy fuses it into
+    the reduction's kernel (``tools/peers/complex_reductions.py`` alternates the two)."""
+
+    params = [DEVICES, MODES, [2**22]]
+    param_names = ["device", "mode", "n"]
+
+    def setup(self, device, mode, n):
+        prepare(device, mode, n, cpu=(2**22,), cuda=(2**22,))
+        self.z = complex_data(n, device)
+
+    def time_sum(self, device, mode, n):
+        finish(la.sum(self.z * self.z + (0.25 - 0.5j)), device)
+
+    def time_prod(self, device, mode, n):
+        u = self.z / abs(self.z)
+        finish(la.prod(u * u), device)
+
+    def time_argmax(self, device, mode, n):
+        finish(la.argmax(self.z * self.z + (0.25 - 0.5j)), device)
+
+    def time_var(self, device, mode, n):
+        finish(la.var(self.z * self.z + (0.25 - 0.5j)), device)

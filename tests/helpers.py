@@ -174,6 +174,86 @@ def lazy_reduction(name: str, a: np.ndarray, **kw) -> np.ndarray:
     return want
 
 
+def complex_product_mismatch(got: np.ndarray, a: np.ndarray, axis=None, keepdims=False,
+                             rtol: float | None = None) -> str | None:
+    """Where a lazy complex ``prod`` (``got``) of ``a`` breaks the product rule
+    (docs/testing.rst, "Accumulation rule"), or None. NumPy multiplies in sequence from
+    ``1+0j``; the kernels in blocks and trees, so which parts of a non-finite product are
+    NaN or +-inf depends on the order. The rule, checked per result against ``a``'s parts
+    and against NumPy's own product (``np.prod`` in ``a``'s dtype and the rule's
+    complex128 one, ``lazy_reduction``) alike:
+
+    * an element with a NaN part: ``nan+nanj``;
+    * else an element with an infinite part: both parts non-finite (each +-inf or NaN);
+    * else (finite elements) where the reference is finite: each part within ``rtol``
+      times the reference's modulus (plus the smallest normal value times what the factors
+      can grow it by: an underflow midway is order-dependent too); where the reference has a non-finite part the product
+      overflowed midway (its order decides which parts), and ``got`` must have a
+      non-finite part only if the exact modulus is past twice the largest finite value."""
+    a = np.asarray(a)
+    parts = np.stack([a.real, a.imag])
+    nan_in = np.isnan(parts).any(axis=0).any(axis=axis, keepdims=keepdims)
+    inf_in = np.isinf(parts).any(axis=0).any(axis=axis, keepdims=keepdims) & ~nan_in
+    with np.errstate(all="ignore"):
+        numpys = np.asarray(np.prod(a, axis=axis, keepdims=keepdims))
+        ruled = lazy_reduction("prod", a, axis=axis, keepdims=keepdims)
+        logmod = np.sum(np.log2(np.abs(a.astype(np.complex128))), axis=axis, keepdims=keepdims)
+    got = np.asarray(got)
+    if got.dtype != ruled.dtype or got.shape != ruled.shape:
+        return f"dtype/shape {got.dtype}{got.shape} != {ruled.dtype}{ruled.shape}"
+    nan_both = lambda v: np.isnan(v.real) & np.isnan(v.imag)            # noqa: E731
+    nonfinite_both = lambda v: ~np.isfinite(v.real) & ~np.isfinite(v.imag)  # noqa: E731
+    for name, v in (("lazyarr", got), ("NumPy", numpys), ("the complex128 product", ruled)):
+        if not nan_both(v)[nan_in].all():
+            return f"{name}: not nan+nanj where an element has a NaN part: {v[nan_in]}"
+        if not nonfinite_both(v)[inf_in].all():
+            return f"{name}: a finite part where an element has an infinite part: {v[inf_in]}"
+    fin_in = ~nan_in & ~inf_in
+    ok = fin_in & np.isfinite(ruled)
+    tol = rtol if rtol is not None else {8: 2e-5, 16: 1e-12}[ruled.dtype.itemsize]
+    mod = np.abs(ruled[ok].astype(np.complex128))
+    # gradual underflow midway (subnormal parts) is order-dependent too: an absolute error
+    # of the smallest normal value, times what the later factors can grow it by
+    with np.errstate(all="ignore"):
+        growth = np.exp2(np.sum(np.maximum(np.log2(np.abs(a.astype(np.complex128))), 0), axis=axis,
+                                keepdims=keepdims))
+    atol = np.finfo(ruled.dtype).tiny * np.broadcast_to(growth, ruled.shape)[ok]
+    for part in ("real", "imag"):
+        g, w = (getattr(v[ok], part).astype(np.float64) for v in (got, ruled))
+        if not (np.abs(g - w) <= tol * mod + atol).all():
+            return f"{part} parts off the finite reference: {got[ok]} vs {ruled[ok]}"
+    over = fin_in & ~np.isfinite(ruled) & (logmod > np.log2(np.finfo(ruled.dtype).max) + 1)
+    if np.isfinite(got[over]).any():
+        return f"finite where the exact product is past twice the largest value: {got[over]}"
+    return None
+
+
+def sum_part_mismatch(got: float, values: np.ndarray, result_dtype: np.dtype) -> str | None:
+    """Where one part of a complex (or a float64) ``sum`` breaks the sum rule near the
+    overflow edge (docs/testing.rst, "Accumulation rule"), or None: the part is within
+    ``4 (1 + log2 n) eps`` times ``sum |x|`` of the exact sum (rounded to ``result_dtype``)
+    when it is finite, and it may be +-inf or NaN only where ``sum |x|`` is past the largest
+    float64 (a partial sum can overflow in some order: NumPy's pairwise one or the kernel's)
+    or the exact sum rounds past the result dtype's largest value."""
+    from fractions import Fraction
+    values = np.asarray(values, np.float64).ravel()
+    exact = sum((Fraction(float(v)) for v in values), Fraction(0))
+    size = sum((Fraction(abs(float(v))) for v in values), Fraction(0))
+    n = max(len(values), 1)
+    big = Fraction(float(np.finfo(np.float64).max))
+    limit = Fraction(float(np.finfo(result_dtype).max))
+    got = float(got)
+    if not np.isfinite(got):
+        if size > big or abs(exact) > limit:
+            return None
+        return f"{got} where no partial sum can overflow (sum |x| = {float(size):.6g}, exact {float(exact):.6g})"
+    bound = 4 * (1 + np.log2(n)) * np.finfo(np.float64).eps
+    spacing = Fraction(float(np.spacing(np.asarray(abs(got), result_dtype))))   # its own rounding
+    if abs(Fraction(got) - exact) > Fraction(bound) * size + spacing:
+        return f"{got} is off the exact sum {float(exact):.17g} by more than the bound"
+    return None
+
+
 def pending(a: np.ndarray) -> la.LazyArray:
     """A pending LazyArray of ``a``'s values and dtype (nothing computed yet, in lazy mode):
     ``where(True, a, a)``, which any test can run as computed and as pending input."""

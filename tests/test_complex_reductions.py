@@ -15,7 +15,8 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import assert_same, edge_values, lazy_reduction, pending
+from helpers import (assert_same, complex_product_mismatch, edge_values, lazy_reduction, pending,
+                     sum_part_mismatch)
 from strategies import FLOAT64_REDUCTIONS, Step, reduction_mismatch
 
 import lazyarr as la
@@ -38,17 +39,24 @@ def _lazyarr(op, x, **kw):
         return np.asarray(getattr(la, op)(x, **kw))
 
 
+def _ruled(op, a, got, mode, **kw):
+    """Eager mode: ``got`` is NumPy's own (asserted; None). Lazy mode: the rule's value."""
+    if mode == "eager":
+        assert_same(got, _numpy(op, a, **kw))
+        return None
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return lazy_reduction(op, a, **kw)
+
+
 def _check(op, a, got, mode, exact_products=False, ordered=True, **kw):
     """``got`` (lazyarr's ``op`` of ``a``) against NumPy (eager) or lazy mode's rules.
     ``exact_products``: a product bit for bit (one block, NumPy's full-reduction loop);
     ``ordered=False``: ``a`` is a view that NumPy may visit in memory order, so the
     reference backend's sums too are compared within the bound."""
-    if mode == "eager":
-        assert_same(got, _numpy(op, a, **kw))
+    ruled = _ruled(op, a, got, mode, **kw)
+    if ruled is None:
         return
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        ruled = lazy_reduction(op, a, **kw)
     if op not in ACCUMULATING or (mode == "lazy-reference" and ordered) \
             or (op == "prod" and exact_products):
         assert_same(got, ruled)
@@ -252,7 +260,7 @@ def test_the_fused_kernel_runs_complex_reductions(dtype, monkeypatch, rng):
     monkeypatch.setattr(type(reference.for_device("cpu")), "run", refuse)
     a = _random(rng, dtype, (2000,), unit=True)
     with la.config(mode="lazy", device="cpu"):
-        for op in OPS:
+        for op in OPS + ["argmin", "argmax", "var", "std"]:
             getattr(la, op)(pending(a))
             getattr(la, op)(la.asarray(a))
         for op in ACCUMULATING:
@@ -309,3 +317,298 @@ def test_mean_divides_as_numpy_does(keepdims):
     assert_same(got, want)
     assert [str(w.message) for w in ours] == [str(w.message) for w in numpys]
     assert {w.filename for w in ours} == {__file__}
+
+
+# --------------------------------------------------------------------------- argmin, argmax
+@pytest.mark.parametrize("dtype", COMPLEX, ids=str)
+@pytest.mark.parametrize("op", ["argmin", "argmax"])
+def test_argmin_argmax_every_axis_edge_values_and_views(op, dtype, mode, rng):
+    """NumPy 2's lexicographic order, the first NaN winning, the first of equal values
+    (``-0.0`` and ``+0.0`` parts equal): NumPy's index exactly, pending and computed, every
+    axis, edge values in either part (helpers.edge_values), ties, views, 0-d; empty is
+    NumPy's ValueError."""
+    small = (rng.integers(-2, 3, (5, 9, 4)) + 1j * rng.integers(-2, 3, (5, 9, 4))).astype(dtype)
+    e = edge_values(dtype)
+    rows = np.stack([e, np.roll(e, 5), e[::-1], np.roll(e, 17)])
+    for a in (small, rows, e, small[::-1, ::2], small.T, np.array(3 - 4j, dtype)):
+        for axis in [None, *range(a.ndim), *([-1] if a.ndim else [])]:
+            for x in (la.asarray(a), pending(a)):
+                assert_same(_lazyarr(op, x, axis=axis), _numpy(op, a, axis=axis))
+                assert_same(_lazyarr(op, x * 1, axis=axis), _numpy(op, a * 1, axis=axis))
+    for shape, axis in [((0,), None), ((3, 0), 1), ((0, 4), 0)]:
+        with pytest.raises(ValueError):
+            getattr(la, op)(la.asarray(np.zeros(shape, dtype)), axis=axis)
+    assert_same(_lazyarr(op, la.asarray(np.zeros((0, 4), dtype)), axis=1),
+                _numpy(op, np.zeros((0, 4), dtype), axis=1))
+
+
+@pytest.mark.parametrize("op", ["argmin", "argmax"])
+def test_argmin_argmax_across_blocks_chunks_and_threads(op, kernels):
+    """One kernel (the VM's), several blocks and row chunks on 1 and 2 threads: the first
+    NaN, and of equal extrema the first, in C order."""
+    a = (np.random.default_rng(4).integers(-50, 50, 2 ** 17)
+         + 1j * np.random.default_rng(5).integers(-50, 50, 2 ** 17)).astype(np.complex128)
+    nan = a.copy()
+    nan[70_000], nan[9_000], nan[100_000] = complex(np.nan, 1), complex(2, np.nan), np.nan
+    old = cpu_fused.set_num_threads(1)
+    try:
+        with la.config(mode="lazy", device="cpu"):
+            for threads in (1, 2):
+                cpu_fused.set_num_threads(threads)
+                for values in (a, nan):
+                    rows = values.reshape(4096, 32)
+                    kernels.clear()
+                    assert_same(_lazyarr(op, la.asarray(values) * 1), _numpy(op, values))
+                    assert len(kernels) == 1, kernels
+                    for axis in (0, 1):
+                        assert_same(_lazyarr(op, la.asarray(rows) * 1, axis=axis),
+                                    _numpy(op, rows, axis=axis))
+                        assert_same(_lazyarr(op, la.asarray(rows.T) * 1, axis=axis),
+                                    _numpy(op, rows.T, axis=axis))
+    finally:
+        cpu_fused.set_num_threads(old)
+
+
+# --------------------------------------------------------------------------- var, std
+def _check_var(op, a, got, mode, rtol=None, **kw):
+    """NumPy's definition (mean of |z - mean|^2, a real result): eager mode NumPy's bits,
+    lazy mode the rule's complex128 value (each part's two-pass (mean, M2) in float64,
+    rounded once) within the rounding bound, NaN and inf where it has them. ``rtol``: the
+    bound for data whose mean is far from zero next to its spread (the deviations ``x - mean``
+    carry ``eps |mean|`` each, in NumPy's two passes as in the kernel's)."""
+    want = _ruled(op, a, got, mode, **kw)
+    if want is None:
+        return
+    assert got.dtype == want.dtype and got.shape == want.shape, (got, want)
+    assert np.array_equal(np.isnan(got), np.isnan(want)), (got, want)
+    assert np.array_equal(got[np.isinf(want)], want[np.isinf(want)]), (got, want)
+    fin = np.isfinite(want)
+    # (``var(x, dtype=<complex>)`` is complex in NumPy, with a zero imaginary part)
+    if rtol is None:
+        rtol = 2e-6 if np.finfo(want.dtype).dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got[fin], want[fin], rtol=rtol)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX, ids=str)
+@pytest.mark.parametrize("op", ["var", "std"])
+def test_var_std_every_axis_edge_values_empty_and_0d(op, dtype, mode, rng):
+    for shape in [(), (1,), (7,), (5, 9), (3, 4, 6), (130, 33), (33, 130)]:
+        # a large mean next to a small spread: the two-pass (mean, M2) keeps the digits
+        a = (rng.standard_normal(shape) + 3 + 1j * (rng.standard_normal(shape) - 1e3)).astype(dtype)
+        for axis in _axes(len(shape)):
+            for ddof in (0, 1):
+                for x in (la.asarray(a), pending(a)):
+                    _check_var(op, a, _lazyarr(op, x, axis=axis, ddof=ddof), mode, axis=axis, ddof=ddof)
+    e = edge_values(dtype)
+    e = e[np.abs(e.astype(np.complex128)) < 1e150]     # (|z - mean|^2 of the extremes overflows)
+    rows = np.stack([e, np.roll(e, 5), e[::-1]])
+    for values, axes in [(e, [None]), (rows, [None, 0, 1])]:
+        for axis in axes:
+            _check_var(op, values, _lazyarr(op, pending(values), axis=axis), mode, axis=axis)
+    # NumPy's mean is sum / (n + 0j): an infinite part of it (an infinite element, or a sum
+    # that overflows) makes the other part NaN, and the variance NaN
+    big = np.finfo(dtype).max
+    for values in ([big + 1j, big + 2j], [np.inf + 0j, 1 + 1j], [1 + 1j, complex(1, -np.inf)],
+                   [complex(-big, 1), complex(-big, 1), 3j]):
+        z = np.array(values, dtype)
+        _check_var(op, z, _lazyarr(op, la.asarray(z) * 1), mode)
+    for shape, axis in [((0,), None), ((3, 0), 1), ((0, 4), 0), ((0, 4), 1)]:
+        z = np.zeros(shape, dtype)
+        _check_var(op, z, _lazyarr(op, la.asarray(z), axis=axis), mode, axis=axis)
+    view = _random(rng, dtype, (40, 90))[::-2, 1::3].T
+    for axis in (None, 0, 1):
+        _check_var(op, view, _lazyarr(op, la.asarray(view) * 1, axis=axis), mode, axis=axis)
+    r = view.real.copy()          # real values in a complex loop dtype
+    _check_var(op, r, _lazyarr(op, la.asarray(r) + 0, axis=0, dtype=dtype), mode, axis=0, dtype=dtype)
+
+
+@pytest.mark.parametrize("op", ["var", "std"])
+def test_var_std_are_one_kernel_across_blocks_chunks_and_threads(op, kernels):
+    """The VM's kernel (each part's (mean, M2) Chan-merged over blocks and row chunks), the
+    same bits on 1 and 2 threads, NumPy's value within the bound."""
+    rng = np.random.default_rng(6)
+    a = (rng.standard_normal(2 ** 17) + 1e6 + 1j * rng.standard_normal(2 ** 17)).astype(np.complex128)
+    rows = a.reshape(4096, 32)
+    old = cpu_fused.set_num_threads(1)
+    try:
+        with la.config(mode="lazy", device="cpu"):
+            outs = []
+            for threads in (1, 2):
+                cpu_fused.set_num_threads(threads)
+                kernels.clear()
+                one = [_lazyarr(op, la.asarray(a) * 1)]
+                assert len(kernels) == 1, kernels
+                one += [_lazyarr(op, la.asarray(rows) * 1, axis=axis) for axis in (0, 1)]
+                outs.append(one)
+                _check_var(op, a, one[0], "lazy-cpu-fused", rtol=1e-9)     # (mean 1e6, spread 1)
+                for axis in (0, 1):
+                    _check_var(op, rows, one[1 + axis], "lazy-cpu-fused", rtol=1e-9, axis=axis)
+            for x, y in zip(*outs):
+                assert_same(x, y)
+    finally:
+        cpu_fused.set_num_threads(old)
+
+
+# --------------------------------------------------------------------------- the order rules
+def _special_products(dtype):
+    """Rows whose products meet NaN and infinite parts in every position (first, middle,
+    last, several), zeros next to infinities, and products that overflow midway."""
+    n, inf = np.nan, np.inf
+    base = np.array([1.5 - 0.5j, -2 + 1j, 0.25 + 3j, 1j, -1 + 0j, 2 - 2j, 0.5 + 0.5j, 3 + 0j], dtype)
+    rows = [base]
+    for pos in (0, 3, 7):
+        for special in (complex(n, 1), complex(1, n), complex(inf, 0), complex(0, -inf),
+                        complex(inf, inf), complex(-inf, 2), complex(n, inf)):
+            r = base.copy()
+            r[pos] = special
+            rows.append(r)
+    r = base.copy()
+    r[2], r[5] = complex(inf, 0), 0j                  # inf * 0
+    rows.append(r)
+    r = base.copy()
+    r[1], r[6] = complex(inf, 1), complex(-1, inf)
+    rows.append(r)
+    rows.append(np.full(8, complex(1e200, 1e200) if dtype == np.complex128 else
+                        complex(1e30, 1e30), dtype))                      # overflows midway
+    r = base.copy()
+    r[0] = complex(inf, 2)                            # NumPy: (1+0j)(inf+2j) = inf+nanj
+    rows.append(r[:1].repeat(8))
+    return np.stack(rows)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX, ids=str)
+def test_products_with_special_parts_follow_the_rule(dtype, mode):
+    """The product rule (docs/testing.rst, "Accumulation rule"; ``helpers.complex_product_mismatch``):
+    a NaN part anywhere gives nan+nanj, an infinite part (no NaN) both parts non-finite, as
+    NumPy's sequential product does; which of them are NaN depends on the order. Eager
+    mode is NumPy's own (its bits)."""
+    rows = _special_products(dtype)
+    for values, axis in [(rows, 1), (rows.T, 0), (rows, None)] + [(r, None) for r in rows] + \
+            [(r[:1], None) for r in rows]:
+        for x in (la.asarray(values), pending(values)):
+            got = _lazyarr("prod", x, axis=axis)
+            if mode == "eager":
+                assert_same(got, _numpy("prod", values, axis=axis))
+            else:
+                problem = complex_product_mismatch(got, values, axis=axis)
+                assert problem is None, (values, axis, problem)
+
+
+def _overflow_edge_sums(rng):
+    """complex128 values whose parts are near +-DBL_MAX among ordinary ones: whether a
+    partial sum overflows depends on the order (NumPy's pairwise one, the kernels')."""
+    big = np.finfo(np.float64).max
+    out = []
+    for n in (3, 8, 33, 257, 3000):
+        re = rng.standard_normal(n)
+        im = rng.standard_normal(n)
+        k = max(2, n // 8)
+        re[rng.choice(n, k, replace=False)] = rng.choice([-1, 1], k) * big * rng.uniform(0.5, 1, k)
+        im[rng.choice(n, k, replace=False)] = rng.choice([-1, 1], k) * big * rng.uniform(0.9, 1, k)
+        out.append(re + 1j * im)
+    out.append(np.array([big, big, -big, -big]) + 1j * np.array([big, -big, big, -big]))
+    out.append(np.array([big, -big, big, -big]) * (1 + 1j))
+    return out
+
+
+def _assert_sum_rule(got, a):
+    for part in ("real", "imag"):
+        problem = sum_part_mismatch(getattr(complex(got), part), getattr(a, part), np.float64)
+        assert problem is None, (part, problem)
+
+
+def test_sums_near_the_overflow_edge_follow_the_rule(mode, rng):
+    """The sum rule (docs/testing.rst, "Accumulation rule"; ``helpers.sum_part_mismatch``):
+    a finite part is within the bound of the exact sum; a part may be +-inf or NaN only where
+    a partial sum can overflow in some order. NumPy's own sums keep that rule too (asserted
+    here), with other overflows: no test asserts NumPy's bits near the edge."""
+    for a in _overflow_edge_sums(rng):
+        _assert_sum_rule(_numpy("sum", a), a)
+        for x in (la.asarray(a), pending(a)):
+            _assert_sum_rule(_lazyarr("sum", x), a)
+        rows = np.stack([a, a[::-1]])
+        got = _lazyarr("sum", la.asarray(rows), axis=1)
+        cols = _lazyarr("sum", la.asarray(np.ascontiguousarray(rows.T)), axis=0)
+        for j in range(2):
+            _assert_sum_rule(got[j], rows[j])
+            _assert_sum_rule(cols[j], rows[j])
+
+
+# --------------------------------------------------------------------------- the same on cuda
+needs_cuda = pytest.mark.skipif(not la.cuda_available(), reason="needs a CUDA GPU with CuPy")
+
+
+def _cuda(fn, *arrays):
+    """``fn`` of the arrays in lazy mode on cuda, as one kernel (explain says so)."""
+    with la.config(mode="lazy", device="cuda"), np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        xs = [la.asarray(a) for a in arrays]
+        plan = la.explain(lambda: fn(*xs))
+        assert len(plan.kernels) == 1 and "not fused" not in " ".join(plan.notes), plan
+        return np.asarray(fn(*xs))
+
+
+@pytest.mark.gpu
+@needs_cuda
+@pytest.mark.parametrize("dtype", COMPLEX, ids=str)
+@pytest.mark.parametrize("op", ["sum", "prod", "mean", "max", "min"])
+def test_cuda_reductions_are_one_kernel_on_every_layout(op, dtype, rng):
+    """Full, row and column kernels (and a full reduction of several blocks), against the
+    rule's value: sums and means within the bound, products of units, min/max exact."""
+    for shape, axes in [((7,), [None]), ((6, 9), [None, 0, 1]), ((3, 4, 5), [0, (0, 2)]),
+                        ((40, 70), [0, 1]), ((5000,), [None])]:
+        a = _random(rng, dtype, shape, unit=op == "prod")
+        a.flat[3] = complex(np.nan, 1) if op in ("max", "min") else a.flat[3]
+        for axis in axes:
+            got = _cuda(lambda x: getattr(la, op)(x + 0, axis=axis), a)
+            _check(op, a + 0, got, "lazy-cuda", axis=axis)
+
+
+@pytest.mark.gpu
+@needs_cuda
+@pytest.mark.parametrize("dtype", COMPLEX, ids=str)
+def test_cuda_products_and_sums_follow_the_order_rules(dtype, rng):
+    rows = _special_products(dtype)
+    for values, axis in [(rows, 1), (np.ascontiguousarray(rows.T), 0), (rows, None)] + \
+            [(r, None) for r in rows[::3]] + [(r[:1], None) for r in rows[::4]]:
+        got = _cuda(lambda x: la.prod(x + 0, axis=axis), values)
+        problem = complex_product_mismatch(got, values, axis=axis)
+        assert problem is None, (values, axis, problem)
+    if dtype == np.complex128:
+        for a in _overflow_edge_sums(rng):
+            _assert_sum_rule(_cuda(lambda x: la.sum(x + 0), a), a)
+            rows2 = np.stack([a, a[::-1]])
+            got = _cuda(lambda x: la.sum(x + 0, axis=1), rows2)
+            cols = _cuda(lambda x: la.sum(x + 0, axis=0), np.ascontiguousarray(rows2.T))
+            for j in range(2):
+                _assert_sum_rule(got[j], rows2[j])
+                _assert_sum_rule(cols[j], rows2[j])
+
+
+@pytest.mark.gpu
+@needs_cuda
+def test_cuda_min_max_are_lexicographic_and_the_first_nan_wins():
+    """NumPy 2's order with the element's position carried through the tree
+    (render.Reduction.parts ``_ix``): the first NaN and the first of equal values win, in
+    the full kernel across blocks, the row kernel across lanes and the column kernel."""
+    n = np.nan
+    cases = [[1 + 2j, 1 + 3j, 0 + 9j], [2 + 0j, complex(3, n), complex(n, 1), 5 + 0j],
+             [complex(n, 2), complex(3, n)], [1 + 0j, complex(n, -0.0)],
+             [complex(-0.0, 0.0), 0j, complex(0.0, -0.0)],
+             [complex(np.inf, n), complex(-np.inf, 0)], [complex(-np.inf, 1), complex(-np.inf, -1)],
+             [complex(np.inf, np.inf)], [complex(-np.inf, -np.inf), complex(-np.inf, -np.inf)]]
+    big = _random(np.random.default_rng(4), np.complex128, (5000,))
+    big[3000], big[4000], big[700] = complex(n, 1), complex(2, n), complex(n, n)
+    zeros = np.zeros(3000, np.complex128)
+    zeros[::3] = complex(-0.0, 0.0)
+    zeros[1::3] = complex(0.0, -0.0)
+    for dtype in COMPLEX:
+        for values in cases + [big, big[:2999], zeros, zeros[1:]]:
+            a = np.array(values, dtype)
+            for op in ("max", "min"):
+                assert_same(_cuda(lambda x: getattr(la, op)(x), a), _numpy(op, a))
+        for rows in (big.reshape(50, 100).astype(dtype), zeros.reshape(30, 100).astype(dtype)):
+            for op in ("max", "min"):
+                for axis in (0, 1):
+                    assert_same(_cuda(lambda x: getattr(la, op)(x, axis=axis), rows),
+                                _numpy(op, rows, axis=axis))

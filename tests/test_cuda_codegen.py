@@ -201,6 +201,11 @@ BATTERY = {
     "complex_prod_rows": lambda d: la.prod(d["cm"] / 4 + 1, axis=1),
     "complex64_sum_rows": lambda d: la.sum((d["cm"] * 1j).astype(la.complex64), axis=1),
     "complex_sum_of_reals_as_complex64": lambda d: la.sum(d["x"] * 2, dtype=la.complex64),
+    # a product's ``_has`` part, min/max's ``_ix`` part (the first NaN / first of equal wins)
+    "complex_prod_cols": lambda d: la.prod(d["cm"] / 4 + 1, axis=0),
+    "complex_max": lambda d: la.max(d["c128"] * 1j),
+    "complex64_min_rows": lambda d: la.min((d["cm"] - 1j).astype(la.complex64), axis=1),
+    "complex_max_cols": lambda d: la.max(d["cm"] + 1, axis=0),
     # npymath's complex functions (helpers.py: msun's csqrt, cexp, catrig, ...), each dtype
     **{f"complex_{group}_c{b}": lambda d, b=b, fns=fns: sum(
         (fn(d[f"c{b}"] * 0.5) for fn in fns), d[f"c{b}"] * 0).compute()
@@ -322,8 +327,8 @@ def test_cache_key_and_files(tmp_path, monkeypatch):
 def test_simulator_matches_numpy(monkeypatch):
     """Every battery kernel run by the simulated cuda device's backend (registered as
     ``cuda-sim``; usable in this process whatever LAZYARR_CUDA_SIM says) against NumPy. The
-    kernels themselves: also those of programs the backend sends to the host for now
-    (complex sum/prod/mean, backend._COMPLEX_ON_HOST), whose templates stay in the kernels."""
+    kernels themselves: also those of programs the backend sends to the host (complex ->
+    integer casts, any reduction named in backend._COMPLEX_ON_HOST)."""
     import warnings
 
     from lazyarr import backends

@@ -775,7 +775,7 @@ static int lz_minmax_contig(const lz_prog *P, const char *p, npy_intp s, npy_int
 }
 
 /* ---------------------------------------------------------------- complex reductions
- * complex64/complex128 sum, prod, min and max (mean is a sum): the parts are accumulated in
+ * complex64/complex128 sum, prod, min, max, argmin and argmax (mean is a sum): the parts are accumulated in
  * float64 (lazy mode's accumulation rule, complex128 arithmetic), the real parts in the
  * float partials R->pd / results R->rd, the imaginary parts in R->pm2 / R->rm2.
  *   sum   NumPy-style pairwise summation of each part (as lz_pw_*), pairwise over blocks;
@@ -836,8 +836,15 @@ LZ_DEF_PWC(lz_pwc_c128, npy_double, lz_pw_f64)
 #define LZ_CRE(FT, p, s, i) ((double)((const FT *)((p) + (i) * (s)))[0])
 #define LZ_CIM(FT, p, s, i) ((double)((const FT *)((p) + (i) * (s)))[1])
 
+/* Complex var: var(z) = mean |z - mean z|^2 is the real parts' var plus the imaginary parts'
+ * (NumPy's definition, each part's two-pass (mean, M2) in float64, Chan-merged as the float
+ * var's). The real part's (mean, M2) are in pd/pm2 (rd/rm2), the imaginary part's in the
+ * int64/uint64 partial arrays pi/pu (ri/ru), which cpu_fused allocates as float64 for it and
+ * which C reads only as double; the counts in pidx. */
+#define LZ_CVAR_D(a) ((double *)(a))
+
 /* MODE_RED_A: one block (n >= 1 complex values at p, stride s) into partial t */
-#define LZ_RED_BLOCK_C(FT, PWC)                                                              \
+#define LZ_RED_BLOCK_C(FT, PWC, PW, PWSQ)                                                    \
     switch (P->red_kind) {                                                                   \
     case RK_SUM: PWC(p, n, s, &R->pd[t], &R->pm2[t]); break;                                 \
     case RK_PROD: {                                                                          \
@@ -852,13 +859,28 @@ LZ_DEF_PWC(lz_pwc_c128, npy_double, lz_pw_f64)
             if (lz_cbetter(mx, xr, xi, mr, mi)) { mr = xr; mi = xi; }                        \
         }                                                                                    \
         R->pd[t] = mr; R->pm2[t] = mi; break; }                                              \
+    case RK_ARGMIN: case RK_ARGMAX: {          /* min/max's order, and the winner's index */ \
+        const int mx = P->red_kind == RK_ARGMAX;                                             \
+        double mr = LZ_CRE(FT, p, s, 0), mi = LZ_CIM(FT, p, s, 0);                           \
+        npy_intp best = 0;                                                                   \
+        for (npy_intp i = 1; i < n && mr == mr && mi == mi; i++) {                           \
+            const double xr = LZ_CRE(FT, p, s, i), xi = LZ_CIM(FT, p, s, i);                 \
+            if (lz_cbetter(mx, xr, xi, mr, mi)) { mr = xr; mi = xi; best = i; }              \
+        }                                                                                    \
+        R->pd[t] = mr; R->pm2[t] = mi; R->pidx[t] = idx0 + best; break; }                    \
+    case RK_VAR: {          /* each part's (mean, M2) as the float var's; see LZ_CVAR_D */   \
+        const double mr = PW(p, n, s, 0.) / (double)n;                                       \
+        const double mi = PW(p + sizeof(FT), n, s, 0.) / (double)n;                          \
+        R->pd[t] = mr; R->pm2[t] = PWSQ(p, n, s, mr);                                        \
+        LZ_CVAR_D(R->pi)[t] = mi; LZ_CVAR_D(R->pu)[t] = PWSQ(p + sizeof(FT), n, s, mi);      \
+        R->pidx[t] = n; break; }                                                             \
     default: break;                                                                          \
     }
 
 static void lz_red_block_c(const lz_prog *P, lz_run *R, npy_intp t, const char *p, npy_intp s,
-                           npy_intp n) {
-    if (P->red_type == RT_C64) { LZ_RED_BLOCK_C(npy_float, lz_pwc_c64) }
-    else { LZ_RED_BLOCK_C(npy_double, lz_pwc_c128) }
+                           npy_intp n, npy_intp idx0) {
+    if (P->red_type == RT_C64) { LZ_RED_BLOCK_C(npy_float, lz_pwc_c64, lz_pw_f32, lz_pwsq_f32) }
+    else { LZ_RED_BLOCK_C(npy_double, lz_pwc_c128, lz_pw_f64, lz_pwsq_f64) }
 }
 
 /* MODE_RED_B: accumulate row o (n complex values at p, stride s) into the slots' partials
@@ -873,28 +895,37 @@ static void lz_red_block_c(const lz_prog *P, lz_run *R, npy_intp t, const char *
         } else if (first) {                                                                  \
             ad[i] = kind == RK_SUM ? 0. + xr : xr;   /* (sums start from +0.0) */            \
             am[i] = kind == RK_SUM ? 0. + xi : xi;                                           \
+            if (arg) ax[i] = o;                                                              \
         } else if (kind == RK_SUM) {                                                         \
             ad[i] += xr;                                                                     \
             am[i] += xi;                                                                     \
         } else if (kind == RK_PROD) {                                                        \
             lz_cmul(&ad[i], &am[i], xr, xi);                                                 \
-        } else if (lz_cbetter(kind == RK_MAX, xr, xi, ad[i], am[i])) {                       \
+        } else if (lz_cbetter(kind == RK_MAX || kind == RK_ARGMAX, xr, xi, ad[i], am[i])) {  \
             ad[i] = xr;                                                                      \
             am[i] = xi;                                                                      \
+            if (arg) ax[i] = o;                                                              \
         }                                                                                    \
     }
 
-static void lz_acc_c(const lz_prog *P, double *restrict ad, double *restrict am, const char *p,
-                     npy_intp s, npy_intp n, int first) {
-    const int kind = P->red_kind;
+/* (argmin/argmax: min/max's order, and the winner's reduce index o in ax) */
+static void lz_acc_c(const lz_prog *P, double *restrict ad, double *restrict am,
+                     npy_int64 *restrict ax, const char *p, npy_intp s, npy_intp n, int first,
+                     npy_intp o) {
+    const int kind = P->red_kind, arg = kind == RK_ARGMIN || kind == RK_ARGMAX;
     if (P->red_type == RT_C64) { LZ_ACC_C(npy_float) } else { LZ_ACC_C(npy_double) }
 }
 
-/* Combine partial b into partial a (a: the earlier elements), for the complex kinds */
-static inline void lz_merge_c(int kind, double *ar, double *ai, double br, double bi) {
+/* Combine partial b into partial a (a: the earlier elements), for the complex kinds; returns
+ * whether b's value replaced a's (min/max/argmin/argmax: the caller moves the index too) */
+static inline int lz_merge_c(int kind, double *ar, double *ai, double br, double bi) {
     if (kind == RK_SUM) { *ar += br; *ai += bi; }
     else if (kind == RK_PROD) lz_cmul(ar, ai, br, bi);
-    else if (lz_cbetter(kind == RK_MAX, br, bi, *ar, *ai)) { *ar = br; *ai = bi; }
+    else if (lz_cbetter(kind == RK_MAX || kind == RK_ARGMAX, br, bi, *ar, *ai)) {
+        *ar = br; *ai = bi;
+        return 1;
+    }
+    return 0;
 }
 
 #define LZ_IS_COMPLEX(rt) ((rt) == RT_C64 || (rt) == RT_C128)
@@ -950,7 +981,7 @@ static void lz_red_block(const lz_prog *P, lz_run *R, npy_intp t, const char *p,
                          npy_intp n, npy_intp idx0) {
     const int kind = P->red_kind;
     if (LZ_IS_COMPLEX(P->red_type)) {
-        lz_red_block_c(P, R, t, p, s, n);
+        lz_red_block_c(P, R, t, p, s, n, idx0);
         return;
     }
     if ((kind == RK_MIN || kind == RK_MAX) && lz_minmax_contig(P, p, s, n, &R->pd[t])) return;
@@ -1020,15 +1051,25 @@ static void lz_combine_slot(const lz_prog *P, lz_run *R, npy_intp o, npy_intp b0
     const int fl = rt == RT_F32 || rt == RT_F64;
     const npy_intp end = b0 + np_ * sb;
     if (LZ_IS_COMPLEX(rt)) {
+        if (kind == RK_VAR) {       /* each part as the float var's */
+            double cnt;
+            lz_var_combine(R->pd + b0, R->pm2 + b0, R->pidx + b0, np_, sb, &R->rd[o], &R->rm2[o], &cnt);
+            lz_var_combine(LZ_CVAR_D(R->pi) + b0, LZ_CVAR_D(R->pu) + b0, R->pidx + b0, np_, sb,
+                           &LZ_CVAR_D(R->ri)[o], &LZ_CVAR_D(R->ru)[o], &cnt);
+            return;
+        }
         if (kind == RK_SUM) {       /* pairwise over the blocks, as the float sums */
             R->rd[o] = lz_pw_d(R->pd + b0, np_, sb);
             R->rm2[o] = lz_pw_d(R->pm2 + b0, np_, sb);
             return;
         }
         double ar = R->pd[b0], ai = R->pm2[b0];
-        for (npy_intp b = b0 + sb; b < end; b += sb) lz_merge_c(kind, &ar, &ai, R->pd[b], R->pm2[b]);
+        npy_intp best = b0;
+        for (npy_intp b = b0 + sb; b < end; b += sb)
+            if (lz_merge_c(kind, &ar, &ai, R->pd[b], R->pm2[b])) best = b;
         R->rd[o] = ar;
         R->rm2[o] = ai;
+        if (kind == RK_ARGMIN || kind == RK_ARGMAX) R->ridx[o] = R->pidx[best];
         return;
     }
     switch (kind) {
@@ -1099,7 +1140,23 @@ static void lz_merge_row(const lz_prog *P, lz_run *R, npy_intp a, npy_intp b, np
     npy_int64 *si = R->pi, *ix = R->pidx;
     npy_uint64 *u = R->pu;
     if (LZ_IS_COMPLEX(rt)) {
-        for (npy_intp i = 0; i < M; i++) lz_merge_c(kind, &d[a + i], &R->pm2[a + i], d[b + i], R->pm2[b + i]);
+        const int arg = kind == RK_ARGMIN || kind == RK_ARGMAX;
+        if (kind == RK_VAR) {       /* each part as the float var's, one count */
+            double *di = LZ_CVAR_D(R->pi), *qi = LZ_CVAR_D(R->pu);
+            for (npy_intp i = 0; i < M; i++) {
+                double na = (double)ix[a + i], nb = (double)ix[b + i], nn = na + nb, f = nb / nn;
+                double dr = d[b + i] - d[a + i], dq = di[b + i] - di[a + i];
+                d[a + i] += dr * f;
+                R->pm2[a + i] += R->pm2[b + i] + dr * dr * (na * nb / nn);
+                di[a + i] += dq * f;
+                qi[a + i] += qi[b + i] + dq * dq * (na * nb / nn);
+                ix[a + i] += ix[b + i];
+            }
+            return;
+        }
+        for (npy_intp i = 0; i < M; i++)
+            if (lz_merge_c(kind, &d[a + i], &R->pm2[a + i], d[b + i], R->pm2[b + i]) && arg)
+                ix[a + i] = ix[b + i];
         return;
     }
     switch (kind) {
@@ -1298,7 +1355,7 @@ static void lz_red_acc(const lz_prog *P, lz_run *R, npy_intp j0, const char *res
     npy_int64 *restrict ax = R->pidx + j0;
     npy_uint64 *restrict au = R->pu + j0;
     if (LZ_IS_COMPLEX(P->red_type)) {
-        lz_acc_c(P, ad, R->pm2 + j0, p, s, n, first);
+        lz_acc_c(P, ad, R->pm2 + j0, ax, p, s, n, first, o);
         return;
     }
     if (kind == RK_SUM && P->red_type == RT_F32 && s == 4) {
@@ -1374,12 +1431,22 @@ static int lz_var_rows(const lz_prog *P, lz_run *R, lz_scratch *S, npy_intp c, n
                 const char *p = S->vptr[rv];
                 const npy_intp s = S->vstr[rv];
                 double *restrict d = R->pd + base + j, *restrict q = R->pm2 + base + j;
-                if (P->red_type == RT_F32) { LZ_VAR_PASS(npy_float) } else { LZ_VAR_PASS(npy_double) }
+                if (P->red_type == RT_F32) { LZ_VAR_PASS(npy_float) }
+                else if (P->red_type == RT_F64) { LZ_VAR_PASS(npy_double) }
+                else {              /* complex: each part (LZ_CVAR_D) */
+                    const int c64 = P->red_type == RT_C64;
+                    if (c64) { LZ_VAR_PASS(npy_float) } else { LZ_VAR_PASS(npy_double) }
+                    p += c64 ? sizeof(npy_float) : sizeof(npy_double);
+                    d = LZ_CVAR_D(R->pi) + base + j;
+                    q = LZ_CVAR_D(R->pu) + base + j;
+                    if (c64) { LZ_VAR_PASS(npy_float) } else { LZ_VAR_PASS(npy_double) }
+                }
             }
         }
         if (pass == 0)
             for (npy_intp i = base + j0; i < base + j0 + n; i++) {
                 R->pd[i] /= (double)(o1 - o0);
+                if (LZ_IS_COMPLEX(P->red_type)) LZ_CVAR_D(R->pi)[i] /= (double)(o1 - o0);
                 R->pidx[i] = o1 - o0;
             }
     }

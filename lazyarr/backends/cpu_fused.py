@@ -142,15 +142,13 @@ def _compute_dtype(op: str, operand: np.dtype, result: np.dtype, dtype_arg: Any)
         return result
     if op in ("mean", "var", "std"):
         c = reduction_rules.loop_dtype(op, operand, result, dtype_arg)
-        if op != "mean" and c.kind != "f":
+        if op != "mean" and c.kind not in "fc":
             raise Unsupported(f"var/std with a {c} loop dtype")
         if c.kind == "b":
             raise Unsupported("mean with dtype=bool")
         return c
     if op in ("any", "all"):
         return np.dtype(np.bool_)
-    if op in ("argmin", "argmax") and operand.kind == "c":
-        raise Unsupported(f"{op} of complex values")
     return operand  # min, max, argmin, argmax
 
 
@@ -767,8 +765,13 @@ def _partial_arrays(op: str, canon: np.dtype) -> tuple[tuple[str, type], ...]:
     "m2" for var's sums of squared deviations; complex values: their real parts in "d", their
     imaginary parts in "m2"."""
     kind, is_float, is_int64 = _VM_REDUCTION[op], canon.kind == "f", canon.kind == "i"
+    if canon.kind == "c" and kind == "var":
+        # the real parts' (mean, M2) in "d"/"m2", the imaginary parts' in "i"/"u" as float64
+        # (LZ_CVAR_D in _cpu_vm.h), the counts in "idx"
+        return (("d", np.float64), ("m2", np.float64), ("idx", np.int64), ("i", np.float64),
+                ("u", np.float64))
     if canon.kind == "c":           # sum, prod, min, max: the real parts in "d", imaginary in "m2"
-        names = ["d", "m2"]
+        names = ["d", "m2", "idx"] if kind in ("argmin", "argmax") else ["d", "m2"]
     elif kind == "var":
         names = ["d", "m2", "idx"]
     elif kind in ("argmin", "argmax"):
@@ -789,14 +792,20 @@ def _finalize(c: Compiled, op: str, arrays: dict[str, np.ndarray], rsz: int, ddo
     assert compute is not None
     if op in ("argmin", "argmax"):
         return arrays["ridx"].astype(result, copy=False).reshape(shape)
-    if compute.kind == "c":
+    if compute.kind == "c" and op not in ("var", "std"):
         return _finalize_complex(op, arrays["rd"], arrays["rm2"], rsz, result, shape)
     if op in ("min", "max", "any", "all"):       # exact: no arithmetic
         val = next(arrays[k] for k in ("rd", "ri", "ru") if k in arrays)
         return val.astype(result, copy=False).reshape(shape)
     if op in ("var", "std"):
+        m2 = arrays["rm2"]
+        if compute.kind == "c":     # |z - mean|^2: the two parts' sums of squares
+            m2 = m2 + arrays["ru"]
+            # NumPy's mean is sum / (n + 0j) (Smith's division): an infinite part of it makes
+            # the other part NaN, and so the variance (the parts' means are in rd and ri)
+            m2 = np.where(np.isinf(arrays["rd"]) | np.isinf(arrays["ri"]), np.nan, m2)
         with np.errstate(divide="ignore", invalid="ignore"):  # ddof >= n: NumPy warns once
-            val = arrays["rm2"] / max(rsz - ddof, 0)
+            val = m2 / max(rsz - ddof, 0)
             if op == "std":
                 val = np.sqrt(val)
     elif "rd" in arrays:

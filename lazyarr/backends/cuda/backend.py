@@ -59,7 +59,8 @@ class _Entry:
     the slots of the per-call parameters are recorded once, so a call only fills those."""
 
     __slots__ = ("fn", "geo", "grid", "block", "acc", "template", "out_slot", "input_slots", "offset_slots",
-                 "scalar_slots", "partials_slot", "counter_slot", "fpe_slot", "sites")
+                 "scalar_slots", "partials_slot", "counter_slot", "fpe_slot", "sites",
+                 "partials_per_block")
 
     def __init__(self, fn: Any, geo: R.Geometry, rendered: R.Rendered, sms: int) -> None:
         self.fn, self.geo = fn, geo
@@ -69,6 +70,7 @@ class _Entry:
         self.offset_slots: list[tuple[int, int]] = []           # (slot, input): counters
         self.scalar_slots: list[tuple[int, int, Any]] = []      # (slot, scalar position, type)
         self.acc: np.dtype | None = None                        # full: the partials' dtype
+        self.partials_per_block = 1                             # (a complex one: its parts)
         self.out_slot = self.partials_slot = self.counter_slot = self.fpe_slot = -1
         self.sites = rendered.fpe_sites                         # checked: the op sites' names
         for slot, param in enumerate(rendered.params):
@@ -83,6 +85,7 @@ class _Entry:
                 self.scalar_slots.append((slot, param.input, _scalar_type(param)))
             elif role is Role.PARTIALS:
                 self.partials_slot, self.acc = slot, param.dtype
+                self.partials_per_block = max(1, param.index)
             elif role is Role.COUNTER:
                 self.counter_slot = slot
             elif role is Role.FPE:
@@ -240,7 +243,8 @@ class CudaBackend:
         for slot, pos, typ in entry.scalar_slots:
             args[slot] = typ(scalars[pos])
         if entry.acc is not None:               # a full reduction: partials and counter
-            scratch, counter = self._stream_buffers(entry.grid[0] * entry.acc.itemsize)
+            scratch, counter = self._stream_buffers(entry.grid[0] * entry.partials_per_block *
+                                                    entry.acc.itemsize)
             args[entry.partials_slot], args[entry.counter_slot] = scratch, counter
         return tuple(args)
 
@@ -262,13 +266,13 @@ class CudaBackend:
     def plan(self, lowered: Lowered) -> Plan:
         program, root = lowered.program, lowered.program.root
         if _runs_on_host(program):
-            # Complex min/max reductions and complex -> integer casts are not in the
-            # kernels (_COMPLEX_ON_HOST says why), and CuPy's are not NumPy's
+            # Complex -> integer casts (and a complex reduction of _COMPLEX_ON_HOST) are
+            # not in the kernels, and CuPy's are not NumPy's
             # (reference._host_step): such a program runs on the host with NumPy.
             from ..reference import for_device
             plan = for_device("cpu").plan(lowered)
-            plan.notes.append(f"complex {'/'.join(sorted(_COMPLEX_ON_HOST))} reductions and "
-                              "complex-to-integer casts are not fused on cuda yet: the inputs are copied "
+            held = f"complex {'/'.join(sorted(_COMPLEX_ON_HOST))} reductions and " if _COMPLEX_ON_HOST else ""
+            plan.notes.append(f"{held}complex-to-integer casts are not fused on cuda yet: the inputs are copied "
                               "to the host, the program runs op by op with NumPy there, and the "
                               "result is copied back")
             return plan
@@ -316,7 +320,7 @@ class CudaBackend:
                              "s: strided)")
             partials = [p for p in rendered.params if p.role is Role.PARTIALS]
             if partials:
-                written += geo.grid(sms) * partials[0].dtype.itemsize + 4
+                written += geo.grid(sms) * max(1, partials[0].index) * partials[0].dtype.itemsize + 4
         if root.op in R.FALLBACK_REDUCTIONS:
             kernels.append(Kernel(f"cupy.{root.op}", f"cupy.{root.op}(tmp, ...)"))
             if fused_lowered is not None:
@@ -336,17 +340,16 @@ def _scalar_type(param: Any) -> Any:
     return typ
 
 
-#: reductions whose complex values run on the host: NumPy's lexicographic min/max (no
-#: kernel); sum/prod/mean, whose kernels differ from NumPy on the H200. With complex
-#: accumulators (2026-12-02) they gave NaN where NumPy gives +-inf; accumulating each part as
-#: a float64 value (render.Reduction.parts: registers, shared memory, one shuffle per part)
-#: passed the special-value tests on the H200 (2026-12-03d) but not ``test_gpu.py``'s
-#: ``test_reduction``: a product's identity lanes (1+0j times inf+0j is inf+nanj) give NaN
-#: parts where NumPy's sequential product has an infinite one, and a complex128 sum of
-#: +-DBL_MAX values overflowed to -inf where NumPy's pairwise order stays finite
-#: (docs/notes/gpu.rst). The kernels stay (the simulator and ``compile_ptx`` check them):
-#: removing "sum"/"mean" (and "prod", once its identity is fixed) here fuses them again.
-_COMPLEX_ON_HOST = frozenset({"min", "max", "sum", "prod", "mean"})
+#: reductions whose complex values run on the host: none. History (docs/notes/gpu.rst): with
+#: complex accumulators (2026-12-02) sum/prod gave NaN where NumPy gives +-inf on the H200;
+#: accumulating each part as a float64 value (render.Reduction.parts) passed the special-value
+#: tests (2026-12-03d) but not ``test_gpu.py``'s ``test_reduction``: a product's identity lanes
+#: (1+0j times inf+0j is inf+nanj; now a ``_has`` part: an empty lane never multiplies) and a
+#: complex128 sum of +-DBL_MAX values, whose overflow depends on the order (now the written
+#: rule of docs/testing.rst, "Accumulation rule"). min/max carry the element's position
+#: (``_ix``) for NumPy's first-NaN and first-of-equal rule. An op named here runs on the host
+#: again (the switch, e.g. for a GPU that disagrees).
+_COMPLEX_ON_HOST: frozenset[str] = frozenset()
 
 
 @functools.lru_cache(maxsize=4096)

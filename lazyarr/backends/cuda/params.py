@@ -43,7 +43,8 @@ class Layout(Protocol):
 
 class Role(enum.Enum):
     OUTPUT = "output"        # the result buffer (pointer)
-    PARTIALS = "partials"    # full reductions: per-block partial results (pointer, acc dtype)
+    PARTIALS = "partials"    # full reductions: per-block partial results (pointer, acc dtype;
+    #                          a complex accumulator: ``index`` float64 parts a block)
     COUNTER = "counter"      # full reductions: the zeroed uint32 ticket counter (pointer)
     FPE = "fpe"              # checked kernels: zeroed uint32 words, NumPy's FP flags per op site
     INPUT = "input"          # input buffer ``input`` (pointer to its element 0)
@@ -72,7 +73,8 @@ class Param:
     dtype: the pointer's element type, or the value's type.
     input: INPUT and STRIDE: the input buffer; SCALAR: the scalar's position.
     index: STRIDE: the axis of the (collapsed) iteration space; SIZE: the position in
-           ``Geometry.sizes``; SCALAR: -1, or a complex scalar's part (0 real, 1 imaginary).
+           ``Geometry.sizes``; SCALAR: -1, or a complex scalar's part (0 real, 1 imaginary);
+           PARTIALS: -1 (one value a block), or a complex accumulator's parts a block.
     """
 
     name: str

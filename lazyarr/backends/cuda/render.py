@@ -262,52 +262,110 @@ class Reduction:
     @property
     def parts(self) -> tuple[str, ...]:
         """Name suffixes of the accumulator's parts. A complex accumulator is two float64
-        values (real, imaginary) in registers, shared memory and warp shuffles alike, combined
-        with float arithmetic written out here: no complex value inside the reduction (the
-        H200 gave NaN and -0 where NumPy gives +-inf and +0 with complex accumulators,
-        docs/notes/gpu.rst). The per-block partials stay complex128 in global memory."""
-        return ("_re", "_im") if self.acc.kind == "c" else ("",)
+        values (real, imaginary) in registers, shared memory, warp shuffles and the per-block
+        partials alike, combined with float arithmetic written out here: no complex value
+        inside the reduction (the H200 gave NaN and -0 where NumPy gives +-inf and +0 with
+        complex accumulators, docs/notes/gpu.rst). Two reductions carry a third part:
+
+        * ``prod``: ``_has``, 1.0 once the accumulator holds an element. An empty one (a
+          lane, a thread or a block with no element) is never multiplied in: ``1+0j`` times
+          ``inf+0j`` is ``inf+nanj``. NumPy's own product starts from ``1+0j`` once, so the
+          result is multiplied by it once (``finalize_parts``).
+        * ``min``/``max``: ``_ix``, the element's position in the reduced C order (+inf when
+          empty), so that the first NaN and the first of equal values win whatever the tree
+          (NumPy 2's sequential ``CLE``/``CGE`` order)."""
+        if self.acc.kind != "c":
+            return ("",)
+        if self.op == "prod":
+            return ("_re", "_im", "_has")
+        if self.op in ("min", "max"):
+            return ("_re", "_im", "_ix")
+        return ("_re", "_im")
 
     @property
     def part_dtype(self) -> np.dtype:
         return F64 if self.acc.kind == "c" else self.acc
 
     def identity_parts(self) -> list[str]:
-        if self.acc.kind == "c":
-            return [f"{cast_name(F64)}({1 if self.op == 'prod' else 0})", f"{cast_name(F64)}(0)"]
-        return [self.identity()]
+        if self.acc.kind != "c":
+            return [self.identity()]
+        D = cast_name(F64)
+        if self.op in ("min", "max"):       # empty: no position (loses every comparison)
+            inf = "math.inf" if self.op == "min" else "-math.inf"
+            return [f"{D}({inf})", f"{D}({inf})", f"{D}(math.inf)"]
+        parts = [f"{D}({1 if self.op == 'prod' else 0})", f"{D}(0)"]
+        return parts + [f"{D}(0)"] if self.op == "prod" else parts
 
-    def prepare_parts(self, v: str) -> list[str]:
-        """A chain value as accumulator operands (one per part)."""
+    def prepare_parts(self, v: str, idx: str = "") -> list[str]:
+        """A chain value as accumulator operands (one per part); ``idx``: its position in
+        the reduced C order (complex min/max)."""
         if self.acc.kind != "c":
             return [self.prepare(v)]
+        D = cast_name(F64)
         src = self.value_dtype
         if self.loop is not None:           # rounded to NumPy's loop dtype first
             v, src = _cast_expr(v, src, self.loop), self.loop
         if src.kind != "c":
-            return [f"{cast_name(F64)}({v})", f"{cast_name(F64)}(0)"]
-        return [f"{cast_name(F64)}({v}.real)", f"{cast_name(F64)}({v}.imag)"]
+            parts = [f"{D}({v})", f"{D}(0)"]
+        else:
+            parts = [f"{D}({v}.real)", f"{D}({v}.imag)"]
+        if self.op == "prod":
+            return parts + [f"{D}(1)"]
+        if self.op in ("min", "max"):
+            return parts + [f"{D}({idx})"]
+        return parts
+
+    def combine_statement(self, targets: list[str], a: list[str], b: list[str]) -> str:
+        """One line setting ``targets`` (the parts) to the combination of ``a`` and ``b``.
+        Complex min/max: the choice once (``_pick``), then each part (not the choice's text
+        in each part's expression: Numba's typing time grows with the source)."""
+        exprs = self.combine_parts(a, b)
+        if self.acc.kind == "c" and self.op in ("min", "max"):
+            chosen = [f"({x} if _pick else {y})" for x, y in zip(a, b)]
+            return f"_pick = {exprs[0]}; {', '.join(targets)} = {', '.join(chosen)}"
+        return f"{', '.join(targets)} = {', '.join(exprs)}"
 
     def combine_parts(self, a: list[str], b: list[str]) -> list[str]:
-        """The combined parts, each an expression of the old ones (assign them together)."""
+        """The combined parts, each an expression of the old ones (assign them together);
+        complex min/max: one expression, whether ``a`` is kept (``combine_statement``)."""
         if self.acc.kind != "c":
             return [self.combine(a[0], b[0])]
         D = cast_name(F64)
-        (ar, ai), (br, bi) = a, b
+        (ar, ai), (br, bi) = a[:2], b[:2]
         if self.op == "prod":       # NumPy's complex product loop: the plain formula (no FMA)
-            return [f"{D}({D}({ar} * {br}) - {D}({ai} * {bi}))",
-                    f"{D}({D}({ar} * {bi}) + {D}({ai} * {br}))"]
+            ah, bh = a[2], b[2]
+            both = f"(({ah} != 0) & ({bh} != 0))"
+            return [f"({D}({D}({ar} * {br}) - {D}({ai} * {bi})) if {both} else ({ar} if {ah} != 0 else {br}))",
+                    f"({D}({D}({ar} * {bi}) + {D}({ai} * {br})) if {both} else ({ai} if {ah} != 0 else {bi}))",
+                    f"({ah} if {ah} != 0 else {bh})"]
+        if self.op in ("min", "max"):
+            # NumPy 2's lexicographic order; a NaN part wins, the first (smallest position)
+            # of several NaNs or of equal values (+0 == -0) wins
+            ax, bx = a[2], b[2]
+            lt = "<" if self.op == "min" else ">"
+            # (no ``~``: on a bool Numba's is Python's, ~True == -2)
+            an = f"(({ar} != {ar}) | ({ai} != {ai}))"          # a has a NaN part
+            bnum = f"(({br} == {br}) & ({bi} == {bi}))"        # b has none
+            first = f"({ax} < {bx})"
+            better = (f"(({ar} {lt} {br}) | (({ar} == {br}) & ({ai} {lt} {bi})) | "
+                      f"(({ar} == {br}) & ({ai} == {bi}) & {first}))")
+            return [f"(({an} & ({bnum} | {first})) | ({bnum} & {better}))"]
         return [f"{D}({ar} + {br})", f"{D}({ai} + {bi})"]
 
     def finalize_parts(self, a: list[str], count: str) -> str:
         if self.acc.kind != "c":
             return self.finalize(a[0], count)
-        re, im = a
+        re, im = a[:2]
+        D = cast_name(F64)
         if self.op == "mean":
             # NumPy's complex true_divide by (count + 0j): Smith's algorithm, a * (1 / count)
             # (NaN * 0 and -0.0 + 0.0 as NumPy's), not a / count
-            scl = f"(1.0 / {cast_name(F64)}({count}))"
+            scl = f"(1.0 / {D}({count}))"
             re, im = f"(({re} + {im} * 0.0) * {scl})", f"(({im} - {re} * 0.0) * {scl})"
+        elif self.op == "prod":
+            # NumPy's product starts from 1+0j: (1+0j) times the product, once
+            re, im = (f"{D}({D}(1.0 * {re}) - {D}(0.0 * {im}))",
+                      f"{D}({D}(1.0 * {im}) + {D}(0.0 * {re}))")
         return _cast_expr(f"{cast_name(C128)}(complex({re}, {im}))", C128, self.result)
 
     def identity(self) -> str:
@@ -567,7 +625,8 @@ class _Kernel:
             ps.append(Param("fpe", Role.FPE, np.dtype(np.uint32)))
         if s.kind == "full":
             assert self.reduction is not None
-            ps += [Param("partials", Role.PARTIALS, self.reduction.acc),
+            ps += [Param("partials", Role.PARTIALS, self.reduction.part_dtype,
+                         index=len(self.reduction.parts) if self.reduction.acc.kind == "c" else -1),
                    Param("counter", Role.COUNTER, np.dtype(np.uint32))]
         nst = s.nd if s.kind in ("map", "full") else s.nd + s.nred
         for k in range(self.n_inputs):
@@ -797,8 +856,7 @@ class _Kernel:
     def combine_into(self, target: str, a: str, b: str) -> str:
         red = self.reduction
         assert red is not None
-        return self.assign(self.part_names(target),
-                           red.combine_parts(self.part_names(a), self.part_names(b)))
+        return red.combine_statement(self.part_names(target), self.part_names(a), self.part_names(b))
 
     def shared_arrays(self, indent: str) -> list[str]:
         red = self.reduction
@@ -829,7 +887,7 @@ class _Kernel:
         red = self.reduction
         assert red is not None
         # the operand named once (combine may name it several times: min/max)
-        prepare = self.assign(self.part_names(f"w{u}"), red.prepare_parts(self.value(u)))
+        prepare = self.assign(self.part_names(f"w{u}"), red.prepare_parts(self.value(u), idx))
         if not self.checks_reduction:
             return [prepare, self.combine_into(f"acc{u}", f"acc{u}", f"w{u}")]
         return [prepare, f"o{u} = acc{u}", self.combine_into(f"acc{u}", f"acc{u}", f"w{u}"),
@@ -902,7 +960,7 @@ class _Kernel:
     def _full(self) -> list[str]:
         red = self.reduction
         assert red is not None
-        complex_acc = red.acc.kind == "c"
+        nparts = len(red.parts)
         out = self.shared_arrays("    ")
         out += ["    last = cuda.shared.array(1, _NT_int32)",
                 "    t = cuda.threadIdx.x"]
@@ -911,10 +969,12 @@ class _Kernel:
         out += self.acc_fold("    ")
         out += [f"    {self.assign(self.part_names('sm[t]'), self.part_names('acc'))}"]
         out += self.block_tree("    ", "t", self.spec.block, "1")
-        # (a complex partial: one complex128 in global memory, made from / split into parts)
-        partial = f"{cast_name(C128)}(complex(sm_re[0], sm_im[0]))" if complex_acc else "sm[0]"
-        out += ["    if t == 0:",
-                f"        partials[cuda.blockIdx.x] = {partial}",
+        # (a complex accumulator's partial: its float64 parts, one after the other)
+        out += ["    if t == 0:"]
+        slot = "{}" if nparts == 1 else f"{{}} * {nparts} + {{}}"    # (real: one value a block)
+        out += [f"        partials[{slot.format('cuda.blockIdx.x', k)}] = {sm}"
+                for k, sm in enumerate(self.part_names("sm[0]"))]
+        out += [
                 "        cuda.threadfence()",
                 "        ticket = _atomic_inc(counter)",
                 "        last[0] = 1 if ticket == cuda.gridDim.x - 1 else 0",
@@ -924,11 +984,8 @@ class _Kernel:
                 f"        {self.assign(self.part_names('acc'), red.identity_parts())}",
                 "        j = t",
                 "        while j < cuda.gridDim.x:"]
-        if complex_acc:
-            out += ["            tb = partials[j]",
-                    "            tb_re, tb_im = tb.real, tb.imag"]
-        else:
-            out += ["            tb = partials[j]"]
+        out += [f"            {tb} = partials[{slot.format('j', k)}]"
+                for k, tb in enumerate(self.part_names("tb"))]
         out += [f"            {self.combine_into('acc', 'acc', 'tb')}",
                 "            j += BS",
                 f"        {self.assign(self.part_names('sm[t]'), self.part_names('acc'))}"]
@@ -970,7 +1027,7 @@ class _Kernel:
                   "while kb < K:",
                   f"    if kb + {(U - 1) * step} < K:"]
         full, tail = self.unrolled("k", lambda u: f"kb + {u * step}", "K", self._red_offsets,
-                                   lambda u, idx: self.acc_consume(u, ""))
+                                   self.acc_consume)
         inner += [f"        {ln}" for ln in full]
         inner.append("    else:")
         inner += [f"        {ln}" for ln in tail]
