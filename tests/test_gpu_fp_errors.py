@@ -68,7 +68,12 @@ def test_binary_ops_each_pair_of_edge_values(op, dt):
     pairs = list(itertools.product(_edges(dt), repeat=2))
     for a, b in pairs[::sim_sized(1, 7)]:      # (every 7th pair on the simulated device)
         x, y = np.array([a], dt), np.array([b], dt)
-        assert _lazy(lambda p, q: getattr(la, op)(p, q), x, y) == _numpy(f, x, y), (op, a, b)
+        want = _numpy(f, x, y)
+        if op in ("power", "float_power") and np.isinf(b) and np.isfinite(a) and a != 0:
+            # NumPy's SIMD pow reports overflow for some finite bases to +inf, not for others
+            # (docs/testing.rst, "Where NumPy's own order decides"): our rule, none
+            want = [m for m in want if not m.startswith("overflow")]
+        assert _lazy(lambda p, q: getattr(la, op)(p, q), x, y) == want, (op, a, b)
 
 
 @pytest.mark.parametrize("src, dst", [(np.float64, np.int64), (np.float64, np.int8),
