@@ -51,7 +51,10 @@ mkdir -p "$CUPY_CACHE_DIR"
 touch "$OUT/session-start"
 pack_cache() {   # the entries only (no directory entry: the folder keeps its 0700 there too)
     rm -f "$FINAL_OUT"/kcache.txz.*
-    newer=""; [ "${PACK_USED:-0}" = 1 ] && newer="-newer $OUT/session-start"
+    # (only a call that ran the whole suite drops what it did not use: a probe's call used a
+    # hundred kernels, and its cache carried to the next suite made that one cold: 2026-12-03d)
+    newer=""; [ "${PACK_USED:-0}" = 1 ] && [[ " ${STEPS:-} " == *" gpu-tests "* ]] \
+        && [ -z "${TESTS:-}" ] && [ -z "${TESTS_K:-}" ] && newer="-newer $OUT/session-start"
     (cd "$LAZYARR_CACHE_DIR" && find . -maxdepth 1 -type f -name '*.bin' $newer -printf '%P\n' \
         | tar c -T - | xz -T0 -6 | split -d -b 15M - "$FINAL_OUT/kcache.txz.") 2>/dev/null
     tar czf "$FINAL_OUT/cupy.tgz" -C "$CUPY_CACHE_DIR" . 2>/dev/null
