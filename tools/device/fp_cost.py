@@ -22,16 +22,7 @@ import lazyarr as la
 
 sys.path.insert(0, "benchmarks")
 from common import elementwise_chain  # noqa: E402
-
-
-def events_ms(fn, reps=20):
-    s, e = cupy.cuda.Event(), cupy.cuda.Event()
-    s.record()
-    for _ in range(reps):
-        fn()
-    e.record()
-    e.synchronize()
-    return cupy.cuda.get_elapsed_time(s, e) / reps
+from gpu_probe import _b2b as events_ms  # noqa: E402  (CUDA-event ms per call, back to back)
 
 
 def wall_us(fn, reps=300):
