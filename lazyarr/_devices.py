@@ -142,8 +142,11 @@ def may_share_memory(a: Any, b: Any) -> bool:
     step, where the write barrier asks it once per input of every pending expression)."""
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
         return bool(np.may_share_memory(a, b))
-    lo_a, hi_a = _extent(a)
-    lo_b, hi_b = _extent(b)
+    try:
+        lo_a, hi_a = _extent(a)
+        lo_b, hi_b = _extent(b)
+    except AttributeError:      # not two arrays of one GPU (a NumPy scalar, host and GPU)
+        return False
     return lo_a < hi_b and lo_b < hi_a
 
 

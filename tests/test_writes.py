@@ -345,3 +345,6 @@ def test_memory_overlap_of_gpu_arrays_is_numpys_bounds_check():
         for b in views:
             assert _devices.may_share_memory(ByPointer(a), ByPointer(b)) == np.may_share_memory(a, b), \
                 (a.shape, a.strides, b.shape, b.strides)
+    # memory of two kinds (a GPU array and a host one, a NumPy scalar) is never shared
+    assert not _devices.may_share_memory(ByPointer(base), base)
+    assert not _devices.may_share_memory(np.float32(1), ByPointer(base))
