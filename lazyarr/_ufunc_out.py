@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _build
+from . import _build, _devices, _node, _views
 from ._node import Node
 from ._registry import OPS, OpDef
 from ._shapes import broadcast_shapes
@@ -80,7 +80,7 @@ def call(opdef: OpDef, cls: Any, nodes: tuple[Any, ...], given: dict[str, Any], 
                               else _build.elementwise(opdef, *operands))
     where = given.get("where", True)
     mask = None if where is True else where if isinstance(where, cls) else \
-        _asarray(np.asarray(where), device=_device_of(nodes, out))
+        _on_device(cls, np.asarray(where), _device_of(nodes, out))
     shapes = [_shape_of(n) for n in nodes]
     shapes += [out.shape] if out is not None else []
     shapes += [mask.shape] if mask is not None else []
@@ -125,10 +125,12 @@ def _shape_of(n: Any) -> tuple[int, ...]:
 
 
 def _broadcast_to(value: Any, shape: tuple[int, ...]) -> Any:
-    from ._functions._manipulation import broadcast_to
-    return broadcast_to(value, shape)
+    """``la.broadcast_to(value, shape)`` of a LazyArray (the view; this module is below
+    lazyarr._functions in the import order)."""
+    return _views.view(value, lambda d: np.broadcast_to(d, shape))
 
 
-def _asarray(a: Any, device: str) -> Any:
-    from ._functions._creation import asarray
-    return asarray(a, device=device)
+def _on_device(cls: Any, a: np.ndarray, device: str | None) -> Any:
+    """The NumPy array ``a`` as a computed LazyArray on ``device`` (None: the configured one)."""
+    device = _devices.resolve(device)
+    return cls._from_node(_node.leaf(_devices.asarray(device, a), device))
