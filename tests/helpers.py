@@ -290,3 +290,16 @@ def lazy_warning_messages(fn: Any, arrays: tuple[Any, ...], device: str) -> list
     with la.config(mode="lazy", device=device):
         return warning_messages(lambda: np.asarray(fn(*(la.asarray(a) for a in arrays))))
 
+
+def errcall_seen(fn: Any) -> list[tuple[str, int]]:
+    """The ``(kind, flag)`` pairs ``np.seterrcall``'s handler gets while ``fn()`` runs under
+    ``np.errstate(all="call")``, sorted."""
+    seen: list[tuple[str, int]] = []
+    with np.errstate(all="call"):
+        old = np.seterrcall(lambda kind, flag: seen.append((kind, flag)))
+        try:
+            fn()
+        finally:
+            np.seterrcall(old)
+    return sorted(seen)
+

@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import lazy_warning_messages, warning_messages
+from helpers import errcall_seen, lazy_warning_messages, warning_messages
 
 import lazyarr as la
 from lazyarr import backends
@@ -109,14 +109,8 @@ def test_errstate_ignore_raise_call_and_seterr():
                                                                       match="invalid value"):
         y.compute()
     assert not y.is_materialized          # a raise leaves the array pending, as it was
-    seen = []
-    with np.errstate(all="call"):
-        old = np.seterrcall(lambda kind, flag: seen.append((kind, flag)))
-        try:
-            (la.asarray(F64) / 0.0).compute()
-        finally:
-            np.seterrcall(old)
-    assert sorted(seen) == [("divide by zero", 1), ("invalid value", 8)]
+    assert errcall_seen(lambda: (la.asarray(F64) / 0.0).compute()) == \
+        [("divide by zero", 1), ("invalid value", 8)]
     old = np.seterr(divide="raise")
     try:
         with pytest.raises(FloatingPointError):
