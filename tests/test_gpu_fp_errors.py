@@ -166,3 +166,23 @@ def test_in_place_write_and_jit_replays():
         f(la.asarray(np.array([1.0, 2.0])))
         assert _messages(lambda: np.asarray(f(la.asarray(np.array([0.0, 1.0]))))) == \
             ["divide by zero encountered in log"]
+
+
+@pytest.mark.parametrize("where", ["first", "middle", "last"])
+def test_one_bad_element_in_a_full_tile(where):
+    """The checks of a kernel's full tiles are tested once per tile (render.unrolled) and a
+    reduction's accumulator once per thread (fp_checks.thread_check): one bad element among
+    many, in every kind of kernel, still gives NumPy's messages, and good data none."""
+    n = 8192
+    at = {"first": 0, "middle": n // 2 + 3, "last": n - 1}[where]
+    zero = np.linspace(1, 2, n)
+    zero[at] = 0.0
+    big = np.full(n, 1e307)
+    pair = np.linspace(1, 2, n)
+    pair[at], pair[(at + 1) % n] = np.inf, -np.inf
+    for fn, x in [(np.log, zero), (lambda a: np.sum(np.log(a)), zero),
+                  (lambda a: np.sum(a * a, axis=0), zero.reshape(64, 128) * 1e200),
+                  (lambda a: np.sum(a.reshape(64, 128), axis=1), big),
+                  (np.sum, big), (np.sum, pair), (np.sum, np.linspace(1, 2, n)),
+                  (lambda a: 1.0 / a, zero)]:
+        assert _lazy(fn, x) == _numpy(fn, x), (fn, where)

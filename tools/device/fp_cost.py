@@ -3,7 +3,10 @@ benchmarks): each workload timed with the checked kernels (NumPy's default error
 with the unchecked ones (``np.errstate(all="ignore")``, which runs the kernels of before),
 alternated in one process. Development tool; findings in docs/notes/gpu.rst.
 
-    python tools/device/fp_cost.py [--rounds 7]
+    python tools/device/fp_cost.py [--rounds 7] [--profile]
+
+``--profile``: cProfile of the small chain's hot call, checked and unchecked (where the host
+time per call goes: the functions with the most own time, per call).
 
 Large arrays: CUDA-event medians of the kernel calls; small ones: wall time per call with a
 synchronization (host work included).
@@ -11,6 +14,7 @@ synchronization (host work included).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import sys
 import time
@@ -37,13 +41,16 @@ def wall_us(fn, reps=300):
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=7)
-    rounds = ap.parse_args().rounds
+    ap.add_argument("--profile", action="store_true")
+    opts = ap.parse_args()
+    rounds = opts.rounds
     g = cupy.random.default_rng(0)
     with la.config(device="cuda", mode="lazy"):
         x = la.asarray(g.random(1 << 28, dtype=cupy.float32))
         y = la.asarray(g.random(1 << 28, dtype=cupy.float32))
         x26 = la.asarray(g.random(1 << 26, dtype=cupy.float32))
         u = la.asarray(g.random((4096, 4096), dtype=cupy.float32))
+        m = la.asarray(g.random((16384, 16384), dtype=cupy.float32))
         xs = la.asarray(g.random(1024, dtype=cupy.float32))
         ys = la.asarray(g.random(1024, dtype=cupy.float32))
 
@@ -55,10 +62,12 @@ def main() -> None:
             "chain 2^28": (events_ms, lambda: la.sum(la.sqrt(abs(x * y + 1.5)) * la.tanh(x) - y).compute(), "ms"),
             "16-op chain 2^26": (events_ms, lambda: elementwise_chain(x26, 16).compute(), "ms"),
             "jacobi 4096^2": (events_ms, lambda: jacobi(u).compute(), "ms"),
+            "sum(m*m, axis=0) 16384^2": (events_ms, lambda: la.sum(m * m, axis=0).compute(), "ms"),
+            "sum(m*m, axis=1) 16384^2": (events_ms, lambda: la.sum(m * m, axis=1).compute(), "ms"),
             "chain 1024, hot call": (wall_us, lambda: la.sum(la.sqrt(abs(xs * ys + 1.5)) * la.tanh(xs) - ys).compute(), "us"),
             "x*y+1.5 1024, hot call": (wall_us, lambda: (xs * ys + 1.5).compute(), "us"),
         }
-        print(f"{'workload':26s} {'checked':>10s} {'unchecked':>10s} {'ratio':>7s}   (medians of {rounds} alternated rounds)")
+        print(f"{'workload':28s} {'checked':>10s} {'unchecked':>10s} {'ratio':>7s}   (medians of {rounds} alternated rounds)")
         for name, (timer, fn, unit) in work.items():
             fn()
             with np.errstate(all="ignore"):
@@ -69,7 +78,29 @@ def main() -> None:
                 with np.errstate(all="ignore"):
                     unchecked.append(timer(fn))
             c, u_ = statistics.median(checked), statistics.median(unchecked)
-            print(f"{name:26s} {c:10.4f} {u_:10.4f} {c / u_:7.3f}   {unit}", flush=True)
+            print(f"{name:28s} {c:10.4f} {u_:10.4f} {c / u_:7.3f}   {unit}", flush=True)
+        if opts.profile:
+            profile_hot_call(work["chain 1024, hot call"][1])
+
+
+def profile_hot_call(fn, calls: int = 3000) -> None:
+    """The functions with the most own time per hot call, checked and unchecked."""
+    import cProfile
+    import pstats
+    for label in ("checked", "unchecked"):
+        prof = cProfile.Profile()
+        with np.errstate(all="ignore") if label == "unchecked" else contextlib.nullcontext():
+            for _ in range(200):
+                fn()
+            prof.enable()
+            for _ in range(calls):
+                fn()
+                cupy.cuda.Device().synchronize()
+            prof.disable()
+        rows = sorted(pstats.Stats(prof).stats.items(), key=lambda kv: -kv[1][2])[:14]
+        print(f"\n{label}: own time per call (us), calls per call")
+        for (file, line, func), (_, ncalls, tottime, _, _) in rows:
+            print(f"  {tottime / calls * 1e6:7.2f}  {ncalls / calls:5.1f}  {func} ({file.rsplit('/', 1)[-1]}:{line})")
 
 
 if __name__ == "__main__":

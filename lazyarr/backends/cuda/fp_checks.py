@@ -202,13 +202,31 @@ def _fpe_set(fpe, k, bits):
 SEEN_NAN, SEEN_INF = 16, 32
 
 
-def accumulate_check(site: int, acc: str, old: str, w: str) -> list[str]:
-    """After ``acc = old (+ or *) w`` of a float sum/prod/mean: its flags, and the kinds of
-    value seen."""
-    bits = (f"({INVALID} if {acc} != {acc} and {old} == {old} and {w} == {w} else 0) | "
-            f"({OVERFLOW} if abs({acc}) == {_INF} and abs({old}) < {_INF} and abs({w}) < {_INF} else 0) | "
-            f"({SEEN_NAN} if {w} != {w} else 0) | ({SEEN_INF} if abs({w}) == {_INF} else 0)")
+def seen_update(w: str) -> list[str]:
+    """After ``acc (+ or *)= w`` of a float sum/prod/mean: whether the thread's operands held
+    a NaN (``sn``) or an infinity (``si``); branch-free, nothing tested per element."""
+    return [f"sn = sn | ({w} != {w})", f"si = si | (abs({w}) == {_INF})"]
+
+
+def thread_check(site: int, acc: str) -> list[str]:
+    """A thread's accumulator, once its share is folded: a sum or product that is not finite
+    stays so, so one test finds what a test per element would: a NaN from operands without
+    one is invalid (``inf - inf``, ``0 * inf``), an infinity from finite operands an overflow;
+    the kinds of value seen are recorded for the reduction's result test. (The order of
+    events inside a share is not kept: an overflow in a share that also holds an infinity is
+    not told apart, as NumPy's pairwise order would not tell either: docs/testing.rst.)"""
+    bits = (f"({INVALID} if {acc} != {acc} and not sn else 0) | "
+            f"({OVERFLOW} if abs({acc}) == {_INF} and not si else 0) | "
+            f"({SEEN_NAN} if sn else 0) | ({SEEN_INF} if si else 0)")
     return [f"if not (abs({acc}) < {_INF}):", f"    _fpe_set(fpe, {site}, {bits})"]
+
+
+def combine_check(site: int, result: str, a: str, b: str) -> list[str]:
+    """After ``result = a (+ or *) b``, two partials combined: invalid for a NaN from partials
+    without one, overflow for an infinity from finite ones."""
+    bits = (f"({INVALID} if {result} != {result} and {a} == {a} and {b} == {b} else 0) | "
+            f"({OVERFLOW} if abs({result}) == {_INF} and abs({a}) < {_INF} and abs({b}) < {_INF} else 0)")
+    return [f"if not (abs({result}) < {_INF}):", f"    _fpe_set(fpe, {site}, {bits})"]
 
 
 def result_check(site: int, value: str, acc: str, count: str, full: bool) -> list[str]:
