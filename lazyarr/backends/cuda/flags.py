@@ -74,8 +74,8 @@ def report_now() -> bool:
 
 def report_words(words: Any, sites: tuple[str, ...], line: tuple[str, int] | None = None,
                  state: dict[str, str] | None = None) -> None:
-    """``fp_errors.report`` of one launch's words (the SEEN bits of a reduction masked off)."""
-    raised = [(int(w) & 15, name) for w, name in zip(words, sites) if int(w) & 15]
+    """``fp_errors.report`` of one launch's words (NPY_FPE_* bits per site)."""
+    raised = [(int(w), name) for w, name in zip(words, sites) if int(w)]
     if raised:
         fp_errors.report(raised, line, state)
 
@@ -97,7 +97,7 @@ class _Pending(NamedTuple):
 
 class _Ring:
     """One stream's slots of device words and the launches whose words are not read yet, in
-    launch order. Launches of one elementwise kernel under one error state share a slot until
+    launch order. Launches of one kernel under one error state share a slot until
     it is read (a loop's launches cost a dictionary lookup each; NumPy's warnings of a loop
     come once per line under Python's default filter too): the first launch's line is named."""
 
@@ -115,8 +115,7 @@ class _Ring:
         """The device words a launch of ``kernel`` ORs its flags into, and, when the error
         state handles errors at once, the launch to :meth:`read` right after it."""
         ext, _, now, state = _decisions()
-        # (not a reduction's: its result's test reads what its own inputs held, fp_checks)
-        share = not now and "reduce" not in sites
+        share = not now
         if share:
             slot = self.active.get((kernel, ext))
             if slot is not None:

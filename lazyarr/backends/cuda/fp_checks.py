@@ -197,11 +197,6 @@ def _fpe_set(fpe, k, bits):
 """
 
 
-#: a reduction site's word also records what its inputs held: a NaN, an infinity (bits the
-#: report masks off), so the result's own test can tell "NaN in, NaN out" from an invalid sum
-SEEN_NAN, SEEN_INF = 16, 32
-
-
 def seen_update(w: str) -> list[str]:
     """After ``acc (+ or *)= w`` of a float sum/prod/mean: whether the thread's operands held
     a NaN (``sn``) or an infinity (``si``); branch-free, nothing tested per element."""
@@ -211,13 +206,13 @@ def seen_update(w: str) -> list[str]:
 def thread_check(site: int, acc: str) -> list[str]:
     """A thread's accumulator, once its share is folded: a sum or product that is not finite
     stays so, so one test finds what a test per element would: a NaN from operands without
-    one is invalid (``inf - inf``, ``0 * inf``), an infinity from finite operands an overflow;
-    the kinds of value seen are recorded for the reduction's result test. (The order of
-    events inside a share is not kept: an overflow in a share that also holds an infinity is
-    not told apart, as NumPy's pairwise order would not tell either: docs/testing.rst.)"""
+    one is invalid (``inf - inf``, ``0 * inf``), an infinity from finite operands an overflow.
+    (The order of events inside a share is not kept: an overflow in a share that also holds
+    an infinity is not told apart, as NumPy's pairwise order would not tell either:
+    docs/testing.rst.) The partials are then combined with :func:`combine_check`, so a
+    site's word holds only flags that were raised: launches can share it (``flags``)."""
     bits = (f"({INVALID} if {acc} != {acc} and not sn else 0) | "
-            f"({OVERFLOW} if abs({acc}) == {_INF} and not si else 0) | "
-            f"({SEEN_NAN} if sn else 0) | ({SEEN_INF} if si else 0)")
+            f"({OVERFLOW} if abs({acc}) == {_INF} and not si else 0)")
     return [f"if not (abs({acc}) < {_INF}):", f"    _fpe_set(fpe, {site}, {bits})"]
 
 
@@ -229,18 +224,9 @@ def combine_check(site: int, result: str, a: str, b: str) -> list[str]:
     return [f"if not (abs({result}) < {_INF}):", f"    _fpe_set(fpe, {site}, {bits})"]
 
 
-def result_check(site: int, value: str, acc: str, count: str, full: bool) -> list[str]:
-    """The flags of a reduction's result ``value`` (from the accumulator ``acc``, ``count``
-    values): a full reduction's last block knows what every input held (the site's SEEN bits,
-    read atomically after the blocks' fences): an inf or NaN that no input brings is NumPy's
-    overflow or invalid in its reduce (partial sums combined, or rounded to float32/float16).
-    A row or column: the result rounded to inf from a finite accumulator (an overflow inside a
-    thread's share was flagged as it happened)."""
-    if full:
-        bits = (f"({INVALID} if {value} != {value} and (seen & {SEEN_NAN}) == 0 else 0) | "
-                f"({OVERFLOW} if abs({value}) == {_INF} and (seen & {SEEN_INF}) == 0 else 0)")
-        return [f"if {count} > 0 and not (abs({value}) < {_INF}):",
-                f"    seen = _atomic_or(fpe, {site}, _C_uint32(0))",
-                f"    _fpe_set(fpe, {site}, {bits})"]
+def result_check(site: int, value: str, acc: str) -> list[str]:
+    """The flags of a reduction's result ``value`` from its combined accumulator ``acc``
+    (every combine before it was checked): rounded to an infinity (float32, float16) from a
+    finite accumulator, an overflow."""
     return [f"if abs({value}) == {_INF} and abs({acc}) < {_INF}:",
             f"    _fpe_set(fpe, {site}, {OVERFLOW})"]

@@ -920,8 +920,7 @@ class _Kernel:
     def checks_reduction(self) -> bool:
         return self.reduction is not None and "reduce" in self.sites
 
-    def store_result(self, indent: str, target: str, acc: str, count: str,
-                     full: bool = False) -> list[str]:
+    def store_result(self, indent: str, target: str, acc: str, count: str) -> list[str]:
         """``target = `` the reduction's result from ``acc``; checked: its flags too."""
         red = self.reduction
         assert red is not None
@@ -929,7 +928,7 @@ class _Kernel:
         if not self.checks_reduction:
             return [f"{indent}{target} = {_store(red.result, value)}"]
         lines = [f"rv = {value}", f"{target} = {_store(red.result, 'rv')}"]
-        lines += fp_checks.result_check(self.reduce_site, "rv", acc, count, full)
+        lines += fp_checks.result_check(self.reduce_site, "rv", acc)
         return [indent + ln for ln in lines]
 
     def acc_fold(self, indent: str) -> list[str]:
@@ -1012,12 +1011,14 @@ class _Kernel:
                 "        while j < cuda.gridDim.x:"]
         out += [f"            {tb} = partials[{slot.format('j', k)}]"
                 for k, tb in enumerate(self.part_names("tb"))]
+        out += ["            o = acc"] if self.checks_reduction else []
         out += [f"            {self.combine_into('acc', 'acc', 'tb')}",
+                *(f"            {ln}" for ln in self.combine_check("acc", "o", "tb")),
                 "            j += BS",
                 f"        {self.assign(self.part_names('sm[t]'), self.part_names('acc'))}"]
         out += self.block_tree("        ", "t", self.spec.block, "1")
         out += ["        if t == 0:",
-                *self.store_result("            ", "out[0]", "sm[0]", "n", full=True),
+                *self.store_result("            ", "out[0]", "sm[0]", "n"),
                 "            counter[0] = 0"]
         return out
 
