@@ -186,3 +186,27 @@ def test_one_bad_element_in_a_full_tile(where):
                   (np.sum, big), (np.sum, pair), (np.sum, np.linspace(1, 2, n)),
                   (lambda a: 1.0 / a, zero)]:
         assert _lazy(fn, x) == _numpy(fn, x), (fn, where)
+
+
+def test_launches_of_one_reduction_share_a_slot_and_keep_each_ones_flags():
+    """A reduction's launches share their ring slot until it is read (flags._Ring.take), as an
+    elementwise kernel's do: a launch whose operands held a NaN (nothing to report) leaves
+    nothing in the word that hides a later launch's invalid ``inf - inf`` or overflow."""
+    n = 4096
+    data = [np.linspace(1, 2, n), np.linspace(1, 2, n), np.linspace(1, 2, n), np.full(n, 1e307)]
+    data[0][5] = np.nan
+    data[1][7], data[1][n - 1] = np.inf, -np.inf
+
+    def sums(launch):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = [np.asarray(r) for r in [launch(d) for d in data]]   # (launched, then read)
+        return got, sorted(str(w.message) for w in caught if w.category is RuntimeWarning)
+
+    with la.config(mode="lazy", device="cuda"):
+        got, messages = sums(lambda d: la.sum(la.asarray(d)).compute())
+    want, want_messages = sums(np.sum)
+    assert want_messages == ["invalid value encountered in reduce",
+                             "overflow encountered in reduce"]
+    assert messages == want_messages
+    np.testing.assert_array_equal(got, want)
