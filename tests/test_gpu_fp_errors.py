@@ -184,8 +184,15 @@ def test_one_bad_element_in_a_full_tile(where):
                   (lambda a: np.sum(a * a, axis=0), zero.reshape(64, 128) * 1e200),
                   (lambda a: np.sum(a.reshape(64, 128), axis=1), big),
                   (np.sum, big), (np.sum, pair), (np.sum, np.linspace(1, 2, n)),
-                  (lambda a: 1.0 / a, zero)]:
+                  (lambda a: 1.0 / a, zero),
+                  (_past_tile_sites, zero)]:        # (tested per element: TILE_SITES)
         assert _lazy(fn, x) == _numpy(fn, x), (fn, where)
+
+
+def _past_tile_sites(a):
+    for _ in range(9):
+        a = a * 1.0 + 0.0
+    return np.log(a)
 
 
 def test_launches_of_one_reduction_share_a_slot_and_keep_each_ones_flags():

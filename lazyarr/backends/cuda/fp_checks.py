@@ -39,6 +39,10 @@ INVALID, DIVIDE, OVERFLOW = 8, 1, 2
 #: words (op sites) per kernel: a chain with more raising ops checks its first 31 and the
 #: reduction's accumulation
 MAX_SITES = 32
+#: a full tile's checks are tested once after it up to this many op sites in the chain, else
+#: per element (render.unrolled; H200 2026-12-03e: 5 sites (Jacobi) 1.08 -> 0.99 of the
+#: unchecked kernel's time, 12 sites (16-op chain) 0.95 -> 1.16; 8 lies between, unmeasured)
+TILE_SITES = 8
 #: the ops that can raise (NumPy's loops, probed over edge values of every float dtype)
 RAISING = frozenset({
     "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "fmod", "power",

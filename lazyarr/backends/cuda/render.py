@@ -760,8 +760,10 @@ class _Kernel:
             full += self.pairs(u)
         # a checked kernel tests the whole tile's results at once, branch-free (``&``), after
         # the tile: one branch per tile, not one per element, which kept the loop's loads
-        # and arithmetic from flowing (a column sum 54 % slower on the H200, 2026-12-03e)
-        self.deferred = [] if self.sites else None
+        # and arithmetic from flowing (a column sum 54 % slower on the H200, 2026-12-03e).
+        # Not past fp_checks.TILE_SITES sites: the values kept for the tile's test cost
+        # registers (a 16-op chain, 12 sites: 30 -> 39, 16 % slower than per element)
+        self.deferred = [] if self.sites and len(self.site_of) <= fp_checks.TILE_SITES else None
         for u in range(self.spec.unroll):
             full += self.computes(f"_{u}", self.paired_draws if paired else ())
         for u in range(self.spec.unroll):
