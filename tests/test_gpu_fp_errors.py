@@ -217,3 +217,15 @@ def test_launches_of_one_reduction_share_a_slot_and_keep_each_ones_flags():
                              "overflow encountered in reduce"]
     assert messages == want_messages
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("cols", [8, 64])
+def test_row_sums_raise_nothing_for_what_only_lanes_outside_the_tree_add(cols):
+    """A row sum's warp shuffles add, on the lanes outside the tree, a lane of the next row or
+    their own value: only the tree's combines are tested (render._axes), so adjacent rows of
+    inf and -inf, or a lone value past half the maximum, raise nothing, as in NumPy."""
+    a = np.zeros((64, cols))
+    a[0, 0], a[1, 0] = np.inf, -np.inf
+    a[5:, cols - 1] = 1e308
+    for fn in (lambda x: np.sum(x, axis=1), lambda x: np.mean(x, axis=1)):
+        assert _lazy(fn, a) == _numpy(fn, a) == []

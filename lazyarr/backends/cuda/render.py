@@ -1073,7 +1073,10 @@ class _Kernel:
                 if self.checks_reduction:
                     out.append("        o = acc")
                 out.append(f"        {self.combine_into('acc', 'acc', 'other')}")
-                out += [f"        {ln}" for ln in self.combine_check("acc", "o", "other")]
+                # (tested on the lanes of the tree only: the others add a lane of the next
+                # row, or their own value, which must not raise a flag)
+                checks = self.combine_check("acc", "o", "other")
+                out += [f"        if {lane} < {width}:"] * bool(checks) + [f"            {ln}" for ln in checks]
                 width //= 2
             out += [f"        if {lane} == 0 and m < M:",
                     *self.store_result("            ", "out[m]", "acc", "K"),
