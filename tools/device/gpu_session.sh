@@ -75,7 +75,7 @@ for step in ${STEPS:-probe gpu-tests peers demo}; do
     say "step $step"
     case $step in
     probe) timeout ${PROBE_S:-150} python3 tools/device/gpu_probe.py --out "$OUT" ${PROBE_ARGS:-} 2>&1 | tee "$OUT/probe.log" | grep -v "^\s*$" | head -${PROBE_LINES:-200} ;;
-    gpu-tests)
+    gpu-tests)   # select with TESTS_K (a -k expression): TESTS with several node ids collected nothing there (2026-12-03e #3)
         nx=""; python3 -c "import xdist" 2>/dev/null && nx="-n ${NWORKERS:-12}"
         timeout -s INT ${TESTS_S:-300} python3 -m pytest -m gpu -q -p no:cacheprovider -p no:benchmark -rfE --tb=line $nx --maxfail=300 --durations=${DURATIONS:-30} \
             --junitxml="$OUT/gpu-tests.xml" -o junit_family=xunit1 ${TESTS_K:+-k "$TESTS_K"} ${TESTS:-tests} > "$OUT/gpu-tests.log" 2>&1
