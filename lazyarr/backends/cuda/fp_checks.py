@@ -50,9 +50,9 @@ RAISING = frozenset({
     "log1p", "sqrt", "sin", "cos", "tan", "arcsin", "arccos", "arccosh", "arctanh", "sinh",
     "cosh", "hypot", "ldexp", "logaddexp", "logaddexp2", "nextafter", "spacing", "rad2deg",
     "deg2rad"})
+_F16, _F32, _F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
 #: an infinite result from finite operands is a divide by zero: always, or when the operand
 #: named is 0 (else overflow)
-_F16, _F32, _F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
 POLE = {"log": "True", "log2": "True", "log10": "True", "log1p": "True", "arctanh": "True",
         "divide": "{1} == 0", "floor_divide": "{1} == 0", "remainder": "{1} == 0",
         "fmod": "{1} == 0", "reciprocal": "{0} == 0", "power": "{0} == 0",

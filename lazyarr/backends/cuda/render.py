@@ -580,8 +580,6 @@ class _Kernel:
         self.paired_draws = self._paired_draws()
         self.sites: list[str] = []          # checked: the op sites' names (fp_checks)
         self.site_of: dict[int, int] = {}   # chain value -> its site
-        #: while a full tile renders: its elements' checks, tested once after the tile
-        self.deferred: list[fp_checks.Check] | None = None
         if checked:
             self._find_sites()
 
@@ -673,8 +671,10 @@ class _Kernel:
             lines.append(f"v{n}_{u}, v{n}_{u + 1} = {name}(v{ins.args[0]}_{u}, {key}, {stream})")
         return lines
 
-    def computes(self, u: str, given: Collection[int] = ()) -> list[str]:
-        """The chain's values of element ``u`` (``given``: already computed, as ``v{n}{u}``)."""
+    def computes(self, u: str, given: Collection[int] = (),
+                 deferred: list[fp_checks.Check] | None = None) -> list[str]:
+        """The chain's values of element ``u`` (``given``: already computed, as ``v{n}{u}``),
+        each checked op's test after them; with ``deferred``, the tests go there instead."""
         lines = []
         names: dict[int, str] = {}
         checks: list[fp_checks.Check] = []
@@ -696,8 +696,8 @@ class _Kernel:
                 names[n] = f"v{n}{u}"
                 if n in self.site_of:
                     checks.append(fp_checks.check(ins, self.site_of[n], names[n], ops, dts))
-        if self.deferred is not None:
-            self.deferred += checks
+        if deferred is not None:
+            deferred += checks
         else:
             lines += fp_checks.merged(checks)
         self.value_name = names
@@ -763,14 +763,13 @@ class _Kernel:
         # and arithmetic from flowing (a column sum 54 % slower on the H200, 2026-12-03e).
         # Not past fp_checks.TILE_SITES sites: the values kept for the tile's test cost
         # registers (a 16-op chain, 12 sites: 30 -> 39, 16 % slower than per element)
-        self.deferred = [] if self.sites and len(self.site_of) <= fp_checks.TILE_SITES else None
+        deferred = [] if self.site_of and len(self.site_of) <= fp_checks.TILE_SITES else None
         for u in range(self.spec.unroll):
-            full += self.computes(f"_{u}", self.paired_draws if paired else ())
+            full += self.computes(f"_{u}", self.paired_draws if paired else (), deferred)
         for u in range(self.spec.unroll):
             full += consume(f"_{u}", f"{var}_{u}")
-        if self.deferred is not None:
-            full += fp_checks.merged(self.deferred)
-            self.deferred = None
+        if deferred is not None:
+            full += fp_checks.merged(deferred)
         tail: list[str] = []
         for u in range(self.spec.unroll):
             tail += [f"{var}_{u} = {index(u)}", f"if {var}_{u} < {limit}:"]
@@ -911,12 +910,12 @@ class _Kernel:
         assert red is not None
         # the operand named once (combine may name it several times: min/max)
         prepare = self.assign(self.part_names(f"w{u}"), red.prepare_parts(self.value(u), idx))
-        if not self.checks_reduction:
-            return [prepare, self.combine_into(f"acc{u}", f"acc{u}", f"w{u}")]
-        # (no test per element: what the thread's inputs held, branch-free; its accumulator
-        # tested once, after the fold: fp_checks.thread_check)
-        return [prepare, self.combine_into(f"acc{u}", f"acc{u}", f"w{u}"),
-                *fp_checks.seen_update(f"w{u}")]
+        lines = [prepare, self.combine_into(f"acc{u}", f"acc{u}", f"w{u}")]
+        if self.checks_reduction:
+            # (no test per element: what the thread's inputs held, branch-free; its
+            # accumulator tested once, after the fold: fp_checks.thread_check)
+            lines += fp_checks.seen_update(f"w{u}")
+        return lines
 
     @property
     def checks_reduction(self) -> bool:
