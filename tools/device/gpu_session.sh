@@ -16,9 +16,13 @@ fi
 # .whl: what the tests need; .whl-asv (asv, virtualenv, ...): carried only for STEPS=asv, to keep
 # a call with the kernel cache under the device tool's 64 MiB
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl $(ls .whl-asv/*.whl 2>/dev/null) || { say "wheel install failed"; exit 1; }
+    --target /tmp/site .whl/*.whl $(ls .whl-asv/*.whl .whl-extra/*.whl 2>/dev/null) || { say "wheel install failed"; exit 1; }
 export PYTHONPATH=/tmp/site:$PWD PATH=/tmp/site/bin:$PATH
 export LAZYARR_WHEELS_AT=/tmp/site   # benchmarks/run_asv_gpu.sh then skips its own install
+# .whl-extra (dask, array-api-compat, hypothesis, ndindex, ...: tests/test_dask.py,
+# test_consumers.py and the conformance suite skip without them) and .aat (a copy of
+# ../shared/array-api-tests, which the device does not get): carry both for those tests
+[ -d .aat/array_api_tests ] && export LAZYARR_ARRAY_API_TESTS=$PWD/.aat
 # lazyarr runs from this checkout (PYTHONPATH), not installed: give it the installed package's
 # metadata, so entry points resolve (Dask's array.backend = "lazyarr", pyproject.toml)
 mkdir -p /tmp/site/lazyarr-0.1.0.dist-info
@@ -45,6 +49,16 @@ export CUPY_CACHE_DIR=$PWD/.kcache/cupy
 mkdir -p "$CUPY_CACHE_DIR"
 [ -f .kcache/cupy.tgz ] && tar xzf .kcache/cupy.tgz -C "$CUPY_CACHE_DIR" --no-same-owner 2>/dev/null \
     && say "cupy cache: $(ls "$CUPY_CACHE_DIR" | wc -l) entries unpacked"
+# The driver's own JIT cache: lazyarr's cache holds PTX for most kernels, which the driver
+# compiles to SASS at every load on a fresh machine (docs/notes/gpu.rst, 2026-12-03f: the
+# suite's slow tests were as slow with every kernel in lazyarr's cache). NV_CACHE=1 keeps the
+# driver's cache in .kcache/nv and brings it back as nv.txz (carried like the rest of .kcache).
+if [ "${NV_CACHE:-0}" = 1 ]; then
+    export CUDA_CACHE_PATH=$PWD/.kcache/nv CUDA_CACHE_MAXSIZE=4294967296
+    mkdir -p "$CUDA_CACHE_PATH"
+    [ -f .kcache/nv.txz ] && xz -dc .kcache/nv.txz | tar x -C "$CUDA_CACHE_PATH" --no-same-owner \
+        && say "driver cache: $(du -sh "$CUDA_CACHE_PATH" | cut -f1) unpacked"
+fi
 # The entries this call read or wrote (a read sets an entry's mtime: compile.read_cache) are
 # newer than this marker; with PACK_USED=1 only those travel back (the cache otherwise keeps
 # every kernel of every older commit: 45,865 entries, 26 MB packed, on 2026-12-03).
@@ -58,6 +72,11 @@ pack_cache() {   # the entries only (no directory entry: the folder keeps its 07
     (cd "$LAZYARR_CACHE_DIR" && find . -maxdepth 1 -type f -name '*.bin' $newer -printf '%P\n' \
         | tar c -T - | xz -T0 -6 | split -d -b 15M - "$FINAL_OUT/kcache.txz.") 2>/dev/null
     tar czf "$FINAL_OUT/cupy.tgz" -C "$CUPY_CACHE_DIR" . 2>/dev/null
+    if [ "${NV_CACHE:-0}" = 1 ]; then   # (one file of at most 15 MiB, or none: say so)
+        tar c -C "$CUDA_CACHE_PATH" . 2>/dev/null | xz -T0 -6 > "$OUT/nv.txz"
+        if [ "$(stat -c %s "$OUT/nv.txz")" -le $((15 * 1024 * 1024)) ]; then cp "$OUT/nv.txz" "$FINAL_OUT/"
+        else say "driver cache: $(du -sh "$OUT/nv.txz" | cut -f1) packed, too big to bring back"; fi
+    fi
 }
 say "built; nvidia-smi: $(nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,utilization.gpu --format=csv,noheader)"
 collect() {   # after every step: a cut call still brings back what is done
@@ -77,9 +96,16 @@ for step in ${STEPS:-probe gpu-tests peers demo}; do
     probe) timeout ${PROBE_S:-150} python3 tools/device/gpu_probe.py --out "$OUT" ${PROBE_ARGS:-} 2>&1 | tee "$OUT/probe.log" | grep -v "^\s*$" | head -${PROBE_LINES:-200} ;;
     gpu-tests)   # select with TESTS_K (a -k expression): TESTS with several node ids collected nothing there (2026-12-03e #3)
         nx=""; python3 -c "import xdist" 2>/dev/null && nx="-n ${NWORKERS:-12}"
-        timeout -s INT ${TESTS_S:-300} python3 -m pytest -m gpu -q -p no:cacheprovider -p no:benchmark -rfE --tb=line $nx --maxfail=300 --durations=${DURATIONS:-30} \
+        LAZYARR_TEST_STATS="$OUT/kernel-stats" timeout -s INT ${TESTS_S:-300} python3 -m pytest -m gpu -q -p no:cacheprovider -p no:benchmark -rfE --tb=line $nx --maxfail=300 --durations=${DURATIONS:-30} \
             --junitxml="$OUT/gpu-tests.xml" -o junit_family=xunit1 ${TESTS_K:+-k "$TESTS_K"} ${TESTS:-tests} > "$OUT/gpu-tests.log" 2>&1
-        say "pytest exit $?"; grep -E "^(FAILED|ERROR)" "$OUT/gpu-tests.log" | cut -c1-400 | head -80; sed -n "/slowest/,/^$/p" "$OUT/gpu-tests.log" | head -34; tail -3 "$OUT/gpu-tests.log" ;;
+        say "pytest exit $?"; grep -E "^(FAILED|ERROR)" "$OUT/gpu-tests.log" | cut -c1-400 | head -80; sed -n "/slowest/,/^$/p" "$OUT/gpu-tests.log" | head -34; tail -3 "$OUT/gpu-tests.log"
+        python3 tools/device/gpu_durations.py --stats "$OUT/kernel-stats" --top ${STATS_TOP:-15} 2>&1 | cut -c1-170 ;;
+    profile)   # one process, no xdist, under cProfile: where a slow test's time goes (TESTS, TESTS_K)
+        timeout -s INT ${PROFILE_S:-200} python3 -m cProfile -o "$OUT/profile.out" -m pytest -m gpu -q -p no:cacheprovider \
+            -p no:benchmark -p no:xdist --tb=line ${TESTS_K:+-k "$TESTS_K"} ${TESTS:-tests} > "$OUT/profile.log" 2>&1
+        say "profile exit $?"; tail -3 "$OUT/profile.log"
+        python3 -c "import pstats; pstats.Stats('$OUT/profile.out').sort_stats('cumulative').print_stats(45)" \
+            2>&1 | grep -v "^\s*$" | cut -c1-160 | tail -50 ;;
     peers) timeout ${PEERS_S:-180} python3 tools/peers/gpu_peers.py --json "$OUT/gpu_peers.json" > "$OUT/gpu_peers.md" 2>&1
         say "peers exit $?"; sed -n '/^| work/,$p' "$OUT/gpu_peers.md" ;;
     script)   # SCRIPTS="tools/device/a.py --x 1;tools/peers/b.py": each in turn, output in scripts.log
