@@ -292,20 +292,22 @@ def call_computed(path: str, numpy_func: Any, *args: Any) -> Any:
     return _wrap(numpy_func(*buffers), "cpu", path, buffers)
 
 
-def computed_into_new(x: LazyArray, dtype: Any = None) -> np.ndarray | None:
+def computed_into_new(x: LazyArray, dtype: Any = None, consume: Any = None) -> np.ndarray | None:
     """A pending CPU ``x`` (cast to ``dtype``, ``x``'s own by default) computed by its fused
     kernel straight into new memory, which the caller owns and may write: the buffer a library
     call then works in, in place (``sort``, ``cumsum``), instead of computing ``x`` into one
     temporary and the call copying it into another. None, with nothing computed, where ``x``
     is computed (or a constant), not on the CPU, explained or traced (every kernel must go
     through :func:`lazyarr._materialize.materialize` then), or its kernel cannot write into
-    memory it is given (a reduction). ``x`` itself stays pending (the memory is not its)."""
+    memory it is given (a reduction). ``x`` itself stays pending (the memory is not its).
+    ``consume(memory, r0, r1)``: the call's own work on rows of dim 0 as they are computed
+    (:func:`lazyarr._materialize.materialize_into`)."""
     node = x._node
     if node.data is not None or node.op == "scalar" or (node.device or "cpu") != "cpu" \
             or computing_is_deferred():
         return None
     out = np.empty(node.shape, node.dtype if dtype is None else np.dtype(dtype))
-    return out if materialize_into(_operands.cast(node, out.dtype), out) else None
+    return out if materialize_into(_operands.cast(node, out.dtype), out, consume) else None
 
 
 def wrapped(result: np.ndarray, path: str, operands: Any = ()) -> LazyArray:

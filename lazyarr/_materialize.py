@@ -55,10 +55,15 @@ def materialize(node: Node) -> Any:
     return node.data
 
 
-def materialize_into(node: Node, out: Any) -> bool:
+def materialize_into(node: Node, out: Any, consume: Any = None) -> bool:
     """Compute the pending ``node`` straight into the memory ``out`` (``x op= y``), where the
     backend can do that safely; False, with nothing written, otherwise. The node is not
-    memoized: ``out`` belongs to the array written, not to the expression."""
+    memoized: ``out`` belongs to the array written, not to the expression.
+
+    ``consume(out, r0, r1)``, if given, is called on the rows ``[r0, r1)`` of dim 0 of ``out``
+    once they hold their values, in order, covering all of them: overlapped with the kernel
+    where the backend can (``run_into_pipelined``: new C-contiguous memory of the caller's),
+    else once on the whole of ``out`` after it. Not called when False is returned."""
     if node.data is not None or node.op == "scalar" or _stopping.get():
         return False
     backend = select(node.device or "cpu", get_config().mode)
@@ -66,9 +71,17 @@ def materialize_into(node: Node, out: Any) -> bool:
     if run_into is None:
         return False
     try:
-        return bool(run_into(lower_cached(node), out))
+        lowered = lower_cached(node)
+        pipelined = getattr(backend, "run_into_pipelined", None)
+        if consume is not None and pipelined is not None and pipelined(lowered, out, consume):
+            return True
+        if not run_into(lowered, out):
+            return False
     except MemoryError as exc:
         raise _out_of_memory(node, exc) from exc
+    if consume is not None:
+        consume(out, 0, out.shape[0])
+    return True
 
 
 # ----------------------------------------------------------------------------- explain(fn)

@@ -4,7 +4,9 @@ in place: NumPy's values, dtypes, axes and errors; and ``la.explain`` lists libr
 steps with their bytes and FLOPs."""
 from __future__ import annotations
 
+import threading
 import tracemalloc
+import warnings
 
 import numpy as np
 import pytest
@@ -74,6 +76,151 @@ def test_cumulative_of_a_pending_array(into, name, dtype, axis):
         _same(getattr(np, name)(la.asarray(a), axis=axis), getattr(np, name)(a, axis=axis))
     _same(got, want)
     assert into == {"into": 1, "run": 0}
+
+
+@pytest.fixture
+def pipelined(monkeypatch):
+    """Two threads, no size threshold and at most 64 bytes of rows per scan: the scans
+    overlap the kernel on small arrays too, with many carries. Counts the pipelined runs."""
+    runs = []
+    real = cpu_fused._run_pipelined
+    monkeypatch.setattr(cpu_fused, "PIPE_MIN_BYTES", 0)
+    monkeypatch.setattr(cpu_fused, "PIPE_CHUNK_BYTES", 64)
+    monkeypatch.setattr(cpu_fused, "_run_pipelined", lambda *a: runs.append(1) or real(*a))
+    old = cpu_fused.set_num_threads(2)
+    try:
+        with la.config(mode="lazy", device="cpu"):
+            yield runs
+    finally:
+        cpu_fused.set_num_threads(old)
+
+
+def _outcome(fn):
+    """(the value's bytes or None, the exception's repr or None, the warnings' messages)."""
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        try:
+            value, error = np.asarray(fn()), None
+        except Exception as exc:
+            value, error = None, repr(exc)
+    return (None if value is None else (value.dtype, value.shape, value.tobytes()), error,
+            [str(w.message) for w in record])
+
+
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape, axis", [((1000,), None), ((1000,), 0), ((37, 13), None),
+                                         ((37, 13), 0), ((37, 13), 1), ((37, 13), -1),
+                                         ((5, 4, 3), None), ((5, 4, 3), 0), ((5, 4, 3), 1)])
+def test_cumulative_scans_chunks_as_the_kernel_writes_them(pipelined, name, dtype, shape, axis):
+    """Chunks of the result scanned as the kernel (on a worker thread) writes the next ones:
+    NumPy's bits (its accumulate is one sequential pass; a chunk first takes the previous
+    one's last element or row), dtypes and warnings (float16 and float32 products overflow).
+    Complex products along an axis of an n-d array are scanned whole, after the kernel."""
+    a = _data(dtype, shape)
+    x = la.asarray(a)
+    want = _outcome(lambda: getattr(np, name)(a * a[::-1], axis=axis))
+    assert _outcome(lambda: getattr(la, name)(x * x[::-1], axis=axis)) == want
+    whole = name == "cumprod" and np.dtype(dtype).kind == "c" and axis is not None and len(shape) > 1
+    assert pipelined == ([] if whole else [1])
+
+
+def test_the_chains_errors_come_before_the_scans(pipelined):
+    """NumPy reports the chain's errors (its ops run first), then the scan's; the kernel's
+    come after the last chunk here, so the scan's are recorded and raised after them, as
+    NumPy's accumulate raises them, in every error state."""
+    a = np.full(999, 3e38, np.float32)
+    a[-3:] = -1                       # sqrt: invalid (late); the sum: overflow (early)
+    x = la.asarray(a)
+    cases = [(lambda: np.cumsum(np.sqrt(a) + a), lambda: la.cumsum(la.sqrt(x) + x))]
+    b = np.array([np.inf] * 500 + [-np.inf] * 499, np.float32)   # the scan: invalid
+    y = la.asarray(b)
+    cases.append((lambda: np.cumsum(b * 2), lambda: la.cumsum(y * 2)))
+    c = np.full(999, 1e-20, np.float32)                            # the product: underflow
+    z = la.asarray(c)
+    cases.append((lambda: np.cumprod(c + 0), lambda: la.cumprod(z + 0)))
+    for state in ({}, {"over": "raise"}, {"invalid": "raise"}, {"all": "raise"},
+                  {"all": "ignore"}, {"under": "warn"}, {"under": "raise", "over": "ignore"}):
+        for numpy_fn, lazy_fn in cases:
+            with np.errstate(**state):
+                assert _outcome(lazy_fn) == _outcome(numpy_fn), state
+    assert len(pipelined) == 7 * 3
+
+
+def test_a_failing_side_stops_the_other(pipelined, monkeypatch):
+    """An error in the consumer (Ctrl-C in a scan) or in the kernel's thread is raised on the
+    calling thread, once the kernel has stopped; the one worker thread serves the next run."""
+    from lazyarr._materialize import materialize_into
+    x = la.asarray(_data(np.float32, (100_000,)))
+    seen = []
+
+    def consume(out, r0, r1):
+        assert r0 == (seen[-1][1] if seen else 0) and r1 > r0
+        seen.append((r0, r1))
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        materialize_into((x * 2)._node, np.empty(100_000, np.float32), consume)
+    assert len(seen) == 1 and 1 <= seen[0][1] <= 16
+    assert len([t for t in threading.enumerate() if t.name == "lazyarr-pipeline"]) == 1
+
+    def failing(*args):
+        raise MemoryError("in the worker")
+
+    monkeypatch.setattr(cpu_fused, "_execute_into", failing)
+    seen.clear()
+    with pytest.raises(MemoryError, match="in the worker"):
+        materialize_into((x * 3)._node, np.empty(100_000, np.float32), consume)
+    assert seen == []
+    assert len([t for t in threading.enumerate() if t.name == "lazyarr-pipeline"]) == 1
+    monkeypatch.undo()
+    with la.config(mode="lazy", device="cpu"):
+        _same(la.cumsum(x * 3), np.cumsum(np.asarray(x) * np.float32(3)))
+
+
+@pytest.mark.parametrize("shape", [(100_000,), (30, 3333)])
+def test_the_kernel_counts_what_it_wrote_and_stops_when_asked(shape):
+    """The VM's pipelined run: ``progress[0]`` counts the elements written in C order (rows
+    of a strided input go one row at a time), and a set ``progress[1]`` stops it after its
+    first block."""
+    from lazyarr._materialize import lower_cached
+    base = _data(np.float32, (shape[0], shape[-1] + 7) if len(shape) > 1 else shape)
+    x = la.asarray(base)[:, 3:-4] if len(shape) > 1 else la.asarray(base)     # a strided view
+    lowered = lower_cached((x * 2 + 1)._node)
+    c = cpu_fused.get_compiled(lowered.program)
+    inputs = [cpu_fused._prepare(b, dt) for b, dt in zip(lowered.inputs, c.input_dtypes)]
+    launch = cpu_fused._launch(c, lowered, inputs)._replace(threads=1)
+    assert bool(launch.outer) == (len(shape) > 1)
+    out, progress = np.zeros(shape, np.float32), np.zeros(2, np.int64)
+    cpu_fused._execute_into(launch, inputs, out, bytearray(len(c.fpe)), progress)
+    assert cpu_fused._cpu_vm.progress_of(progress) == out.size
+    np.testing.assert_array_equal(out, np.asarray(x) * np.float32(2) + np.float32(1))
+    out[...] = 0
+    progress[:] = (0, 1)
+    cpu_fused._execute_into(launch, inputs, out, bytearray(len(c.fpe)), progress)
+    first = min(c.vm.block, shape[-1])    # (a row's blocks: the first one)
+    assert progress[0] == first and np.count_nonzero(out.reshape(-1)[first:]) == 0
+    with pytest.raises(ValueError, match="progress"):
+        cpu_fused._execute_into(launch._replace(threads=2), inputs, out, bytearray(len(c.fpe)),
+                                progress)
+
+
+def test_one_thread_or_a_small_result_scans_after_the_kernel(into, monkeypatch):
+    """Nothing to overlap: the kernel runs into the memory (run_into), then one scan; the
+    same below PIPE_MIN_BYTES and for one row."""
+    a = _data(np.float64, (400,))
+    x = la.asarray(a)
+    old = cpu_fused.set_num_threads(1)
+    try:
+        monkeypatch.setattr(cpu_fused, "PIPE_MIN_BYTES", 0)
+        _same(la.cumsum(x + 1), np.cumsum(a + 1))
+    finally:
+        cpu_fused.set_num_threads(old)
+    row = la.asarray(a.reshape(1, 400))
+    _same(la.cumsum(row + 1, axis=1), np.cumsum(a.reshape(1, 400) + 1, axis=1))   # one row
+    monkeypatch.setattr(cpu_fused, "PIPE_MIN_BYTES", 1 << 20)
+    _same(la.cumsum(x + 1), np.cumsum(a + 1))           # below the threshold
+    assert into == {"into": 3, "run": 0}
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.float32, np.float64])

@@ -81,16 +81,79 @@ def cumprod(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None)
 
 
 def _cumulative(name: str, func: Any, a: Any, axis: int | None, dtype: Any, out: Any) -> Any:
-    if out is None and isinstance(a, LazyArray) and a.ndim:
+    if out is None and isinstance(a, LazyArray) and a.ndim and _plain_axis(axis, a.ndim):
         # the result's dtype is NumPy's (or its error, for a dtype it refuses) for an empty input
         result = func(np.empty(0, a.dtype), dtype=dtype).dtype
-        memory = _fallback.computed_into_new(a, result)
+        scan = _ChunkScan(func, name == "cumprod", axis, a.ndim)
+        # complex products along an axis of an n-d array are scanned whole: NumPy's
+        # accumulate picks its inner loop by shape there, and its SIMD complex multiply
+        # rounds differently from the scalar one, so a scan of a few rows could differ
+        whole = name == "cumprod" and result.kind == "c" and axis is not None and a.ndim > 1
+        memory = _fallback.computed_into_new(a, result, consume=None if whole else scan)
         if memory is not None:
+            if whole:
+                scan(memory, 0, memory.shape[0])
             _fallback.policy(name)
-            # the values cast first, then scanned: NumPy's accumulation casts each as it reads
-            flat = memory.reshape(-1) if axis is None else memory
-            return _fallback.wrapped(func(flat, axis=0 if axis is None else axis, out=flat), name)
+            scan.report(result)
+            return _fallback.wrapped(memory.reshape(-1) if axis is None else memory, name)
     return _fallback.call(name, func, (a,), {"axis": axis, "dtype": dtype, "out": out})
+
+
+def _plain_axis(axis: Any, ndim: int) -> bool:
+    """``axis`` is None or a valid axis (anything else takes NumPy's own path and error)."""
+    if axis is None:
+        return True
+    return isinstance(axis, (int, np.integer)) and not isinstance(axis, bool) \
+        and -ndim <= axis < ndim
+
+
+class _ChunkScan:
+    """The scan of ``cumsum``/``cumprod`` done in place on the rows ``[r0, r1)`` of dim 0
+    of the result as they are computed (:func:`lazyarr._fallback.computed_into_new`). Its
+    bits are NumPy's: NumPy's accumulate is one sequential pass (``out[i] = out[i-1] op
+    x[i]``), and a chunk is scanned together with the previous chunk's last element (row),
+    which the accumulate copies as it is: its first new value is then the same operation, by
+    the same loop, as in NumPy's one pass. (A separate ``np.multiply`` of the two would not
+    do: NumPy's SIMD complex multiply rounds differently from the scalar loop.) Over
+    the flattened array (``axis`` None) and along dim 0 the chunks carry; along another axis
+    each chunk's rows are scans of their own.
+
+    The chain's floating-point errors come first in NumPy (its operations run before the
+    scan), but here the kernel reports them after the last chunk: the scan's own errors are
+    recorded (``np.errstate(call=...)``) and raised afterwards, by :meth:`report`, in the
+    user's error state and with NumPy's message (``overflow encountered in accumulate``)."""
+
+    def __init__(self, func: Any, product: bool, axis: int | None, ndim: int) -> None:
+        self.func, self.product = func, product
+        self.axis = None if axis is None else int(axis) % ndim
+        self.raised = 0       # NumPy's error bits: 1 divide, 2 over, 4 under, 8 invalid
+
+    def __call__(self, memory: np.ndarray, r0: int, r1: int) -> None:
+        if not memory.size:
+            return
+        if self.axis is None:
+            row = memory.size // memory.shape[0]
+            part, axis = memory.reshape(-1)[max(r0 * row - 1, 0):r1 * row], 0
+        else:
+            part, axis = memory[r0 - 1 if r0 and self.axis == 0 else r0:r1], self.axis
+        with np.errstate(all="call", call=self._record):
+            self.func(part, axis=axis, out=part)
+
+    def _record(self, kind: str, flags: int) -> None:
+        self.raised |= flags     # (NumPy passes every bit the loop raised, once per kind)
+
+    def report(self, dtype: np.dtype) -> None:
+        """The scan's floating-point errors, as NumPy's accumulate of ``dtype`` raises them:
+        each one replayed (NumPy's order) on two elements that raise it alone."""
+        if not self.raised:
+            return
+        info = np.finfo(dtype)
+        big, tiny = info.max, info.smallest_normal
+        cases = {2: [big, big], 4: [tiny, tiny], 8: [0, np.inf] if self.product
+                 else [np.inf, -np.inf]}
+        for flag in (2, 4, 8):
+            if self.raised & flag:
+                self.func(np.array(cases[flag], dtype))
 
 
 FUNCTIONS = {"sort": sort, "argsort": argsort, "cumsum": cumsum, "cumprod": cumprod}

@@ -379,7 +379,18 @@ typedef struct {
     npy_intp wb_shape[NPY_MAXDIMS], wb_str[NPY_MAXDIMS];
     npy_intp wb_rows, wb_rowsize, wb_chunk, wb_back, wb_fwd;
     char *wb_side;
+    /* MODE_EW on one thread, not NULL (a pipelined run, cpu_fused._run_pipelined): after each
+     * work item, [0] = how many elements of the output (C order) are written, stored with
+     * release order; the whole count only at the very end, once the run's floating-point
+     * flags are noted too. The run stops after the item in which [1] becomes nonzero (the
+     * reader gave up: what is written is then not the whole value) */
+    npy_int64 *progress;
 } lz_run;
+
+/* progress[0] of a pipelined run, read with acquire order (what it counts is written) */
+static inline npy_int64 lz_progress(npy_int64 *progress) {
+    return __atomic_load_n(progress, __ATOMIC_ACQUIRE);
+}
 
 /* ---------------------------------------------------------------- floating-point status
  * NumPy reports the floating-point exceptions each ufunc call raised, as np.errstate says
@@ -1716,7 +1727,7 @@ static int lz_execute(const lz_prog *P, lz_run *R, int nthreads) {
     if (R->mode == MODE_RED_B) nitems = R->nchunk * ((R->Isz + R->nb - 1) / R->nb);
     else if (R->wb) nitems = (R->wb_rows + R->wb_chunk - 1) / R->wb_chunk;
     else nitems = R->Osz * R->nb;
-    int err = 0, done = 0;
+    int err = 0, done = 0, stopped = 0;
     if (nthreads > nitems) nthreads = (int)nitems;
 #ifdef LZ_HAVE_POOL
     if (nthreads > 1) {
@@ -1730,7 +1741,19 @@ static int lz_execute(const lz_prog *P, lz_run *R, int nthreads) {
         if (lz_scratch_init(P, R, &S) < 0) err = -2;
         lz_poll_init(&S, R->check_signals, NULL);
         lz_fpe_take();
-        for (npy_intp t = 0; t < nitems && !err; t++) err = lz_do_item(P, R, &S, t);
+        for (npy_intp t = 0; t < nitems && !err; t++) {
+            err = lz_do_item(P, R, &S, t);
+            if (R->progress && !err && t + 1 < nitems) {   /* items run in C order: item t */
+                npy_intp end = (t % R->nb + 1) * P->B;        /* ends a block (the last one: */
+                if (end > R->Isz) end = R->Isz;               /* below, after the flags) */
+                __atomic_store_n(R->progress, (npy_int64)((t / R->nb) * R->Isz + end),
+                                 __ATOMIC_RELEASE);
+                if (__atomic_load_n(R->progress + 1, __ATOMIC_ACQUIRE)) {
+                    stopped = 1;
+                    break;
+                }
+            }
+        }
         lz_scratch_free(&S);
     }
     lz_fpe_note(R, P->ninstr);
@@ -1744,5 +1767,7 @@ static int lz_execute(const lz_prog *P, lz_run *R, int nthreads) {
     }
     lz_fpe_note(R, P->ninstr);
     feclearexcept(FE_ALL_EXCEPT);
+    if (R->progress && !stopped)    /* all written, and every flag noted: the reader may go on */
+        __atomic_store_n(R->progress, (npy_int64)(R->Osz * R->Isz), __ATOMIC_RELEASE);
     return 0;
 }

@@ -12,6 +12,10 @@ from cpython.pycapsule cimport PyCapsule_GetPointer
 from cpython.pythread cimport PyThread_get_thread_ident
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
+from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
+
+cdef extern from "<sched.h>" nogil:
+    int sched_yield()
 
 cnp.import_array()
 
@@ -76,6 +80,7 @@ cdef extern from "_cpu_vm.h" nogil:
         cnp.npy_intp wb_str[64]
         cnp.npy_intp wb_rows, wb_rowsize, wb_chunk, wb_back, wb_fwd
         char *wb_side
+        cnp.npy_int64 *progress
     ctypedef struct lz_enum_entry:
         const char *name
         int value
@@ -89,6 +94,7 @@ cdef extern from "_cpu_vm.h" nogil:
     lz_cast_t lz_get_cast(int dst, int src)
     lz_cast_t lz_get_imag(int src)
     int lz_execute(const lz_prog *P, lz_run *R, int nthreads)
+    cnp.npy_int64 lz_progress(cnp.npy_int64 *progress)
     cnp.npy_intp LZ_GATHER
     int LZ_SCALAR_BYTES
     int VK_UFUNC, VK_CAST, VK_WHERE
@@ -247,10 +253,37 @@ cdef void _set_partials(lz_run *R, dict a):
     R.ru = <cnp.npy_uint64 *>_ptr(a.get("ru"))
 
 
+def progress_of(cnp.ndarray progress):
+    """How many elements a pipelined run (``execute(..., progress=)``) has written: a read
+    with acquire order, so that those elements are seen written."""
+    return lz_progress(<cnp.npy_int64 *>cnp.PyArray_DATA(progress))
+
+
+def wait_progress(cnp.ndarray progress, cnp.npy_int64 want, double seconds):
+    """Wait, with the GIL released, until a pipelined run has written ``want`` elements or
+    ``seconds`` have passed (the caller's loop then checks the worker and signals); returns
+    :func:`progress_of`. The thread yields between reads (the kernel's thread, on another
+    core or this one, answers within microseconds; an event's timed wait sleeps ~60 us)."""
+    cdef cnp.npy_int64 *p = <cnp.npy_int64 *>cnp.PyArray_DATA(progress)
+    cdef cnp.npy_int64 v
+    cdef timespec t0, t
+    with nogil:
+        clock_gettime(CLOCK_MONOTONIC, &t0)
+        while True:
+            v = lz_progress(p)
+            if v >= want:
+                break
+            clock_gettime(CLOCK_MONOTONIC, &t)
+            if (t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) * 1e-9 > seconds:
+                break
+            sched_yield()
+    return v
+
+
 def execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tuple order, int n_outer,
             int mode, int nthreads, out=None, dict partials=None, cnp.npy_intp nb=0,
             cnp.npy_intp nchunk=1, cnp.npy_intp chunk_rows=0, bytearray fpe=None,
-            tuple writeback=None):
+            tuple writeback=None, cnp.ndarray progress=None):
     """Run ``prog`` over the iteration space ``shape``.
 
     ``order`` lists the dims of ``shape``: the first ``n_outer`` form the outer index,
@@ -268,6 +301,10 @@ def execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tuple order
     a chunk of rows of dim 0 at a time, the first ``back`` and last ``fwd`` rows of each
     chunk through ``side`` (``(back + fwd)`` rows per chunk, or None when both are 0): see
     lz_do_chunk in _cpu_vm.h.
+    ``progress`` (elementwise mode into ``out``, one thread): two int64, zeroed; the run
+    stores in ``[0]`` how many elements of ``out`` (C order) are written as it goes (read it
+    with :func:`progress_of`; the whole count means ``fpe`` is complete too) and stops early
+    once ``[1]`` is set nonzero.
     """
     cdef lz_run R
     cdef int nd = len(shape), nin = len(inputs), k, d, e, off, nO, nI, ok
@@ -381,6 +418,12 @@ def execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tuple order
             if len(fpe) != prog.P.ninstr + 1:
                 raise ValueError("fpe: ninstr + 1 bytes")
             R.fpe = <unsigned char *>PyByteArray_AS_STRING(fpe)
+        if progress is not None:
+            if mode != MODES["elementwise"] or writeback is not None or out is None \
+                    or nthreads != 1 or progress.dtype.num != cnp.NPY_INT64 or progress.shape[0] != 2 \
+                    or not progress.flags.c_contiguous or not progress.flags.writeable:
+                raise ValueError("progress: two int64, for one thread's elementwise run into out")
+            R.progress = <cnp.npy_int64 *>cnp.PyArray_DATA(progress)
         if R.Osz == 0 or R.Isz == 0 or nb == 0:
             return 0
         with nogil:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import queue
 import threading
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -641,11 +642,8 @@ def _execute(launch: _Launch, inputs: list[np.ndarray], out: np.ndarray | None =
             return target
         if out is None:
             out = np.empty(launch.out_shape, c.result)
-        if out.size:
-            run = shape[-1] if launch.outer else out.size
-            if _cpu_vm.execute(c.vm, inputs, scalars, shape, order, launch.outer, _MODE_EW,
-                               launch.threads, out=out, nb=-(-run // c.vm.block), fpe=fpe):
-                _report_fp_errors(c, fpe)
+        if out.size and _execute_into(launch, inputs, out, fpe):
+            _report_fp_errors(c, fpe)
         return out
     op = c.reduction
     assert op is not None and c.compute is not None and c.canon is not None
@@ -659,6 +657,102 @@ def _execute(launch: _Launch, inputs: list[np.ndarray], out: np.ndarray | None =
             return np.full(launch.out_shape, fill, dtype=c.result)
     arrays = _reduce_to_partials(launch, _partial_arrays(op, c.canon))(inputs)
     return _finalize(c, op, arrays, rsz, c.red_arg[3], launch.out_shape)
+
+
+def _execute_into(launch: _Launch, inputs: list[np.ndarray], out: np.ndarray,
+                  fpe: bytearray, progress: np.ndarray | None = None) -> int:
+    """An elementwise launch run into ``out`` (C order, not empty); the floating-point
+    exceptions raised are ORed into ``fpe`` (returned: their bits, 0 if none). ``progress``:
+    a pipelined run's counter (``_cpu_vm.execute``)."""
+    c, shape = launch.c, launch.shape
+    run = shape[-1] if launch.outer else out.size
+    return int(_cpu_vm.execute(c.vm, inputs, launch.scalars, shape, tuple(range(len(shape))),
+                               launch.outer, _MODE_EW, launch.threads, out=out,
+                               nb=-(-run // c.vm.block), fpe=fpe, progress=progress))
+
+
+#: a pipelined run (:meth:`CpuFusedBackend.run_into_pipelined`) for results of at least this
+#: many bytes (below, handing the kernel to the worker thread costs more than it overlaps)
+PIPE_MIN_BYTES = 1 << 20
+#: ... whose consumer takes at most this many bytes of rows a call (at least one row)
+PIPE_CHUNK_BYTES = 1 << 22
+
+
+def _pipe_rows(out: np.ndarray) -> int:
+    """The most rows of dim 0 a pipelined run's consumer takes in one call."""
+    return max(1, PIPE_CHUNK_BYTES // max(1, out.nbytes // out.shape[0]))
+
+
+def _run_pipelined(launch: _Launch, inputs: list[np.ndarray], out: np.ndarray,
+                   consume: Any) -> bytearray:
+    """The kernel on the worker thread (:func:`_pipe_submit`), in one VM run that counts the elements it has
+    written (``progress``: the GIL is released for all of it, so the worker never waits for
+    the consumer, which may hold the GIL: NumPy's accumulate does), and ``consume(out, r0,
+    r1)`` on the calling thread on the rows of dim 0 written since its last call (at most
+    :func:`_pipe_rows`), in order, as soon as there are any. Returns the floating-point exceptions
+    the kernel raised, not reported yet. An exception on either side (Ctrl-C in
+    ``consume``, an error in the kernel) stops both and is raised here."""
+    n0, rows = out.shape[0], _pipe_rows(out)
+    row = out.size // n0
+    fpe = bytearray(len(launch.c.fpe))
+    progress = np.zeros(2, np.int64)
+    failed: list[BaseException] = []
+    finished = threading.Event()
+
+    def work() -> None:
+        try:
+            _execute_into(launch._replace(threads=1), inputs, out, fpe, progress)
+        except BaseException as exc:   # (raised on the calling thread)
+            failed.append(exc)
+        finally:
+            finished.set()
+
+    _pipe_submit(work)
+    complete = False
+    try:
+        done = 0
+        while done < n0:
+            want = (done + 1) * row    # (any new row: the kernel is usually ahead)
+            while _cpu_vm.wait_progress(progress, want, 1e-3) < want and not finished.is_set():
+                pass        # (the first rows, or a consumer ahead of the kernel)
+            if failed:
+                raise failed[0]
+            ready = min(_cpu_vm.progress_of(progress) // row, done + rows)
+            if ready <= done:                # (cannot happen: never a silent loop)
+                raise RuntimeError("lazyarr cpu-fused: a pipelined kernel stopped early")
+            consume(out, done, ready)
+            done = ready
+        complete = True
+    finally:
+        if not complete:    # stop the kernel (it reads [1] after each block), then let it go
+            progress[1] = 1
+            finished.wait()
+    # (all of ``out`` written means the VM has noted its last flags too: the worker's thread
+    # may still be returning from it, but it touches neither ``out`` nor ``fpe`` again)
+    return fpe
+
+
+# The pipelined runs' worker: one thread, started once per process (a thread started per call
+# cost ~0.5 ms here, a tenth of a 2^20 cumsum), serving the runs in turn (a run never waits
+# for its consumer, so runs of several user threads queue without a deadlock).
+_pipe_tasks: queue.SimpleQueue[Any] | None = None
+_pipe_pid = -1
+_pipe_lock = threading.Lock()
+
+
+def _pipe_submit(task: Any) -> None:
+    global _pipe_tasks, _pipe_pid
+    with _pipe_lock:
+        if _pipe_tasks is None or _pipe_pid != os.getpid():     # (a forked child has none)
+            _pipe_tasks, _pipe_pid = queue.SimpleQueue(), os.getpid()
+            threading.Thread(target=_pipe_serve, args=(_pipe_tasks,), name="lazyarr-pipeline",
+                             daemon=True).start()
+        _pipe_tasks.put(task)
+
+
+def _pipe_serve(tasks: queue.SimpleQueue[Any]) -> None:
+    while True:
+        tasks.get()()          # (a task catches its own exceptions)
 
 
 def _reduce_to_partials(launch: _Launch, parts: tuple[tuple[str, type], ...]) -> Any:
@@ -966,6 +1060,35 @@ class CpuFusedBackend:
         if plan is None:
             return False
         _execute(launch, inputs, writeback=(out, *plan))
+        return True
+
+    def run_into_pipelined(self, lowered: Lowered, out: Any, consume: Any) -> bool:
+        """:meth:`run_into` overlapped with a consumer of the result: ``out`` (new memory the
+        caller owns, C-contiguous, of the result's dtype and shape) is written by the kernel on
+        a worker thread, and ``consume(out, r0, r1)`` runs on the calling thread on the rows
+        of dim 0 as soon as they are written, in order, while the worker writes the next ones
+        (``cumsum`` of a pending array scans the chain's values as they come: the scan is one
+        sequential pass, so the chain costs nothing when it runs beside it). The kernel's
+        floating-point errors are reported on the calling thread after the last rows are
+        consumed. False, with
+        nothing written or consumed, where :meth:`run_into` would refuse, where ``out`` is
+        not C-contiguous, has fewer than two rows or :data:`PIPE_MIN_BYTES`, an input shares
+        its memory or is a random draw's counters, and on one thread (nothing to overlap: the
+        caller runs :meth:`run_into`, then consumes)."""
+        c = get_compiled(lowered.program)
+        if _num_threads < 2 or isinstance(c, Unsupported) or c.reduction is not None or c.serial \
+                or type(out) is not np.ndarray or out.dtype != c.result or out.shape != lowered.shape \
+                or not out.ndim or out.nbytes < max(PIPE_MIN_BYTES, 1) or out.shape[0] < 2 \
+                or not out.flags.c_contiguous \
+                or not (out.flags.aligned and out.flags.writeable):
+            return False
+        inputs = [_prepare(b, dt) for b, dt in zip(lowered.inputs, c.input_dtypes)]
+        if any(type(a) is CounterMap or np.may_share_memory(a, out) for a in inputs):
+            return False
+        launch = _launch(c, lowered, inputs)
+        if launch.shape != out.shape:
+            return False
+        _report_fp_errors(c, _run_pipelined(launch, inputs, out, consume))
         return True
 
     def plan(self, lowered: Lowered) -> Plan:
