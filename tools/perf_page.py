@@ -673,6 +673,16 @@ def complex_ceiling_sections() -> list[str]:
         "tools/peers/complex_ceiling.py")
 
 
+def complex_reductions_sections() -> list[str]:
+    """Complex reductions of a chain against NumPy (``tools/peers/complex_reductions.py``)."""
+    return _peer_tables(
+        "complex_reductions", "complex reductions against NumPy",
+        "``sum``, ``prod``, ``argmax`` and ``var`` of a complex chain, 2^22 values with parts "
+        "uniform in [-1, 1) (``prod`` of ``z/|z| * z/|z|``: unit moduli). NumPy writes the chain "
+        "and reduces it; lazyarr runs one fused kernel (the VM's complex reduction kernels). "
+        "NumPy and lazyarr alternated call by call.", "tools/peers/complex_reductions.py")
+
+
 def inplace_stencil_sections() -> list[str]:
     """Issue 15's in-place stencil steps against NumPy (``tools/peers/inplace_stencil.py``)."""
     return _peer_tables(
@@ -752,6 +762,7 @@ def build(args: argparse.Namespace) -> str:
                                          f"{r[3]:.2f}x"] for r in rows_s]))
     parts += monte_carlo_sections()
     parts += complex_ceiling_sections()
+    parts += complex_reductions_sections()
     parts += inplace_stencil_sections()
     parts += library_calls_sections()
     for device, source in (("cpu", args.cpu_peers), ("cuda", args.gpu_peers)):

@@ -27,7 +27,7 @@ def _chains(xp: Any, z: Any) -> dict[str, Callable[[], Any]]:
         u = z / abs(z)
         return u * u
     return {"sum(z * z + c)": lambda: xp.sum(z * z + C),
-            "prod(z/|z| * z/|z|)": lambda: xp.prod(unit()),
+            "prod(z/abs(z) * z/abs(z))": lambda: xp.prod(unit()),
             "argmax(z * z + c)": lambda: xp.argmax(z * z + C),
             "var(z * z + c)": lambda: xp.var(z * z + C)}
 
@@ -44,7 +44,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--log2n", type=int, default=22)
     parser.add_argument("--reps", type=int, default=15)
-    parser.add_argument("--md", help="append the table, as markdown, to this file")
+    parser.add_argument("--device", choices=["cpu"], default="cpu", help="the CPU only (the VM's kernels)")
+    parser.add_argument("--md", help="append the table, as markdown, to this file "
+                        "(docs/_static/perf/complex_reductions_cpu.md: tools/perf_page.py)")
     args = parser.parse_args()
     n = 1 << args.log2n
     rng = np.random.default_rng(0)
@@ -68,7 +70,7 @@ def main() -> None:
     print("\n".join(lines))
     if args.md:
         with open(args.md, "a") as f:
-            f.write(f"\nComplex reductions, 2^{args.log2n}, cpu, medians of {args.reps} alternated\n\n")
+            f.write(f"\n# Complex reductions, 2^{args.log2n}, cpu, medians of {args.reps} alternated\n\n")
             f.write("| chain | dtype | NumPy ms | lazyarr ms | NumPy/lazyarr | kernels |\n|---|---|---|---|---|---|\n")
             for r in rows:
                 f.write(f"| {r[0]} | {r[1]} | {r[2]:.1f} | {r[3]:.1f} | {r[4]:.2f}x | {r[5]} |\n")
