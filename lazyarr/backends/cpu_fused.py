@@ -685,13 +685,13 @@ def _pipe_rows(out: np.ndarray) -> int:
 
 def _run_pipelined(launch: _Launch, inputs: list[np.ndarray], out: np.ndarray,
                    consume: Any) -> bytearray:
-    """The kernel on the worker thread (:func:`_pipe_submit`), in one VM run that counts the elements it has
-    written (``progress``: the GIL is released for all of it, so the worker never waits for
-    the consumer, which may hold the GIL: NumPy's accumulate does), and ``consume(out, r0,
-    r1)`` on the calling thread on the rows of dim 0 written since its last call (at most
-    :func:`_pipe_rows`), in order, as soon as there are any. Returns the floating-point exceptions
-    the kernel raised, not reported yet. An exception on either side (Ctrl-C in
-    ``consume``, an error in the kernel) stops both and is raised here."""
+    """The kernel on the worker thread (:func:`_pipe_submit`), in one VM run that counts
+    the elements it has written (``progress``: the GIL is released for all of it, so the
+    worker never waits for the consumer, which may hold the GIL: NumPy's accumulate does),
+    and ``consume(out, r0, r1)`` on the calling thread on the rows of dim 0 written since its
+    last call (at most :func:`_pipe_rows`), in order, as soon as there are any. Returns the
+    floating-point exceptions the kernel raised, not reported yet. An exception on either
+    side (Ctrl-C in ``consume``, an error in the kernel) stops both and is raised here."""
     n0, rows = out.shape[0], _pipe_rows(out)
     row = out.size // n0
     fpe = bytearray(len(launch.c.fpe))
