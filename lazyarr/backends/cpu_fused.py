@@ -678,6 +678,16 @@ PIPE_MIN_BYTES = 1 << 20
 PIPE_CHUNK_BYTES = 1 << 22
 
 
+def _writes_into(c: Any, lowered: Lowered, out: Any) -> bool:
+    """Whether the compiled program ``c`` may write its result into ``out`` at all (what
+    ``run_into`` and ``run_into_pipelined`` both ask first): an elementwise program the VM
+    runs, not serial (a loop may raise midway, integer power; the target must stay as it
+    was), and ``out`` an aligned, writeable ndarray of the result's dtype and shape."""
+    return not (isinstance(c, Unsupported) or c.reduction is not None or c.serial) \
+        and type(out) is np.ndarray and out.dtype == c.result and out.shape == lowered.shape \
+        and out.flags.aligned and out.flags.writeable
+
+
 def _pipe_rows(out: np.ndarray) -> int:
     """The most rows of dim 0 a pipelined run's consumer takes in one call."""
     return max(1, PIPE_CHUNK_BYTES // max(1, out.nbytes // out.shape[0]))
@@ -1043,11 +1053,7 @@ class CpuFusedBackend:
         (a block is read before it is written) is the kernel's output; any other ``out`` is
         written by the chunked write-back, which keeps every read on the old values."""
         c = get_compiled(lowered.program)
-        # (c.serial: a loop may raise midway, integer power; the target must stay as it was)
-        if isinstance(c, Unsupported) or c.reduction is not None or c.serial \
-                or type(out) is not np.ndarray \
-                or out.dtype != c.result or out.shape != lowered.shape \
-                or not (out.flags.aligned and out.flags.writeable):
+        if not _writes_into(c, lowered, out):
             return False
         inputs = [_prepare(b, dt) for b, dt in zip(lowered.inputs, c.input_dtypes)]
         launch = _launch(c, lowered, inputs)
@@ -1076,11 +1082,9 @@ class CpuFusedBackend:
         its memory or is a random draw's counters, and on one thread (nothing to overlap: the
         caller runs :meth:`run_into`, then consumes)."""
         c = get_compiled(lowered.program)
-        if _num_threads < 2 or isinstance(c, Unsupported) or c.reduction is not None or c.serial \
-                or type(out) is not np.ndarray or out.dtype != c.result or out.shape != lowered.shape \
-                or not out.ndim or out.nbytes < max(PIPE_MIN_BYTES, 1) or out.shape[0] < 2 \
-                or not out.flags.c_contiguous \
-                or not (out.flags.aligned and out.flags.writeable):
+        if _num_threads < 2 or not _writes_into(c, lowered, out) or not out.ndim \
+                or out.nbytes < max(PIPE_MIN_BYTES, 1) or out.shape[0] < 2 \
+                or not out.flags.c_contiguous:
             return False
         inputs = [_prepare(b, dt) for b, dt in zip(lowered.inputs, c.input_dtypes)]
         if any(type(a) is CounterMap or np.may_share_memory(a, out) for a in inputs):
