@@ -90,15 +90,33 @@ def _parts(v: str, dt: np.dtype) -> list[str]:
 
 
 def _all(terms: list[str]) -> str:
-    return " and ".join(terms) if terms else "True"
+    return " & ".join(f"({t})" for t in terms) if terms else "True"
+
+
+def _any(terms: list[str]) -> str:
+    return " | ".join(f"({t})" for t in terms) if terms else "False"
+
+
+def _not(cond: str) -> str:
+    return f"(({cond}) ^ True)"
+
+
+def _flag(bit: int | str, cond: str) -> str:
+    """``bit`` where ``cond`` holds, else 0. The checks are built of these, ``&`` and ``|``:
+    branch-free, because Numba's SSA and liveness passes grow with the square of a kernel's
+    basic blocks, and every ``and``, ``or`` and ``x if c else y`` is one more (a 0-d
+    ``s + a*b + ...`` of 14 checked ops took 46 s to compile with them, docs/notes/gpu.rst)."""
+    return f"({bit} * ({cond}))"
 
 
 class Check(NamedTuple):
     """One op site's check: ``usual``, an expression true when the op raised nothing for
-    sure (the element's sites are tested together: one compare each, one branch), and the
-    lines that OR its flags into ``fpe[site]`` when it is not."""
+    sure (the element's sites are tested together: one compare each, one branch), and
+    ``bits``, the NPY_FPE bits it raised (0 when none), ORed into ``fpe[site]`` when
+    ``usual`` is not true."""
     usual: str
-    lines: list[str]
+    site: int
+    bits: str
 
 
 def check(ins: Instr, site: int, result: str, operands: list[str],
@@ -109,43 +127,42 @@ def check(ins: Instr, site: int, result: str, operands: list[str],
     if ins.dtype.kind not in "fc":          # integer division and reciprocal
         a, b = (operands + [""])[:2]
         if ins.op == "reciprocal":
-            return Check(f"({a} != 0)", [f"if {a} == 0:", f"    _fpe_set(fpe, {site}, {DIVIDE | INVALID})"])
-        lines = [f"if {b} == 0:", f"    _fpe_set(fpe, {site}, {DIVIDE})"]
+            return Check(f"({a} != 0)", site, _flag(DIVIDE | INVALID, f"{a} == 0"))
+        bits = _flag(DIVIDE, f"{b} == 0")
         if ins.op == "floor_divide" and ins.dtype.kind == "i":
             low = int(np.iinfo(ins.dtype).min)
-            lines += [f"elif {b} == -1 and {a} == {low}:", f"    _fpe_set(fpe, {site}, {OVERFLOW})"]
-            return Check(f"(({b} != 0) & ({b} != -1))", lines)
-        return Check(f"({b} != 0)", lines)
+            bits += " | " + _flag(OVERFLOW, _all([f"{b} == -1", f"{a} == {low}"]))
+            return Check(f"(({b} != 0) & ({b} != -1))", site, bits)
+        return Check(f"({b} != 0)", site, bits)
     parts = _parts(result, ins.dtype)
     finite = " & ".join(f"(abs({p}) < {_INF})" for p in parts)
-    return Check(f"({finite})", [f"if not ({finite}):",
-                                 f"    _fpe_set(fpe, {site}, {_float_bits(ins, parts, operands, operand_dtypes)})"])
+    return Check(f"({finite})", site, _float_bits(ins, parts, operands, operand_dtypes))
 
 
 def merged(checks: list[Check]) -> list[str]:
-    """The checks of one element's sites: one test of them all, then each site's lines."""
+    """The checks of one element's sites: one test of them all, then each site's flags."""
     if not checks:
         return []
     return [f"if not ({' & '.join(c.usual for c in checks)}):",
-            *("    " + ln for c in checks for ln in c.lines)]
+            *(f"    _fpe_set(fpe, {c.site}, {c.bits})" for c in checks)]
 
 
 def _float_bits(ins: Instr, parts: list[str], operands: list[str], dts: list[np.dtype]) -> str:
-    """The NPY_FPE bits of a float (or complex) op whose result is inf or NaN: an int
-    expression of the operands and the result's parts."""
+    """The NPY_FPE bits of a float (or complex) op whose result is inf or NaN (0 when it is
+    finite): an int expression of the operands and the result's parts."""
     op = ins.op
     flt = [(p, dt) for v, dt in zip(operands, dts) if dt.kind in "fc" for p in _parts(v, dt)]
     no_nan = _all([f"{p} == {p}" for p, _ in flt])
     finite = _all([f"abs({p}) < {_INF}" for p, _ in flt])
-    is_nan = " or ".join(f"{p} != {p}" for p in parts)
-    is_inf = " or ".join(f"abs({p}) == {_INF}" for p in parts)
+    is_nan = _any([f"{p} != {p}" for p in parts])
+    is_inf = _any([f"abs({p}) == {_INF}" for p in parts])
     if op == "spacing":     # NaN of an inf or NaN: invalid in float16's loop only
         no_nan = "True" if dts[0] == np.dtype(np.float16) else "False"
     if op in ("logaddexp", "logaddexp2"):
         no_nan = "True"
     if op == "nextafter":
         finite = f"abs({operands[0]}) < {_INF}"
-    invalid = f"({INVALID} if ({is_nan}) and {no_nan} else 0)"
+    invalid = _flag(INVALID, _all([is_nan, no_nan]))
     pole = POLE.get(op)
     if op in ("power", "float_power"):
         # An infinite exponent raises nothing (C99 Annex F: the result is exact), but
@@ -156,16 +173,16 @@ def _float_bits(ins: Instr, parts: list[str], operands: list[str], dts: list[np.
         # order decides").
         a, b = operands[0], operands[1]
         pole_at_inf = "True" if op == "power" and dts[0] in (_F32, _F64) else f"abs({b}) < {_INF}"
-        infinite = (f"(({DIVIDE} if {a} == 0 and {pole_at_inf} else {OVERFLOW} if {finite} else 0) "
-                    f"if ({is_inf}) else 0)")
-        return f"{invalid} | {infinite}"
+        at_pole = _all([f"{a} == 0", pole_at_inf])
+        return " | ".join([invalid, _flag(DIVIDE, _all([is_inf, at_pole])),
+                           _flag(OVERFLOW, _all([is_inf, _not(at_pole), finite]))])
     if pole is None:
-        big = str(OVERFLOW)
-    else:
-        # (float16's floor_divide divides in float32 and rounds: its overflow is only that)
-        over = OVERFLOW | INVALID if op == "floor_divide" and dts[0] != _F16 else OVERFLOW
-        big = f"({DIVIDE} if {pole.format(*operands)} else {over})"
-    return f"{invalid} | ({big} if ({is_inf}) and {finite} else 0)"
+        return f"{invalid} | {_flag(OVERFLOW, _all([is_inf, finite]))}"
+    # (float16's floor_divide divides in float32 and rounds: its overflow is only that)
+    over = OVERFLOW | INVALID if op == "floor_divide" and dts[0] != _F16 else OVERFLOW
+    at_pole = pole.format(*operands)
+    return " | ".join([invalid, _flag(DIVIDE, _all([is_inf, finite, at_pole])),
+                       _flag(over, _all([is_inf, finite, _not(at_pole)]))])
 
 
 #: float -> integer casts: the C conversion NumPy's loop uses and the values it takes
@@ -179,17 +196,16 @@ def _cast_check(site: int, result: str, src_val: str, src: np.dtype, dst: np.dty
     if dst.kind == "c":
         pairs = list(zip(_parts(result, dst), _parts(src_val, src) if src.kind == "c" else [src_val]))
         usual = " & ".join(f"(abs({r}) < {_INF})" for r in _parts(result, dst))
-        over = " or ".join(f"(abs({r}) == {_INF} and abs({v}) < {_INF})" for r, v in pairs)
-        return Check(f"({usual})", [f"if {over}:", f"    _fpe_set(fpe, {site}, {OVERFLOW})"])
+        over = _any([_all([f"abs({r}) == {_INF}", f"abs({v}) < {_INF}"]) for r, v in pairs])
+        return Check(f"({usual})", site, _flag(OVERFLOW, over))
     if dst.kind in "iu":
         via = "uint64" if dst == np.dtype(np.uint64) else \
             "int64" if dst.itemsize == 8 or (dst.kind == "u" and dst.itemsize == 4) else "int32"
         low, high = _INT_RANGE[via]
         usual = f"(({src_val} > {low}) & ({src_val} < {high}))"
-        return Check(usual, [f"if not {usual}:", f"    _fpe_set(fpe, {site}, {INVALID})"])
-    finite = f" and abs({src_val}) < {_INF}" if src.kind == "f" else ""
-    return Check(f"(abs({result}) < {_INF})",
-                 [f"if abs({result}) == {_INF}{finite}:", f"    _fpe_set(fpe, {site}, {OVERFLOW})"])
+        return Check(usual, site, _flag(INVALID, _not(usual)))
+    over = _all([f"abs({result}) == {_INF}"] + ([f"abs({src_val}) < {_INF}"] if src.kind == "f" else []))
+    return Check(f"(abs({result}) < {_INF})", site, _flag(OVERFLOW, over))
 
 
 #: the kernel's helper that ORs bits into a site's word (read first: when every element
@@ -215,16 +231,17 @@ def thread_check(site: int, acc: str) -> list[str]:
     an infinity is not told apart, as NumPy's pairwise order would not tell either:
     docs/testing.rst.) The partials are then combined with :func:`combine_check`, so a
     site's word holds only flags that were raised: launches can share it (``flags``)."""
-    bits = (f"({INVALID} if {acc} != {acc} and not sn else 0) | "
-            f"({OVERFLOW} if abs({acc}) == {_INF} and not si else 0)")
+    bits = (f"{_flag(INVALID, _all([f'{acc} != {acc}', _not('sn')]))} | "
+            f"{_flag(OVERFLOW, _all([f'abs({acc}) == {_INF}', _not('si')]))}")
     return [f"if not (abs({acc}) < {_INF}):", f"    _fpe_set(fpe, {site}, {bits})"]
 
 
 def combine_check(site: int, result: str, a: str, b: str) -> list[str]:
     """After ``result = a (+ or *) b``, two partials combined: invalid for a NaN from partials
     without one, overflow for an infinity from finite ones."""
-    bits = (f"({INVALID} if {result} != {result} and {a} == {a} and {b} == {b} else 0) | "
-            f"({OVERFLOW} if abs({result}) == {_INF} and abs({a}) < {_INF} and abs({b}) < {_INF} else 0)")
+    invalid = _all([f"{result} != {result}", f"{a} == {a}", f"{b} == {b}"])
+    overflow = _all([f"abs({result}) == {_INF}", f"abs({a}) < {_INF}", f"abs({b}) < {_INF}"])
+    bits = f"{_flag(INVALID, invalid)} | {_flag(OVERFLOW, overflow)}"
     return [f"if not (abs({result}) < {_INF}):", f"    _fpe_set(fpe, {site}, {bits})"]
 
 

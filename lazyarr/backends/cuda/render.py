@@ -184,7 +184,13 @@ def analyze(program: Program, inputs: list[Any], out: Any = None) -> Geometry:
     geo = _analyze(program, inputs, out)
     heavy = any(ins.op in HEAVY_OPS for ins in program.instrs)
     kind = geo.spec.kind
-    geo.spec = replace(geo.spec, unroll=HEAVY_UNROLL if heavy else UNROLL_BY_KIND[kind],
+    unroll = HEAVY_UNROLL if heavy else UNROLL_BY_KIND[kind]
+    if kind in ("map", "full") and geo.work <= geo.spec.block:
+        # At most one element per thread: no unrolling, so one copy of the chain is rendered
+        # instead of 2 x U (tile and tail), the same values in the same order, compiled ~5x
+        # faster (a 0-d loop value ``s + a[i]*b[i]``: docs/notes/gpu.rst, 2026-12-03g)
+        unroll = 1
+    geo.spec = replace(geo.spec, unroll=unroll,
                        threads_per_sm=GRID_THREADS_PER_SM[kind],
                        singles=tuple(k for k, a in enumerate(inputs) if a.size == 1))
     return geo
@@ -316,14 +322,30 @@ class Reduction:
         return parts
 
     def combine_statement(self, targets: list[str], a: list[str], b: list[str]) -> str:
-        """One line setting ``targets`` (the parts) to the combination of ``a`` and ``b``.
-        Complex min/max: the choice once (``_pick``), then each part (not the choice's text
-        in each part's expression: Numba's typing time grows with the source)."""
-        exprs = self.combine_parts(a, b)
-        if self.acc.kind == "c" and self.op in ("min", "max"):
-            chosen = [f"({x} if _pick else {y})" for x, y in zip(a, b)]
-            return f"_pick = {exprs[0]}; {', '.join(targets)} = {', '.join(chosen)}"
-        return f"{', '.join(targets)} = {', '.join(exprs)}"
+        """One line setting ``targets`` (the parts) to the combination of ``a`` and ``b``;
+        a complex product, min or max calls :meth:`combine_helper`'s function."""
+        helper = self.combine_helper()
+        if helper is not None:
+            return f"{', '.join(targets)} = {helper[0]}({', '.join(a + b)})"
+        return f"{', '.join(targets)} = {', '.join(self.combine_parts(a, b))}"
+
+    def combine_helper(self) -> tuple[str, str] | None:
+        """(name, source) of the device function combining two complex accumulators of a
+        product, min or max, or None. Their combines branch (which parts are empty or NaN,
+        which value wins); written out at each of a kernel's ~40 combines, those branches made
+        Numba's SSA and typing passes, which grow with the square of a function's blocks, take
+        10-20 s per kernel (docs/notes/gpu.rst, 2026-12-03g). A device function is typed once
+        and inlined by LLVM (``_devfn``: forceinline)."""
+        if self.acc.kind != "c" or self.op not in ("prod", "min", "max"):
+            return None
+        a, b = ["ar", "ai", "ax"], ["br", "bi", "bx"]
+        name = f"_combine_{self.op}"
+        head = f"def {name}({', '.join(a + b)}):"
+        if self.op == "prod":
+            return name, f"{head}\n    return {', '.join(self.combine_parts(a, b))}\n"
+        # min/max: whether ``a`` is kept
+        return name, (f"{head}\n    if {self.combine_parts(a, b)[0]}:\n        return ar, ai, ax\n"
+                      f"    return br, bi, bx\n")
 
     def combine_parts(self, a: list[str], b: list[str]) -> list[str]:
         """The combined parts, each an expression of the old ones (assign them together);
@@ -812,12 +834,15 @@ class _Kernel:
             advance = self._carry_add("cb", "cb", "cs", prefix="")
         out.append(f"{indent}while base < n:")
         out += [f"{indent}    {ln}" for ln in head]
-        out.append(f"{indent}    if {last} < n:")
         body, tail = self.unrolled("i", lambda u: index.format(u=u), "n", self.flat_offsets, consume,
                                    paired)
-        out += [f"{indent}        {ln}" for ln in body]
-        out.append(f"{indent}    else:")
-        out += [f"{indent}        {ln}" for ln in tail]
+        if self.spec.unroll == 1:      # (its one element is in range: base < n)
+            out += [f"{indent}    {ln}" for ln in body]
+        else:
+            out.append(f"{indent}    if {last} < n:")
+            out += [f"{indent}        {ln}" for ln in body]
+            out.append(f"{indent}    else:")
+            out += [f"{indent}        {ln}" for ln in tail]
         out.append(f"{indent}    base += step")
         out += [f"{indent}    {ln}" for ln in advance]
         return out
@@ -869,6 +894,9 @@ class _Kernel:
     def combine_into(self, target: str, a: str, b: str) -> str:
         red = self.reduction
         assert red is not None
+        helper = red.combine_helper()
+        if helper is not None:
+            self.src.helpers.setdefault(*helper)
         return red.combine_statement(self.part_names(target), self.part_names(a), self.part_names(b))
 
     def shared_arrays(self, indent: str) -> list[str]:
