@@ -9,7 +9,8 @@ API conformance suite with ``device="cuda"`` checks them on the GPU. Found missi
 H200 (CuPy 14.2) by that suite: the array API ``linalg`` names (``trace``, ``diagonal``,
 ``tensordot``, ``vecdot``, ``vector_norm``, ``matrix_norm``, ``svdvals``, ``cross``),
 ``cholesky(upper=)``, ``unstack``, and the named-tuple results of ``slogdet``/``svd``/``eigh``;
-in the next run, ``linalg.outer``, ``pinv(rtol=)`` and ``qr``'s named tuple.
+in the next run, ``linalg.outer``, ``pinv(rtol=)`` and ``qr``'s named tuple; then
+``matrix_rank(rtol=)`` (2026-12-03, with the conformance suite's files on the device).
 (``count_nonzero`` is lazyarr's own now: lazyarr/_functions/_nanfunctions.py.)
 """
 from __future__ import annotations
@@ -186,6 +187,29 @@ def pinv(xp: ModuleType, a: Any, rcond: Any = None, hermitian: bool = False, *,
     return xp.matmul(xp.swapaxes(vt, -1, -2), s[..., None] * xp.swapaxes(u, -1, -2))
 
 
+def matrix_rank(xp: ModuleType, A: Any, tol: Any = None, hermitian: bool = False, *,
+                rtol: Any = None) -> Any:
+    """``numpy.linalg.matrix_rank`` step for step (NumPy 2.4), with ``rtol=``, ``hermitian=``
+    and stacks, which CuPy's ``matrix_rank(M, tol)`` lacks. ``hermitian``: the singular
+    values as NumPy's hermitian SVD takes them, ``abs(eigvalsh(A))``."""
+    if rtol is not None and tol is not None:
+        raise ValueError("`tol` and `rtol` can't be both set.")
+    if A.ndim < 2:
+        return int(not xp.all(A == 0))
+    if A.shape[-1] == 0 or A.shape[-2] == 0:
+        return xp.zeros(A.shape[:-2], dtype=np.intp)
+    S = xp.abs(xp.linalg.eigvalsh(A)) if hermitian else xp.linalg.svd(A, compute_uv=False)
+    if tol is None:
+        if rtol is None:
+            rtol = max(A.shape[-2:]) * np.finfo(S.dtype).eps
+        else:
+            rtol = xp.asarray(rtol)[..., None]
+        tol = xp.max(S, axis=-1, keepdims=True) * rtol
+    else:
+        tol = xp.asarray(tol)[..., None]
+    return xp.count_nonzero(S > tol, axis=-1)
+
+
 def unstack(xp: ModuleType, x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
     if x.ndim == 0:
         raise ValueError("Input array must be at least 1-d.")
@@ -200,4 +224,5 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "vecdot": vecdot, "linalg.cross": cross, "linalg.vector_norm": vector_norm,
     "linalg.matrix_norm": matrix_norm, "unstack": unstack,
     "linalg.qr": qr, "linalg.outer": outer, "linalg.pinv": pinv,
+    "linalg.matrix_rank": matrix_rank,
 }

@@ -132,3 +132,19 @@ def test_pinv_and_outer(dtype):
     _check("linalg.pinv", singular, close=True)
     _check("linalg.outer", _data(dtype, (3,)), _data(dtype, (4,)))
     _check("linalg.outer", _data(dtype, (3, 1)), _data(dtype, (4,)))   # ValueError
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
+def test_matrix_rank(dtype):
+    """rtol=, tol=, hermitian=, stacks, empty matrices and vectors (CuPy's matrix_rank has
+    tol= only: the conformance suite on the H200 found it)."""
+    deficient = np.array([[1, 2, 3], [2, 4, 6], [1, 0, 1]], dtype)
+    for x in [_data(dtype, (4, 3)), _data(dtype, (2, 3, 3)), deficient, np.zeros((3, 3), dtype),
+              _data(dtype, (0, 3)), _data(dtype, (2, 0, 4)), _data(dtype, (4,)), np.zeros(3, dtype)]:
+        _check("linalg.matrix_rank", x)
+        for kw in ({"rtol": 0.3}, {"rtol": np.full(x.shape[:-2], 0.5)}, {"tol": 1e-3},
+                   {"tol": 0.1, "rtol": 0.1}):
+            _check("linalg.matrix_rank", x, **kw)
+    h = deficient @ deficient.conj().T
+    _check("linalg.matrix_rank", h, hermitian=True)
+    _check("linalg.matrix_rank", h, hermitian=True, rtol=0.2)
