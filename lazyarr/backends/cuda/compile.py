@@ -240,10 +240,15 @@ def _compile_no_fma(fn: Any, sig: tuple[Any, ...], cc: tuple[int, int], block: i
 
 # ----------------------------------------------------------------------------- disk cache
 @functools.cache
+@functools.cache
 def toolchain() -> str:
     """Identifies the compiler stack, cheaply (a disk-cache hit must stay in milliseconds:
-    ``importlib.metadata`` took tens of ms): each package's location, ``__init__`` size and
-    mtime, and numba-cuda's VERSION file. A reinstall or upgrade changes the stamp."""
+    ``importlib.metadata`` took tens of ms, importing Numba half a second): each package's
+    location, the size of its ``__init__`` and the text of its version files (``_version.py``,
+    numba-cuda's ``VERSION``). An upgrade changes the stamp; a reinstall of the same version
+    does not. (Not the files' mtimes: a wheel installed afresh, as on every call to the GPU
+    machine, has new ones, and every kernel of the carried cache missed: docs/notes/gpu.rst,
+    2026-12-03g.)"""
     import importlib.util
 
     parts = []
@@ -252,11 +257,12 @@ def toolchain() -> str:
             spec = importlib.util.find_spec(pkg)
             if spec is None or spec.origin is None:
                 continue
-            st = os.stat(spec.origin)
-            stamp = f"{pkg}@{os.path.dirname(spec.origin)}:{st.st_size}:{st.st_mtime_ns}"
-            version = Path(os.path.dirname(spec.origin), "VERSION")
-            if version.exists():
-                stamp += ":" + version.read_text().strip()
+            where = os.path.dirname(spec.origin)
+            stamp = f"{pkg}@{where}:{os.stat(spec.origin).st_size}"
+            for name in ("_version.py", "VERSION"):
+                version = Path(where, name)
+                if version.exists():
+                    stamp += ":" + hashlib.sha256(version.read_bytes()).hexdigest()[:16]
             parts.append(stamp)
         except (ImportError, OSError, ValueError):
             continue
