@@ -913,18 +913,24 @@ class _Kernel:
             out += [f"{indent}if {lane} < {width}:",
                     f"{indent}    {self.assign(self.part_names('ta'), self.part_names('sm[t]'))}",
                     f"{indent}    {self.assign(self.part_names('tb'), self.part_names(f'sm[t + {width} * {stride}]'))}",
-                    f"{indent}    {self.combine_into('sm[t]', 'ta', 'tb')}",
-                    *(f"{indent}    {ln}" for ln in self.combine_check("sm[t]", "ta", "tb")),
+                    *(f"{indent}    {ln}" for ln in self.checked_combine("sm[t]", "ta", "tb")),
                     f"{indent}cuda.syncthreads()"]
             width //= 2
         return out
 
-    def combine_check(self, result: str, a: str, b: str) -> list[str]:
-        """Checked: the flags of combining two lanes' partials (an overflow of two finite
-        row partials; the lanes' own were flagged by their thread_check)."""
-        if not self.checks_reduction:
-            return []
-        return fp_checks.combine_check(self.reduce_site, result, a, b)
+    def checked_combine(self, target: str, a: str, b: str, guard: str | None = None) -> list[str]:
+        """``target = a (op) b`` and, in a checked kernel, the flags of that combine of two
+        partials (an overflow of two finite ones; each thread's own were flagged by its
+        thread_check), tested only where ``guard`` holds when given. A ``target`` that is
+        ``a`` keeps its old value in ``o`` for the test."""
+        checked = self.checks_reduction
+        old = "o" if checked and target == a else a
+        lines = [f"o = {a}"] if old != a else []
+        lines.append(self.combine_into(target, a, b))
+        if checked:
+            flags = fp_checks.combine_check(self.reduce_site, target, old, b)
+            lines += [f"if {guard}:", *("    " + ln for ln in flags)] if guard else flags
+        return lines
 
     def acc_init(self, indent: str) -> list[str]:
         red = self.reduction
@@ -1040,9 +1046,7 @@ class _Kernel:
                 "        while j < cuda.gridDim.x:"]
         out += [f"            {tb} = partials[{slot.format('j', k)}]"
                 for k, tb in enumerate(self.part_names("tb"))]
-        out += ["            o = acc"] if self.checks_reduction else []
-        out += [f"            {self.combine_into('acc', 'acc', 'tb')}",
-                *(f"            {ln}" for ln in self.combine_check("acc", "o", "tb")),
+        out += [*(f"            {ln}" for ln in self.checked_combine("acc", "acc", "tb")),
                 "            j += BS",
                 f"        {self.assign(self.part_names('sm[t]'), self.part_names('acc'))}"]
         out += self.block_tree("        ", "t", self.spec.block, "1")
@@ -1097,13 +1101,10 @@ class _Kernel:
                 for acc, other in zip(self.part_names("acc"), self.part_names("other")):
                     out.append(f"        {other} = {cast_name(part)}(cuda.shfl_down_sync("
                                f"0xffffffff, {cast_name(sh)}({acc}), {width}))")
-                if self.checks_reduction:
-                    out.append("        o = acc")
-                out.append(f"        {self.combine_into('acc', 'acc', 'other')}")
                 # (tested on the lanes of the tree only: the others add a lane of the next
                 # row, or their own value, which must not raise a flag)
-                checks = self.combine_check("acc", "o", "other")
-                out += [f"        if {lane} < {width}:"] * bool(checks) + [f"            {ln}" for ln in checks]
+                out += [f"        {ln}" for ln in self.checked_combine("acc", "acc", "other",
+                                                                       guard=f"{lane} < {width}")]
                 width //= 2
             out += [f"        if {lane} == 0 and m < M:",
                     *self.store_result("            ", "out[m]", "acc", "K"),
