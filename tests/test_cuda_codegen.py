@@ -558,3 +558,56 @@ def test_checked_kernels_compile_with_their_flag_words(kind):
     with np.errstate(all="ignore"):           # explain shows the kernel that would run
         assert not any("floating-point" in n for n in la.explain(expr, device="cuda").notes)
     assert any("floating-point errors of" in n for n in la.explain(expr, device="cuda").notes)
+
+
+def _kernel_body(source: str) -> str:
+    return source[source.index("def lazyarr_kernel"):]
+
+
+@pytest.mark.parametrize("n, unrolled", [(1, False), (256, False), (257, True), (3001, True)])
+def test_at_most_one_blocks_elements_render_one_copy_of_the_chain(n, unrolled):
+    """A map or full reduction over at most one block's elements (one per thread) renders
+    ``U = 1`` and no tail: one copy of the chain, not a tile and a tail of U each (the
+    compile-time fix of docs/notes/gpu.rst, 2026-12-03g). More elements: unrolled, with a
+    tail. The rendered sizes are what is compared; the values are the simulator's tests'."""
+    from lazyarr.backends.cuda import render as R
+
+    x = la.asarray(np.linspace(-1, 1, n))
+    for expr in (lambda: (la.sqrt(x * x + 1) * 2 - x).compute(), lambda: la.sum(la.exp(x) * x)):
+        low = capture(expr)
+        spec = R.analyze(low.program, low.inputs).spec
+        body = _kernel_body(R.render(low.program, spec, checked=True).source)
+        assert (spec.unroll > 1) == unrolled
+        # the chain's sqrt/exp, once per element rendered: U in the tile and U in the tail
+        copies = body.count("F_sqrt_f8(") + body.count("F_exp_f8(")
+        assert copies == (2 * spec.unroll if unrolled else 1), (n, copies)
+
+
+@pytest.mark.parametrize("kind", ["map", "full", "rows", "complex-prod", "complex-max"])
+def test_checked_and_complex_combine_code_is_branch_free_in_the_kernel(kind):
+    """The kernel function holds no ``and``/``or``/conditional expression in its
+    floating-point flags, and a complex product's or min/max's combine is a device function:
+    each was a basic block per site, per unrolled element, per combine, and Numba's SSA and
+    liveness passes grow with the square of a function's blocks (a 0-d loop value took 46 s
+    to compile, complex min/max reductions 8-23 s: docs/notes/gpu.rst, 2026-12-03g)."""
+    from lazyarr.backends.cuda import render as R
+
+    x = la.asarray(np.linspace(-1, 1, 3001))
+    m = la.asarray(np.linspace(-1, 1, 3000).reshape(60, 50))
+    z = la.asarray(np.linspace(-1, 1, 3001) + 0.5j)
+    expr = {"map": lambda: (la.log(x) / x + la.power(x, 2.5) - la.arctanh(x)).astype(np.int32).compute(),
+            "full": lambda: la.sum(la.exp(x) * x),
+            "rows": lambda: la.sum(la.log1p(m) * m, axis=1),
+            "complex-prod": lambda: la.prod(z * z),
+            "complex-max": lambda: la.max(z * 2)}[kind]
+    low = capture(expr)
+    rendered = R.render(low.program, R.analyze(low.program, low.inputs).spec, checked=True)
+    body = _kernel_body(rendered.source)
+    flags = [ln for ln in body.splitlines() if "_fpe_set(" in ln]
+    assert flags or kind.startswith("complex")
+    for ln in flags:
+        assert not re.search(r"\b(and|or)\b| if .* else ", ln.split("_fpe_set(", 1)[1]), ln
+    if kind.startswith("complex"):
+        combine = "_combine_prod(" if kind == "complex-prod" else "_combine_max("
+        assert combine in body and f"def {combine}" in rendered.source
+        assert " if " not in "".join(ln for ln in body.splitlines() if "= _combine_" in ln)
