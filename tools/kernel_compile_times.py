@@ -2,12 +2,12 @@
 
     python tools/kernel_compile_times.py tests/test_element_indexing.py -k loop_carried_cuda
 
-(``--dump DIR`` first: each kernel's source is written to DIR/<key>.py as well) runs the tests (pytest arguments, ``-m gpu`` added) on the simulated device
+runs the tests (pytest arguments, ``-m gpu`` added) on the simulated device
 (``LAZYARR_CUDA_SIM=1``), keeps each distinct kernel rendered, then compiles each to PTX for
 sm_90 (``compile.compile_ptx``: Numba's frontend and NVVM, what a fresh GPU pays before the
 driver loads it) and prints them slowest first with the test that rendered them. The kernels
 of the GPU suite's slowest tests were found this way (docs/notes/gpu.rst, 2026-12-03g).
-Development tool."""
+``--dump DIR`` (first) also writes each kernel's source to ``DIR/<key>.py``. Development tool."""
 from __future__ import annotations
 
 import os

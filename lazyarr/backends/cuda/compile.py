@@ -240,7 +240,6 @@ def _compile_no_fma(fn: Any, sig: tuple[Any, ...], cc: tuple[int, int], block: i
 
 # ----------------------------------------------------------------------------- disk cache
 @functools.cache
-@functools.cache
 def toolchain() -> str:
     """Identifies the compiler stack, cheaply (a disk-cache hit must stay in milliseconds:
     ``importlib.metadata`` took tens of ms, importing Numba half a second): each package's

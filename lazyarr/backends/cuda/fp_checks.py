@@ -101,7 +101,7 @@ def _not(cond: str) -> str:
     return f"(({cond}) ^ True)"
 
 
-def _flag(bit: int | str, cond: str) -> str:
+def _flag(bit: int, cond: str) -> str:
     """``bit`` where ``cond`` holds, else 0. The checks are built of these, ``&`` and ``|``:
     branch-free, because Numba's SSA and liveness passes grow with the square of a kernel's
     basic blocks, and every ``and``, ``or`` and ``x if c else y`` is one more (a 0-d

@@ -20,6 +20,7 @@ list is rendered as data too (:mod:`.params`): the launch reads it, never the na
 """
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
@@ -323,12 +324,13 @@ class Reduction:
 
     def combine_statement(self, targets: list[str], a: list[str], b: list[str]) -> str:
         """One line setting ``targets`` (the parts) to the combination of ``a`` and ``b``;
-        a complex product, min or max calls :meth:`combine_helper`'s function."""
-        helper = self.combine_helper()
+        a complex product, min or max calls :attr:`combine_helper`'s function."""
+        helper = self.combine_helper
         if helper is not None:
             return f"{', '.join(targets)} = {helper[0]}({', '.join(a + b)})"
         return f"{', '.join(targets)} = {', '.join(self.combine_parts(a, b))}"
 
+    @functools.cached_property
     def combine_helper(self) -> tuple[str, str] | None:
         """(name, source) of the device function combining two complex accumulators of a
         product, min or max, or None. Their combines branch (which parts are empty or NaN,
@@ -894,9 +896,8 @@ class _Kernel:
     def combine_into(self, target: str, a: str, b: str) -> str:
         red = self.reduction
         assert red is not None
-        helper = red.combine_helper()
-        if helper is not None:
-            self.src.helpers.setdefault(*helper)
+        if red.combine_helper is not None:
+            self.src.helpers.setdefault(*red.combine_helper)
         return red.combine_statement(self.part_names(target), self.part_names(a), self.part_names(b))
 
     def shared_arrays(self, indent: str) -> list[str]:
