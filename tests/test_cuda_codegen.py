@@ -18,6 +18,7 @@ import pytest
 
 import lazyarr as la
 from lazyarr._program import Lowered
+from lazyarr.backends.cuda import fp_checks
 
 pytest.importorskip("numba.cuda")
 
@@ -611,3 +612,50 @@ def test_checked_and_complex_combine_code_is_branch_free_in_the_kernel(kind):
         combine = "_combine_prod(" if kind == "complex-prod" else "_combine_max("
         assert combine in body and f"def {combine}" in rendered.source
         assert " if " not in "".join(ln for ln in body.splitlines() if "= _combine_" in ln)
+
+
+@pytest.mark.parametrize("dt", [np.float16, np.float32, np.float64], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("op", sorted(fp_checks.PROPAGATES))
+def test_propagating_ops_never_turn_a_non_finite_operand_finite(op, dt):
+    """fp_checks.PROPAGATES, checked against NumPy: at each listed operand position an inf or
+    NaN operand gives an inf or NaN result, whatever the other operand (edge values)."""
+    edges = np.array([0.0, -0.0, 1.0, -1.0, 0.5, 3.0, 1e4, np.inf, -np.inf, np.nan,
+                      float(np.finfo(dt).max), float(np.finfo(dt).tiny)], dt)
+    bad = np.array([np.inf, -np.inf, np.nan], dt)
+    with np.errstate(all="ignore"):
+        for p in fp_checks.PROPAGATES[op]:
+            if op == "astype":
+                for to in (np.float16, np.float32, np.float64):
+                    assert not np.isfinite(bad.astype(to)).any()
+                continue
+            f = getattr(np, op)
+            if f.nin == 1:
+                assert not np.isfinite(f(bad)).any(), op
+                continue
+            a, b = np.meshgrid(bad, edges, indexing="ij")
+            args = (a, b) if p == 0 else (b, a)
+            assert not np.isfinite(f(*args)).any(), (op, p)
+
+
+def test_a_chain_of_propagating_ops_is_tested_once_per_element():
+    """The Jacobi step's five checked ops (four adds, a multiply): the element's test is of
+    the last result only (each earlier result reaches it through adds and a multiply), and
+    each site's flags are still derived when it fails; ``1 / (x * x)`` keeps both tests (the
+    divisor does not propagate: ``1 / inf`` is 0)."""
+    from lazyarr.backends.cuda import render as R
+
+    def tested_values(expr):
+        low = capture(expr)
+        src = R.render(low.program, R.analyze(low.program, low.inputs).spec, checked=True).source
+        tests = [ln for ln in src.splitlines() if ln.strip().startswith("if not (")]
+        assert tests
+        return {frozenset(re.findall(r"abs\((v\d+)_\d+\) < math\.inf", ln)) for ln in tests}, src
+
+    u = la.asarray(np.ones((64, 64), np.float32))
+    names, src = tested_values(lambda: (0.2 * (u[1:-1, 1:-1] + u[:-2, 1:-1] + u[2:, 1:-1]
+                                               + u[1:-1, :-2] + u[1:-1, 2:])).compute())
+    assert {len(n) for n in names} == {1}
+    assert all(f"_fpe_set(fpe, {k}," in src for k in range(5))
+    x = la.asarray(np.ones(4096, np.float32))
+    names, _ = tested_values(lambda: (1.0 / (x * x)).compute())
+    assert {len(n) for n in names} == {2}

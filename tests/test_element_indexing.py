@@ -410,6 +410,34 @@ def test_an_element_of_a_cuda_array_stays_a_cuda_0d_array():
 
 @pytest.mark.gpu
 @_NEEDS_CUDA
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int8, np.bool_, np.complex64], ids=str)
+def test_an_element_of_a_cuda_array_keeps_its_value_and_fuses(dtype):
+    """On cuda ``x[i]`` is a pending copy of the element's 0-d view (``_array._element_of``):
+    what reads it fuses it into one kernel (no copy launched per element), a write into ``x``
+    first computes it (the write barrier), so it keeps the element's value at its line, as
+    NumPy's scalar does; in eager mode it is a copy made at once."""
+    xn = np.arange(1, 7).astype(dtype)
+    for mode in ("lazy", "eager"):
+        with la.config(mode=mode, device="cuda"):
+            x = la.asarray(xn.copy())
+            e, f = x[1], x[2]
+            assert e.shape == () and e.dtype == xn.dtype
+            if mode == "lazy":
+                assert not e.is_materialized
+                plan = la.explain(e * f)
+                assert len(plan.kernels) == 1 and len(plan.inputs) == 2
+            g = e * f
+            x[1] = x[5]
+            x[2] += x[2]
+            x.compute()
+            np.testing.assert_array_equal(e.to_numpy(), xn[1])
+            np.testing.assert_array_equal(g.to_numpy(), xn[1] * xn[2])
+            np.testing.assert_array_equal(f.to_numpy(), xn[2])
+            np.testing.assert_array_equal(x[1].to_numpy(), xn[5])
+
+
+@pytest.mark.gpu
+@_NEEDS_CUDA
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32], ids=str)
 def test_a_loop_carried_cuda_value_reads_a_bounded_number_of_inputs(dtype):
     """``s = s + a[i] * b[i]`` on cuda: the pending 0-d value never reads more than MAX_LEAVES

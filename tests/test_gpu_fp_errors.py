@@ -229,3 +229,23 @@ def test_row_sums_raise_nothing_for_what_only_lanes_outside_the_tree_add(cols):
     a[5:, cols - 1] = 1e308
     for fn in (lambda x: np.sum(x, axis=1), lambda x: np.mean(x, axis=1)):
         assert _lazy(fn, a) == _numpy(fn, a) == []
+
+
+#: sites whose tests are implied by a later one (fp_checks.implied_tests) and sites that must
+#: keep theirs: ``1 / (a * a)`` is finite where ``a * a`` overflowed (the dividend only
+#: propagates), ``-(a * a) - 1`` is not
+_IMPLIED_CHAINS = [lambda a: 0.2 * (a + a + a * 3.0 - a), lambda a: 1.0 / (a * a),
+                   lambda a: np.sqrt(np.abs(a * a + 1.5)) * 2 - a,
+                   lambda a: (a * a).astype(np.float32) + 1, lambda a: np.exp(-(a * a)),
+                   lambda a: -(a * a) - 1]
+
+
+@pytest.mark.parametrize("value", [1e200, np.inf, -np.inf, np.nan, 0.0, 1.0])
+def test_implied_tests_keep_every_sites_flags(value):
+    """One element of ``value`` among good ones, in chains whose sites are partly tested only
+    through a later site (the element's test fails there, then every site's flags are
+    derived): NumPy's messages, each chain on its own."""
+    x = np.linspace(1, 2, 4096)
+    x[1234] = value
+    for k, fn in enumerate(_IMPLIED_CHAINS):
+        assert _lazy(fn, x) == _numpy(fn, x), (k, value)

@@ -74,8 +74,9 @@ def main() -> None:
         cupy.cuda.Device().synchronize()
         prof.disable()
         text = io.StringIO()
-        pstats.Stats(prof, stream=text).sort_stats("tottime").print_stats(25)
-        print(text.getvalue()[-6000:])
+        pstats.Stats(prof, stream=text).sort_stats("tottime").print_stats(30)
+        pstats.Stats(prof, stream=text).sort_stats("cumulative").print_stats(40)
+        print(text.getvalue()[-14000:])
         lw4 = la.asarray(w)
         timed("float(sum(jacobi(sqrt(w)))) x 20",
               lambda: [float(la.sum(jacobi(la.sqrt(lw4)))) for _ in range(20)])
@@ -103,6 +104,15 @@ def main() -> None:
                     s = s + la_a[i] * la_b[i]
                 return float(s)
             timed(f"element loop 2000, {mode}", loop, reps=1)
+            if mode == "lazy":          # where an iteration's host time goes
+                prof = cProfile.Profile()
+                prof.enable()
+                loop()
+                prof.disable()
+                text = io.StringIO()
+                pstats.Stats(prof, stream=text).sort_stats("tottime").print_stats(25)
+                pstats.Stats(prof, stream=text).sort_stats("cumulative").print_stats(30)
+                print(text.getvalue()[-12000:])
 
 
 if __name__ == "__main__":

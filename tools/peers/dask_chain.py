@@ -55,10 +55,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
                         help="cuda: CuPy and lazyarr cuda chunks on Dask's threads (no cluster)")
+    parser.add_argument("--profile", action="store_true",
+                        help="cuda: also Dask's own cost (the graph built once; NumPy chunks of "
+                             "16 elements) and a cProfile of one compute with lazyarr chunks "
+                             "on Dask's synchronous scheduler")
     args = parser.parse_args()
     n, chunk = 1 << args.log2n, 1 << args.log2chunk
     if args.device == "cuda":
-        return gpu(n, chunk, args.rounds)
+        return gpu(n, chunk, args.rounds, args.profile)
     xn, yn = (np.asarray(a) for a in dask.compute(*draw("numpy", n, chunk), scheduler="threads"))
     xl, yl = la.asarray(xn), la.asarray(yn)
     import distributed   # (the cuda rows need only dask)
@@ -90,7 +94,7 @@ def main() -> None:
           f"{chunk * 4} bytes of values; of a partial sum: {len(pickle.dumps(part))} bytes")
 
 
-def gpu(n: int, chunk: int, rounds: int) -> None:
+def gpu(n: int, chunk: int, rounds: int, profile: bool = False) -> None:
     """The chain on the GPU: CuPy and lazyarr alone, Dask threaded with CuPy and lazyarr chunks
     (one thread per chunk task; a worker per GPU is dask_cuda's business)."""
     import cupy
@@ -106,7 +110,27 @@ def gpu(n: int, chunk: int, rounds: int) -> None:
         "Dask threaded, CuPy chunks": lambda: float(chain(*dc).compute(scheduler="threads")),
         "Dask threaded, lazyarr chunks": lambda: float(chain(*dl).compute(scheduler="threads")),
     }
-    med = medians(rows, "CuPy eager, one call", rounds)
+    if profile:       # what Dask itself costs per compute, whatever the chunks hold
+        built = chain(*dl)
+        tiny = [da.from_array(np.ones(n // chunk * 16, np.float32), chunks=16) for _ in range(2)]
+        rows["Dask threaded, lazyarr chunks, graph built once"] = lambda: float(built.compute(scheduler="threads"))
+        rows["Dask threaded, NumPy chunks of 16 elements (Dask's own cost)"] = \
+            lambda: float(chain(*tiny).compute(scheduler="threads"))
+    med = medians(rows, "CuPy eager, one call", rounds) if not profile else \
+        medians({k: v for k, v in rows.items() if "16 elements" not in k}, "CuPy eager, one call", rounds)
+    if profile:
+        med["Dask threaded, NumPy chunks of 16 elements (Dask's own cost)"] = \
+            medians({"t": rows["Dask threaded, NumPy chunks of 16 elements (Dask's own cost)"]}, "t", rounds)["t"]
+        import cProfile
+        import io
+        import pstats
+        prof = cProfile.Profile()
+        prof.enable()
+        float(chain(*dl).compute(scheduler="sync"))    # (in this thread, so that it is seen)
+        prof.disable()
+        text = io.StringIO()
+        pstats.Stats(prof, stream=text).sort_stats("cumulative").print_stats(30)
+        print(text.getvalue()[-9000:])
     print(f"cuda: n = {n} float32, chunks of {chunk}, medians of {rounds} rounds")
     print("| variant | ms | vs CuPy eager |\n|---|---|---|")
     for name, ms in med.items():

@@ -28,6 +28,7 @@ Underflow is not derived (NumPy ignores it by default; an exact test needs the i
 """
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import NamedTuple
 
 import numpy as np
@@ -113,10 +114,37 @@ class Check(NamedTuple):
     """One op site's check: ``usual``, an expression true when the op raised nothing for
     sure (the element's sites are tested together: one compare each, one branch), and
     ``bits``, the NPY_FPE bits it raised (0 when none), ORed into ``fpe[site]`` when
-    ``usual`` is not true."""
+    ``usual`` is not true. ``implied``: ``usual`` follows from another site's (the value
+    propagates into it: :func:`implied_tests`), so the element's test leaves it out."""
     usual: str
     site: int
     bits: str
+    implied: bool = False
+
+
+#: ops whose real float result is inf or NaN whenever the real float operand at these
+#: positions is (``nan * 0``, ``inf + -inf``, ``inf * 0`` and ``inf / inf`` are NaN; ``x / inf``
+#: is not, so only ``divide``'s dividend): a non-finite value never turns finite through them
+PROPAGATES = {"add": (0, 1), "subtract": (0, 1), "multiply": (0, 1), "divide": (0,),
+              "negative": (0,), "positive": (0,), "absolute": (0,), "square": (0,),
+              "sqrt": (0,), "astype": (0,)}
+
+
+def implied_tests(chain: list[Instr], sites: Collection[int]) -> set[int]:
+    """The sites (chain indices) whose test ``|result| < inf`` a later site's test implies:
+    the value reaches that site's result through :data:`PROPAGATES` ops only, so if it were
+    inf or NaN the later test would fail too, and the element's one test (:func:`merged`)
+    needs only the later one (the Jacobi step: 5 tests -> 1; all five sites' flags are still
+    derived when it fails)."""
+    reaches = [False] * len(chain)   # a non-finite value here makes some site's result non-finite
+    for n in reversed(range(len(chain))):
+        for j in range(n + 1, len(chain)):
+            ins = chain[j]
+            if ins.dtype.kind == "f" and any(ins.args[p] == n for p in PROPAGATES.get(ins.op, ())) \
+                    and chain[n].dtype.kind == "f" and (j in sites or reaches[j]):
+                reaches[n] = True
+                break
+    return {n for n in sites if reaches[n] and chain[n].dtype.kind == "f"}
 
 
 def check(ins: Instr, site: int, result: str, operands: list[str],
@@ -143,7 +171,8 @@ def merged(checks: list[Check]) -> list[str]:
     """The checks of one element's sites: one test of them all, then each site's flags."""
     if not checks:
         return []
-    return [f"if not ({' & '.join(c.usual for c in checks)}):",
+    tests = [c.usual for c in checks if not c.implied]
+    return [f"if not ({' & '.join(tests)}):",
             *(f"    _fpe_set(fpe, {c.site}, {c.bits})" for c in checks)]
 
 

@@ -604,8 +604,10 @@ class _Kernel:
         self.paired_draws = self._paired_draws()
         self.sites: list[str] = []          # checked: the op sites' names (fp_checks)
         self.site_of: dict[int, int] = {}   # chain value -> its site
+        self.implied: set[int] = set()      # sites whose test a later one implies
         if checked:
             self._find_sites()
+            self.implied = fp_checks.implied_tests(self.chain, self.site_of)
 
     def _find_sites(self) -> None:
         """The sites whose floating-point flags a checked kernel records: each raising op of
@@ -719,7 +721,8 @@ class _Kernel:
                 lines.append(f"v{n}{u} = {expr}")
                 names[n] = f"v{n}{u}"
                 if n in self.site_of:
-                    checks.append(fp_checks.check(ins, self.site_of[n], names[n], ops, dts))
+                    checks.append(fp_checks.check(ins, self.site_of[n], names[n], ops, dts)
+                                  ._replace(implied=n in self.implied))
         if deferred is not None:
             deferred += checks
         else:
