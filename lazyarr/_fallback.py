@@ -310,11 +310,11 @@ def computed_into_new(x: LazyArray, dtype: Any = None, consume: Any = None) -> n
     return out if materialize_into(_operands.cast(node, out.dtype), out, consume) else None
 
 
-def wrapped(result: np.ndarray, path: str, operands: Any = ()) -> LazyArray:
-    """A CPU library call's result ``result`` as a computed LazyArray made by ``numpy.<path>``
-    of ``operands`` (its buffers)."""
-    out: LazyArray = _wrap(result, "cpu", path, operands)
-    return out
+def wrapped(result: Any, path: str, operands: Any = ()) -> Any:
+    """A CPU library call's result ``result`` (an array, or a tuple of them: one computed
+    LazyArray each) as a computed LazyArray made by ``numpy.<path>`` of ``operands`` (its
+    buffers)."""
+    return _wrap(result, "cpu", path, operands)
 
 
 def run(path: str, func: Any, result_device: str, args: tuple[Any, ...], kwargs: dict[str, Any],

@@ -1,6 +1,6 @@
-"""Library calls fed by a pending chain (issue 18): ``sort``, ``cumsum`` and ``cumprod`` of a
-pending CPU array compute its kernel straight into the result's memory, then sort or scan it
-in place: NumPy's values, dtypes, axes and errors; and ``la.explain`` lists library calls as
+"""Library calls fed by a pending chain (issue 18): ``sort``, ``cumsum``, ``cumprod`` and
+``unique`` of a pending CPU array compute its kernel straight into the result's memory (for
+``unique``, the copy NumPy sorts), then sort or scan it in place: NumPy's values, dtypes, axes and errors; and ``la.explain`` lists library calls as
 steps with their bytes and FLOPs."""
 from __future__ import annotations
 
@@ -223,6 +223,119 @@ def test_one_thread_or_a_small_result_scans_after_the_kernel(into, monkeypatch):
     assert into == {"into": 3, "run": 0}
 
 
+def _repeats(dtype, shape, seed=0):
+    """Values with many repeats; floats with NaNs, -0.0 and 0.0, infinities; complex with NaNs
+    in either part (NumPy's unique treats those in its own ways)."""
+    rng = np.random.default_rng(seed)
+    a = np.round(rng.standard_normal(shape) * 3)
+    if np.issubdtype(dtype, np.complexfloating):
+        a = a + 1j * np.round(rng.standard_normal(shape))
+    a = a.astype(dtype)
+    flat = a.reshape(-1)
+    if flat.size > 8 and np.issubdtype(dtype, np.inexact):
+        flat[:8] = [np.nan, -0.0, 0.0, np.inf, -np.inf, np.nan, -0.0, 0.0]
+        if np.issubdtype(dtype, np.complexfloating):
+            flat[8:11] = [complex(np.nan, 1), complex(1, np.nan), complex(-0.0, 0.0)]
+        rng.shuffle(flat)
+    return a
+
+
+def _same_unique(got, want):
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            _same(g, w)
+    else:
+        _same(got, want)
+
+
+_UNIQUE_FORMS = [{}, {"equal_nan": False}, {"return_counts": True},
+                 {"return_counts": True, "equal_nan": False}, {"return_index": True},
+                 {"return_inverse": True}, {"return_index": True, "return_inverse": True,
+                                            "return_counts": True, "equal_nan": False}]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(1000,), (37, 29), (3, 5, 7)])
+def test_unique_of_a_pending_array(into, dtype, shape):
+    a = _repeats(dtype, shape)
+    x = la.asarray(a)
+    with np.errstate(all="ignore"):
+        chain = a * np.ones((), dtype) if dtype is not np.bool_ else a & True
+        for kw in _UNIQUE_FORMS:
+            got = la.unique(x * np.ones((), dtype) if dtype is not np.bool_ else x & True, **kw)
+            _same_unique(got, np.unique(chain, **kw))
+            _same_unique(np.unique(la.asarray(chain), **kw), np.unique(chain, **kw))   # computed
+    # values only: the chain into the memory NumPy sorts where NumPy's unique sorts (floats,
+    # bool: no hash table), counts: always; the index forms through NumPy's own call
+    sorted_values = np.dtype(dtype).kind in "fb"
+    assert into == {"into": 2 * sorted_values + 2, "run": 5 - 2 * sorted_values}, into
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_unique_array_api_forms_of_a_pending_array(into, dtype):
+    # lazyarr's unique_* give NumPy's np.unique (sorted values, every NaN distinct): NumPy
+    # 2.3+'s own unique_values gives its hash order (lazyarr/_functions/_set.py)
+    a = _repeats(dtype, (11, 13), seed=1)
+    x = la.asarray(a)
+    y = x + np.zeros((), dtype) if dtype is not np.bool_ else x | False
+    b = a + np.zeros((), dtype) if dtype is not np.bool_ else a | False
+    _same(la.unique_values(y), np.unique(b, equal_nan=False))
+    got, want = la.unique_counts(y), np.unique_counts(b)
+    assert type(got).__name__ == type(want).__name__
+    _same(got.values, np.unique(b, equal_nan=False))
+    _same(got.counts, np.unique(b, equal_nan=False, return_counts=True)[1])
+    got, want = la.unique_inverse(y), np.unique_inverse(b)
+    assert type(got).__name__ == type(want).__name__
+    values, inverse = np.unique(b, equal_nan=False, return_inverse=True)
+    _same(got.values, values)
+    _same(got.inverse_indices, inverse)
+    got, want = la.unique_all(y), np.unique_all(b)
+    assert type(got).__name__ == type(want).__name__
+    for g, w in zip(got, np.unique(b, return_index=True, return_inverse=True,
+                                   return_counts=True, equal_nan=False)):
+        _same(g, w)
+
+
+@pytest.mark.parametrize("dtype, bits", [(np.float16, np.uint16), (np.float32, np.uint32),
+                                         (np.float64, np.uint64)])
+def test_unique_keeps_numpys_signed_zeros(into, dtype, bits):
+    # -0.0 == 0.0: which one a run keeps is the sort's order of equal values, NumPy's own sort
+    # on the same values (sizes past NumPy's small-array and SIMD cut-offs)
+    rng = np.random.default_rng(2)
+    for n in (17, 1000, 1 << 17):
+        a = np.round(rng.standard_normal(n) * 2).astype(dtype)
+        a[rng.random(n) < 0.3] = -0.0
+        a[rng.random(n) < 0.01] = np.nan
+        x = la.asarray(a)
+        for kw in ({}, {"equal_nan": False}, {"return_counts": True}):
+            got, want = la.unique(x * 1, **kw), np.unique(a * 1, **kw)
+            got, want = (got[0], want[0]) if kw.get("return_counts") else (got, want)
+            assert np.asarray(got).view(bits).tobytes() == want.view(bits).tobytes(), (n, kw)
+
+
+def test_unique_empty_zero_d_axis_and_numpy_call(into):
+    for shape in [(0,), (3, 0), (0, 4)]:
+        a = np.zeros(shape, np.float32)
+        for kw in _UNIQUE_FORMS:
+            _same_unique(la.unique(la.asarray(a) + 1, **kw), np.unique(a + 1, **kw))
+    z = np.float32(2.5)
+    for kw in _UNIQUE_FORMS:        # 0-d: NumPy's call (it flattens to one element)
+        _same_unique(la.unique(la.asarray(z) + 1, **kw), np.unique(z + 1, **kw))
+    a = _repeats(np.float64, (6, 4))
+    a[::2] = a[1::2]                 # repeated rows
+    x = la.asarray(a)
+    for axis in (0, 1, -1):
+        for kw in _UNIQUE_FORMS:
+            _same_unique(la.unique(x * 1, axis=axis, **kw), np.unique(a * 1, axis=axis, **kw))
+    _same_unique(np.unique(x * 2, return_counts=True), np.unique(a * 2, return_counts=True))
+    _same(la.unique(x * 2, sorted=False), np.unique(a * 2, sorted=False))
+    with pytest.raises(np.exceptions.AxisError):
+        la.unique(x * 1, axis=2)
+    with la.config(fallback="warn"), pytest.warns(la.FallbackWarning, match="unique"):
+        la.unique(x * 3)
+
+
 @pytest.mark.parametrize("dtype", [np.int8, np.float32, np.float64])
 def test_cumsum_dtype_argument(into, dtype):
     a = _data(dtype, (100,))
@@ -295,6 +408,15 @@ def test_no_temporary_for_the_chain():
             tracemalloc.stop()
             del r
             assert peak < 4 * n * 1.1, (fn, peak)      # the result's memory only
+        la.unique(la.sqrt(la.abs(x)) * 2 - 1)
+        tracemalloc.start()
+        r = la.unique(la.sqrt(la.abs(x)) * 2 - 1)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        del r
+        # the chain's memory, sorted (NumPy's copy of its input), the mask, the values:
+        # NumPy's own peak on a computed input; no temporary for the chain besides
+        assert peak < (4 + 1 + 1 + 4) * n * 1.1, peak
 
 
 def test_explain_lists_library_calls():

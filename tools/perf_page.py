@@ -699,9 +699,10 @@ def library_calls_sections() -> list[str]:
     return _peer_tables(
         "library_calls", "library calls fed by a pending chain",
         "``sort``, ``argsort``, ``cumsum``, ``unique`` of ``f(x) = sqrt(abs(x)) * 2 - 1`` "
-        "(float32): NumPy on ``f(x)`` computed, lazyarr on the pending chain (``sort`` and "
-        "``cumsum``: its kernel writes the result's memory, sorted or scanned there in place; "
-        "``cumsum`` scans the rows as the kernel, on another core, writes them), "
+        "(float32): NumPy on ``f(x)`` computed, lazyarr on the pending chain (``sort``, "
+        "``cumsum`` and ``unique``: its kernel writes the result's memory, for ``unique`` the "
+        "copy NumPy sorts, sorted or scanned there in place; ``cumsum`` scans the rows as the "
+        "kernel, on another core, writes them), "
         "lazyarr on ``f(x)`` computed; and ``sum(maximum(A @ B + bias, 0))`` (NumPy's matmul, "
         "then one fused kernel for the epilogue) against NumPy's ``A @ B`` alone.",
         "tools/peers/library_calls.py")

@@ -69,7 +69,7 @@ ALIASES = {"absolute": "abs", "true_divide": "divide", "mod": "remainder", "bitw
 #: NumPy function -> lazyarr function, for ``__array_function__``.
 NUMPY_FUNCTIONS: dict[Any, Callable[..., Any]] = {}
 for _group in (_statistical, _elementwise, _manipulation, _building, _joining, _repeating,
-               _creation, _logic, _nanfunctions, _linalg, _sorting):
+               _creation, _logic, _nanfunctions, _linalg, _sorting, _set):
     NUMPY_FUNCTIONS.update(_group.NUMPY_FUNCTIONS)
 
 # ``la.add.outer`` of the native binary ufuncs: native (the other ufunc methods are given by

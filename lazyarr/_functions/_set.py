@@ -1,7 +1,16 @@
-"""Set functions: the array API's ``unique_values``, ``unique_counts``, ``unique_inverse``,
-``unique_all``: NumPy's ``np.unique`` on the computed array, through the fallback."""
+"""Set functions: ``unique`` and the array API's ``unique_values``, ``unique_counts``,
+``unique_inverse``, ``unique_all``: NumPy's ``np.unique`` on the computed array, through the
+fallback.
+
+``unique`` of a pending CPU array, where NumPy's ``np.unique`` sorts (values of a dtype its
+hash table does not take, or counts): NumPy flattens (copies) its input and sorts that copy
+in place; here the chain's kernel writes that memory instead, and NumPy's own steps (the
+sort, the mask of first elements, the selection, the counts) run on it: the pending input is
+then one kernel, not a temporary plus NumPy's copy of it (issue 18, docs/notes/cpu.rst).
+"""
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -17,14 +26,78 @@ _UNIQUE_TYPES = {name: type(getattr(np, name)(np.zeros(1))) for name in
                  ("unique_all", "unique_counts", "unique_inverse")}
 
 
+def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
+           return_counts: bool = False, axis: Any = None, *, equal_nan: bool = True,
+           sorted: bool = True) -> Any:
+    """``numpy.unique``: NumPy's on the computed array; a pending CPU ``ar`` of values NumPy
+    sorts (floats, bool; any dtype with ``return_counts``) is computed straight into the
+    memory NumPy would copy it into, and NumPy's steps run there (the same values, bits,
+    dtypes and return forms)."""
+    if isinstance(ar, LazyArray) and axis is None and not (return_index or return_inverse) \
+            and ar.ndim and (return_counts or _sorted_by_numpy(ar.dtype)):
+        memory = _fallback.computed_into_new(ar)
+        if memory is not None:
+            _fallback.policy("unique")
+            result = _sorted_unique(memory.reshape(-1), bool(return_counts), equal_nan)
+            return _fallback.wrapped(result if return_counts else result[0], "unique")
+    kwargs: dict[str, Any] = {"return_index": return_index, "return_inverse": return_inverse,
+                              "return_counts": return_counts, "axis": axis, "equal_nan": equal_nan}
+    if not sorted:      # (NumPy 2.3+'s keyword; left out where it is the default)
+        kwargs["sorted"] = sorted
+    return _fallback.call("unique", np.unique, (ar,), kwargs)
+
+
+@functools.cache
+def _sorted_by_numpy(dtype: np.dtype) -> bool:
+    """Whether NumPy's ``np.unique(a)`` (values only) of ``dtype`` takes its sorting path:
+    NumPy 2.3+ first asks its hash table (``_unique_hash``), which answers NotImplemented for
+    the dtypes it does not take (floats, bool, timedelta in NumPy 2.4). Asked of NumPy itself,
+    once per dtype; False (NumPy's own call) where that cannot be asked."""
+    try:
+        from numpy._core._multiarray_umath import _unique_hash
+    except ImportError:
+        return False
+    try:
+        return _unique_hash(np.empty(0, dtype), equal_nan=True) is NotImplemented
+    except Exception:
+        return False
+
+
+def _sorted_unique(aux: np.ndarray, return_counts: bool, equal_nan: bool) -> tuple[Any, ...]:
+    """NumPy's ``_unique1d`` sorting path (numpy/lib/_arraysetops_impl.py, NumPy 2.4) on
+    ``aux``, the flattened values in memory the caller owns: sorted in place (the same sort,
+    ``ndarray.sort``'s default kind, as NumPy's on its copy: equal values such as -0.0 and
+    0.0 come out in the same order, and the first of each run is kept), then the mask of the
+    first elements of the runs (NaNs one run when ``equal_nan``), the values, the counts."""
+    aux.sort()
+    mask = np.empty(aux.shape, dtype=np.bool_)
+    mask[:1] = True
+    if equal_nan and aux.shape[0] > 0 and aux.dtype.kind in "cfmM" and np.isnan(aux[-1]):
+        if aux.dtype.kind == "c":  # for complex all NaNs are considered equivalent
+            aux_firstnan = np.searchsorted(np.isnan(aux), True, side="left")
+        else:
+            aux_firstnan = np.searchsorted(aux, aux[-1], side="left")
+        if aux_firstnan > 0:
+            mask[1:aux_firstnan] = aux[1:aux_firstnan] != aux[:aux_firstnan - 1]
+        mask[aux_firstnan] = True
+        mask[aux_firstnan + 1:] = False
+    else:
+        mask[1:] = aux[1:] != aux[:-1]
+    ret: tuple[Any, ...] = (aux[mask],)
+    if return_counts:
+        idx = np.concatenate(np.nonzero(mask) + ([mask.size],))
+        ret += (np.diff(idx),)
+    return ret
+
+
 def unique_values(x: Any, /) -> LazyArray:
     """The unique elements of ``x``, sorted (every NaN distinct)."""
-    return _fallback.call("unique", np.unique, (x,), {"equal_nan": False})
+    return unique(x, equal_nan=False)  # type: ignore[no-any-return]
 
 
 def unique_counts(x: Any, /) -> Any:
     """``(values, counts)`` of the unique elements of ``x``, values sorted."""
-    values, counts = _fallback.call("unique", np.unique, (x,), {"return_counts": True, "equal_nan": False})
+    values, counts = unique(x, return_counts=True, equal_nan=False)
     return _UNIQUE_TYPES["unique_counts"](values, counts)
 
 
@@ -47,4 +120,6 @@ def _shape(x: Any) -> tuple[int, ...]:
     return tuple(x.shape) if hasattr(x, "shape") else np.shape(x)
 
 
-FUNCTIONS = {f.__name__: f for f in (unique_values, unique_counts, unique_inverse, unique_all)}
+FUNCTIONS = {f.__name__: f for f in (unique, unique_values, unique_counts, unique_inverse,
+                                      unique_all)}
+NUMPY_FUNCTIONS = {np.unique: unique}

@@ -10,7 +10,7 @@
 
 One process, the variants alternated run by run, medians.
 
-    python tools/peers/library_calls.py [--sizes 20 24] [--side 4096] [--reps 5] [--md FILE]
+    python tools/peers/library_calls.py [--device cpu] [--sizes 20 24] [--side 4096] [--reps 5] [--md FILE]
 
 ``--md docs/_static/perf/library_calls_cpu.md`` appends the tables (markdown) to a file that
 ``tools/perf_page.py`` puts on the performance page.
@@ -82,12 +82,15 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[20, 24], help="log2 of n")
     parser.add_argument("--side", type=int, default=4096)
     parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--device", choices=["cpu"], default="cpu",
+                        help="the device measured (the CPU only: issue 18's CPU side; the "
+                        "performance page names the command with it)")
     parser.add_argument("--md", help="append the tables, as markdown, to this file")
     args = parser.parse_args()
-    where = (f"cpu ({cpu_fused.get_num_threads()} threads, load average "
+    where = (f"{args.device} ({cpu_fused.get_num_threads()} threads, load average "
              f"{os.getloadavg()[0]:.1f} before the run), medians of {args.reps}")
     lines: list[str] = []
-    with la.config(mode="lazy", device="cpu"):
+    with la.config(mode="lazy", device=args.device):
         rows = [r for k in args.sizes for r in chain_calls(2**k, args.reps)]
         title = f"library calls of f(x) = sqrt(abs(x)) * 2 - 1, float32, {where}"
         lines += [f"# {title}", "", "| call | numpy, f(x) computed (ms) | lazyarr, f(x) pending "
