@@ -1,7 +1,7 @@
 """Library calls fed by a pending chain (issue 18): ``sort``, ``argsort``, ``cumsum``,
-``unique`` of ``f(x) = sqrt(abs(x)) * 2 - 1`` pending or computed, and
+``unique`` and ``fft.rfft`` of ``f(x) = sqrt(abs(x)) * 2 - 1`` pending or computed, and
 ``sum(maximum(A @ B + bias, 0))`` (one library call + one fused kernel). The ratios against
-NumPy, measured in one run, come from ``tools/peers/library_calls.py``
+NumPy (CuPy on cuda), measured in one run, come from ``tools/peers/library_calls.py``
 (docs/performance.rst)."""
 from __future__ import annotations
 
@@ -49,3 +49,20 @@ class MatmulEpilogue(Benchmark):
             finish(self.a @ self.b, device)
         else:
             finish(la.sum(la.maximum(self.a @ self.b + self.bias, 0)), device)
+
+
+class RfftChain(Benchmark):
+    """``fft.rfft(f(x))``: ``f(x)`` pending (``input="pending"``: one kernel writes the FFT's
+    input; in eager mode the ops one by one, as the library's eager code) or computed
+    beforehand (``"computed"``: the rfft alone)."""
+
+    params = [DEVICES, MODES, ["pending", "computed"], [2**24, 2**20]]
+    param_names = ["device", "mode", "input", "n"]
+
+    def setup(self, device, mode, input, n):
+        prepare(device, mode, n, cpu=(2**24, 2**20), cuda=(2**24, 2**20))
+        self.x = data(device, n)
+        self.fx = f(self.x).compute()
+
+    def time_call(self, device, mode, input, n):
+        finish(la.fft.rfft(f(self.x) if input == "pending" else self.fx), device)

@@ -292,29 +292,32 @@ def call_computed(path: str, numpy_func: Any, *args: Any) -> Any:
     return _wrap(numpy_func(*buffers), "cpu", path, buffers)
 
 
-def computed_into_new(x: LazyArray, dtype: Any = None, consume: Any = None) -> np.ndarray | None:
-    """A pending CPU ``x`` (cast to ``dtype``, ``x``'s own by default) computed by its fused
+def computed_into_new(x: LazyArray, dtype: Any = None, consume: Any = None,
+                      cuda: bool = False) -> Any:
+    """A pending ``x`` (cast to ``dtype``, ``x``'s own by default) computed by its fused
     kernel straight into new memory, which the caller owns and may write: the buffer a library
     call then works in, in place (``sort``, ``cumsum``), instead of computing ``x`` into one
-    temporary and the call copying it into another. None, with nothing computed, where ``x``
-    is computed (or a constant), not on the CPU, explained or traced (every kernel must go
-    through :func:`lazyarr._materialize.materialize` then), or its kernel cannot write into
-    memory it is given (a reduction). ``x`` itself stays pending (the memory is not its).
-    ``consume(memory, r0, r1)``: the call's own work on rows of dim 0 as they are computed
-    (:func:`lazyarr._materialize.materialize_into`)."""
+    temporary and the call copying it into another. On the CPU (a NumPy array); with
+    ``cuda=True`` on cuda too (a CuPy array: the caller's call then works in place with CuPy).
+    None, with nothing computed, where ``x`` is computed (or a constant), on another device,
+    explained or traced (every kernel must go through :func:`lazyarr._materialize.materialize`
+    then), or its kernel cannot write into memory it is given (a reduction). ``x`` itself stays
+    pending (the memory is not its). ``consume(memory, r0, r1)``: the call's own work on rows
+    of dim 0 as they are computed (:func:`lazyarr._materialize.materialize_into`)."""
     node = x._node
-    if node.data is not None or node.op == "scalar" or (node.device or "cpu") != "cpu" \
-            or computing_is_deferred():
+    device = node.device or "cpu"
+    if node.data is not None or node.op == "scalar" or computing_is_deferred() \
+            or not (device == "cpu" or device == "cuda" and cuda):
         return None
-    out = np.empty(node.shape, node.dtype if dtype is None else np.dtype(dtype))
+    out = _devices.xp(device).empty(node.shape, node.dtype if dtype is None else np.dtype(dtype))
     return out if materialize_into(_operands.cast(node, out.dtype), out, consume) else None
 
 
-def wrapped(result: Any, path: str, operands: Any = ()) -> Any:
-    """A CPU library call's result ``result`` (an array, or a tuple of them: one computed
-    LazyArray each) as a computed LazyArray made by ``numpy.<path>`` of ``operands`` (its
-    buffers)."""
-    return _wrap(result, "cpu", path, operands)
+def wrapped(result: Any, path: str, operands: Any = (), device: str = "cpu") -> Any:
+    """A library call's result ``result`` on ``device`` (an array, or a tuple of them: one
+    computed LazyArray each) as a computed LazyArray made by ``numpy.<path>`` of ``operands``
+    (its buffers)."""
+    return _wrap(result, device, path, operands)
 
 
 def run(path: str, func: Any, result_device: str, args: tuple[Any, ...], kwargs: dict[str, Any],

@@ -1,7 +1,9 @@
 """Library calls fed by a pending chain (issue 18): ``sort``, ``cumsum``, ``cumprod`` and
 ``unique`` of a pending CPU array compute its kernel straight into the result's memory (for
 ``unique``, the copy NumPy sorts), then sort or scan it in place: NumPy's values, dtypes, axes and errors; and ``la.explain`` lists library calls as
-steps with their bytes and FLOPs."""
+steps with their bytes and FLOPs. On cuda (gpu-marked, simulator-checked): ``sort`` of a
+pending array the same way (CuPy's in-place sort), and issue 18's GPU rows' kernel and library
+call counts (tools/peers/library_calls.py --device cuda)."""
 from __future__ import annotations
 
 import threading
@@ -445,3 +447,98 @@ def test_matmul_epilogue_is_one_call_and_one_kernel(kernels):
     want = np.sum(np.maximum(a_np @ b_np + bias_np, 0), dtype=np.float64)
     assert np.isclose(float(got), want, rtol=1e-5)
     assert len(kernels) == 1
+
+
+# ----------------------------------------------------------------------------- cuda
+_NEEDS_CUDA = pytest.mark.skipif(not la.cuda_available(),
+                                 reason="needs a cuda device (a GPU, or LAZYARR_CUDA_SIM=1)")
+
+
+@pytest.fixture
+def cuda_into(monkeypatch):
+    """Lazy mode on cuda, counting the kernels run into memory given to them (run_into) and
+    those run into new memory (run), and the library calls made (la.explain's steps)."""
+    from lazyarr import _fallback
+    from lazyarr.backends.cuda import backend as cuda_backend
+    counts = {"into": 0, "run": 0, "calls": []}
+    cls = cuda_backend.CudaBackend
+    real_into, real_run, real_call = cls.run_into, cls.run, _fallback._library_call
+
+    def run_into(self, lowered, out):
+        done = real_into(self, lowered, out)
+        counts["into"] += bool(done)
+        return done
+
+    def run(self, lowered):
+        counts["run"] += 1
+        return real_run(self, lowered)
+
+    def library_call(path, operands, result):
+        counts["calls"].append(path)
+        return real_call(path, operands, result)
+
+    monkeypatch.setattr(cls, "run_into", run_into)
+    monkeypatch.setattr(cls, "run", run)
+    monkeypatch.setattr(_fallback, "_library_call", library_call)
+    with la.config(mode="lazy", device="cuda"):
+        yield counts
+
+
+def _reset(counts):
+    counts.update(into=0, run=0, calls=[])
+
+
+@pytest.mark.gpu
+@_NEEDS_CUDA
+@pytest.mark.parametrize("dtype", [np.int8, np.int64, np.float32, np.float64], ids=str)
+@pytest.mark.parametrize("axis", [None, 0, -1])
+def test_sort_of_a_pending_cuda_array(cuda_into, dtype, axis):
+    """On cuda too the chain's kernel writes the sorted result's memory, which CuPy's
+    ``ndarray.sort`` sorts in place (``cupy.sort`` copies its input first): one kernel, one
+    library call, NumPy's values; the pending chain keeps its own value."""
+    a = _data(dtype, (37, 29))
+    x = la.asarray(a, device="cuda")
+    y = (x - 1) * x          # (the simulator copies a reversed input first: no reversal here)
+    want = np.sort((a - 1) * a, axis=axis)
+    _same(la.sort(y, axis=axis), want)
+    assert (cuda_into["into"], cuda_into["run"], cuda_into["calls"]) == (1, 0, ["sort"])
+    assert not y.is_materialized
+    _same(y, (a - 1) * a)
+    _reset(cuda_into)
+    _same(la.sort(la.asarray(want, device="cuda"), axis=axis), np.sort(want, axis=axis))
+    assert (cuda_into["into"], cuda_into["run"], cuda_into["calls"]) == (0, 0, ["sort"])
+
+
+@pytest.mark.gpu
+@_NEEDS_CUDA
+def test_library_calls_of_a_pending_cuda_chain(cuda_into):
+    """Issue 18's GPU rows (tools/peers/library_calls.py --device cuda): the chain
+    ``sqrt(abs(x)) * 2 - 1`` is one kernel, writing the memory the library call reads
+    (``argsort``, ``cumsum``, ``unique``, ``fft.rfft``: CuPy's call on it) or works in
+    (``sort``); ``sum(maximum(A @ B + bias, 0))`` is the matmul and one fused kernel."""
+    a = np.random.default_rng(3).standard_normal(1000).astype(np.float32)
+    x = la.asarray(a, device="cuda")
+    fa = np.sqrt(np.abs(a)) * np.float32(2) - np.float32(1)
+    for name, into, run in (("sort", 1, 0), ("argsort", 0, 1), ("cumsum", 0, 1),
+                            ("unique", 0, 1)):
+        _reset(cuda_into)
+        got = getattr(la, name)(la.sqrt(la.abs(x)) * 2 - 1)
+        want = getattr(np, name)(fa, **({"stable": True} if name == "argsort" else {}))
+        _same(got, want)
+        assert (cuda_into["into"], cuda_into["run"], cuda_into["calls"]) == (into, run, [name])
+    _reset(cuda_into)
+    got = la.fft.rfft(la.sqrt(la.abs(x)) * 2 - 1)
+    assert got.device == "cuda" and got.dtype == np.fft.rfft(fa).dtype
+    np.testing.assert_allclose(got.to_numpy(), np.fft.rfft(fa), rtol=1e-4, atol=1e-3)
+    assert (cuda_into["into"], cuda_into["run"], cuda_into["calls"]) == (0, 1, ["fft.rfft"])
+    rng = np.random.default_rng(4)
+    a_np, b_np = (rng.standard_normal((48, 48), dtype=np.float32) for _ in range(2))
+    bias_np = rng.standard_normal(48, dtype=np.float32)
+    a_, b_, bias = (la.asarray(v, device="cuda") for v in (a_np, b_np, bias_np))
+    _reset(cuda_into)
+    got = la.sum(la.maximum(a_ @ b_ + bias, 0))
+    want = np.sum(np.maximum(a_np @ b_np + bias_np, 0), dtype=np.float64)
+    assert np.isclose(float(got), want, rtol=1e-5)
+    assert (cuda_into["into"], cuda_into["run"], cuda_into["calls"]) == (0, 1, ["matmul"])
+    plan = la.explain(lambda: la.sum(la.maximum(a_ @ b_ + bias, 0)))
+    assert len(plan.kernels) == 1 and [c.name for c in plan.library_calls] == ["matmul"]

@@ -6,7 +6,8 @@ cumulative ``cumsum`` and ``cumprod``.
 into the result's memory, then sort or scan that memory in place (``ndarray.sort``,
 ``np.cumsum(buf, out=buf)``): NumPy's call copies its input into a new array and works there,
 so a pending input would otherwise be one temporary written and read once more (issue 18:
-the chain then costs only its own kernel, docs/notes/cpu.rst).
+the chain then costs only its own kernel, docs/notes/cpu.rst). ``sort`` does the same on
+cuda (``cupy.sort`` too copies its input, then sorts the copy in place).
 """
 from __future__ import annotations
 
@@ -32,8 +33,8 @@ def argsort(a: Any, axis: int = -1, kind: str | None = None, order: Any = None, 
 def sort(a: Any, axis: int = -1, kind: str | None = None, order: Any = None, *,
          stable: bool | None = None, descending: bool = False) -> LazyArray:
     """A sorted copy of ``a`` along ``axis``: ``numpy.sort`` with the array API's
-    ``descending`` too. Runs NumPy's (CuPy's) sort on the computed array; a pending CPU
-    ``a`` is computed straight into the result's memory, sorted there."""
+    ``descending`` too. Runs NumPy's (CuPy's) sort on the computed array; a pending ``a``
+    is computed straight into the result's memory, sorted there."""
     return _sort("sort", a, axis, kind, order, stable, descending)
 
 
@@ -47,13 +48,16 @@ def _sort(name: str, a: Any, axis: int, kind: str | None, order: Any, stable: bo
         kwargs.update(kind=kind, order=order, stable=stable)
     if not descending:
         if name == "sort" and order is None and x.ndim:
-            memory = _fallback.computed_into_new(x)
+            memory = _fallback.computed_into_new(x, cuda=True)
             if memory is not None:      # np.sort's own copy, of the pending x: sort it in place
                 _fallback.policy(name)
                 if axis is None:        # np.sort(a, axis=None): the flattened array, sorted
                     memory, axis = memory.reshape(-1), -1
-                memory.sort(axis=axis, kind=kind, stable=stable)
-                return _fallback.wrapped(memory, name)
+                if x.device == "cuda":  # (cupy.sort: a copy, then ndarray.sort(axis) on it)
+                    memory.sort(axis=axis)
+                else:
+                    memory.sort(axis=axis, kind=kind, stable=stable)
+                return _fallback.wrapped(memory, name, device=x.device)
         return _fallback.call(name, getattr(np, name), (x, axis), kwargs)
     # descending (the standard's; NumPy has none): a stable ascending sort of the reversed
     # array, reversed back, so equal elements keep their original order as the standard asks
