@@ -167,17 +167,12 @@ def check(ins: Instr, site: int, result: str, operands: list[str],
     return Check(f"({finite})", site, _float_bits(ins, parts, operands, operand_dtypes))
 
 
-def usual_test(checks: list[Check]) -> str:
-    """``if not (...):``, the one test of ``checks`` (those no other implies) that nothing
-    was raised, for sure."""
-    return f"if not ({' & '.join(c.usual for c in checks if not c.implied)}):"
-
-
 def merged(checks: list[Check]) -> list[str]:
     """The checks of one element's sites: one test of them all, then each site's flags."""
     if not checks:
         return []
-    return [usual_test(checks),
+    tests = [c.usual for c in checks if not c.implied]
+    return [f"if not ({' & '.join(tests)}):",
             *(f"    _fpe_set(fpe, {c.site}, {c.bits})" for c in checks)]
 
 

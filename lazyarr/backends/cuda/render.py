@@ -767,12 +767,14 @@ class _Kernel:
                     offs[k] = f"o{k}{u}"
         return lines, offs
 
-    def _tile(self, var: str, index: Callable[[int], str],
-              offsets: Callable[[str, str], tuple[list[str], dict[int, str]]], paired: bool,
-              deferred: list[fp_checks.Check] | None) -> list[str]:
-        """The values of a tile's ``U`` elements: indices, offsets, every load before any
-        compute (loads in flight), then the chain of each; its checks go to ``deferred``, or
-        (None) are tested element by element."""
+    def unrolled(self, var: str, index: Callable[[int], str], limit: str,
+                 offsets: Callable[[str, str], tuple[list[str], dict[int, str]]],
+                 consume: Callable[[str, str], list[str]],
+                 paired: bool = False) -> tuple[list[str], list[str]]:
+        """The ``U`` elements ``{var}_u = index(u)`` of one tile, as (the tile when all are in
+        range: every load before any compute, for loads in flight; the tail: each element
+        guarded by ``if {var}_u < limit``). ``consume(u, idx)`` -> lines using the value.
+        ``paired``: the tile of flat_tile's paired loop (elements ``u, u + 1`` adjacent)."""
         full = [f"{var}_{u} = {index(u)}" for u in range(self.spec.unroll)]
         offs_all = []
         for u in range(self.spec.unroll):
@@ -783,46 +785,18 @@ class _Kernel:
             full += self.loads(f"_{u}", offs)
         for u in range(0, self.spec.unroll, 2) if paired else ():
             full += self.pairs(u)
+        # a checked kernel tests the whole tile's results at once, branch-free (``&``), after
+        # the tile: one branch per tile, not one per element, which kept the loop's loads
+        # and arithmetic from flowing (a column sum 54 % slower on the H200, 2026-12-03e).
+        # Not past fp_checks.TILE_SITES sites: the values kept for the tile's test cost
+        # registers (a 16-op chain, 12 sites: 30 -> 39, 16 % slower than per element)
+        deferred = [] if self.site_of and len(self.site_of) <= fp_checks.TILE_SITES else None
         for u in range(self.spec.unroll):
             full += self.computes(f"_{u}", self.paired_draws if paired else (), deferred)
-        return full
-
-    def unrolled(self, var: str, index: Callable[[Any], str], limit: str,
-                 offsets: Callable[[str, str], tuple[list[str], dict[int, str]]],
-                 consume: Callable[[str, str], list[str]],
-                 paired: bool = False) -> tuple[list[str], list[str]]:
-        """The ``U`` elements ``{var}_u = index(u)`` of one tile, as (the tile when all are in
-        range: every load before any compute, for loads in flight; the tail: each element
-        guarded by ``if {var}_u < limit``). ``index(u)``: element ``u``'s index, ``u`` an
-        int (or the name of the loop variable of a failed tile's test, below).
-        ``consume(u, idx)`` -> lines using the value.
-        ``paired``: the tile of flat_tile's paired loop (elements ``u, u + 1`` adjacent)."""
-        # A checked kernel tests the whole tile's results at once, branch-free (``&``), after
-        # the tile: one branch per tile, not one per element, which kept the loop's loads and
-        # arithmetic from flowing (a column sum 54 % slower on the H200, 2026-12-03e). The
-        # test is of the sites no later site implies (fp_checks.implied_tests); when it fails
-        # (an inf or NaN in the tile: rare) the tile's elements are computed again one by one
-        # (a loop: one more copy of the chain, not U), each tested on its own, so no value is
-        # kept alive across the tile for their flags (registers: a 16-op chain's 12 sites
-        # kept, 30 -> 39, was 16 % slower). Past fp_checks.TILE_SITES tests per element, or
-        # with one element per tile, each element is tested on its own.
-        U = self.spec.unroll
-        tested = len(self.site_of) - len(self.implied)
-        deferred = [] if self.site_of and U > 1 and tested <= fp_checks.TILE_SITES else None
-        full = self._tile(var, index, offsets, paired, deferred)
-        for u in range(U):
+        for u in range(self.spec.unroll):
             full += consume(f"_{u}", f"{var}_{u}")
         if deferred is not None:
-            full.append(fp_checks.usual_test(deferred))
-            if paired or offsets == self.flat_offsets and self._carried():
-                # (draws made in pairs, coordinates carried from element to element: the
-                # whole tile again, as it was computed)
-                full += ["    " + ln for ln in self._tile(var, index, offsets, paired, None)]
-            else:
-                lines, offs = offsets(f"{var}_r", "_r")
-                again = [f"{var}_r = {index('ur')}", *lines, *self.loads("_r", offs),
-                         *self.computes("_r")]
-                full += [f"    for ur in range({U}):", *("        " + ln for ln in again)]
+            full += fp_checks.merged(deferred)
         tail: list[str] = []
         for u in range(self.spec.unroll):
             tail += [f"{var}_{u} = {index(u)}", f"if {var}_{u} < {limit}:"]
@@ -1116,8 +1090,7 @@ class _Kernel:
         inner += [f"kb = {lane}",
                   "while kb < K:",
                   f"    if kb + {(U - 1) * step} < K:"]
-        full, tail = self.unrolled("k", lambda u: f"kb + {u * step}" if type(u) is int
-                                   else f"kb + {u} * {step}", "K", self._red_offsets,
+        full, tail = self.unrolled("k", lambda u: f"kb + {u * step}", "K", self._red_offsets,
                                    self.acc_consume)
         inner += [f"        {ln}" for ln in full]
         inner.append("    else:")
