@@ -226,10 +226,13 @@ def chain_calls(dev: Device, n: int, reps: int, warmup: int) -> list[list[str]]:
     rows = []
     for name in CALLS:
         lib_call, la_call = getattr(dev.xp, name), getattr(la, name)
-        same(dev, la_call(f(x)), la_call(fx))
+        # (CuPy's float scan is CUB's, whose partial sums meet in an order that can vary from
+        # call to call: the H200 gave two cumsums of one input that differ in the last bits)
+        exact = not (name == "cumsum" and dev.name == "cuda")
+        same(dev, la_call(f(x)), la_call(fx), exact)
         # (lazyarr's argsort is stable, as the array API asks; NumPy's default is not; CuPy's is)
         stable = {"kind": "stable"} if name == "argsort" and dev.name == "cpu" else {}
-        same(dev, la_call(fx), lib_call(fx_d, **stable))
+        same(dev, la_call(fx), lib_call(fx_d, **stable), exact)
         print(f"  {name}(f(x)) 2^{n.bit_length() - 1}: pending runs "
               f"{structure(dev, lambda: la_call(f(x)))}; computed runs "
               f"{structure(dev, lambda: la_call(fx))}", flush=True)
