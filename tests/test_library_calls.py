@@ -524,7 +524,15 @@ def test_library_calls_of_a_pending_cuda_chain(cuda_into):
         _reset(cuda_into)
         got = getattr(la, name)(la.sqrt(la.abs(x)) * 2 - 1)
         want = getattr(np, name)(fa, **({"stable": True} if name == "argsort" else {}))
-        _same(got, want)
+        if name == "cumsum":
+            # CuPy's float scan (CUB's) adds in a tree order, NumPy's left to right: the
+            # partial sums differ in rounding (H200: 744 of 1,000 in the last bits), within
+            # the sum's error bound (the scan is the library's: docs/testing.rst)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            bound = 4 * (1 + np.log2(fa.size)) * np.finfo(np.float32).eps * np.abs(fa).sum()
+            np.testing.assert_allclose(got.to_numpy(), want, rtol=0, atol=bound)
+        else:
+            _same(got, want)
         assert (cuda_into["into"], cuda_into["run"], cuda_into["calls"]) == (into, run, [name])
     _reset(cuda_into)
     got = la.fft.rfft(la.sqrt(la.abs(x)) * 2 - 1)
