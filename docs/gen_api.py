@@ -274,11 +274,11 @@ def _api_page() -> tuple[str, set[str]]:
             ".. autofunction:: __array_namespace_info__", "",
             ".. autoclass:: lazyarr._functions._info.Info", "   :members:", "",
             ".. autofunction:: from_dlpack", ".. autofunction:: sort", ".. autofunction:: argsort",
-            ".. autofunction:: cumsum", ".. autofunction:: cumprod",
+            ".. autofunction:: cumsum", ".. autofunction:: cumprod", ".. autofunction:: unique",
             ".. autofunction:: unique_values", ".. autofunction:: unique_counts",
             ".. autofunction:: unique_inverse", ".. autofunction:: unique_all", ""]
     documented.update(("__array_api_version__", "__array_namespace_info__", "from_dlpack", "sort", "argsort",
-                       "cumsum", "cumprod",
+                       "cumsum", "cumprod", "unique",
                        "unique_values", "unique_counts", "unique_inverse", "unique_all"))
     api += ["Random numbers", "--------------", "",
             "``la.random`` is NumPy's ``numpy.random`` (:doc:`../guide`, \"Random numbers\"): these",
