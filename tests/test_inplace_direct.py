@@ -278,3 +278,21 @@ def test_writes_into_a_computed_array_allocate_no_array_of_its_size():
         x[1:-1] = y * 2 + 1
 
     assert _peak(rows) < W.nbytes // 8
+
+
+def test_the_write_back_plan_reads_row_extents_and_views_as_numpy_lays_them_out():
+    """cpu_fused._write_back_plan's compiled helpers (_cpu_vm.row_extent, data_address) against
+    NumPy's own layout: the first and last byte row 0 of a view touches (negative and zero
+    strides, 1-d), and "the same view" only for the same elements."""
+    base = np.arange(7 * 9 * 5, dtype=np.float32).reshape(7, 9, 5)
+    views = [base, base[1:-1, 2:], base[::-1], base[:, ::-2, 1:], base[2:3, :0], base[0, 0],
+             base[:, 3], np.broadcast_to(base[:1, :1, :], (4, 9, 5)), base.T]
+    for v in views:
+        assert cpu_fused._cpu_vm.data_address(v) == v.ctypes.data
+        if v.size:
+            row = v[0, ...]                         # (of a 1-d array: a 0-d view)
+            lo, hi = np.lib.array_utils.byte_bounds(row)
+            assert cpu_fused._row_extent(v) == (lo, hi - 1), v.strides
+    assert cpu_fused._same_view(base[1:], base[1:])
+    assert not cpu_fused._same_view(base[1:], base[:-1])
+    assert not cpu_fused._same_view(base[1:].view(np.int32), base[1:])

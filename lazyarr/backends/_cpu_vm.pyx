@@ -446,3 +446,24 @@ def execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tuple order
         free(R.Ostr)
         free(R.Istr)
         free(R.dstride)
+
+
+def data_address(cnp.ndarray v):
+    """The address of ``v``'s first element (``v.ctypes.data`` without the ctypes object:
+    ~50 ns instead of ~1.3 µs; cpu_fused._write_back_plan asks it per input per write)."""
+    return <size_t>cnp.PyArray_DATA(v)
+
+
+def row_extent(cnp.ndarray v):
+    """The first and last byte address row 0 of ``v`` touches (cpu_fused._write_back_plan)."""
+    cdef Py_ssize_t lo = <Py_ssize_t>cnp.PyArray_DATA(v)
+    cdef Py_ssize_t hi = lo
+    cdef Py_ssize_t n, st
+    cdef int k
+    for k in range(1, cnp.PyArray_NDIM(v)):
+        n, st = cnp.PyArray_DIM(v, k), cnp.PyArray_STRIDE(v, k)
+        if st < 0:
+            lo += st * (n - 1)
+        else:
+            hi += st * (n - 1)
+    return lo, hi + cnp.PyArray_ITEMSIZE(v) - 1

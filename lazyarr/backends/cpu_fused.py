@@ -536,7 +536,7 @@ def _write_back_plan(inputs: list[np.ndarray], out: np.ndarray) -> tuple[int, in
     for a in inputs:
         if type(a) is CounterMap or not np.may_share_memory(a, out) or _same_view(a, out):
             continue
-        b = np.broadcast_to(a, out.shape)
+        b = a if a.shape == out.shape else np.broadcast_to(a, out.shape)
         s = out.strides[0]
         if rows == 1:
             continue
@@ -567,21 +567,14 @@ def _side_buffer(nbytes: int) -> np.ndarray:
     return buf
 
 
-def _row_extent(v: np.ndarray) -> tuple[int, int]:
-    """The first and last byte address row 0 of ``v`` touches."""
-    lo = hi = v.ctypes.data
-    for n, st in zip(v.shape[1:], v.strides[1:]):
-        if st < 0:
-            lo += st * (n - 1)
-        else:
-            hi += st * (n - 1)
-    return lo, hi + v.itemsize - 1
+#: the first and last byte address row 0 of an array touches (compiled: per input per write)
+_row_extent = _cpu_vm.row_extent
 
 
 def _same_view(a: np.ndarray, out: np.ndarray) -> bool:
     """``a`` reads exactly the elements of ``out``, each at its own position."""
-    return a.dtype == out.dtype and a.shape == out.shape and a.strides == out.strides \
-        and a.ctypes.data == out.ctypes.data
+    return a.shape == out.shape and a.strides == out.strides and a.dtype == out.dtype \
+        and _cpu_vm.data_address(a) == _cpu_vm.data_address(out)
 
 
 class _Launch(NamedTuple):
