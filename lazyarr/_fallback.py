@@ -91,20 +91,24 @@ _UNSUPPORTED_METHODS = {
 _WRITTEN_ARGUMENT = {"copyto": 0, "put": 0, "place": 0, "putmask": 0, "fill_diagonal": 0,
                      "put_along_axis": 0, "random.shuffle": 0}
 
-_origins: weakref.WeakKeyDictionary[Node, LibraryCall] = weakref.WeakKeyDictionary()
+#: node -> the record of the library call that computed its buffer: ``(name, bytes read,
+#: bytes written, flops, order)``, made a LibraryCall when ``la.explain`` asks (a loop's
+#: ``a @ b`` pays a tuple, not a dataclass); one record for every result of one call
+_origins: weakref.WeakKeyDictionary[Node, tuple[Any, ...]] = weakref.WeakKeyDictionary()
+_order = itertools.count()
 _PRODUCTS = frozenset({"matmul", "dot"})
 
 
 def origin_of(node: Node) -> str | None:
     """The fallback function that computed this node's buffer, if one did."""
     call = _origins.get(node)
-    return None if call is None else call.name
+    return None if call is None else call[0]
 
 
 def library_calls(root: Node) -> list[LibraryCall]:
     """``la.explain``'s steps: the library calls that computed arrays of this DAG, in the
     order they ran (each once, also where it made several results)."""
-    found: dict[int, LibraryCall] = {}
+    found: dict[int, tuple[Any, ...]] = {}
     seen, stack = set(), [root]
     while stack:
         node = stack.pop()
@@ -115,14 +119,13 @@ def library_calls(root: Node) -> list[LibraryCall]:
         if call is not None:
             found[id(call)] = call
         stack.extend(node.src)
-    return sorted(found.values(), key=_call_order.__getitem__)
-
-
-_call_order: weakref.WeakKeyDictionary[LibraryCall, int] = weakref.WeakKeyDictionary()
+    return [LibraryCall(*call[:4]) for call in sorted(found.values(), key=lambda c: c[4])]
 
 
 def _arrays(obj: Any) -> list[Any]:
     """The arrays (NumPy's, CuPy's) among ``obj``, also inside lists, tuples and dicts."""
+    if type(obj) is np.ndarray:
+        return [obj]
     if not isinstance(obj, type) and hasattr(obj, "nbytes") and hasattr(obj, "shape"):
         return [obj]         # (not a class: np.float32 has ``nbytes``/``shape`` descriptors)
     if isinstance(obj, (list, tuple)):
@@ -132,20 +135,16 @@ def _arrays(obj: Any) -> list[Any]:
     return []
 
 
-def _library_call(path: str, operands: Any, result: Any) -> LibraryCall:
-    """The record of one call of ``numpy.<path>`` on ``operands`` (buffers) giving ``result``."""
-    ins, outs = _arrays(operands), _arrays(result)
+def _library_call(path: str, operands: Any, result: Any) -> tuple[Any, ...]:
+    """The record of one call of ``numpy.<path>`` on ``operands`` (buffers) giving ``result``
+    (``_origins``)."""
+    ins, outs = _arrays(operands), [result] if type(result) is np.ndarray else _arrays(result)
     flops = None
     if path in _PRODUCTS and ins and outs:
         k = ins[0].shape[-1] if ins[0].ndim else 1
         flops = 2 * int(outs[0].size) * int(k)
-    call = LibraryCall(path, sum(int(a.nbytes) for a in ins), sum(int(a.nbytes) for a in outs),
-                       flops)
-    _call_order[call] = next(_counter)
-    return call
-
-
-_counter = itertools.count()
+    return (path, sum(int(a.nbytes) for a in ins), sum(int(a.nbytes) for a in outs), flops,
+            next(_order))
 
 
 def notes(root: Node) -> list[str]:
@@ -241,9 +240,13 @@ def _library_function(path: str, device: str | None, numpy_func: Any) -> tuple[A
 
 
 def _wrap(result: Any, device: str, origin: str, operands: Any = (),
-          call: LibraryCall | None = None) -> Any:
+          call: tuple[Any, ...] | None = None) -> Any:
     """Array results as computed LazyArrays on ``device``; the rest as it is. Each remembers
     the call that made it (``origin`` of ``operands``, the buffers it was given)."""
+    if device == "cpu" and type(result) is np.ndarray and result.dtype in _SUPPORTED:
+        out = LazyArray._from_node(_node.leaf(result, "cpu"))    # (a loop's ``a @ b``)
+        _origins[out._node] = call or _library_call(origin, operands, result)
+        return out
     if isinstance(result, np.generic) and result.dtype in _SUPPORTED:
         result = np.asarray(result)
     is_array = isinstance(result, np.ndarray) or _devices.device_of(result) == "cuda"
