@@ -189,7 +189,7 @@ def _install() -> None:
         hasattr(LazyArray, name) for name in ARRAY_METHODS)
     setup(ScalarValue, ScalarValue._value, _operand, _weak_complex, _deferred, _DEFERRING,
           {name: getattr(LazyArray, name) for name in ARRAY_METHODS}, LazyArray.__getitem__,
-          LazyArray, _writes.target, _config, _views.owns_memory,
+          LazyArray, _writes.target, _config, (_views._base_of, _views._views_of),
           _writes.barrier, LazyArray.__setitem__)
     by_operator = {op.operator: op.name for op in ELEMENTWISE if op.operator is not None}
     setup_nodes(_build._rules, _build._cast_operands, _node.op_node, _node.leaf,

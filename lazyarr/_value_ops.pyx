@@ -36,7 +36,8 @@ cdef object LazyArray = None
 cdef object _target = None           # x's memory, ready to be written (lazyarr/_writes.py)
 cdef object _config = None           # lazyarr/_config.py: its ContextVar and default, read
                                      # here without a Python call (the eager_max_size bound)
-cdef object _owns = None             # _views.owns_memory
+cdef dict _BASE_OF = None            # _views._base_of: id(pushed-down view) -> its base
+cdef dict _VIEWS_OF = None           # _views._views_of: id(base) -> its pushed-down views
 cdef object _barrier = None          # _writes.barrier
 cdef object _setitem = None          # LazyArray's __setitem__ (every other write)
 # the node builder's fast path (lazyarr/_build.py, ``elementwise``), given by setup_nodes()
@@ -65,14 +66,15 @@ def setup(cls, value, operand, weak_complex, deferred, list deferring, dict slow
     of :data:`METHODS` and :data:`ARRAY_METHODS`), ``getitem`` (LazyArray's ``__getitem__``),
     ``array_cls`` (LazyArray), ``target``
     (``_writes.target``), ``config`` (the module lazyarr/_config.py), ``owns``
-    (``_views.owns_memory``), ``barrier`` (``_writes.barrier``) and ``setitem_`` (LazyArray's
-    ``__setitem__``)."""
+    (``_views._base_of`` and ``_views._views_of``, which :func:`_owns` reads), ``barrier``
+    (``_writes.barrier``) and ``setitem_`` (LazyArray's ``__setitem__``)."""
     global ScalarValue, _value, _operand, _weak_complex, _deferred, DEFERRING, SLOW, _getitem
-    global generic, ndarray, LazyArray, _target, _config, _owns, _barrier, _setitem
+    global generic, ndarray, LazyArray, _target, _config, _BASE_OF, _VIEWS_OF, _barrier, _setitem
     import numpy
     ScalarValue, _value, _operand, _weak_complex = cls, value, operand, weak_complex
     _deferred, DEFERRING, _getitem = deferred, deferring, getitem
-    LazyArray, _target, _config, _owns = array_cls, target, config, owns
+    LazyArray, _target, _config = array_cls, target, config
+    _BASE_OF, _VIEWS_OF = owns
     _barrier, _setitem = barrier, setitem_
     codes = {code: slow[name] for name, (_, code) in {**METHODS, **ARRAY_METHODS}.items()}
     SLOW = tuple([codes.get(code) for code in range(INPLACE + RSHIFT + 1)])
@@ -524,9 +526,21 @@ def _temporary_value_refs():
 cdef Py_ssize_t _TEMPORARY_VALUE_REFS = _temporary_value_refs()
 
 
+cdef bint _owns(object x):
+    """Whether a view of computed ``x`` needs neither ``_views.claim`` nor ``_views.anchor``:
+    ``x`` owns its node's memory already (``node.owner``) and has no pushed-down views
+    (lazyarr/_views.py, "Memory ownership"). Compiled: each basic index and write of the fast
+    paths here asks it (a loop's ``c[i, :j] += v`` three times)."""
+    cdef object ref = x._node.owner
+    if ref is None or ref() is not x:
+        return False
+    cdef object key = id(x)
+    return key not in _BASE_OF and not _VIEWS_OF.get(key)
+
+
 cdef bint _owned_input(object self, object node):
     """Whether ``self`` (a LazyArray, not a ScalarValue, holding ``node``) is a computed CPU
-    input whose memory it owns already (``_views.owns_memory``): a view of it or a write into
+    input whose memory it owns already (:func:`_owns`): a view of it or a write into
     it needs no claim or anchor, only the write barrier for a write."""
     return type(node.data) is ndarray and node.device == "cpu" and node.op == "leaf" \
         and type(self) is LazyArray and _owns(self)

@@ -174,14 +174,6 @@ def claim(x: Any) -> Any:
     return node.data
 
 
-def owns_memory(x: Any) -> bool:
-    """Whether a view of computed ``x`` needs neither :func:`claim` nor :func:`anchor`: ``x``
-    owns its node's memory already and has no pushed-down views (the compiled fast path of a
-    basic index, lazyarr/_value_ops.pyx)."""
-    ref = x._node.owner
-    return ref is not None and ref() is x and id(x) not in _base_of and not _views_of.get(id(x))
-
-
 # Pushed-down views of pending arrays only, keyed by id (a LazyArray is unhashable: == is
 # elementwise), with their view function. A view holds its base (as NumPy's ``.base``); a
 # base holds its views weakly. Entries go when their array dies (weak-reference callbacks).
