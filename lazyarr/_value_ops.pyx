@@ -18,6 +18,8 @@ from cpython.list cimport PyList_GET_SIZE
 from cpython.ref cimport Py_REFCNT
 from cpython.object cimport PyObject, PyTypeObject
 
+import weakref
+
 cdef extern from "Python.h":
     object PyType_GenericAlloc(PyTypeObject *tp, Py_ssize_t nitems)
 
@@ -363,6 +365,12 @@ cdef object _array_inplace(object self, object other, int op):
     if _owned_input(self, self._node):
         memory = a                  # owned already: only the write barrier is left to do
         _barrier(memory, "cpu")
+    elif not PyList_GET_SIZE(DEFERRING) and _unclaimed_leaf(self):
+        # a view an index has just made (a loop's ``c[i, :j] += v``): what _writes.target
+        # would do is the barrier and the claim, which here is only setting its owner
+        self._node.owner = weakref.ref(self)
+        memory = a
+        _barrier(memory, "cpu")
     else:
         memory = _target(self)
     # NumPy's in-place op (its casting check, overlap handling, fast scalar powers) on a copy,
@@ -533,6 +541,18 @@ cdef bint _owns(object x):
     paths here asks it (a loop's ``c[i, :j] += v`` three times)."""
     cdef object ref = x._node.owner
     if ref is None or ref() is not x:
+        return False
+    cdef object key = id(x)
+    return key not in _BASE_OF and not _VIEWS_OF.get(key)
+
+
+cdef bint _unclaimed_leaf(object x):
+    """Whether ``x`` holds a computed CPU leaf that nobody has claimed and has no pushed-down
+    views: ``_writes.target(x)`` is then the write barrier and ``_views.claim(x)``, which
+    only sets the node's owner (``anchor`` has nothing to do)."""
+    cdef object node = x._node
+    if type(x) is not LazyArray or node.op != "leaf" or node.owner is not None \
+            or node.device != "cpu":
         return False
     cdef object key = id(x)
     return key not in _BASE_OF and not _VIEWS_OF.get(key)

@@ -289,6 +289,31 @@ def test_inplace_keeps_pending_readers_old_values():
     assert_same(small, np.arange(4.0) + 100)
 
 
+def test_inplace_on_a_fresh_view_keeps_pending_readers_and_aliasing():
+    """``c[i, :j] += v``'s steps, as a loop writes them: the compiled in-place operator claims
+    the index's fresh view itself (_value_ops._unclaimed_leaf: the barrier, then its owner),
+    so a pending expression that read the memory keeps the old values, the base and a view
+    taken before see the write, as in NumPy."""
+    cn = np.arange(40.0).reshape(5, 8)
+    c = la.asarray(cn.copy())
+    big = la.asarray(np.ones((2000, 8))) * c[1]           # too big: pending, reads row 1
+    assert not big.is_materialized
+    row = c[1]
+    head = c[1, :4]
+    head += la.asarray(np.full(4, 10.0))
+    assert big.is_materialized                             # (computed before the write)
+    c[1, :4] = head
+    view = c[2, 2:6]
+    view *= 3
+    want = cn.copy()
+    want[1, :4] += 10
+    want[2, 2:6] *= 3
+    assert_same(big, np.ones((2000, 8)) * cn[1])
+    assert_same(c, want)
+    assert_same(row, want[1])
+    assert_same(view, want[2, 2:6])
+
+
 # ----------------------------------------------------------------------------- reductions
 _REDUCTIONS = ["sum", "prod", "mean", "var", "std", "min", "max", "any", "all", "argmin",
                "argmax"]
