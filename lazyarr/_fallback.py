@@ -138,7 +138,7 @@ def _arrays(obj: Any) -> list[Any]:
 def _library_call(path: str, operands: Any, result: Any) -> tuple[Any, ...]:
     """The record of one call of ``numpy.<path>`` on ``operands`` (buffers) giving ``result``
     (``_origins``)."""
-    ins, outs = _arrays(operands), [result] if type(result) is np.ndarray else _arrays(result)
+    ins, outs = _arrays(operands), _arrays(result)
     flops = None
     if path in _PRODUCTS and ins and outs:
         k = ins[0].shape[-1] if ins[0].ndim else 1

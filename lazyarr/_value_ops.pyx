@@ -534,6 +534,12 @@ def _temporary_value_refs():
 cdef Py_ssize_t _TEMPORARY_VALUE_REFS = _temporary_value_refs()
 
 
+cdef inline bint _no_pushed_views(object x):
+    """``x`` is no pushed-down view and has none (lazyarr/_views.py's two tables)."""
+    cdef object key = id(x)
+    return key not in _BASE_OF and not _VIEWS_OF.get(key)
+
+
 cdef bint _owns(object x):
     """Whether a view of computed ``x`` needs neither ``_views.claim`` nor ``_views.anchor``:
     ``x`` owns its node's memory already (``node.owner``) and has no pushed-down views
@@ -542,8 +548,7 @@ cdef bint _owns(object x):
     cdef object ref = x._node.owner
     if ref is None or ref() is not x:
         return False
-    cdef object key = id(x)
-    return key not in _BASE_OF and not _VIEWS_OF.get(key)
+    return _no_pushed_views(x)
 
 
 cdef bint _unclaimed_leaf(object x):
@@ -554,8 +559,7 @@ cdef bint _unclaimed_leaf(object x):
     if type(x) is not LazyArray or node.op != "leaf" or node.owner is not None \
             or node.device != "cpu":
         return False
-    cdef object key = id(x)
-    return key not in _BASE_OF and not _VIEWS_OF.get(key)
+    return _no_pushed_views(x)
 
 
 cdef bint _owned_input(object self, object node):

@@ -109,6 +109,17 @@ def random_array(rng: np.random.Generator, dtype: np.dtype, shape: tuple[int, ..
     return data.reshape(shape)
 
 
+def each_same(got: Any, want: Any, same: Any) -> None:
+    """``same(got, want)``, or for a tuple of results (NumPy's ``unique(..., return_counts=True)``,
+    a function's several results) the same length and ``same`` of each pair."""
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            same(g, w)
+    else:
+        same(got, want)
+
+
 def assert_same(got, want, exact: bool = True, rtol: float | None = None) -> None:
     """Same dtype, same shape, and the same values (NaN where NaN, the sign of zeros too).
 

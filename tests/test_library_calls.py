@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import each_same
 
 import lazyarr as la
 from lazyarr.backends import cpu_fused
@@ -243,12 +244,7 @@ def _repeats(dtype, shape, seed=0):
 
 
 def _same_unique(got, want):
-    if isinstance(want, tuple):
-        assert isinstance(got, tuple) and len(got) == len(want)
-        for g, w in zip(got, want):
-            _same(g, w)
-    else:
-        _same(got, want)
+    each_same(got, want, _same)
 
 
 _UNIQUE_FORMS = [{}, {"equal_nan": False}, {"return_counts": True},

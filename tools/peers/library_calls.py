@@ -279,6 +279,16 @@ def matmul_epilogue(dev: Device, side: int, reps: int, warmup: int) -> list[list
     return [[name, f"{s * 1e3:.3f}", f"{s / base:.3f}"] for name, s in t.items()]
 
 
+def variant_table(title: str, against: str, rows: list[list[str]]) -> list[str]:
+    """A table of variants (ms, ratio to ``against``), printed, and as markdown lines."""
+    print(title)
+    lines = ["", f"# {title}", "", f"| variant | ms | vs {against} |", "|---|---|---|"]
+    for r in rows:
+        print("  ".join(r), flush=True)
+        lines.append("| " + " | ".join(r) + " |")
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -310,21 +320,13 @@ def main() -> None:
             lines += ["| " + " | ".join(r) + " |" for r in rows]
             print(title, flush=True)
         for k in args.fft_sizes:
-            rows = rfft(dev, 2**k, args.reps, args.warmup)
-            title = f"fft.rfft(f(x)), f(x) = sqrt(abs(x)) * 2 - 1, 2^{k} float32, {where}"
-            print(title)
-            lines += ["", f"# {title}", "", f"| variant | ms | vs {lib}'s rfft alone |", "|---|---|---|"]
-            for r in rows:
-                print("  ".join(r), flush=True)
-                lines.append("| " + " | ".join(r) + " |")
+            lines += variant_table(f"fft.rfft(f(x)), f(x) = sqrt(abs(x)) * 2 - 1, 2^{k} float32, "
+                                   f"{where}", f"{lib}'s rfft alone",
+                                   rfft(dev, 2**k, args.reps, args.warmup))
         if args.side:
-            rows = matmul_epilogue(dev, args.side, args.reps, args.warmup)
-            title = f"sum(maximum(A @ B + bias, 0)), {args.side}² float32, {where}"
-            print(title)
-            lines += ["", f"# {title}", "", f"| variant | ms | vs {lib}'s A @ B alone |", "|---|---|---|"]
-            for r in rows:
-                print("  ".join(r), flush=True)
-                lines.append("| " + " | ".join(r) + " |")
+            lines += variant_table(f"sum(maximum(A @ B + bias, 0)), {args.side}² float32, {where}",
+                                   f"{lib}'s A @ B alone",
+                                   matmul_epilogue(dev, args.side, args.reps, args.warmup))
     print(f"({time.perf_counter() - t0:.1f} s in all)")
     if args.md:
         with open(args.md, "a") as fh:

@@ -138,13 +138,12 @@ def implied_tests(chain: list[Instr], sites: Collection[int]) -> set[int]:
     derived when it fails)."""
     reaches = [False] * len(chain)   # a non-finite value here makes some site's result non-finite
     for n in reversed(range(len(chain))):
-        for j in range(n + 1, len(chain)):
-            ins = chain[j]
-            if ins.dtype.kind == "f" and any(ins.args[p] == n for p in PROPAGATES.get(ins.op, ())) \
-                    and chain[n].dtype.kind == "f" and (j in sites or reaches[j]):
-                reaches[n] = True
-                break
-    return {n for n in sites if reaches[n] and chain[n].dtype.kind == "f"}
+        if chain[n].dtype.kind == "f":
+            reaches[n] = any(
+                ins.dtype.kind == "f" and (j in sites or reaches[j])
+                and any(ins.args[p] == n for p in PROPAGATES.get(ins.op, ()))
+                for j, ins in enumerate(chain[n + 1:], n + 1))
+    return {n for n in sites if reaches[n]}
 
 
 def check(ins: Instr, site: int, result: str, operands: list[str],
