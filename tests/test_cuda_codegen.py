@@ -584,6 +584,51 @@ def test_at_most_one_blocks_elements_render_one_copy_of_the_chain(n, unrolled):
         assert copies == (2 * spec.unroll if unrolled else 1), (n, copies)
 
 
+def test_fast_divisor_divides_every_dividend_below_2_31():
+    """``params.fast_divisor``'s multiply-high and shift give ``r // d`` for every divisor and
+    dividend below 2**31: every divisor up to 1024, each power of two from 2**10 and its
+    neighbours, the largest, random ones; per divisor the dividends at its multiples' edges,
+    at 2**31's edge, and random ones (the kernel's formula, in uint64 as the kernel's int64)."""
+    from lazyarr.backends.cuda.params import fast_divisor
+
+    rng = np.random.default_rng(3)
+    top = 2**31 - 1
+    divisors = [*range(1, 1025), *(2**k + e for k in range(10, 31) for e in (-1, 0, 1)), top,
+                *rng.integers(1, 2**31, 2000).tolist()]
+    for d in divisors:
+        m, s = fast_divisor(d)
+        assert 0 <= m < 2**32 and 0 <= s <= 31
+        r = np.array([0, 1, d - 1, d, d + 1, 2 * d - 1, top, top // d * d, top // d * d - 1,
+                      *rng.integers(0, 2**31, 64).tolist()], dtype=np.uint64)
+        r = r[r <= top]
+        q = (((r * np.uint64(m)) >> np.uint64(32)) + r) >> np.uint64(s)
+        assert np.array_equal(q, r // np.uint64(d)), d
+    assert fast_divisor(0) == (0, 0)          # an empty dim: no element is ever divided
+    with pytest.raises(ValueError):
+        fast_divisor(2**31)
+
+
+def test_strided_coordinates_divide_by_magic_numbers_below_2_31_elements():
+    """A map over a strided 2-d space of fewer than 2**31 elements finds each coordinate with
+    the multiply-high of ``params.fast_divisor`` (layout parameters ``mg1``, ``sh1``), not a
+    division; from 2**31 elements (where the magic numbers no longer hold) with ``//``. The
+    values are the simulator's tests' (test_views.py, ``test_strided_coordinates_on_cuda``)."""
+    from lazyarr.backends.cuda import render as R
+    from lazyarr.backends.cuda.params import Role
+
+    a = np.ones((37, 110), np.float32)
+    low = capture(lambda: (la.asarray(a)[1:, :50] * 2).compute())
+    for inputs, fast in (([a[1:, :50]], True),
+                         # 40,000 x 70,000 elements, no memory: a broadcast row, cut short
+                         ([np.broadcast_to(np.ones(70001, np.float32), (40000, 70001))[:, :70000]], False)):
+        spec = R.analyze(low.program, inputs).spec
+        rendered = R.render(low.program, spec)
+        body = _kernel_body(rendered.source)
+        assert spec.fastdiv == fast and ("_umulhi(" in body) == fast and ("//" in body) != fast
+        roles = {p.role for p in rendered.params}
+        assert (Role.DIV_MAGIC in roles and Role.DIV_SHIFT in roles) == fast
+
+
 @pytest.mark.parametrize("kind", ["map", "full", "rows", "complex-prod", "complex-max"])
 def test_checked_and_complex_combine_code_is_branch_free_in_the_kernel(kind):
     """The kernel function holds no ``and``/``or``/conditional expression in its

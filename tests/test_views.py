@@ -148,9 +148,11 @@ def test_views_of_an_owned_gpu_input_match_numpy_and_raise_its_errors(rng):
             assert str(got.value) == str(want.value)
 
 
-# Strided n-d spaces: a flat kernel carries each element's coordinates forward (one division per
-# thread, then digits added with a carry; render._carry_add). Small grids make every thread walk
-# several steps, so the carry across rows and the step's own digits are exercised.
+# Strided n-d spaces: a flat kernel finds each element's coordinates by a multiply-high and a
+# shift per dim (params.fast_divisor, the default), by a division instruction, or carries them
+# forward (one division per thread, then digits added with a carry; render._carry_add). Small
+# grids make every thread walk several steps, so the carry across rows and the step's own
+# digits are exercised.
 CARRY_CASES = [
     ("rows shorter than a block", lambda x: x[1:-1, 2:] + x[:-2, :-2], (37, 55)),
     ("rows longer than a block", lambda x: x[:, ::2] * 2, (5, 3001)),
@@ -163,10 +165,10 @@ CARRY_CASES = [
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device")
-@pytest.mark.parametrize("carry", [True, False], ids=["carried", "divided"])
+@pytest.mark.parametrize("coords", ["carried", "divided", "magic"])
 @pytest.mark.parametrize("threads_per_sm", [256, None], ids=["small-grid", "default-grid"])
 @pytest.mark.parametrize("what,call,shape", CARRY_CASES, ids=[c[0] for c in CARRY_CASES])
-def test_strided_coordinates_on_cuda(what, call, shape, carry, threads_per_sm, monkeypatch, rng):
+def test_strided_coordinates_on_cuda(what, call, shape, coords, threads_per_sm, monkeypatch, rng):
     from lazyarr.backends.cuda import backend as cuda_backend
     from lazyarr.backends.cuda import render as R
     from lazyarr.backends.cuda.simulate import BACKEND as SIM
@@ -177,7 +179,8 @@ def test_strided_coordinates_on_cuda(what, call, shape, carry, threads_per_sm, m
         geo = analyze(program, inputs)
         grid = dict(R.GRID_THREADS_PER_SM, map=threads_per_sm, full=threads_per_sm) \
             if threads_per_sm else R.GRID_THREADS_PER_SM
-        geo.spec = replace(geo.spec, carry=carry, threads_per_sm=grid[geo.spec.kind])
+        geo.spec = replace(geo.spec, carry=coords == "carried", threads_per_sm=grid[geo.spec.kind],
+                           fastdiv=geo.spec.fastdiv and coords == "magic")
         return geo
     monkeypatch.setattr(R, "analyze", analyze_as_asked)
     for backend in (cuda_backend.BACKEND, SIM):      # kernels cached under the default geometry

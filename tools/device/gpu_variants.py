@@ -42,14 +42,14 @@ def capture(fn):
     raise AssertionError
 
 
-def kernel_ms(lowered, spec=None, nvvm=None, threads_per_sm=None, reps=20):
+def kernel_ms(lowered, spec=None, nvvm=None, threads_per_sm=None, checked=False, reps=20):
     geo = R.analyze(lowered.program, lowered.inputs)
     spec = dict(spec or {})
     if threads_per_sm:
         spec["threads_per_sm"] = threads_per_sm
     if spec:
         geo.spec = dataclasses.replace(geo.spec, **spec)
-    rendered = R.render(lowered.program, geo.spec)
+    rendered = R.render(lowered.program, geo.spec, checked=checked)
     t0 = time.perf_counter()
     ptx, entry = C.compile_ptx(rendered, (9, 0), nvvm)
     t_compile = time.perf_counter() - t0
@@ -60,6 +60,10 @@ def kernel_ms(lowered, spec=None, nvvm=None, threads_per_sm=None, reps=20):
     e = B._Entry(fn, geo, rendered, sms)
     out = cupy.empty(lowered.shape, lowered.program.root.dtype)
     args = B.BACKEND.arguments(e, lowered.inputs, lowered.scalars, out)
+    if e.fpe_slot >= 0:      # a checked kernel's flag words (read by no one here)
+        args = list(args)
+        args[e.fpe_slot] = cupy.zeros(64, np.uint32)
+        args = tuple(args)
     for _ in range(3):
         fn(e.grid, e.block, args)
     s, t = cupy.cuda.Event(), cupy.cuda.Event()
@@ -101,7 +105,10 @@ def main():
         "rows": (lambda: la.sum(m * m, axis=1), side * side * 4 / 1e9),
         "cols": (lambda: la.sum(m * m, axis=0), side * side * 4 / 1e9),
     }
-    carry = [dict(), dict(spec=dict(carry=True))]      # strided coordinates divided / carried
+    # strided coordinates: magic-number division (the default), a division instruction, carried;
+    # each also with NumPy's floating-point checks
+    carry = [dict(), dict(spec=dict(fastdiv=False)), dict(spec=dict(carry=True)),
+             dict(checked=True), dict(spec=dict(fastdiv=False), checked=True)]
     variants = {
         "jacobi_sum": carry, "jacobi_map": carry, "jacobi_map4k": carry,
         "map": [dict(), dict(spec=dict(unroll=2)), dict(spec=dict(unroll=8)), dict(spec=dict(tx=512))],

@@ -53,6 +53,8 @@ class Role(enum.Enum):
     SCALAR = "scalar"        # the scalar at position ``input`` of ``Lowered.scalars`` (value)
     STRIDE = "stride"        # element stride of input ``input`` along axis ``index`` (int64)
     SIZE = "size"            # ``Geometry.sizes[index]`` (int64)
+    DIV_MAGIC = "div_magic"  # fast division by ``Geometry.sizes[index]``: its multiplier,
+    DIV_SHIFT = "div_shift"  # and its shift (:func:`fast_divisor`; int64)
 
 
 #: roles whose arguments are pointers (the rest are values)
@@ -61,7 +63,28 @@ POINTERS = frozenset({Role.OUTPUT, Role.PARTIALS, Role.COUNTER, Role.FPE, Role.I
 PER_CALL = frozenset({Role.OUTPUT, Role.PARTIALS, Role.COUNTER, Role.FPE, Role.INPUT, Role.SCALAR,
                       Role.COUNTER_OFFSET})
 #: roles fixed by the input layout (evaluated once per cached kernel)
-LAYOUT = frozenset({Role.STRIDE, Role.SIZE})
+LAYOUT = frozenset({Role.STRIDE, Role.SIZE, Role.DIV_MAGIC, Role.DIV_SHIFT})
+
+#: dividends below this take the fast division (:func:`fast_divisor`)
+FAST_DIVIDEND_LIMIT = 1 << 31
+
+
+def fast_divisor(d: int) -> tuple[int, int]:
+    """(multiplier, shift) that divide by ``d`` without a division instruction: for every
+    ``0 <= r < 2**31`` and ``1 <= d < 2**31``, ``r // d == (umulhi(r, m) + r) >> s``, where
+    ``umulhi`` is the high 32 bits of the 64-bit product (one ``IMAD.HI``). The round-up
+    method of Granlund and Montgomery ("Division by invariant integers using
+    multiplication", 1994), in the form of PyTorch's ``IntDivider`` and CUTLASS's
+    ``FastDivmod``: ``s = ceil(log2(d))``, ``m = floor(2**32 * (2**s - d) / d) + 1`` (below
+    2**32). A coordinate of a strided kernel is one such division per dimension and element
+    (a 32-bit ``div`` is ~20 instructions on the GPU: docs/notes/gpu.rst). ``d = 0`` has no
+    dividend (an empty space runs no iteration): (0, 0)."""
+    if d <= 0:
+        return 0, 0
+    if d >= FAST_DIVIDEND_LIMIT:
+        raise ValueError(f"fast division by {d}: divisors must be below 2**31")
+    shift = (d - 1).bit_length()
+    return ((1 << 32) * ((1 << shift) - d)) // d + 1, shift
 
 
 @dataclass(frozen=True)
@@ -72,8 +95,8 @@ class Param:
     role:  what it holds (:class:`Role`).
     dtype: the pointer's element type, or the value's type.
     input: INPUT and STRIDE: the input buffer; SCALAR: the scalar's position.
-    index: STRIDE: the axis of the (collapsed) iteration space; SIZE: the position in
-           ``Geometry.sizes``; SCALAR: -1, or a complex scalar's part (0 real, 1 imaginary);
+    index: STRIDE: the axis of the (collapsed) iteration space; SIZE, DIV_MAGIC, DIV_SHIFT:
+           the position in ``Geometry.sizes``; SCALAR: -1, or a complex scalar's part (0 real, 1 imaginary);
            PARTIALS: -1 (one value a block), or a complex accumulator's parts a block.
     """
 
@@ -100,4 +123,7 @@ class Param:
             return np.int64(geometry.strides[self.input][self.index])
         if self.role is Role.SIZE:
             return np.int64(geometry.sizes[self.index])
+        if self.role in (Role.DIV_MAGIC, Role.DIV_SHIFT):
+            magic, shift = fast_divisor(int(geometry.sizes[self.index]))
+            return np.int64(magic if self.role is Role.DIV_MAGIC else shift)
         raise ValueError(f"{self.role} is filled per call, not from the layout")

@@ -32,7 +32,7 @@ from ..._program import Instr, Program
 from ..._registry import TRANSCENDENTAL
 from ..._shapes import broadcast_shapes
 from . import fp_checks, helpers
-from .params import Param, Role
+from .params import FAST_DIVIDEND_LIMIT, Param, Role
 from .templates import select
 
 BLOCK = 256          # threads per block for map / full / rows
@@ -112,6 +112,10 @@ class Spec:
     # they share one offset computation (views of one buffer, as a stencil's). () when none shares.
     offsets_of: tuple[int, ...] = ()
     out_class: str = "c"         # map: "c" a flat contiguous result, "s" written through strides
+    # map/full over a strided n-d space of fewer than 2**31 elements: each coordinate is a
+    # multiply-high and a shift by the dim's magic numbers (params.fast_divisor), not a
+    # division; the layout parameters ``mg{j}``, ``sh{j}`` hold them
+    fastdiv: bool = False
 
     @property
     def block(self) -> int:
@@ -221,8 +225,10 @@ def _analyze(program: Program, inputs: list[Any], out: Any = None) -> Geometry:
             cstrides.pop()
     # (a strided result's strides stay last, Geometry.strides[len(inputs)]: its STRIDE params)
     classes = _classes(sizes, cstrides[:len(inputs)])
+    fastdiv = len(sizes) > 1 and ("s" in classes or out_class == "s") and n < FAST_DIVIDEND_LIMIT
     spec = Spec(kind, len(sizes), 0, classes, BLOCK, 1,
-                offsets_of=_shared_offsets(classes, cstrides[:len(inputs)]), out_class=out_class)
+                offsets_of=_shared_offsets(classes, cstrides[:len(inputs)]), out_class=out_class,
+                fastdiv=fastdiv)
     return Geometry(spec, [n, *sizes], cstrides, 1 if kind == "full" else n, n)
 
 
@@ -545,7 +551,11 @@ def _size_params(spec: Spec) -> list[Param]:
         names = ["n"] + [f"d{j}" for j in range(spec.nd)]
     else:
         names = ["M", "K"] + [f"dm{j}" for j in range(spec.nd)] + [f"dk{j}" for j in range(spec.nred)]
-    return [Param(name, Role.SIZE, I64, index=i) for i, name in enumerate(names)]
+    ps = [Param(name, Role.SIZE, I64, index=i) for i, name in enumerate(names)]
+    if spec.fastdiv:     # (d{j} is Geometry.sizes[j + 1]; dim 0 is never a divisor)
+        ps += [Param(f"{name}{j}", role, I64, index=j + 1) for j in range(1, spec.nd)
+               for name, role in (("mg", Role.DIV_MAGIC), ("sh", Role.DIV_SHIFT))]
+    return ps
 
 
 def _load(k: int, dt: np.dtype, off: str) -> str:
@@ -746,8 +756,13 @@ class _Kernel:
         elif strided and s.nd > 1:
             lines.append(f"r{u} = {idx}")
             for j in reversed(range(1, s.nd)):
-                lines.append(f"c{j}{u} = r{u} % d{j}")
-                lines.append(f"r{u} = r{u} // d{j}")
+                if s.fastdiv:   # r // d{j} (r < 2**31): params.fast_divisor
+                    lines.append(f"qd{u} = (_C_uint32(_umulhi(_C_uint32(r{u}), _C_uint32(mg{j}))) + r{u}) >> sh{j}")
+                    lines.append(f"c{j}{u} = r{u} - qd{u} * d{j}")
+                    lines.append(f"r{u} = qd{u}")
+                else:
+                    lines.append(f"c{j}{u} = r{u} % d{j}")
+                    lines.append(f"r{u} = r{u} // d{j}")
             lines.append(f"c0{u} = r{u}")
             coords = [f"c{j}{u}" for j in range(s.nd)]
         elif strided:
