@@ -172,7 +172,9 @@ def test_in_place_write_and_jit_replays():
 def test_one_bad_element_in_a_full_tile(where):
     """The checks of a kernel's full tiles are tested once per tile (render.unrolled) and a
     reduction's accumulator once per thread (fp_checks.thread_check): one bad element among
-    many, in every kind of kernel, still gives NumPy's messages, and good data none."""
+    many, in every kind of kernel, still gives NumPy's messages, and good data none. A map's
+    failed tile is computed again element by element for its flags: each site's own (an
+    overflow at two sites, then an invalid one), also through strided coordinates."""
     n = 8192
     at = {"first": 0, "middle": n // 2 + 3, "last": n - 1}[where]
     zero = np.linspace(1, 2, n)
@@ -185,6 +187,8 @@ def test_one_bad_element_in_a_full_tile(where):
                   (lambda a: np.sum(a.reshape(64, 128), axis=1), big),
                   (np.sum, big), (np.sum, pair), (np.sum, np.linspace(1, 2, n)),
                   (lambda a: 1.0 / a, zero),
+                  (lambda a: a * 1e10 - a * 1e10, np.where(zero == 0, 1e300, zero)),
+                  (lambda a: np.log(a.reshape(64, 128)[:, 1:-1] * 2.0), zero),
                   (_past_tile_sites, zero)]:        # (tested per element: TILE_SITES)
         assert _lazy(fn, x) == _numpy(fn, x), (fn, where)
 

@@ -62,6 +62,8 @@ def main() -> None:
             "chain 2^28": (events_ms, lambda: la.sum(la.sqrt(abs(x * y + 1.5)) * la.tanh(x) - y).compute(), "ms"),
             "16-op chain 2^26": (events_ms, lambda: elementwise_chain(x26, 16).compute(), "ms"),
             "jacobi 4096^2": (events_ms, lambda: jacobi(u).compute(), "ms"),
+            # (4096^2 is host-bound: a call's host work outlasts its ~0.05 ms kernel)
+            "jacobi 16384^2": (events_ms, lambda: jacobi(m).compute(), "ms"),
             "sum(m*m, axis=0) 16384^2": (events_ms, lambda: la.sum(m * m, axis=0).compute(), "ms"),
             "sum(m*m, axis=1) 16384^2": (events_ms, lambda: la.sum(m * m, axis=1).compute(), "ms"),
             "chain 1024, hot call": (wall_us, lambda: la.sum(la.sqrt(abs(xs * ys + 1.5)) * la.tanh(xs) - ys).compute(), "us"),

@@ -111,7 +111,8 @@ def main():
              dict(checked=True), dict(spec=dict(fastdiv=False), checked=True)]
     variants = {
         "jacobi_sum": carry, "jacobi_map": carry, "jacobi_map4k": carry,
-        "map": [dict(), dict(spec=dict(unroll=2)), dict(spec=dict(unroll=8)), dict(spec=dict(tx=512))],
+        "map": [dict(), dict(spec=dict(unroll=2)), dict(spec=dict(unroll=8)), dict(spec=dict(tx=512)),
+                dict(checked=True)],
         "sumabs": [dict(), dict(spec=dict(unroll=16)), dict(threads_per_sm=8192)],
         "chain": [dict(), dict(spec=dict(unroll=1)), dict(spec=dict(unroll=4)),
                   dict(threads_per_sm=2048), dict(threads_per_sm=8192),

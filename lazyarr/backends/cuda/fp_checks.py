@@ -166,13 +166,16 @@ def check(ins: Instr, site: int, result: str, operands: list[str],
     return Check(f"({finite})", site, _float_bits(ins, parts, operands, operand_dtypes))
 
 
+def usual_test(checks: list[Check]) -> str:
+    """``if not (...):``: the one test, of the checks no other implies, that none raised."""
+    return f"if not ({' & '.join(c.usual for c in checks if not c.implied)}):"
+
+
 def merged(checks: list[Check]) -> list[str]:
     """The checks of one element's sites: one test of them all, then each site's flags."""
     if not checks:
         return []
-    tests = [c.usual for c in checks if not c.implied]
-    return [f"if not ({' & '.join(tests)}):",
-            *(f"    _fpe_set(fpe, {c.site}, {c.bits})" for c in checks)]
+    return [usual_test(checks), *(f"    _fpe_set(fpe, {c.site}, {c.bits})" for c in checks)]
 
 
 def _float_bits(ins: Instr, parts: list[str], operands: list[str], dts: list[np.dtype]) -> str:
