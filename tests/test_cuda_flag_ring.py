@@ -27,7 +27,8 @@ class _DeviceArray(np.ndarray):
 
 @pytest.fixture
 def ring(monkeypatch):
-    cuda = types.SimpleNamespace(get_current_stream=lambda: types.SimpleNamespace(ptr=0),
+    stream = types.SimpleNamespace(ptr=0)
+    cuda = types.SimpleNamespace(get_current_stream=lambda: stream,
                                  runtime=types.SimpleNamespace(getDevice=lambda: 0))
     fake = types.SimpleNamespace(cuda=cuda, zeros=lambda *a, **k: np.zeros(*a, **k).view(_DeviceArray))
     monkeypatch.setitem(sys.modules, "cupy", fake)
@@ -116,3 +117,35 @@ def test_a_reduction_shares_its_slot_as_an_elementwise_kernel_does(ring):
         assert len(ring.pending) == 1
         flags.settle()
     assert [str(w.message) for w in caught] == ["invalid value encountered in log"]
+
+
+def test_a_held_slot_skips_the_ring_until_it_is_stale(ring, monkeypatch):
+    """``flags.take`` with what a kernel's last launch held: the same slot without looking
+    up the ring, until the ring is read (its epoch), the error state or the stream changes;
+    an immediate mode holds nothing. Flags written through a held slot are reported."""
+    lookups = []
+    real_ring = flags.ring
+    monkeypatch.setattr(flags, "ring", lambda: lookups.append(1) or real_ring())
+    kernel, sites = object(), ("log",)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        words, now, held = flags.take(kernel, sites, None)
+        assert now is None and held is not None and len(lookups) == 1
+        again, now, held2 = flags.take(kernel, sites, held)
+        assert again is words and held2 is held and len(lookups) == 1    # no lookup
+        again[0] |= 1
+        with np.errstate(all="warn"):                 # another error state: the ring again
+            other, _, held3 = flags.take(kernel, sites, held)
+            assert other is not words and len(lookups) == 2 and held3.ext is not held.ext
+        flags.settle()                                # read: what was held is stale
+        fresh, _, held4 = flags.take(kernel, sites, held)
+        assert len(lookups) == 3 and held4.epoch != held.epoch
+        assert len(ring.pending) == 1
+        with np.errstate(divide="raise"):             # reported at once: nothing held
+            assert flags.take(kernel, sites, held4)[1:] != (None, held4)
+            assert flags.take(kernel, sites, None)[2] is None
+        monkeypatch.setattr(sys.modules["cupy"].cuda, "get_current_stream",
+                            lambda: types.SimpleNamespace(ptr=0))
+        flags.take(kernel, sites, held4)              # another stream object: the ring again
+        assert len(lookups) == 6
+    assert [str(w.message) for w in caught] == ["divide by zero encountered in log"]

@@ -60,7 +60,7 @@ class _Entry:
 
     __slots__ = ("fn", "geo", "grid", "block", "acc", "template", "out_slot", "input_slots", "offset_slots",
                  "scalar_slots", "partials_slot", "counter_slot", "fpe_slot", "sites",
-                 "partials_per_block")
+                 "partials_per_block", "held")
 
     def __init__(self, fn: Any, geo: R.Geometry, rendered: R.Rendered, sms: int) -> None:
         self.fn, self.geo = fn, geo
@@ -73,6 +73,7 @@ class _Entry:
         self.partials_per_block = 1                             # (a complex one: its parts)
         self.out_slot = self.partials_slot = self.counter_slot = self.fpe_slot = -1
         self.sites = rendered.fpe_sites                         # checked: the op sites' names
+        self.held: flags.Held | None = None                     # checked: its shared slot
         for slot, param in enumerate(rendered.params):
             role = param.role
             if role is Role.OUTPUT:
@@ -130,11 +131,10 @@ class CudaBackend:
     def launch_checked(self, entry: _Entry, args: list[Any]) -> None:
         """A kernel that records floating-point flags: its words are a slot of the stream's
         ring, reported as :mod:`.flags` says (now, or at the next synchronization)."""
-        ring = flags.ring()
-        args[entry.fpe_slot], now = ring.take(entry, entry.sites)
+        args[entry.fpe_slot], now, entry.held = flags.take(entry, entry.sites, entry.held)
         self.launch(entry, tuple(args))
         if now is not None:
-            ring.read(now)
+            flags.ring().read(now)
 
     def usable(self, a: Any) -> Any:
         """Strides that are not whole elements cannot be indexed: copy those (rare)."""

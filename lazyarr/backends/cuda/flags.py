@@ -109,6 +109,7 @@ class _Ring:
         self.next = 0
         self.pending: collections.deque[_Pending] = collections.deque()
         self.active: dict[tuple[Any, Any], int] = {}            # (kernel, error state) -> slot
+        self.epoch = 0          # bumped whenever ``active`` is forgotten: a cached slot is stale
         self.lock = threading.Lock()
 
     def take(self, kernel: Any, sites: tuple[str, ...]) -> tuple[Any, _Pending | None]:
@@ -149,6 +150,7 @@ class _Ring:
         flagged = host.any(axis=1).tolist()
         pending, self.pending = self.pending, collections.deque()
         self.active.clear()
+        self.epoch += 1
         for p in pending:
             if flagged[p.slot]:
                 self._report(p, host[p.slot])
@@ -157,6 +159,33 @@ class _Ring:
         if words.any():
             self.device[p.slot] = 0          # (queued: before any later use of the slot)
             report_words(words, p.sites, p.line, p.state)
+
+
+class Held(NamedTuple):
+    """A launch's shared slot, as :func:`take` left it for the kernel's next launch."""
+    ring: _Ring
+    epoch: int
+    ext: Any                         # NumPy's error state then (its context variable's value)
+    stream: Any
+    words: Any
+
+
+def take(kernel: Any, sites: tuple[str, ...], held: Held | None) -> tuple[Any, _Pending | None, Held | None]:
+    """``ring().take(kernel, sites)`` with what the kernel's last launch left (``held``): a
+    kernel launched again on the same stream under the same error state while its shared slot
+    is unread gets the slot from there, with no ring lookup (the ring's key and its dictionary
+    were ~0.6 µs of a small call's ~5 µs launch on the H200: docs/notes/gpu.rst 2026-12-04b).
+    Returns (the words, the launch to :meth:`_Ring.read` at once or None, what to hold)."""
+    import cupy
+    if held is not None and held.ring.epoch == held.epoch and _EXTOBJ.get() is held.ext \
+            and cupy.cuda.get_current_stream() is held.stream:
+        return held.words, None, held
+    r = ring()
+    epoch = r.epoch         # (read first: a settle during take makes the held slot stale, not wrong)
+    words, now = r.take(kernel, sites)
+    ext = _EXTOBJ.get() if _EXTOBJ is not None else None
+    keep = None if now is not None or ext is None else Held(r, epoch, ext, r.stream, words)
+    return words, now, keep
 
 
 _rings: dict[Any, _Ring] = {}
