@@ -814,9 +814,9 @@ class _Kernel:
             # A map's failed tile (an inf or NaN in it: rare) is computed again element by
             # element, each with its own checks, after the tile's stores: so the test keeps
             # only the results alive, not every intermediate value of the tile for the flags
-            # (Jacobi: 52 -> ~40 registers, docs/notes/gpu.rst 2026-12-04b). The loads read
-            # the same values again: a map's result never shares memory with its inputs
-            # (``run_into`` computes such a value into a temporary first).
+            # (Jacobi: 52 -> 32 registers, as unchecked: docs/notes/gpu.rst 2026-12-04b).
+            # The loads read the same values again: a map's result never shares memory with
+            # its inputs (``run_into`` computes such a value into a temporary first).
             lines, offs = offsets(f"{var}_r", "_r")
             again = [f"{var}_r = {index('ur')}", *lines, *self.loads("_r", offs), *self.computes("_r")]
             full += [fp_checks.usual_test(deferred),
@@ -882,9 +882,10 @@ class _Kernel:
         """A checked map's flat tile with its coordinates found per element: its failed tile
         is computed again (``unrolled``). Not a reduction's tile (its loads would be the same
         values to the compiler, so the recomputation would fold into the kept values), nor
-        paired draws or carried coordinates (an element's index is not its own there)."""
-        return (self.spec.kind == "map" and offsets == self.flat_offsets and not paired
-                and not self._carried())
+        paired draws or carried coordinates (an element's index is not its own there), nor a
+        tile of one element (its own checks cost no more, and compile faster)."""
+        return (self.spec.kind == "map" and self.spec.unroll > 1 and offsets == self.flat_offsets
+                and not paired and not self._carried())
 
     # -- carried coordinates (Spec.carry): a flat kernel over a strided n-d space divides once
     # per thread (its first element, its step), then moves each element's coordinates by
