@@ -47,7 +47,10 @@ def main() -> None:
 
         def jacobi(v):
             return 0.2 * (v[1:-1, 1:-1] + v[:-2, 1:-1] + v[2:, 1:-1] + v[1:-1, :-2] + v[1:-1, 2:])
-        exprs = {"x*y+1.5 1024": lambda: xs * ys + 1.5, "jacobi 4096^2": lambda: jacobi(u)}
+        exprs = {"x*y+1.5 1024": lambda: xs * ys + 1.5,
+                 # the chain's hot call: 48 µs in asv at 4772ca7, 84 µs at ea18c3d (notes/gpu.rst)
+                 "chain 1024": lambda: la.sum(la.sqrt(abs(xs * ys + 1.5)) * la.tanh(xs) - ys),
+                 "jacobi 4096^2": lambda: jacobi(u)}
         print(f"{'step':40s} {'checked':>9s} {'unchecked':>9s} {'extra':>7s}  (µs per call, medians)")
         for name, build in exprs.items():
             rows: dict[str, list[float]] = {}
@@ -71,6 +74,9 @@ def main() -> None:
                         "_launch (take + launch)": lambda: backend._launch(entry, args),
                         "BACKEND.run": lambda: backend.run(lowered),
                         "compute() of a new expression": lambda: build().compute(),
+                        # asv's CachedCall.track_hot_call_us: the call, then a synchronization
+                        "compute() + synchronize": lambda: (build().compute(),
+                                                            cupy.cuda.runtime.deviceSynchronize()),
                     }
                     if entry.fpe_slot >= 0:
                         ring = flags.ring()
