@@ -52,3 +52,16 @@ def report(raised: Iterable[tuple[int, str]], line: tuple[str, int] | None = Non
                 print(f"Warning: {message}")
             elif mode == "log":
                 np.geterrcall().write(f"Warning: {message}\n")
+
+
+def report_messages(lines: Iterable[str]) -> None:
+    """:func:`report` of the messages NumPy wrote under ``np.errstate`` ``log`` mode
+    (``"Warning: overflow encountered in add\n"``), in their order, under the error state in
+    effect now: NumPy's own words, at the user's line."""
+    words = {what: bit for bit, _, what in _CATEGORIES}
+    raised = []
+    for line in lines:
+        what, sep, where = line.removeprefix("Warning: ").rstrip("\n").partition(" encountered in ")
+        if sep and what in words:
+            raised.append((words[what], where))
+    report(raised)

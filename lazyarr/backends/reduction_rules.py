@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from . import fp_errors
+
 __all__ = ["ACCUMULATING", "loop_dtype", "reduce"]
 
 #: reductions whose float results follow the accumulation rule
@@ -43,6 +45,19 @@ def loop_dtype(op: str, operand: np.dtype, result: np.dtype, dtype_arg: Any) -> 
     return operand
 
 
+def _rounded(xp: ModuleType, wide: Any, result: np.dtype) -> Any:
+    """The wide accumulation rounded once to ``result``: a finite sum that rounds to an
+    infinity is the reduction's overflow ("overflow encountered in reduce", as the fused
+    kernels report it, where NumPy's own float32 loop overflows on the way), not a cast's."""
+    if xp is not np or result.kind not in "fc" or result.itemsize >= wide.dtype.itemsize:
+        return wide.astype(result)
+    with np.errstate(over="ignore"):
+        out = wide.astype(result)
+    if np.isinf(out).any() and (np.isinf(out) & np.isfinite(wide)).any():
+        fp_errors.report([(2, "reduce")])        # NPY_FPE_OVERFLOW
+    return out
+
+
 def reduce(xp: ModuleType, op: str, kwargs: dict[str, Any], a: Any, result: np.dtype) -> Any:
     """``xp.<op>(a, **kwargs)`` under lazyarr's rules (``result``: the result dtype), or None
     where no rule applies (an integer or bool loop dtype: the caller computes NumPy's)."""
@@ -55,7 +70,7 @@ def reduce(xp: ModuleType, op: str, kwargs: dict[str, Any], a: Any, result: np.d
             return None
         wide = _C128 if loop.kind == "c" else _F64
         x = a.astype(loop, copy=False).astype(wide, copy=False)   # both casts exact or NumPy's
-        return xp.asarray(fn(x, **kw)).astype(result)
+        return _rounded(xp, xp.asarray(fn(x, **kw)), result)
     r = fn(a, **kwargs)
     if op in ("min", "max") and a.dtype.kind == "f":
         r = _ieee_signed_zeros(xp, op, kwargs, a, xp.asarray(r))
