@@ -17,6 +17,11 @@ import numpy as np
 
 from .._stack import user_stacklevel
 
+#: NumPy's error state (``np.errstate``/``np.seterr``): a context variable whose value each
+#: errstate/seterr replaces. A private NumPy name (numpy is pinned below 2.5 in pyproject.toml),
+#: read here only: the cuda flags (flags.py) and the reference backend's calls (reference.py)
+#: take it from here, and do without it (None) where a NumPy lacks it.
+ERROR_STATE = getattr(np._core.umath, "_extobj_contextvar", None)
 #: NPY_FPE_INVALID (what 0/0 raises)
 INVALID = 8
 #: NumPy's order, bits (NPY_FPE_*), ``np.geterr`` keys and message words

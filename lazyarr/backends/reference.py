@@ -57,7 +57,7 @@ _calls = threading.local()
 # "log" one made once per error state it is entered from (~0.3 µs). Private NumPy names (numpy
 # is pinned below 2.5 in pyproject.toml; tests/test_fp_errors.py checks this path is the one
 # taken): without them, ``np.errstate``.
-_EXTOBJ = getattr(np._core.umath, "_extobj_contextvar", None)
+_EXTOBJ = fp_errors.ERROR_STATE
 _MAKE_EXTOBJ = getattr(np._core.umath, "_make_extobj", None)
 _logging: tuple[Any, Any] = (object(), None)    # (an error state, its "log" twin)
 

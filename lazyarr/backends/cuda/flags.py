@@ -43,7 +43,7 @@ _KEYS = ("divide", "over", "invalid")
 #: NumPy's error state lives in a context variable whose value is replaced by every
 #: errstate/seterr: the decisions below are recomputed only when it changes (np.geterr() is
 #: ~0.6 us, the two decisions ~1.9 us: too much for every launch; the lookup is ~15 ns)
-_EXTOBJ = getattr(np._core.umath, "_extobj_contextvar", None)
+_EXTOBJ = fp_errors.ERROR_STATE
 _decided: tuple[Any, bool, bool, dict[str, str]] = (object(), True, False, {})
 
 
