@@ -1,11 +1,14 @@
-"""A/B of lazyarr at two commits on one GPU, in one device call (tools/device/README.md).
+"""A/B of lazyarr at two or more commits on one GPU, in one device call (tools/device/README.md).
 
 Here:   rm -rf .ab/old && mkdir -p .ab/old && git archive <commit> lazyarr benchmarks setup.py pyproject.toml | tar x -C .ab/old
         (``.ab/`` in .git/info/exclude; carry [".whl", ".ab"])
-There:  python3 tools/device/gpu_ab.py $PWD/.ab/old $PWD   (after the wheel install line)
+There:  python3 tools/device/gpu_ab.py [--hot-only] $PWD/.ab/old [$PWD/.ab/mid ...] $PWD
+        (after the wheel install line; gpu_session.sh's script step does that)
 
-Each side runs in its own process (old, new, old, new: drift shows), with the same data: hot
-small calls (median wall µs with sync) and large kernels (CUDA-event medians). asv numbers of
+Each tree runs in its own process, the trees in turn, twice (drift shows), with the same data:
+hot small calls (median wall µs with sync; the chain's also under ``errstate(all="ignore")``,
+its host time without the sync, and its GPU span by CUDA events) and, without ``--hot-only``,
+large kernels (CUDA-event medians). asv numbers of
 two device calls come from two machines; this compares on one. A tree without built Cython
 extensions for this interpreter is built first (``setup.py build_ext --inplace``).
 """
@@ -14,6 +17,7 @@ SNIP = r'''
 import sys, json, time, numpy as np
 sys.path.insert(0, sys.argv[1]); sys.path.insert(0, sys.argv[1] + "/benchmarks")
 import cupy as cp, lazyarr as la
+HOT_ONLY = sys.argv[2] == "1"
 from common import elementwise_chain
 out = {}
 def events(fn, reps=30):
@@ -39,6 +43,17 @@ with la.config(device="cuda"):
     xn = la.asarray(g.uniform(-1, 1, 1024, dtype=cp.float32)); yn = la.asarray(g.uniform(-1, 1, 1024, dtype=cp.float32))
     out["chain_1024_hot_asvdata_us"] = hot(lambda: la.sum(la.sqrt(abs(xn*yn+1.5))*la.tanh(xn)-yn).compute())
     out["axpy_1024_hot_us"] = hot(lambda: (xs*ys+1.5).compute())
+    with np.errstate(all="ignore"):
+        out["chain_1024_hot_unchecked_us"] = hot(lambda: la.sum(la.sqrt(abs(xs*ys+1.5))*la.tanh(xs)-ys).compute())
+    def issue(fn, reps=300):   # host time of a call, no synchronization (the launches queue)
+        for _ in range(30): fn()
+        cp.cuda.Device().synchronize(); t0 = time.perf_counter()
+        for _ in range(reps): fn()
+        t = time.perf_counter() - t0; cp.cuda.Device().synchronize(); return round(t / reps * 1e6, 1)
+    out["chain_1024_issue_us"] = issue(lambda: la.sum(la.sqrt(abs(xs*ys+1.5))*la.tanh(xs)-ys).compute())
+    out["chain_1024_gpu_span_us"] = events(lambda: la.sum(la.sqrt(abs(xs*ys+1.5))*la.tanh(xs)-ys).compute(), reps=300)
+    if HOT_ONLY:
+        print("RESULT", json.dumps(out)); sys.exit(0)
     x = la.asarray(g.random(1 << 28, dtype=cp.float32)); y = la.asarray(g.random(1 << 28, dtype=cp.float32))
     out["sumabs_2^28_us"] = events(lambda: la.sum(abs(x)).compute())
     out["chain_2^28_us"] = events(lambda: la.sum(la.sqrt(abs(x*y+1.5))*la.tanh(x)-y).compute())
@@ -51,7 +66,10 @@ with la.config(device="cuda"):
     out["cupy_sum_2^28_us"] = events(lambda: cp.sum(xc))
 print("RESULT", json.dumps(out))
 '''
-for root in {sys.argv[1], sys.argv[2]}:
+args = sys.argv[1:]
+hot_only = "--hot-only" in args
+trees = [a for a in args if a != "--hot-only"]
+for root in dict.fromkeys(trees):
     # (a tree from git archive has the Cython sources only: build them for this interpreter)
     import glob, os, sysconfig
     if os.path.exists(os.path.join(root, "setup.py")) and not glob.glob(
@@ -60,12 +78,15 @@ for root in {sys.argv[1], sys.argv[2]}:
                            capture_output=True, text=True, timeout=300)
         print("built", root, b.returncode, b.stderr[-500:], flush=True)
 rows = {}
-for tag, root in [("old", sys.argv[1]), ("new", sys.argv[2]), ("old2", sys.argv[1]), ("new2", sys.argv[2])]:
-    p = subprocess.run([sys.executable, "-c", SNIP, root], capture_output=True, text=True, timeout=150)
+runs = [(rnd, i, root) for rnd in (1, 2) for i, root in enumerate(trees)]
+for rnd, i, root in runs:
+    tag = f"{i}:{os.path.basename(root.rstrip('/'))}#{rnd}"
+    p = subprocess.run([sys.executable, "-c", SNIP, root, "1" if hot_only else "0"],
+                       capture_output=True, text=True, timeout=150)
     line = [l for l in p.stdout.splitlines() if l.startswith("RESULT")]
     rows[tag] = json.loads(line[0][7:]) if line else {"error": (p.stderr or p.stdout)[-800:]}
     print(tag, rows[tag], flush=True)
-keys = [k for k in rows["new"] if k != "error"]
+keys = list(dict.fromkeys(k for r in rows.values() for k in r if k != "error"))
 print("| metric | " + " | ".join(rows) + " |")
 for k in keys:
     print(f"| {k} | " + " | ".join(str(rows[t].get(k)) for t in rows) + " |")
