@@ -397,6 +397,37 @@ def test_strided_and_broadcast_inputs(gmode, rng):
     _compare(np.asarray(la.asarray(d) - la.asarray(d).mean()), base - base.mean(), True)
 
 
+@needs_cupy
+def test_layout_constants_are_launch_arguments_made_once(rng):
+    """An entry's strides, sizes and divisors are CuPy ``CPointer`` objects into one int64
+    array it keeps (backend.prepare_constants: CuPy would make a CScalar of each per call),
+    pointing at the values of the layout; launches through them compute NumPy's answer."""
+    import ctypes
+
+    from cupy.cuda.function import CPointer
+
+    from lazyarr.backends.cuda import render as R
+    from lazyarr.backends.cuda.backend import BACKEND
+    from lazyarr.backends.cuda.params import PER_CALL
+    base = rng.standard_normal((67, 45)).astype(np.float32)
+    with la.config(device="cuda", mode="lazy"):
+        u = la.asarray(base)
+        got = np.asarray(0.2 * (u[1:-1, 1:-1] + u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:]))
+    want = np.float32(0.2) * (base[1:-1, 1:-1] + base[:-2, 1:-1] + base[2:, 1:-1] + base[1:-1, :-2] + base[1:-1, 2:])
+    np.testing.assert_array_equal(got, want)
+    checked = 0
+    for (program, _layout, fp_checked, *_), entry in BACKEND._entries.items():
+        if entry.constants is None:
+            continue
+        rendered = R.render(program, entry.geo.spec, shuffles=BACKEND.shuffles, checked=fp_checked)
+        want_values = [p.layout_value(entry.geo) for p in rendered.params if p.role not in PER_CALL]
+        constants = [v for v in entry.template if v is not None]
+        assert all(type(v) is CPointer for v in constants)
+        assert [ctypes.c_int64.from_address(v.ptr).value for v in constants] == want_values
+        checked += 1
+    assert checked
+
+
 # ------------------------------------------------------------------------------ interop
 @needs_cupy
 def test_signed_zero_reaches_the_gpu():

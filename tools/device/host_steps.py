@@ -10,6 +10,7 @@ Development tool; findings in docs/notes/gpu.rst.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import os
 import statistics
 import time
@@ -66,9 +67,34 @@ def main() -> None:
         layout = lambda: tuple((x.shape, x.strides) for x in lowered.inputs)  # noqa: E731
         # (launches of a ~45 µs kernel: the queue would fill; few per round on the GPU)
         launches = opts.reps if SIM else 200
+        # the launch of a small strided kernel (Jacobi on 64²: its 14 layout constants), with
+        # the constants as the entry keeps them and as NumPy int64 values (CuPy converts each)
+        small = la.asarray(xp.asarray(rng.random((64, 64), dtype=np.float32)))
+        low64 = lower_cached(jacobi(small)._node)
+        backend.run(low64)
+        with np.errstate(all="ignore"):
+            backend.run(low64)
+            entry = backend._entries[(low64.program, tuple((x.shape, x.strides) for x in low64.inputs), False)]
+        out64 = xp.empty(low64.shape, np.float32)
+        prepared = backend.arguments(entry, low64.inputs, low64.scalars, out64)
+        raw_args = tuple(np.int64(ctypes.c_int64.from_address(v.ptr).value)
+                         if type(v).__name__ == "CPointer" else v for v in prepared)
+        if SIM:
+            def make_view():
+                return np.ndarray((n - 2, n - 2), np.float32, raw, (n + 1) * 4, raw.strides)
+        else:
+            mem = raw.data + (n + 1) * 4
+
+            def make_view():
+                return xp.ndarray((n - 2, n - 2), np.float32, mem, strides=raw.strides)
         steps = {
+            "launch 64² (constants made once)": (lambda: backend.launch(entry, prepared), opts.reps),
+            "launch 64² (constants as int64)": (lambda: backend.launch(entry, raw_args), opts.reps),
+            "jacobi(small).compute() 64²": (lambda: jacobi(small).compute(), opts.reps),
             "raw slice (xp)": (lambda: raw[1:-1, 1:-1], opts.reps),
             "raw slice with ...": (lambda: raw[(slice(1, -1), slice(1, -1), Ellipsis)], opts.reps),
+            "raw .shape, .strides": (lambda: (raw.shape, raw.strides), opts.reps),
+            "xp.ndarray(shape, memptr, strides)": (make_view, opts.reps),
             "u[1:-1, 1:-1] (a view)": (lambda: u[1:-1, 1:-1], opts.reps),
             "view + view (pending)": (lambda: a + b, opts.reps),
             "jacobi(u) built": (lambda: jacobi(u), opts.reps),

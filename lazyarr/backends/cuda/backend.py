@@ -60,7 +60,7 @@ class _Entry:
 
     __slots__ = ("fn", "geo", "grid", "block", "acc", "template", "out_slot", "input_slots", "offset_slots",
                  "scalar_slots", "partials_slot", "counter_slot", "fpe_slot", "sites",
-                 "partials_per_block", "held")
+                 "partials_per_block", "held", "constants")
 
     def __init__(self, fn: Any, geo: R.Geometry, rendered: R.Rendered, sms: int) -> None:
         self.fn, self.geo = fn, geo
@@ -74,6 +74,7 @@ class _Entry:
         self.out_slot = self.partials_slot = self.counter_slot = self.fpe_slot = -1
         self.sites = rendered.fpe_sites                         # checked: the op sites' names
         self.held: flags.Held | None = None                     # checked: its shared slot
+        self.constants: Any = None                              # what the template points into
         for slot, param in enumerate(rendered.params):
             role = param.role
             if role is Role.OUTPUT:
@@ -127,6 +128,22 @@ class CudaBackend:
 
     def launch(self, entry: _Entry, args: tuple) -> None:
         entry.fn(entry.grid, entry.block, args)
+
+    def prepare_constants(self, entry: _Entry) -> None:
+        """Make the template's layout constants (strides, sizes, divisors: int64 values fixed
+        for the entry) launch arguments once: CuPy's launch turns each argument into a pointer
+        to its value, a new ``CScalar`` per number per call (~0.2 µs each; a 2-d stencil has
+        14 of them), and passes a ``CPointer`` as it is. The values live in one int64 array
+        the entry keeps; a launch copies them (cuLaunchKernel copies its parameters)."""
+        from cupy.cuda.function import CPointer
+        slots = [k for k, v in enumerate(entry.template) if v is not None]
+        if not slots:
+            return
+        values = np.array([entry.template[k] for k in slots], np.int64)
+        base = values.ctypes.data
+        for i, k in enumerate(slots):
+            entry.template[k] = CPointer(base + i * values.itemsize)
+        entry.constants = values
 
     def launch_checked(self, entry: _Entry, args: list[Any]) -> None:
         """A kernel that records floating-point flags: its words are a slot of the stream's
@@ -198,7 +215,9 @@ class CudaBackend:
                 f"lazyarr could not compile the CUDA kernel for the expression "
                 f"{' -> '.join(program.ops())} ({program.root.dtype}, {geo.spec.kind} kernel): "
                 f"{type(exc).__name__}: {exc}") from exc
-        return _Entry(kernel, geo, rendered, sms)
+        entry = _Entry(kernel, geo, rendered, sms)
+        self.prepare_constants(entry)
+        return entry
 
     def run_into(self, lowered: Lowered, out: Any) -> bool:
         """Compute an elementwise program straight into ``out`` (the memory a write selects:

@@ -77,6 +77,8 @@ class SimulatedCudaBackend(CudaBackend):
             warnings.simplefilter("ignore")
             entry.fn[entry.grid, entry.block](*values)
 
+    def prepare_constants(self, entry: _Entry) -> None:
+        """The simulated kernel takes the template's values as they are."""
 
     def launch_checked(self, entry: _Entry, args: list[Any]) -> None:
         """The simulated kernel has finished when the launch returns: its flags are reported
