@@ -70,7 +70,8 @@ def steps_of(build, backend) -> dict[str, Any]:
         steps["ring.take"] = lambda: ring.take(entry, entry.sites)
         steps["launch alone (fpe given)"] = lambda: backend.launch(entry, args_fpe)
     else:
-        steps["launch alone"] = lambda: backend.launch(entry, args)
+        plain_args = tuple(args)
+        steps["launch alone"] = lambda: backend.launch(entry, plain_args)
     return steps
 
 

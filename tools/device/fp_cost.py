@@ -8,8 +8,8 @@ alternated in one process. Development tool; findings in docs/notes/gpu.rst.
 ``--profile``: cProfile of the small chain's hot call, checked and unchecked (where the host
 time per call goes: the functions with the most own time, per call).
 
-Large arrays: CUDA-event medians of the kernel calls; small ones: wall time per call with a
-synchronization (host work included).
+Large arrays: CUDA-event medians of the kernel calls; small ones: the median wall time of a
+call with a synchronization (host work included).
 """
 from __future__ import annotations
 
@@ -30,12 +30,16 @@ from gpu_probe import _b2b as events_ms  # noqa: E402  (CUDA-event ms per call, 
 
 
 def wall_us(fn, reps=300):
+    """The median wall time of one call with its synchronization (asv's CachedCall measure:
+    a mean takes in the host's hiccups, which were larger than the checks' cost)."""
     cupy.cuda.Device().synchronize()
-    t0 = time.perf_counter()
+    times = []
     for _ in range(reps):
+        t0 = time.perf_counter()
         fn()
         cupy.cuda.Device().synchronize()
-    return (time.perf_counter() - t0) / reps * 1e6
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1e6
 
 
 def main() -> None:
@@ -61,7 +65,8 @@ def main() -> None:
             "x*y+1.5 2^28": (events_ms, lambda: (x * y + 1.5).compute(), "ms"),
             "chain 2^28": (events_ms, lambda: la.sum(la.sqrt(abs(x * y + 1.5)) * la.tanh(x) - y).compute(), "ms"),
             "16-op chain 2^26": (events_ms, lambda: elementwise_chain(x26, 16).compute(), "ms"),
-            "jacobi 4096^2": (events_ms, lambda: jacobi(u).compute(), "ms"),
+            # (host-bound: 100 calls back to back a round, not 20)
+            "jacobi 4096^2": (lambda fn: events_ms(fn, reps=100), lambda: jacobi(u).compute(), "ms"),
             # (4096^2 is host-bound: a call's host work outlasts its ~0.05 ms kernel)
             "jacobi 16384^2": (events_ms, lambda: jacobi(m).compute(), "ms"),
             "sum(m*m, axis=0) 16384^2": (events_ms, lambda: la.sum(m * m, axis=0).compute(), "ms"),

@@ -174,7 +174,7 @@ def routes(out):
                 kfn = mod.get_function(entry)
                 e = B._Entry(kfn, g, rendered, sms)
                 res = cupy.empty(lowered.shape, lowered.program.root.dtype)
-                args = BACKEND.arguments(e, lowered.inputs, lowered.scalars, res)
+                args = tuple(BACKEND.arguments(e, lowered.inputs, lowered.scalars, res))
                 for _ in range(3):
                     kfn(e.grid, e.block, args)
                 s, t = cupy.cuda.Event(), cupy.cuda.Event()

@@ -61,9 +61,8 @@ def kernel_ms(lowered, spec=None, nvvm=None, threads_per_sm=None, checked=False,
     out = cupy.empty(lowered.shape, lowered.program.root.dtype)
     args = B.BACKEND.arguments(e, lowered.inputs, lowered.scalars, out)
     if e.fpe_slot >= 0:      # a checked kernel's flag words (read by no one here)
-        args = list(args)
         args[e.fpe_slot] = cupy.zeros(64, np.uint32)
-        args = tuple(args)
+    args = tuple(args)
     for _ in range(3):
         fn(e.grid, e.block, args)
     s, t = cupy.cuda.Event(), cupy.cuda.Event()

@@ -76,7 +76,7 @@ def main() -> None:
             backend.run(low64)
             entry = backend._entries[(low64.program, tuple((x.shape, x.strides) for x in low64.inputs), False)]
         out64 = xp.empty(low64.shape, np.float32)
-        prepared = backend.arguments(entry, low64.inputs, low64.scalars, out64)
+        prepared = tuple(backend.arguments(entry, low64.inputs, low64.scalars, out64))
         raw_args = tuple(np.int64(ctypes.c_int64.from_address(v.ptr).value)
                          if type(v).__name__ == "CPointer" else v for v in prepared)
         if SIM:

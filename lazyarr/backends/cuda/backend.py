@@ -199,11 +199,11 @@ class CudaBackend:
         self._launch(entry, self.arguments(entry, inputs, lowered.scalars, out))
         return out
 
-    def _launch(self, entry: _Entry, args: tuple) -> None:
+    def _launch(self, entry: _Entry, args: list[Any]) -> None:
         if entry.fpe_slot < 0:
-            self.launch(entry, args)
+            self.launch(entry, tuple(args))
         else:
-            self.launch_checked(entry, list(args))
+            self.launch_checked(entry, args)
 
     def _compiled(self, program: Program, geo: R.Geometry, checked: bool) -> _Entry:
         sms, cc = self.device_info()
@@ -251,8 +251,9 @@ class CudaBackend:
         self._launch(entry, self.arguments(entry, inputs, lowered.scalars, out))
         return True
 
-    def arguments(self, entry: _Entry, inputs: list[Any], scalars: list[Any], out: Any) -> tuple:
-        """The launch arguments: the entry's constant template with this call's buffers filled in."""
+    def arguments(self, entry: _Entry, inputs: list[Any], scalars: list[Any], out: Any) -> list[Any]:
+        """The launch arguments: the entry's constant template with this call's buffers filled
+        in (a checked launch fills its flag words: ``launch_checked``)."""
         args = entry.template.copy()
         args[entry.out_slot] = out
         for slot, k in entry.input_slots:
@@ -265,7 +266,7 @@ class CudaBackend:
             scratch, counter = self._stream_buffers(entry.grid[0] * entry.partials_per_block *
                                                     entry.acc.itemsize)
             args[entry.partials_slot], args[entry.counter_slot] = scratch, counter
-        return tuple(args)
+        return args
 
     def _fallback(self, lowered: Lowered) -> Any:
         """var/std/argmin/argmax: the fused chain into a temporary (one launch), then CuPy's
