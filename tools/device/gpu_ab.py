@@ -29,7 +29,7 @@ def events(fn, reps=30):
         ts.append(cp.cuda.get_elapsed_time(a, b))
     ts.sort(); return round(ts[len(ts)//2] * 1000, 1)
 def hot(fn, reps=300):
-    for _ in range(30): fn()
+    for _ in range(min(30, reps)): fn()
     ts = []
     for _ in range(reps):
         t0 = time.perf_counter(); fn(); cp.cuda.Device().synchronize(); ts.append(time.perf_counter() - t0)
@@ -52,6 +52,24 @@ with la.config(device="cuda"):
         t = time.perf_counter() - t0; cp.cuda.Device().synchronize(); return round(t / reps * 1e6, 1)
     out["chain_1024_issue_us"] = issue(lambda: la.sum(la.sqrt(abs(xs*ys+1.5))*la.tanh(xs)-ys).compute())
     out["chain_1024_gpu_span_us"] = events(lambda: la.sum(la.sqrt(abs(xs*ys+1.5))*la.tanh(xs)-ys).compute(), reps=300)
+    def jac(v):
+        return 0.2 * (v[1:-1, 1:-1] + v[:-2, 1:-1] + v[2:, 1:-1] + v[1:-1, :-2] + v[1:-1, 2:])
+    for side in (1024, 4096):       # asv InPlaceStencil (2^20, 2^24): 10 in-place steps, wall
+        w = la.asarray(g.random((side, side), dtype=cp.float32))
+        def steps(w=w):
+            u = w.copy()
+            for _ in range(10):
+                u[1:-1, 1:-1] = jac(u)
+            u.compute()
+        out[f"inplace10_{side}_us"] = hot(steps, reps=60)
+        out[f"jacobi_{side}_compute_us"] = hot(lambda w=w: jac(w).compute(), reps=200)
+    e = la.asarray(g.random(2000)); f = la.asarray(g.random(2000))
+    def loop():                     # asv ElementLoop
+        s = 0.0
+        for i in range(2000):
+            s = s + e[i] * f[i]
+        float(s)
+    out["element_loop_us"] = hot(loop, reps=15)
     if HOT_ONLY:
         print("RESULT", json.dumps(out)); sys.exit(0)
     x = la.asarray(g.random(1 << 28, dtype=cp.float32)); y = la.asarray(g.random(1 << 28, dtype=cp.float32))

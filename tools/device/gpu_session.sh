@@ -11,7 +11,11 @@ say() { echo "[gpu_session $(( $(date +%s) - t0 ))s] $*"; }
 # The device's copy of the repo may carry an old .git (seen: asv then rejects this commit).
 # Here: `git bundle create lazyarr.bundle main` (untracked, so it travels); there: HEAD := it.
 if [ -f lazyarr.bundle ]; then
-    git fetch -q lazyarr.bundle main && git reset -q --soft FETCH_HEAD && say "HEAD $(git rev-parse --short HEAD) from lazyarr.bundle"
+    # (main itself moves: asv benchmarks the branch main, and a detached HEAD there left it
+    # at an old commit, so asv labelled this tree's results with that commit: 2026-12-04c #6)
+    git fetch -q lazyarr.bundle main && git update-ref refs/heads/main FETCH_HEAD \
+        && git symbolic-ref HEAD refs/heads/main && git reset -q --soft main \
+        && say "HEAD $(git rev-parse --short HEAD) from lazyarr.bundle"
 fi
 # .whl: what the tests need; .whl-asv (asv, virtualenv, ...): carried only for STEPS=asv, to keep
 # a call with the kernel cache under the device tool's 64 MiB
