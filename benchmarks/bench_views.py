@@ -125,3 +125,26 @@ class Normalize(Benchmark):
     def time_normalize(self, device, mode, n):
         y = la.exp(la.sin(self.x) * 3)
         finish((y - y.mean()) / y.std(), device)
+
+
+class MediumArrays(Benchmark):
+    """Arrays of 10^4-10^5 elements, where an elementwise run's fixed costs and its two
+    decisions (one thread or the pool, row by row or gathered: docs/notes/cpu.rst 2026-12-04c)
+    count: a 5-point stencil of a 300² float64 array written into another (NPBench's jacobi_2d
+    step at preset M), and one add on 2^16 float64 elements."""
+
+    params = [DEVICES, MODES]
+    param_names = ["device", "mode"]
+
+    def setup(self, device, mode):
+        prepare(device, mode)
+        self.a = data(device, (300, 300), dtype=np.float64)
+        self.b = data(device, (300, 300), seed=1, dtype=np.float64).copy()
+        self.x = data(device, 1 << 16, dtype=np.float64)
+
+    def time_stencil_write(self, device, mode):
+        self.b[1:-1, 1:-1] = jacobi(self.a)
+        finish(self.b, device)
+
+    def time_add(self, device, mode):
+        finish(self.x + 1, device)

@@ -18,6 +18,7 @@ from helpers import DTYPES, random_array
 import lazyarr as la
 from lazyarr import backends
 from lazyarr._memo import BuildOnce
+from lazyarr._program import lower
 from lazyarr._registry import ELEMENTWISE
 from lazyarr.backends import cpu_fused  # ImportError here = the extension is not built: fail loudly
 
@@ -282,6 +283,37 @@ def test_threads_give_the_same_bits(threads, rng):
             assert_bits(a, b)
 
 
+def test_when_a_run_takes_the_pool_and_goes_row_by_row(threads):
+    """The two decisions of an elementwise run on medium arrays (tools/peers/medium_runs.py
+    measures them): the pool from PARALLEL_WORK (elements x the program's work per element),
+    rows when a gathered input's rows hold ROW_RUN_MIN_BYTES (ROW_RUN_MANY_BYTES for two or
+    more gathered inputs). Both give the same bits either way (test_threads_give_the_same_bits,
+    the layout tests)."""
+    threads(2)
+
+    def decide(expr):
+        lowered = lower(expr._node)
+        c = cpu_fused.get_compiled(lowered.program)
+        inputs = [cpu_fused._prepare(b, dt) for b, dt in zip(lowered.inputs, c.input_dtypes)]
+        launch = cpu_fused._launch(c, lowered, inputs)
+        return launch.threads, launch.outer, c.work
+
+    a64 = la.asarray(np.ones(1 << 16))
+    assert decide(a64 + 1) == (1, 0, 16)                 # one add: 2^20 units, one thread
+    assert decide(la.tanh(a64) * 2)[0] == 2              # an expensive op: 2^16 x 48 units
+    assert decide(la.asarray(np.ones(1 << 18)) + 1)[0] == 2
+    assert decide(la.asarray(np.ones(1 << 20, np.float32)) + 1)[0] == 2
+    for side, dtype, outer in ((150, np.float64, 1), (100, np.float64, 0), (300, np.float32, 1),
+                               (200, np.float32, 0)):
+        u = la.asarray(np.ones((side, side), dtype))
+        stencil = u[1:-1, 1:-1] + u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:]
+        assert decide(stencil)[1] == outer, (side, dtype)
+    for side, dtype, outer in ((300, np.float64, 1), (200, np.float64, 0), (300, np.float32, 0),
+                               (600, np.float32, 1)):
+        m, row = la.asarray(np.ones((side, side), dtype)), la.asarray(np.ones(side, dtype))
+        assert decide(m * row)[1] == outer, (side, dtype)
+
+
 def test_num_threads_environment():
     code = "from lazyarr.backends import cpu_fused; print(cpu_fused.get_num_threads())"
     env = dict(os.environ, LAZYARR_NUM_THREADS="3")
@@ -387,7 +419,6 @@ def test_folded_abs_and_square(dtype, rng):
 
 def test_fold_is_used():
     from lazyarr import _node
-    from lazyarr._program import lower
 
     x = la.asarray(np.ones(10, np.float32))
     for expr in (abs(x), x * x, la.square(x)):

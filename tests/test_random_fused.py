@@ -108,7 +108,9 @@ def test_a_broadcast_draw_fuses():
 
 
 def test_thread_count_and_backend_do_not_change_the_numbers():
-    n = 3 * (1 << 16) + 5       # past cpu_fused.SERIAL_BELOW: several threads, uneven blocks
+    n = 3 * (1 << 16) + 5       # past cpu_fused.PARALLEL_WORK: several threads, uneven blocks
+    assert n * cpu_fused.get_compiled(lower(la.random.default_rng(5, fused=True).random(n)._node).program).work \
+        >= cpu_fused.PARALLEL_WORK
     want = _uniform(n, 5, 0)
     draw = lambda: la.random.default_rng(5, fused=True).random(n)  # noqa: E731
     old = cpu_fused.set_num_threads(1)

@@ -38,7 +38,7 @@ from .._shapes import broadcast_shapes
 from .._plan import InputInfo, Kernel, Plan
 from .._program import Instr, Lowered, Program
 from ._bind import bound
-from .._registry import OPS
+from .._registry import OPS, TRANSCENDENTAL
 from . import _cpu_vm  # type: ignore[attr-defined]  # ImportError: lazy cpu uses the reference backend
 from . import fp_errors, reduction_rules
 
@@ -63,8 +63,16 @@ _VM_REDUCTION = {"sum": "sum", "mean": "sum", "prod": "prod", "min": "min", "max
                  "any": "any", "all": "all", "argmin": "argmin", "argmax": "argmax",
                  "var": "var", "std": "var"}
 
-#: below this many elements a call runs on one thread (waking threads costs more)
+#: below this many elements a reduction runs on one thread (waking threads costs more)
 SERIAL_BELOW = 1 << 15
+#: an elementwise run takes the thread pool from this much work (elements x ``Compiled.work``;
+#: below, one thread is faster: a second one pays for itself only on ~100 µs of one thread's
+#: work on the 2-core machine, docs/notes/cpu.rst 2026-12-04c)
+PARALLEL_WORK = 3 << 20
+#: what an instruction of these ops weighs in ``Compiled.work`` (the others: 1)
+EXPENSIVE_OPS = TRANSCENDENTAL | {"sqrt", "divide", "floor_divide", "remainder", "fmod",
+                                  "philox_random64", "philox_random32"}
+EXPENSIVE_WEIGHT = 4
 
 
 #: the most threads a call may ask for (a C int; the pool itself stops at 257)
@@ -121,6 +129,9 @@ class Compiled:
     # per VM instruction, then the reduction's own arithmetic: the name NumPy's floating-point
     # messages give it ("log", "cast", "reduce") and the exceptions reported (NPY_FPE_* bits)
     fpe: tuple[tuple[str, int], ...] = ()
+    # the work of one element, for the thread decision of an elementwise run: the widest
+    # value's bytes x (inputs read + instructions, an EXPENSIVE_OPS one weighing EXPENSIVE_WEIGHT)
+    work: int = 1
 
 
 def _canonical(dt: np.dtype) -> np.dtype:
@@ -223,7 +234,14 @@ def compile_program(program: Program) -> Compiled:
     root = instrs[-1]
     return Compiled(vm, _listing(body, specs, regs, sink), reduction, root.arg if reduction else None,
                     sink.compute, sink.canon, root.dtype, _input_dtypes(instrs), _must_run_serially(body),
-                    _fpe_names(specs, sink))
+                    _fpe_names(specs, sink), _work(body))
+
+
+def _work(body: tuple[Instr, ...]) -> int:
+    """``Compiled.work``: what one element of the program costs, in rough units."""
+    units = sum(1 if ins.op in ("input", "counter") else EXPENSIVE_WEIGHT if ins.op in EXPENSIVE_OPS
+                else 0 if ins.op == "scalar" else 1 for ins in body)
+    return max(ins.dtype.itemsize for ins in body) * max(units, 1)
 
 
 def _fpe_names(specs: list[_Spec], sink: _Sink) -> tuple[tuple[str, int], ...]:
@@ -488,9 +506,17 @@ def _threads_for(size: int) -> int:
     return 1 if size < SERIAL_BELOW else _num_threads
 
 
-#: an elementwise run goes row by row when its rows are at least this long and an input is not
-#: one run over the whole space (:func:`_rows_outer`)
-ROW_RUN_MIN = 512
+def _elementwise_threads(c: Compiled, size: int) -> int:
+    """Threads for an elementwise run of ``size`` elements: the pool from ``PARALLEL_WORK``
+    (one add of float64 from ~200k elements, a 7-op chain with a tanh from ~30k)."""
+    return 1 if c.serial or size * c.work < PARALLEL_WORK else _num_threads
+
+
+#: an elementwise run goes row by row when an input is not one run over the space and the rows
+#: hold at least this many bytes (of the widest input); with two or more such inputs (a
+#: stencil's views), at least ROW_RUN_MANY_BYTES (:func:`_rows_outer`)
+ROW_RUN_MIN_BYTES = 2048
+ROW_RUN_MANY_BYTES = 1024
 
 
 def _rows_outer(shape: tuple[int, ...], inputs: list[np.ndarray]) -> int:
@@ -498,13 +524,22 @@ def _rows_outer(shape: tuple[int, ...], inputs: list[np.ndarray]) -> int:
     all dims but the last when the rows are long and an input is not one run over the space
     (a view such as ``u[:-2, 1:-1]``, a broadcast row): blocks then stay within a row, where
     every input is read in place with its own strides instead of gathered block by block
-    (a 4096² float32 stencil: 20 ms a kernel instead of 28, docs/notes/cpu.rst)."""
-    if len(shape) < 2 or shape[-1] < ROW_RUN_MIN:
+    (a 4096² float32 stencil: 20 ms a kernel instead of 28, docs/notes/cpu.rst). A row costs
+    the program's instructions once each: short rows are cheaper gathered into whole blocks,
+    and the more inputs must be gathered, the shorter the rows that pay (docs/notes/cpu.rst,
+    2026-12-04c: 5-point stencils of 150-400 columns)."""
+    if len(shape) < 2:
         return 0
+    gathered, itemsize = 0, 4
     for a in inputs:
-        if type(a) is not CounterMap and not (a.shape == shape and a.flags.c_contiguous):
-            return len(shape) - 1
-    return 0
+        if type(a) is not CounterMap:
+            itemsize = max(itemsize, a.itemsize)
+            if not (a.shape == shape and a.flags.c_contiguous):
+                gathered += 1
+    if not gathered:
+        return 0
+    need = ROW_RUN_MANY_BYTES if gathered > 1 else ROW_RUN_MIN_BYTES
+    return len(shape) - 1 if shape[-1] * itemsize >= need else 0
 
 
 #: a write-back's chunk of results: about this many bytes per thread (they stay in its L2),
@@ -597,8 +632,7 @@ def _launch(c: Compiled, lowered: Lowered, inputs: list[np.ndarray]) -> _Launch:
     if c.reduction is None:
         size = math.prod(lowered.shape)
         outer = _rows_outer(shape, inputs) if shape == lowered.shape else 0
-        return _Launch(c, scalars, shape, lowered.shape, 1 if c.serial else _threads_for(size), None,
-                       outer)
+        return _Launch(c, scalars, shape, lowered.shape, _elementwise_threads(c, size), None, outer)
     axes = c.red_arg[0]
     fast = -1
     if axes is not None and inputs:      # the memory-fastest dim of the biggest input decides
