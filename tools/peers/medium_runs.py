@@ -69,11 +69,14 @@ def show(label: str, m: dict[str, float]) -> None:
     print(f"{label:40s} {m['numpy']:8.1f} {m['before']:8.1f} {m['now']:8.1f} {m['before'] / m['now']:10.2f}")
 
 
+def use_rule(name: str, fn):
+    """A call that makes ``cpu_fused.<name>`` the rule ``fn``."""
+    def use():
+        setattr(cpu_fused, name, fn)
+    return use
+
+
 def rows(opts, rng) -> None:
-    def rule(fn):
-        def use():
-            cpu_fused._rows_outer = fn
-        return use
     for dt in map(np.dtype, opts.dtypes):
         for n in opts.sides:
             an, bn = rng.random((n, n)).astype(dt), rng.random((n, n)).astype(dt)
@@ -86,15 +89,12 @@ def rows(opts, rng) -> None:
                 "stencil(A)": (lambda: stencil(la, a).compute(), lambda: stencil(np, an)),
                 "A * row + 1": (lambda: (a * row + 1).compute(), lambda: an * rown + 1),
             }
-            for name, m in timed(cases, n * n, opts.rounds, rule(before), rule(CURRENT)).items():
+            for name, m in timed(cases, n * n, opts.rounds, use_rule("_rows_outer", before),
+                                   use_rule("_rows_outer", CURRENT)).items():
                 show(f"{name} {n}² {dt.name}", m)
 
 
 def threads(opts, rng) -> None:
-    def rule(fn):
-        def use():
-            cpu_fused._elementwise_threads = fn
-        return use
     for dt in map(np.dtype, opts.dtypes):
         for log2n in opts.log2n:
             n = 1 << log2n
@@ -107,7 +107,8 @@ def threads(opts, rng) -> None:
                 "the chain": (lambda: (la.sqrt(abs(a * b + 1.5)) * la.tanh(a) - b).compute(),
                               lambda: np.sqrt(abs(an * bn + 1.5)) * np.tanh(an) - bn),
             }
-            for name, m in timed(cases, n, opts.rounds, rule(threads_before), rule(CURRENT_THREADS)).items():
+            for name, m in timed(cases, n, opts.rounds, use_rule("_elementwise_threads", threads_before),
+                                   use_rule("_elementwise_threads", CURRENT_THREADS)).items():
                 show(f"{name} 2^{log2n} {dt.name}", m)
 
 
