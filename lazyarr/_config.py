@@ -32,12 +32,13 @@ class Config:
     ``eager_max_size``: in lazy mode, an operator (``x + y``, ``-x``, ``x += y``) whose operands
     are computed CPU arrays (or numbers) of at most this many elements, with a result no
     bigger, runs at once with NumPy, as in eager mode: there is nothing to fuse, and NumPy's
-    loop costs less than a kernel (docs/guide.rst, "Small arrays"). 0 turns it off."""
+    loop costs less than a kernel (docs/guide.rst, "Small arrays"; 32,768 elements, 256 KiB of
+    float64: measured in docs/notes/cpu.rst, 2026-12-04c). 0 turns it off."""
 
     mode: str = "lazy"
     device: str = "auto"
     fallback: str = "allow"
-    eager_max_size: int = 4096
+    eager_max_size: int = 32768
 
 
 def _validate(source: str, key: str, value: object) -> str | int:

@@ -135,6 +135,9 @@ def test_waiting_for_the_gpu_spins_then_sleeps_a_tenth_of_the_wait(kernel_s, mon
     assert all(at >= _devices.SPIN_S and s <= at * _devices.SLEEP_FRACTION + 1e-9 and s <= 2e-3
                for at, s in sleeps)
     if kernel_s <= _devices.SPIN_S / 2:
-        assert sleeps == []
+        # none, or one: a busy machine may also deschedule the thread between a poll that
+        # found the kernel running and the clock read after it, past SPIN_S (seen in the CPU
+        # suite under two xdist workers: one sleep at 1.96 ms); the next poll sees it done
+        assert len(sleeps) <= 1
     elif kernel_s >= 20 * _devices.SPIN_S:
         assert sleeps

@@ -10,6 +10,7 @@ tests the engine; the fuzz here runs the differential battery with the default o
 """
 from __future__ import annotations
 
+import math
 import operator
 import warnings
 
@@ -152,11 +153,12 @@ def test_threshold_on_size_and_on_the_broadcast_result():
     assert at_once(np.ones(DEFAULT))
     assert not at_once(np.ones(DEFAULT + 1))
     assert at_once(np.ones(DEFAULT), np.ones(DEFAULT))
-    assert at_once(np.ones((64, 1)), np.ones((1, 64)))          # 4,096 elements
-    assert not at_once(np.ones((65, 1)), np.ones((1, 65)))      # 4,225: fused, pending
+    side = math.isqrt(DEFAULT)
+    assert at_once(np.ones((side, 1)), np.ones((1, side)))            # side² <= DEFAULT elements
+    assert not at_once(np.ones((side + 1, 1)), np.ones((1, side + 1)))   # more: fused, pending
     assert at_once(np.ones((100, 1)), np.ones(30))              # 3,000
     assert at_once(np.ones(DEFAULT), np.ones(1))
-    assert not at_once(np.ones((2, 1)), np.ones(DEFAULT // 2 + 1))     # 4,098
+    assert not at_once(np.ones((2, 1)), np.ones(DEFAULT // 2 + 1))     # DEFAULT + 2
     x = la.asarray(np.ones(10))
     with la.config(eager_max_size=0):
         assert not (x + 1).is_materialized and not la.sqrt(x).is_materialized
@@ -282,10 +284,11 @@ def test_failed_inplace_writes_nothing():
 
 def test_inplace_keeps_pending_readers_old_values():
     small = la.asarray(np.arange(4.0))
-    big = la.asarray(np.ones((2000, 4))) * small          # too big: pending, reads small
+    rows = DEFAULT // 4 + 1
+    big = la.asarray(np.ones((rows, 4))) * small          # too big: pending, reads small
     assert not big.is_materialized
     small += 100
-    assert_same(big, np.ones((2000, 4)) * np.arange(4.0))
+    assert_same(big, np.ones((rows, 4)) * np.arange(4.0))
     assert_same(small, np.arange(4.0) + 100)
 
 
