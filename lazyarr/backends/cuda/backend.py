@@ -132,7 +132,7 @@ class CudaBackend:
     def prepare_constants(self, entry: _Entry) -> None:
         """Make the template's layout constants (strides, sizes, divisors: int64 values fixed
         for the entry) launch arguments once: CuPy's launch turns each argument into a pointer
-        to its value, a new ``CScalar`` per number per call (~0.2 µs each; a 2-d stencil has
+        to its value, a new ``CScalar`` per number per call (~0.3 µs each; a 2-d stencil has
         14 of them), and passes a ``CPointer`` as it is. The values live in one int64 array
         the entry keeps; a launch copies them (cuLaunchKernel copies its parameters)."""
         from cupy.cuda.function import CPointer
