@@ -835,7 +835,7 @@ def _bound_reduction(launch: _Launch, dtypes: list[np.dtype] | None) -> Any:
     # a full float sum/prod/mean: _finalize's Python-float branch, decided once here
     scalar_float = (m == 1 and result.kind == "f" and c.compute.kind != "c"
                     and op in ("sum", "prod", "mean") and parts[0][0] == "d")
-    mean, top = op == "mean", _FLOAT_MAX.get(result, math.inf)
+    mean, top = op == "mean", reduction_rules.FLOAT_MAX.get(result, math.inf)
     fill = _reduce_to_partials(launch, parts)
 
     def run(buffers: list[Any]) -> np.ndarray:
@@ -947,7 +947,7 @@ def _finalize(c: Compiled, op: str, arrays: dict[str, np.ndarray], rsz: int, ddo
             v = rd.item() + 0.0                # NumPy's sums start from +0.0
             if op == "mean":
                 v = v / rsz
-            if result.itemsize == 8 or not abs(v) > _FLOAT_MAX[result]:
+            if result.itemsize == 8 or not abs(v) > reduction_rules.FLOAT_MAX[result]:
                 one = np.array(v, dtype=result)
                 return one.reshape(shape) if shape else one
         val = rd + 0.0                         # NumPy's sums start from +0.0
@@ -962,7 +962,7 @@ def _finalize(c: Compiled, op: str, arrays: dict[str, np.ndarray], rsz: int, ddo
         if op == "mean":
             val = np.true_divide(val, rsz)
     if result.kind == "f" and val.dtype.kind == "f" and result.itemsize < val.dtype.itemsize:
-        return _rounded(val, result).reshape(shape)
+        return reduction_rules.rounded_once(val, result).reshape(shape)
     return val.astype(result, copy=False).reshape(shape)
 
 
@@ -985,31 +985,8 @@ def _finalize_complex(op: str, re: np.ndarray, im: np.ndarray, rsz: int, result:
         val = quotient
     if result != val.dtype:
         # min/max: exact (the parts are result's own values); else rounded once
-        val = val.astype(result) if op in ("min", "max") else _rounded(val, result)
+        val = val.astype(result) if op in ("min", "max") else reduction_rules.rounded_once(val, result)
     return val.reshape(shape)
-
-
-def _rounded(val: np.ndarray, result: np.dtype) -> np.ndarray:
-    """The float64 results rounded once to ``result`` (float16/float32). One that becomes inf
-    is NumPy's overflow in its reduction (NumPy accumulates in ``result``): reported as
-    "overflow encountered in reduce", as NumPy's is, at the user's line."""
-    if result.kind == "c":            # part by part
-        parts = np.stack([val.real, val.imag])
-        out = np.empty(val.shape, result)
-        out.real, out.imag = _rounded(parts, np.dtype(result.char.lower()))
-        return out
-    top = _FLOAT_MAX[result]
-    big = abs(val.item()) > top if val.size == 1 else bool((np.abs(val) > top).any())
-    if not big:             # (NaN compares False: no overflow)
-        return val.astype(result, copy=False)
-    with np.errstate(over="ignore"):
-        out = val.astype(result)
-    if bool((np.isinf(out) & np.isfinite(val)).any()):   # (a value just above max rounds down)
-        fp_errors.report([(2, "reduce")])
-    return out
-
-
-_FLOAT_MAX = {np.dtype(t): float(np.finfo(t).max) for t in (np.float16, np.float32)}
 
 
 #: Reductions that NumPy's own loop runs faster than the VM on an input alone, when nothing is

@@ -22,8 +22,8 @@ from .._stack import user_stacklevel
 #: read here only: the cuda flags (flags.py) and the reference backend's calls (reference.py)
 #: take it from here, and do without it (None) where a NumPy lacks it.
 ERROR_STATE = getattr(np._core.umath, "_extobj_contextvar", None)
-#: NPY_FPE_INVALID (what 0/0 raises)
-INVALID = 8
+#: NPY_FPE_OVERFLOW, NPY_FPE_INVALID (what 0/0 raises)
+OVERFLOW, INVALID = 2, 8
 #: NumPy's order, bits (NPY_FPE_*), ``np.geterr`` keys and message words
 _CATEGORIES = ((1, "divide", "divide by zero"), (2, "over", "overflow"),
                (4, "under", "underflow"), (8, "invalid", "invalid value"))

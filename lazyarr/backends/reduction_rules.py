@@ -45,16 +45,28 @@ def loop_dtype(op: str, operand: np.dtype, result: np.dtype, dtype_arg: Any) -> 
     return operand
 
 
-def _rounded(xp: ModuleType, wide: Any, result: np.dtype) -> Any:
-    """The wide accumulation rounded once to ``result``: a finite sum that rounds to an
-    infinity is the reduction's overflow ("overflow encountered in reduce", as the fused
-    kernels report it, where NumPy's own float32 loop overflows on the way), not a cast's."""
-    if xp is not np or result.kind not in "fc" or result.itemsize >= wide.dtype.itemsize:
-        return wide.astype(result)
+#: the largest finite value of each float dtype a wide accumulation is rounded to
+FLOAT_MAX = {np.dtype(t): float(np.finfo(t).max) for t in (np.float16, np.float32)}
+
+
+def rounded_once(val: np.ndarray, result: np.dtype) -> np.ndarray:
+    """The float64 (complex128) results ``val`` rounded once to ``result`` (float16/float32,
+    complex64). One that becomes inf is NumPy's overflow in its reduction (NumPy accumulates
+    in ``result``): reported as "overflow encountered in reduce", as NumPy's is, at the user's
+    line (the VM's reductions and the reference backend's, :func:`reduce`)."""
+    if result.kind == "c":            # part by part
+        parts = np.stack([val.real, val.imag])
+        out = np.empty(val.shape, result)
+        out.real, out.imag = rounded_once(parts, np.dtype(result.char.lower()))
+        return out
+    top = FLOAT_MAX[result]
+    big = abs(val.item()) > top if val.size == 1 else bool((np.abs(val) > top).any())
+    if not big:             # (NaN compares False: no overflow)
+        return val.astype(result, copy=False)
     with np.errstate(over="ignore"):
-        out = wide.astype(result)
-    if np.isinf(out).any() and (np.isinf(out) & np.isfinite(wide)).any():
-        fp_errors.report([(2, "reduce")])        # NPY_FPE_OVERFLOW
+        out = val.astype(result)
+    if bool((np.isinf(out) & np.isfinite(val)).any()):   # (a value just above max rounds down)
+        fp_errors.report([(fp_errors.OVERFLOW, "reduce")])
     return out
 
 
@@ -70,7 +82,10 @@ def reduce(xp: ModuleType, op: str, kwargs: dict[str, Any], a: Any, result: np.d
             return None
         wide = _C128 if loop.kind == "c" else _F64
         x = a.astype(loop, copy=False).astype(wide, copy=False)   # both casts exact or NumPy's
-        return _rounded(xp, xp.asarray(fn(x, **kw)), result)
+        total = xp.asarray(fn(x, **kw))
+        if xp is not np or result.kind not in "fc" or result.itemsize >= total.dtype.itemsize:
+            return total.astype(result)
+        return rounded_once(total, result)
     r = fn(a, **kwargs)
     if op in ("min", "max") and a.dtype.kind == "f":
         r = _ieee_signed_zeros(xp, op, kwargs, a, xp.asarray(r))
