@@ -513,7 +513,6 @@ def test_vm_numbers_come_from_the_c_tables():
 def test_listing_names_the_sink_casts():
     """A cast the reduction sink inserts (float16 -> float32 here) is listed as astype."""
     from lazyarr import _node
-    from lazyarr._program import lower
 
     x = la.asarray(np.ones(10, np.float16))
     node = _node.op_node("sum", np.dtype(np.float16), (), "cpu", (x._node,), (None, False, None, 0))
@@ -524,7 +523,6 @@ def test_listing_names_the_sink_casts():
 def test_a_reduction_the_vm_does_not_know_falls_back(monkeypatch):
     """A reduction op without a VM kind (a new registry row) runs on the reference backend."""
     from lazyarr import _node
-    from lazyarr._program import lower
 
     monkeypatch.delitem(cpu_fused._VM_REDUCTION, "prod")
     monkeypatch.setattr(cpu_fused, "_compiled", BuildOnce(max_size=1024))
