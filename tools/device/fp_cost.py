@@ -8,6 +8,10 @@ alternated in one process. Development tool; findings in docs/notes/gpu.rst.
 ``--profile``: cProfile of the small chain's hot call, checked and unchecked (where the host
 time per call goes: the functions with the most own time, per call).
 
+``--latency``: the GPU's own time per small hot call, checked and unchecked: the calls are
+queued behind a spin kernel, so the host is ahead and the CUDA events between the first and
+the last call measure only the device (kernel latency and the gaps between launches).
+
 Large arrays: CUDA-event medians of the kernel calls; small ones: the median wall time of a
 call with a synchronization (host work included).
 """
@@ -46,6 +50,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--latency", action="store_true")
     opts = ap.parse_args()
     rounds = opts.rounds
     g = cupy.random.default_rng(0)
@@ -74,6 +79,8 @@ def main() -> None:
             "chain 1024, hot call": (wall_us, lambda: la.sum(la.sqrt(abs(xs * ys + 1.5)) * la.tanh(xs) - ys).compute(), "us"),
             "x*y+1.5 1024, hot call": (wall_us, lambda: (xs * ys + 1.5).compute(), "us"),
         }
+        if opts.latency:
+            device_latency({k: work[k][1] for k in work if k.endswith("hot call")}, rounds)
         print(f"{'workload':28s} {'checked':>10s} {'unchecked':>10s} {'ratio':>7s}   (medians of {rounds} alternated rounds)")
         for name, (timer, fn, unit) in work.items():
             fn()
@@ -88,6 +95,55 @@ def main() -> None:
             print(f"{name:28s} {c:10.4f} {u_:10.4f} {c / u_:7.3f}   {unit}", flush=True)
         if opts.profile:
             profile_hot_call(work["chain 1024, hot call"][1])
+
+
+_SPIN = None
+
+
+def _spin(ms: float) -> None:
+    """Keeps the GPU busy for about ``ms`` milliseconds (a clock64 loop on one thread)."""
+    global _SPIN
+    if _SPIN is None:
+        _SPIN = cupy.RawKernel(r"""
+        extern "C" __global__ void spin(long long cycles) {
+            long long t0 = clock64();
+            while (clock64() - t0 < cycles) {}
+        }""", "spin")
+    rate_khz = cupy.cuda.runtime.getDeviceProperties(0)["clockRate"]
+    _SPIN((1,), (1,), (np.int64(ms * rate_khz),))
+
+
+def device_us(fn, calls: int = 200) -> float:
+    """The device time per call of ``calls`` calls queued behind a spin kernel (us)."""
+    cupy.cuda.Device().synchronize()
+    _spin(4.0 + calls * 0.1)               # longer than the host needs to issue the calls
+    s, e = cupy.cuda.Event(), cupy.cuda.Event()
+    s.record()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    issued = time.perf_counter() - t0
+    ahead = not s.done                     # the spin still ran when the last call was issued
+    e.record()
+    e.synchronize()
+    if not ahead:
+        print(f"  (the host took {issued * 1e3:.1f} ms to issue: not ahead of the spin)")
+    return cupy.cuda.get_elapsed_time(s, e) * 1e3 / calls
+
+
+def device_latency(work: dict, rounds: int) -> None:
+    print(f"{'device time per call':28s} {'checked':>10s} {'unchecked':>10s} {'ratio':>7s}   us")
+    for name, fn in work.items():
+        fn()
+        with np.errstate(all="ignore"):
+            fn()
+        checked, unchecked = [], []
+        for _ in range(rounds):
+            checked.append(device_us(fn))
+            with np.errstate(all="ignore"):
+                unchecked.append(device_us(fn))
+        c, u_ = statistics.median(checked), statistics.median(unchecked)
+        print(f"{name:28s} {c:10.3f} {u_:10.3f} {c / u_:7.3f}", flush=True)
 
 
 def profile_hot_call(fn, calls: int = 3000) -> None:
