@@ -56,12 +56,15 @@ cdef class Node:
     cdef public object epoch     # interior nodes: the epoch the sid was last known valid in
     cdef public object owner     # a weak reference to the LazyArray that owns the memory, or None
                                  # (lazyarr/_views.py, claim)
+    cdef public object views     # a GPU leaf: views of ``data`` made so far, by basic key, or
+                                 # None (lazyarr/_value_ops.pyx, device_view)
     cdef object __weakref__
 
     def __init__(self, op, dtype, shape, device, tuple src=(), arg=None, data=None):
         self.op, self.dtype, self.shape, self.device = op, dtype, shape, device
         self.src, self.arg, self.data = src, arg, data
         self.sid, self.leaves, self.epoch, self.owner = None, None, 0, None
+        self.views = None
 
     def __repr__(self):
         return f"Node({self.op}, {self.dtype}, {self.shape})"
@@ -254,6 +257,45 @@ cdef object _lookup(tuple key):
     return None
 
 
+cdef extern from "Python.h":
+    Py_ssize_t Py_REFCNT(object o)
+
+
+def held_pending(object skip, bint exact):
+    """The live pending interior nodes that something besides other pending nodes holds (a
+    LazyArray, a user's variable), but ``skip``, in build order (children before parents):
+    the candidates of the write barrier (lazyarr/_writes.py). A node held only by pending
+    parents is a part of their kernels. Without ``exact`` reference counts (see
+    ``_views.EXACT_REFCOUNTS``) every pending node but ``skip`` is a candidate: the safe side.
+
+    Compiled: it walks the intern table at every write (a stencil step's barrier was ~10 µs
+    of Python on the H200's host, most of it this count)."""
+    cdef list pending = []
+    cdef dict parents = {}
+    cdef list held = []
+    cdef Node n
+    cdef Node c
+    cdef object node
+    cdef object k
+    for ref in list(_interned.values()):     # (a copy: a dying node's callback edits the table)
+        node = ref()
+        if node is not None and (<Node>node).data is None and (<Node>node).src:
+            pending.append(node)
+    node = None
+    if not pending or len(pending) == 1 and pending[0] is skip:
+        return held
+    for n in pending:
+        for c in n.src:
+            k = id(c)
+            parents[k] = parents.get(k, 0) + 1
+    c = None                                 # (the last child: no reference left here)
+    for n in pending:
+        # references: ``pending``, the loop variable ``n``, then each pending parent's ``src``
+        if n is not skip and (not exact or Py_REFCNT(n) - 2 - parents.get(id(n), 0) > 0):
+            held.append(n)
+    return held
+
+
 cpdef Node leaf(object data, object device):
     """A materialized buffer as a node. Leaves are not interned: one per buffer wrapper."""
     cdef Node node = Node.__new__(Node)        # (the fields set here: no __init__ call)
@@ -261,7 +303,7 @@ cpdef Node leaf(object data, object device):
     node.op, node.dtype, node.shape, node.device = "leaf", data.dtype, \
         shape if type(shape) is tuple else tuple(shape), device
     node.src, node.arg, node.data = (), None, data
-    node.leaves, node.epoch, node.owner = None, 0, None
+    node.leaves, node.epoch, node.owner, node.views = None, 0, None, None
     node.sid = _input_sid(node.dtype, len(node.shape))
     return node
 

@@ -18,7 +18,6 @@ The rules (docs/views-and-writes.rst, "Writes"):
 from __future__ import annotations
 
 import sys
-from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -26,6 +25,8 @@ import numpy as np
 from . import _devices, _node, _views
 from ._materialize import materialize, materialize_into, tape
 from ._node import Node
+from ._value_ops import device_view
+from .backends import fp_errors
 
 
 def _leaf_buffers(root: Node) -> list[Node]:
@@ -61,24 +62,8 @@ def barrier(memory: Any, device: str, skip: Node | None = None) -> None:
     a node held only by other pending readers is part of their kernel. The table keeps build
     order, children before parents, so a held child is computed first and its parent reads it.
     """
-    pending = []
-    for ref in list(_node._interned.values()):
-        n = ref()
-        if n is not None and n.data is None and n.src:
-            pending.append(n)
-    if not pending or pending == [skip]:
-        return
-    # Held only by other pending nodes (a part of their kernel, ``skip``'s parts too) is
-    # decided first: it needs no memory test, and the value being written is all there is
-    # in a loop of writes. (The parents of a node that reads ``memory`` read it too, so
-    # counting every pending parent counts the readers' references. A generator: no loop
-    # variable is left holding a node.)
-    from_pending = Counter(id(c) for n in pending for c in n.src)
-    for n in pending:
-        # references: the list, the loop variable, getrefcount's argument, parents' sources
-        if n is not skip and (not _views.EXACT_REFCOUNTS
-                              or sys.getrefcount(n) - 3 - from_pending.get(id(n), 0) > 0) \
-                and _reads(n, memory, device):
+    for n in _node.held_pending(skip, _views.EXACT_REFCOUNTS):
+        if _reads(n, memory, device):
             materialize(n)
 
 
@@ -143,9 +128,10 @@ def setitem(x: Any, key: Any, value: Any, temporary: bool = False) -> None:
     if temporary and _views.EXACT_REFCOUNTS and type(value) is Node and value.data is None \
             and value.op != "scalar" \
             and value.dtype == x.dtype and (value.device or "cpu") == device \
-            and sys.getrefcount(value) <= 3 and _basic(key) and not _errors_interrupt():
+            and sys.getrefcount(value) <= 3 and _basic(key) and not fp_errors.interrupting():
         memory = target(x, writing=value)
-        dest = memory[key]
+        # (on cuda the view is kept on the leaf: a loop writes through the same key each time)
+        dest = device_view(x._node, key) if device == "cuda" else memory[key]
         if type(dest) is type(memory) and dest.shape == value.shape \
                 and materialize_into(value, dest):
             return
@@ -162,13 +148,6 @@ def _basic(key: Any) -> bool:
                 or isinstance(k, np.integer)):
             return False
     return True
-
-
-def _errors_interrupt() -> bool:
-    """Whether a floating-point error would raise (or call a handler) under ``np.errstate``:
-    NumPy raises it before the assignment writes anything, so the value is computed first."""
-    state = np.geterr().values()
-    return "raise" in state or "call" in state
 
 
 def assign(x: Any, result: Node) -> None:

@@ -148,6 +148,42 @@ def test_views_of_an_owned_gpu_input_match_numpy_and_raise_its_errors(rng):
             assert str(got.value) == str(want.value)
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device")
+def test_views_kept_on_a_gpu_leaf_alias_as_numpys_views(rng):
+    """A basic index of an owned cuda input is made once per key and kept on the leaf
+    (``_value_ops.device_view``): two LazyArrays of one key share it, so a write through
+    either reaches the base and the other, as two NumPy views of one array do; a key with a
+    bound that is not a Python int is indexed as it is (NumPy's error for a float bound);
+    a kept view whose shape was changed in place is made again."""
+    a = rng.standard_normal((6, 5)).astype(np.float32)
+    want = a.copy()
+    with la.config(device="cuda"):
+        x = la.asarray(a.copy())
+        x[0, 0] = 1.0                                   # x owns its memory from here
+        want[0, 0] = 1.0
+        v, w = x[1:-1, 1:], x[1:-1, 1:]
+        assert len(x._node.views) == 1
+        v[0, 0] = 5.0
+        want[1:-1, 1:][0, 0] = 5.0
+        w[1, 2] += 2.0
+        want[1:-1, 1:][1, 2] += 2.0
+        assert_same(np.asarray(x), want)
+        assert_same(np.asarray(v), want[1:-1, 1:])
+        assert_same(np.asarray(w), want[1:-1, 1:])
+        assert_same(np.asarray(x[np.int64(1):3]), want[1:3])
+        with pytest.raises(TypeError) as got:
+            x[1.0:3]
+        with pytest.raises(TypeError) as numpy_error:
+            want[1.0:3]
+        assert str(got.value) == str(numpy_error.value)
+        rows = x[1:-1]
+        kept = x._node.views[((1, -1, None), Ellipsis)][0]
+        assert kept is rows._node.data
+        kept.shape = (kept.size,)                       # (rows are contiguous: allowed)
+        assert_same(np.asarray(x[1:-1]), want[1:-1])
+
+
 # Strided n-d spaces: a flat kernel finds each element's coordinates by a multiply-high and a
 # shift per dim (params.fast_divisor, the default), by a division instruction, or carries them
 # forward (one division per thread, then digits added with a carry; render._carry_add). Small

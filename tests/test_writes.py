@@ -87,6 +87,25 @@ def test_views_see_writes_and_pending_readers_keep_old_values(mode):
     assert_same(np.asarray(above), np.arange(6.0) * 2 + 1)
 
 
+def test_the_barrier_computes_only_the_pending_expressions_held_from_outside():
+    """The write barrier's candidates (``_node.held_pending``, compiled): the pending nodes
+    something besides pending parents holds, in build order, never the value being written;
+    a part held only by its parent's kernel is left to that kernel."""
+    from lazyarr import _node
+    x = la.asarray(np.arange(6.0))
+    with la.config(eager_max_size=0):
+        part = x - 1                            # held by a variable and by ``outer``
+        outer = part * 3
+        inner = (x + 2) * 4                     # its (x + 2) is held by ``inner`` alone
+        held = _node.held_pending(None, True)
+        assert held == [part._node, outer._node, inner._node]
+        assert _node.held_pending(outer._node, True) == [part._node, inner._node]
+        assert len(_node.held_pending(None, False)) == 4      # (inexact counts: every one)
+        x[0] = 100.0                            # all three read x: computed first
+        assert part.is_materialized and outer.is_materialized and inner.is_materialized
+        assert_same(np.asarray(inner), (np.arange(6.0) + 2) * 4)
+
+
 def test_inplace_operator_on_a_name_and_its_view_as_numpy(mode):
     x = la.asarray(np.arange(4.0))
     y, v = x, x[::2]

@@ -11,6 +11,7 @@ user's line that materialized.
 from __future__ import annotations
 
 import warnings
+from typing import Any
 from collections.abc import Iterable
 
 import numpy as np
@@ -22,6 +23,24 @@ from .._stack import user_stacklevel
 #: read here only: the cuda flags (flags.py) and the reference backend's calls (reference.py)
 #: take it from here, and do without it (None) where a NumPy lacks it.
 ERROR_STATE = getattr(np._core.umath, "_extobj_contextvar", None)
+_interrupting: tuple[Any, bool] = (object(), False)
+
+
+def interrupting() -> bool:
+    """Whether a floating-point error would raise (or call a handler) under ``np.errstate``
+    now: NumPy does that before an assignment writes anything. Decided again only when the
+    error state changes (``np.geterr()`` is ~1 µs, on the path of every write)."""
+    global _interrupting
+    ext = ERROR_STATE.get() if ERROR_STATE is not None else None
+    known = _interrupting
+    if ext is None or ext is not known[0]:
+        state = np.geterr().values()
+        known = (ext, "raise" in state or "call" in state)
+        if ext is not None:
+            _interrupting = known      # (holding ``ext``: its identity stays its own)
+    return known[1]
+
+
 #: NPY_FPE_OVERFLOW, NPY_FPE_INVALID (what 0/0 raises)
 OVERFLOW, INVALID = 2, 8
 #: NumPy's order, bits (NPY_FPE_*), ``np.geterr`` keys and message words

@@ -176,7 +176,7 @@ class CudaBackend:
         program = lowered.program
         root = program.root
         inputs = lowered.inputs
-        layout = tuple((a.shape, a.strides) for a in inputs)
+        layout = tuple([(a.shape, a.strides) for a in inputs])
         checked = flags.checking()              # (a kernel without checks under all="ignore")
         key = (program, layout, checked)
         entry = self._entries.get(key)          # a cached kernel: the hot path checks nothing else
@@ -234,21 +234,22 @@ class CudaBackend:
                 or any(st < 0 or st % out.itemsize for st in out.strides):
             return False
         inputs = lowered.inputs
-        if any(type(a) is not CounterMap and may_share_memory(a, out) for a in inputs):
+        scalars = lowered.scalars
+        if any([type(a) is not CounterMap and may_share_memory(a, out) for a in inputs]):
             data = self.run(lowered)
-            lowered = Lowered(_copy_program(root.dtype, len(lowered.shape)), [data], [],
-                              lowered.shape, lowered.device)
-            inputs = [data]
+            program, inputs, scalars = _copy_program(root.dtype, len(lowered.shape)), [data], []
+        else:
+            program = lowered.program
         checked = flags.checking()
-        key = (lowered.program, tuple((a.shape, a.strides) for a in inputs), checked, out.strides)
+        key = (program, tuple([(a.shape, a.strides) for a in inputs]), checked, out.strides)
         entry = self._entries.get(key)
         if entry is None:
             usable = [self.usable(a) for a in inputs]
             if any(a is not b for a, b in zip(usable, inputs)):
                 return False            # (an input this device must copy first: run's way)
-            entry = self._entries[key] = self._compiled(
-                lowered.program, R.analyze(lowered.program, inputs, out), checked)
-        self._launch(entry, self.arguments(entry, inputs, lowered.scalars, out))
+            entry = self._entries[key] = self._compiled(program, R.analyze(program, inputs, out),
+                                                        checked)
+        self._launch(entry, self.arguments(entry, inputs, scalars, out))
         return True
 
     def arguments(self, entry: _Entry, inputs: list[Any], scalars: list[Any], out: Any) -> list[Any]:
