@@ -482,10 +482,12 @@ def getitem(self, key):
             t is int and len(node.shape) == 1 or t is tuple and element_key(<tuple>key, node.shape)):
         # the same on cuda (an element is its value, a copy: the Python method's); a bad key
         # goes to the Python method, which raises NumPy's error before touching memory
+        # (a slice bound that is no Python int, ``x[1.0:]``, is NumPy's error, not CuPy's view)
         view_key = _view_key(key)
-        if view_key is not None:
+        kept = _key_of(view_key) if view_key is not None else None
+        if kept is not None:
             try:
-                element = _device_view(node, data, view_key)
+                element = _device_view(node, data, view_key, kept)
             except Exception:
                 return _getitem(self, key)
             return _array(_leaf(element, "cuda"))
@@ -625,14 +627,14 @@ cdef object _key_of(tuple view_key):
     return tuple(parts)
 
 
-cdef object _device_view(object node, object data, tuple view_key):
+cdef object _device_view(object node, object data, tuple view_key, object key):
     """``data[view_key]`` for a GPU leaf ``node`` holding ``data``, made once per key and kept
     on the node (``node.views``): CuPy's indexing costs 2-4 µs on the H200's host (NumPy's
     0.2), and a stencil takes the same five views of its array at every step. The leaves
     made from one key share the CuPy view, as views of one memory (a write through either
     is seen by both, as NumPy's two views would). A view whose shape was changed in place
-    (``a.shape = ...`` on what ``np.asarray`` gave) is made again."""
-    cdef object key = _key_of(view_key)
+    (``a.shape = ...`` on what ``np.asarray`` gave) is made again. ``key``: ``_key_of(view_key)``
+    (None: made, not kept)."""
     cdef dict views = node.views
     cdef object hit
     if key is not None and views is not None:
@@ -655,7 +657,7 @@ def device_view(node, key):
     view_key = _view_key(key)
     if view_key is None:
         return node.data[key]
-    return _device_view(node, node.data, view_key)
+    return _device_view(node, node.data, view_key, _key_of(view_key))
 
 
 cpdef bint element_key(tuple key, tuple shape):

@@ -236,6 +236,48 @@ def test_pending_values_are_computed_into_their_target_on_cuda(dtype, rng, monke
         assert written[:3] == [True, True, False]
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device")
+def test_a_repeated_write_through_a_temporary_replays_its_launches(rng, monkeypatch):
+    """A stencil step written into its own array (a temporary, then a copy kernel) is kept
+    for the next step (CudaBackend._through_temporary): a step of the same expression from
+    the same kept views into the same kept view launches both kernels again, with no
+    allocation. Every step against NumPy; a step with another constant, under another
+    error state, or into another array is no replay of the kept one, and right too."""
+    from lazyarr import _views
+    from lazyarr.backends.cuda.backend import _Through
+
+    hits = []
+    replays = _Through.replays
+
+    def counting(self, *args):
+        hits.append(replays(self, *args))
+        return hits[-1]
+    monkeypatch.setattr(_Through, "replays", counting)
+    base = random_array(rng, np.float32, (12, 10))
+    want = base.copy()
+
+    def step(a, c):
+        a[1:-1, 1:-1] = c * (a[1:-1, 1:-1] + a[:-2, 1:-1] + a[2:, 1:-1] + a[1:-1, 2:])
+
+    with la.config(device="cuda"):
+        u = la.asarray(base.copy())
+        for c in (0.25, 0.25, 0.25, 0.5, 0.5):
+            step(u, c)
+            step(want, c)
+            assert_same(np.asarray(u), want)
+        with np.errstate(all="ignore"):             # unchecked kernels: not the kept ones
+            step(u, 0.5)
+            step(want, 0.5)
+        other, other_want = la.asarray(base.copy()), base.copy()
+        step(other, 0.5)
+        step(other_want, 0.5)
+        assert_same(np.asarray(u), want)
+        assert_same(np.asarray(other), other_want)
+    if _views.EXACT_REFCOUNTS:       # (steps 1-2 read views made by the Python path, then kept)
+        assert sum(hits) == 2
+
+
 # ----------------------------------------------------------------------------- stateful
 class WritesAgainstNumPy(RuleBasedStateMachine):
     """Random views, writes, in-place operators, pending expressions and reads, each step

@@ -8,6 +8,7 @@ no rendering). On a miss: :func:`render.analyze` + :func:`render.render`, then
 from __future__ import annotations
 
 import functools
+import weakref
 from typing import Any
 
 import numpy as np
@@ -95,6 +96,42 @@ class _Entry:
             self.template.append(None if role in PER_CALL else param.layout_value(geo))
 
 
+class _Through:
+    """A write through a temporary kept for the next step (``CudaBackend._through_temporary``):
+    the value's program, buffers, scalars and error-check choice, the memory written
+    (weakly), the stream, the temporary, and both launches with their arguments. A step
+    replays it when all of these are the same (the buffers and the memory written: the same
+    objects, as a stencil's kept views are), so the launches read what they read before,
+    from the memory as it is now."""
+
+    KEPT = 8            # writes kept at once (each holds a temporary the size of its value)
+    __slots__ = ("program", "inputs", "scalars", "out", "checked", "stream", "temp",
+                 "value_entry", "value_args", "copy_entry", "copy_args")
+
+    def __init__(self, lowered: Lowered, out: Any, checked: bool, stream: int, temp: Any,
+                 value_entry: _Entry, value_args: list[Any], copy_entry: _Entry,
+                 copy_args: list[Any]) -> None:
+        self.program, self.inputs = lowered.program, list(lowered.inputs)
+        self.scalars = list(lowered.scalars)
+        self.out, self.checked, self.stream, self.temp = out, checked, stream, temp
+        self.value_entry, self.value_args = value_entry, value_args
+        self.copy_entry, self.copy_args = copy_entry, copy_args
+
+    def replays(self, lowered: Lowered, out: Any, checked: bool, stream: int) -> bool:
+        inputs, scalars = lowered.inputs, lowered.scalars
+        if self.out() is not out or lowered.program is not self.program \
+                or checked is not self.checked or stream != self.stream \
+                or len(inputs) != len(self.inputs) or len(scalars) != len(self.scalars):
+            return False
+        for a, b in zip(inputs, self.inputs):
+            if a is not b:
+                return False
+        for a, b in zip(scalars, self.scalars):     # (NumPy scalars: the same bits)
+            if a is not b and (a.dtype != b.dtype or a.tobytes() != b.tobytes()):
+                return False
+        return True
+
+
 @functools.lru_cache(maxsize=None)
 def _copy_program(dtype: np.dtype, ndim: int) -> Program:
     """The program whose value is its one input: a copy kernel (run_into's second pass)."""
@@ -111,6 +148,7 @@ class CudaBackend:
     def __init__(self) -> None:
         self._entries: dict[Any, _Entry] = {}
         self._buffers: dict[Any, tuple[Any, Any]] = {}
+        self._through: dict[int, _Through] = {}     # id(out) -> a write through a temporary
 
     # ------------------------------------------------------------------ the device
     def xp(self) -> Any:
@@ -234,23 +272,75 @@ class CudaBackend:
                 or any(st < 0 or st % out.itemsize for st in out.strides):
             return False
         inputs = lowered.inputs
-        scalars = lowered.scalars
-        if any([type(a) is not CounterMap and may_share_memory(a, out) for a in inputs]):
-            data = self.run(lowered)
-            program, inputs, scalars = _copy_program(root.dtype, len(lowered.shape)), [data], []
-        else:
-            program = lowered.program
         checked = flags.checking()
+        kept = self._through.get(id(out))
+        if kept is not None and kept.replays(lowered, out, checked, self.stream()):
+            self._launch(kept.value_entry, kept.value_args)
+            self._launch(kept.copy_entry, kept.copy_args)
+            return True
+        if any(type(a) is not CounterMap and may_share_memory(a, out) for a in inputs):
+            return self._through_temporary(lowered, out, checked)
+        entry = self._into_entry(lowered.program, inputs, out, checked)
+        if entry is None:
+            return False
+        self._launch(entry, self.arguments(entry, inputs, lowered.scalars, out))
+        return True
+
+    def _into_entry(self, program: Program, inputs: list[Any], out: Any, checked: bool) -> _Entry | None:
+        """The cached launch of ``program`` writing ``out`` through its strides (None: an input
+        this device must copy first, run's way)."""
         key = (program, tuple([(a.shape, a.strides) for a in inputs]), checked, out.strides)
         entry = self._entries.get(key)
         if entry is None:
             usable = [self.usable(a) for a in inputs]
             if any(a is not b for a, b in zip(usable, inputs)):
-                return False            # (an input this device must copy first: run's way)
+                return None
             entry = self._entries[key] = self._compiled(program, R.analyze(program, inputs, out),
                                                         checked)
-        self._launch(entry, self.arguments(entry, inputs, scalars, out))
+        return entry
+
+    def _through_temporary(self, lowered: Lowered, out: Any, checked: bool) -> bool:
+        """A value that reads ``out``'s memory: computed into a temporary, then copied in by a
+        second kernel, so that every element is read before any is written. The temporary
+        and both launches' arguments are kept for ``out`` (:class:`_Through`): a loop's next
+        step (``u[1:-1, 1:-1] = jacobi(u)``: the same kept views of ``u`` read, the same
+        kept view written) launches the two kernels again with no allocation and no
+        argument building (docs/notes/gpu.rst 2026-12-04d)."""
+        temp = self.run(lowered)
+        copy_entry = self._into_entry(_copy_program(temp.dtype, temp.ndim), [temp], out, checked)
+        if copy_entry is None:          # (never: a temporary is contiguous)
+            return False
+        copy_args = self.arguments(copy_entry, [temp], [], out)
+        self._launch(copy_entry, copy_args)
+        layout = tuple([(a.shape, a.strides) for a in lowered.inputs])
+        value_entry = self._entries.get((lowered.program, layout, checked))
+        if value_entry is not None and value_entry.acc is None:
+            self._keep(_Through(lowered, out, checked, self.stream(), temp, value_entry,
+                                self.arguments(value_entry, lowered.inputs, lowered.scalars, temp),
+                                copy_entry, copy_args))
         return True
+
+    def _keep(self, through: _Through) -> None:
+        """Keep ``through`` while its ``out`` lives (a weak reference: the temporary goes with
+        the memory written), at most ``_Through.KEPT`` of them (the oldest goes first)."""
+        key = id(through.out)
+        table = self._through
+
+        def gone(_: Any, key: int = key) -> None:
+            table.pop(key, None)
+        try:
+            through.out = weakref.ref(through.out, gone)
+        except TypeError:               # (an array type without weak references: not kept)
+            return
+        table.pop(key, None)
+        if len(table) >= _Through.KEPT:
+            table.pop(next(iter(table)))
+        table[key] = through
+
+    def stream(self) -> int:
+        """The current stream's handle: a kept temporary is reused on its own stream only."""
+        import cupy
+        return int(cupy.cuda.get_current_stream().ptr)
 
     def arguments(self, entry: _Entry, inputs: list[Any], scalars: list[Any], out: Any) -> list[Any]:
         """The launch arguments: the entry's constant template with this call's buffers filled

@@ -66,6 +66,9 @@ class SimulatedCudaBackend(CudaBackend):
     def _stream_buffers(self, nbytes: int) -> tuple[Any, Any]:
         return np.empty(max(nbytes, 8), np.uint8), np.zeros(1, np.uint32)
 
+    def stream(self) -> int:
+        return 0                        # (one stream: every launch runs to its end at once)
+
     def launch(self, entry: _Entry, args: tuple) -> None:
         values = list(args)
         if entry.acc is not None:       # the partials: the scratch bytes as accumulators
