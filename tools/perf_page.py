@@ -688,10 +688,13 @@ def inplace_stencil_sections() -> list[str]:
     return _peer_tables(
         "inplace_stencil", "in-place stencil steps",
         "``u[1:-1, 1:-1] = 0.2 * (u[1:-1, 1:-1] + u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + "
-        "u[1:-1, 2:])`` on 4096² float32, 100 steps: NumPy (a temporary per op and one for the "
-        "value, then the copy), lazyarr (one kernel per step writing ``u`` itself: the chunked "
-        "write-back of docs/design.rst), and lazyarr with the value held by a variable first "
-        "(computed into a temporary, then copied in, as NumPy does).", "tools/peers/inplace_stencil.py")
+        "u[1:-1, 2:])`` on 4096² float32, 100 steps. On the CPU: NumPy (a temporary per op and "
+        "one for the value, then the copy), lazyarr (one kernel per step writing ``u`` itself: "
+        "the chunked write-back of docs/design.rst), and lazyarr with the value held by a "
+        "variable first (computed into a temporary, then copied in, as NumPy does). On the GPU: "
+        "CuPy eager as the base, lazyarr (the value into a temporary, then a copy kernel: two "
+        "launches a step, kept from step to step), the same with the value in a variable, and "
+        "torch.compile (issue 15: lazyarr within 1.5x of it).", "tools/peers/inplace_stencil.py")
 
 
 def library_calls_sections() -> list[str]:

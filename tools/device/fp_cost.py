@@ -97,6 +97,32 @@ def main() -> None:
             profile_hot_call(work["chain 1024, hot call"][1])
 
 
+def paired(work: dict, pairs: int = 4000) -> None:
+    """The hot calls alternated call by call (checked and unchecked, ``pairs`` times), each
+    call's wall time with its synchronization: the host's drift, which moves a round of 300
+    calls by more than the checks cost, falls on both alike. Medians and the median of the
+    per-pair ratios."""
+    sync = cupy.cuda.Device().synchronize
+    print(f"{'call by call (median)':28s} {'checked':>10s} {'unchecked':>10s} {'ratio':>7s}   us, {pairs} pairs")
+    for name, fn in work.items():
+        checked, unchecked = [], []
+        for _ in range(200):
+            fn()
+        sync()
+        for i in range(pairs):
+            for ignoring in ((False, True) if i % 2 else (True, False)):  # (either first in turn)
+                with np.errstate(all="ignore") if ignoring else contextlib.nullcontext():
+                    t0 = time.perf_counter()
+                    fn()
+                    sync()
+                    t = time.perf_counter() - t0
+                (unchecked if ignoring else checked).append(t)
+        c, u_ = statistics.median(checked) * 1e6, statistics.median(unchecked) * 1e6
+        ratio = statistics.median(a / b for a, b in zip(checked, unchecked))
+        print(f"{name:28s} {c:10.3f} {u_:10.3f} {c / u_:7.3f}   (pairs' median ratio {ratio:.3f})",
+              flush=True)
+
+
 _SPIN = None
 
 

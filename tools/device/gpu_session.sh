@@ -115,6 +115,7 @@ for step in ${STEPS:-probe gpu-tests peers demo}; do
     script)   # SCRIPTS="tools/device/a.py --x 1;tools/peers/b.py": each in turn, output in scripts.log
         IFS=';' read -ra scripts <<< "${SCRIPTS:-}"
         for sc in "${scripts[@]}"; do
+            sc=${sc//'$OUT'/$OUT}     # (a literal $OUT in SCRIPTS: this call's output folder)
             say "script $sc"
             timeout ${SCRIPT_S:-150} python3 $sc 2>&1 | tee -a "$OUT/scripts.log" | tail -${SCRIPT_LINES:-80}
         done ;;
