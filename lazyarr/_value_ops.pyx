@@ -596,7 +596,7 @@ cdef object _view_key(object key):
                 return None
         return key if ellipsis else key + (Ellipsis,)
     if key is Ellipsis:
-        return key
+        return (key,)
     if _basic_part(key):
         return (key, Ellipsis)
     return None

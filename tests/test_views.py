@@ -172,6 +172,10 @@ def test_views_kept_on_a_gpu_leaf_alias_as_numpys_views(rng):
         assert_same(np.asarray(v), want[1:-1, 1:])
         assert_same(np.asarray(w), want[1:-1, 1:])
         assert_same(np.asarray(x[np.int64(1):3]), want[1:3])
+        assert_same(np.asarray(x[...]), want)
+        x[...] = x[...] * 2                             # (a bare ``...``: a kept key too)
+        want[...] = want * 2
+        assert_same(np.asarray(x), want)
         with pytest.raises(TypeError) as got:
             x[1.0:3]
         with pytest.raises(TypeError) as numpy_error:
