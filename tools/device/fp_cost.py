@@ -93,6 +93,7 @@ def main() -> None:
                     unchecked.append(timer(fn))
             c, u_ = statistics.median(checked), statistics.median(unchecked)
             print(f"{name:28s} {c:10.4f} {u_:10.4f} {c / u_:7.3f}   {unit}", flush=True)
+        paired({k: work[k][1] for k in work if k.endswith("hot call")})
         if opts.profile:
             profile_hot_call(work["chain 1024, hot call"][1])
 

@@ -150,8 +150,8 @@ def main() -> None:
              "|---|---|---|---|"]
     for name, ts in times.items():
         med = statistics.median(ts)
-        print(f"  {name:48s} {med:7.2f} s  {med / args.steps * 1e3:7.2f} ms/step  {base / med:5.2f}x")
-        lines.append(f"| {name} | {med:.2f} | {med / args.steps * 1e3:.2f} | {base / med:.2f}x |")
+        print(f"  {name:48s} {med:7.3f} s  {med / args.steps * 1e3:7.3f} ms/step  {base / med:5.2f}x")
+        lines.append(f"| {name} | {med:.3f} | {med / args.steps * 1e3:.3f} | {base / med:.2f}x |")
     if args.md:
         with open(args.md, "a") as f:
             f.write("\n".join(lines) + "\n\n")
