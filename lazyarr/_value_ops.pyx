@@ -141,11 +141,17 @@ cdef object _lazy_node(object name, object x, object y, int nin):
     if rule is None or not rule.fast:
         return None
     shape = rule.shape
-    if not shape or _get_config().mode == "eager":
+    if _get_config().mode == "eager":
         return None
     dtypes = rule.dtypes
     src = tuple(operands) if rule.uncast else _cast_operands(operands, dtypes)
-    return _array(_op_node(name, dtypes[nin], shape, rule.device, src))
+    node = _op_node(name, dtypes[nin], shape, rule.device, src)
+    if not shape and node.sid is None and node.data is None:
+        # a 0-d DAG that outgrew a structure id (a loop-carried value on cuda: ``s = s +
+        # a[i] * b[i]``): the builder's ``_bounded`` computes its pending operands first, on
+        # the slow path (the node is interned: built again there, it is this one)
+        return None
+    return _array(node)
 
 
 cdef inline object _make(object v):
@@ -472,6 +478,16 @@ def getitem(self, key):
         element = data[key]
         if isinstance(element, generic):
             return _make(element)
+    elif data is not None and node.device == "cuda" and not PyList_GET_SIZE(DEFERRING) and (
+            t is int and len(node.shape) == 1 or
+            t is tuple and element_key(<tuple>key, node.shape)) \
+            and _get_config().mode != "eager":
+        # one element of a computed cuda array in lazy mode: a pending copy of its 0-d view,
+        # which fuses into what reads it (``LazyArray.__getitem__``'s ``_element_of``, without
+        # its Python frames: a loop over elements takes two a step)
+        element = data[(key, Ellipsis) if t is int else <tuple>key + (Ellipsis,)]
+        return _array(_op_node("astype", element.dtype, (), "cuda", (_leaf(element, "cuda"),),
+                               element.dtype))
     elif not PyList_GET_SIZE(DEFERRING) and _owned_input(self, node):
         # a basic index of an input whose memory it owns already (no claim or anchor to do):
         # NumPy's view of the memory, with NumPy's errors (lazyarr/_views.py, _of_memory)

@@ -458,6 +458,37 @@ def test_a_loop_carried_cuda_value_reads_a_bounded_number_of_inputs(dtype):
     assert got.dtype == want.dtype and got == want
 
 
+@pytest.mark.gpu
+@_NEEDS_CUDA
+def test_a_cuda_element_loop_builds_its_steps_in_the_compiled_path(monkeypatch):
+    """The steps of ``s = s + a[i] * b[i]`` on cuda are built by the compiled operators and
+    getitem (lazyarr/_value_ops.pyx): the builder's Python path runs only where the 0-d
+    value outgrew a structure id and is bounded (``_bounded``), a few times per ~8 steps;
+    ``_element_of``'s Python frames never. The values are NumPy's loop's."""
+    from lazyarr import _array, _array_methods
+    calls = {"elementwise": 0, "element_of": 0}
+    elementwise, element_of = _array_methods._elementwise, _array._element_of
+
+    def counting_elementwise(*args):
+        calls["elementwise"] += 1
+        return elementwise(*args)
+
+    def counting_element_of(*args):
+        calls["element_of"] += 1
+        return element_of(*args)
+    monkeypatch.setattr(_array_methods, "_elementwise", counting_elementwise)
+    monkeypatch.setattr(_array, "_element_of", counting_element_of)
+    an, bn = np.arange(64.0), np.arange(64.0)[::-1].copy()
+    a, b = la.asarray(an, device="cuda"), la.asarray(bn, device="cuda")
+    s, want = la.zeros((), device="cuda"), 0.0
+    for i in range(64):
+        s = s + a[i] * b[i]
+        want = want + an[i] * bn[i]
+    assert float(s) == want
+    assert calls["element_of"] == 0
+    assert 0 < calls["elementwise"] <= 64 // 4, calls
+
+
 def _warnings_of(fn):
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
