@@ -23,7 +23,7 @@ from ._node import Node
 from ._operands import made, to_operand
 from ._registry import ELEMENTWISE, OPS, REDUCTIONS, OpDef
 from ._stack import user_stacklevel
-from ._value_ops import ufunc_function  # type: ignore[import-not-found]  # compiled
+from ._value_ops import bound_reduction, ufunc_function  # type: ignore[import-not-found]  # compiled
 
 # Bound once: every operator and reduction a user writes calls them.
 _elementwise, _reduce = _build.elementwise, _build.reduce
@@ -195,7 +195,13 @@ def reduction_function(opdef: OpDef, cls: Any) -> Callable[..., Any]:
     allowed = {name for name, ok in (("dtype", opdef.takes_dtype), ("ddof", opdef.takes_ddof),
                                      ("correction", opdef.takes_ddof)) if ok}
 
+    name = opdef.name
+
     def fn(x: Any, axis: Any = None, *, keepdims: bool = False, **kw: Any) -> Any:
+        if not kw:                      # a computed CPU array's repeated call: its bound runner
+            done = bound_reduction(name, x, axis, keepdims)
+            if done is not None:
+                return done
         node = x._node if isinstance(x, cls) else x
         # Held by a variable of the caller too (the store rule, lazyarr/_build.py)? A variable
         # (``y.mean()``, ``la.sum(y)``) is one reference more than a temporary argument

@@ -41,12 +41,12 @@ from typing import Any
 
 import numpy as np
 
-from . import _array, _build, _config, _dispatch, _materialize, _node, _views, _writes
+from . import _array, _build, _config, _dispatch, _materialize, _node, _views, _writes, backends
 from ._array import LazyArray
 from ._dtypes import SUPPORTED_DTYPES
 from ._registry import BY_NUMPY, ELEMENTWISE
 from ._value_ops import (  # type: ignore[import-not-found]  # compiled
-    ARRAY_METHODS, BINARY_STEMS, METHODS, getitem, setitem, setup, setup_nodes)
+    ARRAY_METHODS, BINARY_STEMS, METHODS, getitem, setitem, setup, setup_nodes, setup_reductions)
 
 _NODE = LazyArray.__dict__["_node"]           # LazyArray's slot: the node, once built
 _new = object.__new__
@@ -195,6 +195,7 @@ def _install() -> None:
     setup_nodes(_build._rules, _build._cast_operands, _node.op_node, _node.leaf,
                 tuple([by_operator[stem] for stem in BINARY_STEMS]),
                 tuple([by_operator[stem] for stem in ("neg", "pos", "abs", "invert")]))
+    setup_reductions(_build._bound_reductions, backends._forced, _build._warn_empty_slices)
     for name, (fn, _) in ARRAY_METHODS.items():   # small computed operands: at once, in C
         fn.__doc__ = getattr(LazyArray, name).__doc__
         setattr(LazyArray, name, fn)

@@ -83,6 +83,45 @@ def setup(cls, value, operand, weak_complex, deferred, list deferring, dict slow
     generic, ndarray = numpy.generic, numpy.ndarray
 
 
+cdef dict _BOUND_REDUCTIONS = None   # _build._bound_reductions: runners by call key
+cdef object _forced = None           # the ContextVar of backends.forced_backend()
+cdef object _warn_empty = None       # _build._warn_empty_slices
+
+
+def setup_reductions(dict bound, forced, warn_empty):
+    """Give :func:`bound_reduction` the reduction builder's table of bound runners
+    (``_build._bound_reductions``), the forced backend's context variable and
+    ``_build._warn_empty_slices``."""
+    global _BOUND_REDUCTIONS, _forced, _warn_empty
+    _BOUND_REDUCTIONS, _forced, _warn_empty = bound, forced, warn_empty
+
+
+def bound_reduction(str name, object x, object axis, object keepdims):
+    """``name(x, axis, keepdims=keepdims)`` of a computed CPU LazyArray whose runner an
+    earlier call bound (``_build.reduce``'s first lines, under the same key: a repeated
+    ``x.sum()`` or ``la.max(row, 0)``), as a new LazyArray; None for everything else (the
+    caller's path decides, and binds). Compiled: a small reduction is a few µs, of which the
+    Python lookup was one and a half."""
+    cdef object node
+    cdef object data
+    cdef object hit
+    if type(x) is not LazyArray or type(keepdims) is not bool \
+            or not (axis is None or type(axis) is int):
+        return None
+    node = x._node
+    data = node.data
+    if type(data) is not ndarray or node.device != "cpu" or _get_config().mode == "eager" \
+            or PyList_GET_SIZE(DEFERRING) and _deferred():
+        return None
+    hit = _BOUND_REDUCTIONS.get((name, data.dtype, data.shape, data.strides, data.flags.aligned,
+                                 axis, keepdims, None, 0, _forced.get()))
+    if hit is None:
+        return None
+    if (<tuple>hit)[1] is not None:
+        _warn_empty(*(<tuple>hit)[1])
+    return _wrap((<tuple>hit)[0]([data]))
+
+
 def setup_nodes(dict rules, cast_operands, op_node, leaf, tuple op_names, tuple unary_names):
     """Give the module the node builder's pieces for :func:`_lazy_node`: ``rules``
     (``_build._rules``), ``cast_operands`` (``_build._cast_operands``), ``op_node``

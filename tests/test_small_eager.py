@@ -444,3 +444,41 @@ def test_fuzz_with_small_arrays_at_once(expr):
                               and not t.startswith("lazy-cuda")])
     assert not problems, "\n".join(f"[{t}] {p}" for t, p in problems.items()) + \
         f"\n\nreproduce with strategies.check({expr!r})\n\nas code:\n{expr.source()}"
+
+
+def test_a_repeated_reduction_of_a_computed_array_takes_its_bound_runner(monkeypatch):
+    """``x.sum(0)`` again on a computed CPU array runs the runner its first call bound, from
+    the compiled ``_value_ops.bound_reduction`` (no builder call): the same values; the empty
+    slices' warnings of ``mean`` every time; eager mode, a ``dtype=`` or another layout goes
+    the builder's way."""
+    from lazyarr import _array_methods
+    calls = []
+    reduce = _array_methods._reduce
+
+    def counting(*args, **kw):
+        calls.append(args[0].name)
+        return reduce(*args, **kw)
+    monkeypatch.setattr(_array_methods, "_reduce", counting)
+    a = np.arange(12.0).reshape(3, 4)
+    x = la.asarray(a)
+    for got in (x.sum(0), x.sum(0), la.sum(x, 0), x.max(), x.max()):
+        assert isinstance(got, la.LazyArray) and got.is_materialized
+    assert calls == ["sum", "max"]
+    assert_same(np.asarray(x.sum(0)), a.sum(0))
+    assert_same(np.asarray(x.max()), np.asarray(a.max()))
+    x.sum(0, dtype=np.float32)
+    la.sum(x.T, 0)
+    with la.config(mode="eager"):
+        x.sum(0)
+    assert calls == ["sum", "max", "sum", "sum", "sum"]
+    empty = la.asarray(np.empty((0, 3)))
+    with warnings.catch_warnings(record=True) as numpys:
+        warnings.simplefilter("always")
+        np.empty((0, 3)).mean(0)
+    for _ in range(2):                  # (the second call: the bound runner's)
+        with warnings.catch_warnings(record=True) as ours:
+            warnings.simplefilter("always")
+            got = empty.mean(0)
+        assert [str(w.message) for w in ours] == [str(w.message) for w in numpys]
+        assert_same(np.asarray(got), np.full(3, np.nan))
+    assert calls.count("mean") == 1
