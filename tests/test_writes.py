@@ -278,6 +278,31 @@ def test_a_repeated_write_through_a_temporary_replays_its_launches(rng, monkeypa
         assert sum(hits) == 2
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device")
+def test_a_kept_write_goes_with_the_array_written(rng):
+    """The kept write (and its temporary) holds neither the array written nor the arrays
+    read: when the script drops the array, the entry goes too, also for a value that reads
+    the very view it writes (``u[1:-1] = u[1:-1] * 2``: one kept view, read and written)."""
+    import gc
+
+    from lazyarr._materialize import select
+    backend = select("cuda", "lazy")
+    base = rng.random((10, 8)).astype(np.float32)
+    with la.config(device="cuda"):
+        u = la.asarray(base.copy())
+        for _ in range(3):
+            u[1:-1] = u[1:-1] * 2 + u[:-2]
+        assert len(backend._through) >= 1
+        want = base.copy()
+        for _ in range(3):
+            want[1:-1] = want[1:-1] * 2 + want[:-2]
+        assert_same(np.asarray(u), want)
+        del u
+        gc.collect()
+    assert len(backend._through) == 0
+
+
 # ----------------------------------------------------------------------------- stateful
 class WritesAgainstNumPy(RuleBasedStateMachine):
     """Random views, writes, in-place operators, pending expressions and reads, each step

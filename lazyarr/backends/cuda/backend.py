@@ -98,24 +98,23 @@ class _Entry:
 
 class _Through:
     """A write through a temporary kept for the next step (``CudaBackend._through_temporary``):
-    the value's program, buffers, scalars and error-check choice, the memory written
-    (weakly), the stream, the temporary, and both launches with their arguments. A step
-    replays it when all of these are the same (the buffers and the memory written: the same
-    objects, as a stencil's kept views are), so the launches read what they read before,
-    from the memory as it is now."""
+    the value's program, its buffers (weakly), scalars and error-check choice, the memory
+    written (weakly), the stream, the temporary and both kernels. A step replays it when all
+    of these are the same (the buffers and the memory written: the same objects, as a
+    stencil's kept views are), so the launches read what they read before, from the memory
+    as it is now. Only the temporary is held: the arrays read and written go when their
+    owner does, and the entry with them (``CudaBackend._keep``)."""
 
     KEPT = 8            # writes kept at once (each holds a temporary the size of its value)
     __slots__ = ("program", "inputs", "scalars", "out", "checked", "stream", "temp",
-                 "value_entry", "value_args", "copy_entry", "copy_args")
+                 "value_entry", "copy_entry")
 
     def __init__(self, lowered: Lowered, out: Any, checked: bool, stream: int, temp: Any,
-                 value_entry: _Entry, value_args: list[Any], copy_entry: _Entry,
-                 copy_args: list[Any]) -> None:
-        self.program, self.inputs = lowered.program, list(lowered.inputs)
-        self.scalars = list(lowered.scalars)
+                 value_entry: _Entry, copy_entry: _Entry) -> None:
+        self.program, self.scalars = lowered.program, list(lowered.scalars)
+        self.inputs = [weakref.ref(a) for a in lowered.inputs]  # (TypeError: not kept)
         self.out, self.checked, self.stream, self.temp = out, checked, stream, temp
-        self.value_entry, self.value_args = value_entry, value_args
-        self.copy_entry, self.copy_args = copy_entry, copy_args
+        self.value_entry, self.copy_entry = value_entry, copy_entry
 
     def replays(self, lowered: Lowered, out: Any, checked: bool, stream: int) -> bool:
         inputs, scalars = lowered.inputs, lowered.scalars
@@ -123,8 +122,8 @@ class _Through:
                 or checked is not self.checked or stream != self.stream \
                 or len(inputs) != len(self.inputs) or len(scalars) != len(self.scalars):
             return False
-        for a, b in zip(inputs, self.inputs):
-            if a is not b:
+        for a, ref in zip(inputs, self.inputs):
+            if ref() is not a:
                 return False
         for a, b in zip(scalars, self.scalars):     # (NumPy scalars: the same bits)
             if a is not b and (a.dtype != b.dtype or a.tobytes() != b.tobytes()):
@@ -275,8 +274,10 @@ class CudaBackend:
         checked = flags.checking()
         kept = self._through.get(id(out))
         if kept is not None and kept.replays(lowered, out, checked, self.stream()):
-            self._launch(kept.value_entry, kept.value_args)
-            self._launch(kept.copy_entry, kept.copy_args)
+            temp = kept.temp
+            self._launch(kept.value_entry, self.arguments(kept.value_entry, inputs,
+                                                          lowered.scalars, temp))
+            self._launch(kept.copy_entry, self.arguments(kept.copy_entry, [temp], [], out))
             return True
         if any(type(a) is not CounterMap and may_share_memory(a, out) for a in inputs):
             return self._through_temporary(lowered, out, checked)
@@ -302,35 +303,35 @@ class CudaBackend:
     def _through_temporary(self, lowered: Lowered, out: Any, checked: bool) -> bool:
         """A value that reads ``out``'s memory: computed into a temporary, then copied in by a
         second kernel, so that every element is read before any is written. The temporary
-        and both launches' arguments are kept for ``out`` (:class:`_Through`): a loop's next
-        step (``u[1:-1, 1:-1] = jacobi(u)``: the same kept views of ``u`` read, the same
-        kept view written) launches the two kernels again with no allocation and no
-        argument building (docs/notes/gpu.rst 2026-12-04d)."""
+        and both kernels are kept for ``out`` (:class:`_Through`): a loop's next step
+        (``u[1:-1, 1:-1] = jacobi(u)``: the same kept views of ``u`` read, the same kept
+        view written) launches the two kernels again into the same temporary, with no
+        allocation, overlap test or entry lookup (docs/notes/gpu.rst 2026-12-04d)."""
         temp = self.run(lowered)
         copy_entry = self._into_entry(_copy_program(temp.dtype, temp.ndim), [temp], out, checked)
         if copy_entry is None:          # (never: a temporary is contiguous)
             return False
-        copy_args = self.arguments(copy_entry, [temp], [], out)
-        self._launch(copy_entry, copy_args)
+        self._launch(copy_entry, self.arguments(copy_entry, [temp], [], out))
         layout = tuple([(a.shape, a.strides) for a in lowered.inputs])
         value_entry = self._entries.get((lowered.program, layout, checked))
         if value_entry is not None and value_entry.acc is None:
-            self._keep(_Through(lowered, out, checked, self.stream(), temp, value_entry,
-                                self.arguments(value_entry, lowered.inputs, lowered.scalars, temp),
-                                copy_entry, copy_args))
+            self._keep(lowered, out, checked, temp, value_entry, copy_entry)
         return True
 
-    def _keep(self, through: _Through) -> None:
-        """Keep ``through`` while its ``out`` lives (a weak reference: the temporary goes with
-        the memory written), at most ``_Through.KEPT`` of them (the oldest goes first)."""
-        key = id(through.out)
+    def _keep(self, lowered: Lowered, out: Any, checked: bool, temp: Any, value_entry: _Entry,
+              copy_entry: _Entry) -> None:
+        """Keep a write through ``temp`` while ``out`` lives (a weak reference: the entry and
+        its temporary go with the memory written), at most ``_Through.KEPT`` of them (the
+        oldest goes first). Arrays without weak references are not kept."""
+        key = id(out)
         table = self._through
 
         def gone(_: Any, key: int = key) -> None:
             table.pop(key, None)
         try:
-            through.out = weakref.ref(through.out, gone)
-        except TypeError:               # (an array type without weak references: not kept)
+            through = _Through(lowered, weakref.ref(out, gone), checked, self.stream(), temp,
+                               value_entry, copy_entry)
+        except TypeError:
             return
         table.pop(key, None)
         if len(table) >= _Through.KEPT:
