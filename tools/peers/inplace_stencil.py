@@ -130,8 +130,13 @@ def main() -> None:
         for name, fn in fns.items():                       # warm-up (compiles), and the bits
             got = host(fn())
             if not np.array_equal(got, want):
-                print(f"  {name}: not the bits of {base_name}, largest difference "
-                      f"{float(np.max(np.abs(got - want))):.3g}")
+                # lazyarr's must be NumPy's (CuPy's) bits; a peer's may round otherwise
+                # (torch.compile contracts to FMA): said, not fatal
+                message = (f"{name}: not the bits of {base_name}, largest difference "
+                           f"{float(np.max(np.abs(got - want))):.3g}")
+                if name.startswith("lazyarr"):
+                    raise SystemExit(message)
+                print(" ", message)
         times: dict[str, list[float]] = {name: [] for name in fns}
         for _ in range(args.reps):
             for name, fn in fns.items():
