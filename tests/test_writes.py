@@ -378,6 +378,29 @@ WritesAgainstNumPy.TestCase.settings = settings(max_examples=60, stateful_step_c
                                                 suppress_health_check=list(HealthCheck))
 
 
+class WritesAgainstNumPyOnCuda(WritesAgainstNumPy):
+    """The same machine on cuda (lazy mode: eager mode there is CuPy's): views kept on GPU
+    leaves, writes through them, kept writes through temporaries, reads after every step.
+    Fewer examples: the simulated device runs each kernel in Python."""
+
+    @invariant()
+    def on_cuda(self):
+        for _, x in getattr(self, "pairs", ()):
+            assert x.device == "cuda"
+
+
+WritesAgainstNumPyOnCuda.TestCase.settings = settings(max_examples=20, stateful_step_count=20,
+                                                      deadline=None,
+                                                      suppress_health_check=list(HealthCheck))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device")
+def test_stateful_writes_against_numpy_on_cuda():
+    with la.config(mode="lazy", device="cuda"):
+        WritesAgainstNumPyOnCuda.TestCase().runTest()
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.int16, np.bool_, np.complex128], ids=str)
 def test_a_copy_is_independent_and_a_pending_copy_fuses(dtype, mode, rng):
     """``la.copy``/``x.copy()`` as NumPy's: the values of the line, and no aliasing either way
