@@ -113,7 +113,8 @@ def _element_of(node: Node, key: Any) -> Node:
     In lazy mode a pending copy of the element's 0-d view: it fuses into what reads it (``s +
     a[i] * b[i]`` launches no copy per element, which cost two thirds of a loop's time on the
     H200), and a write into the array first computes it (the write barrier), so it keeps the
-    value the element had at this line. In eager mode, a copy now."""
+    value the element had at this line. In eager mode, a copy now. (Lazy mode outside a
+    trace or ``la.explain`` takes the compiled twin of this, in ``_value_ops.getitem``.)"""
     view_key = (*key, Ellipsis) if type(key) is tuple else (key, Ellipsis)
     element = node.data[view_key]      # (the 0-d view, in NumPy's memory on the simulated GPU)
     if get_config().mode == "eager":

@@ -515,6 +515,8 @@ def reduce(opdef: OpDef, x: Any, axis: Any = None, keepdims: bool = False, dtype
         # bound by an earlier call of the same key, runs it without the spec, the node or
         # the lowering (a hit had no error; warnings of mean/var/std are given again).
         data = x.data
+        # (``_value_ops.bound_reduction`` looks up the same key, compiled, for calls without
+        # keywords: one key, written twice; tests/test_small_eager.py checks that it hits)
         key = (opdef.name, data.dtype, data.shape, data.strides, data.flags.aligned, axis,
                keepdims, dtype, ddof, forced_backend())
         try:

@@ -11,8 +11,8 @@ user's line that materialized.
 from __future__ import annotations
 
 import warnings
-from typing import Any
 from collections.abc import Iterable
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -23,22 +23,46 @@ from .._stack import user_stacklevel
 #: read here only: the cuda flags (flags.py) and the reference backend's calls (reference.py)
 #: take it from here, and do without it (None) where a NumPy lacks it.
 ERROR_STATE = getattr(np._core.umath, "_extobj_contextvar", None)
-_interrupting: tuple[Any, bool] = (object(), False)
+
+
+class Decided(NamedTuple):
+    """What NumPy's error state decides for lazyarr, made once per state (:func:`decided`)."""
+
+    ext: Any                  # the error state's value (its identity is the memo's key)
+    state: dict[str, str]     # ``np.geterr()``
+    checking: bool            # divide, over or invalid not ignored: checked kernels run
+    immediate: bool           # one of those handled at once (raise, call, print, log)
+    interrupting: bool        # any category raises or calls a handler
+
+
+_CHECKED = ("divide", "over", "invalid")
+_IMMEDIATE = frozenset({"raise", "call", "print", "log"})
+_decided = Decided(object(), {}, True, False, False)
+
+
+def decided() -> Decided:
+    """:class:`Decided` for the error state of now. NumPy's error state lives in a context
+    variable whose value every errstate/seterr replaces: the decisions are made again only
+    when it changes (``np.geterr()`` is ~0.6 µs, the decisions ~2 µs: too much for every
+    launch and every write; the lookup is ~15 ns)."""
+    global _decided
+    ext = ERROR_STATE.get() if ERROR_STATE is not None else None
+    known = _decided
+    if ext is None or ext is not known.ext:
+        state = np.geterr()
+        handling = state.values()
+        known = Decided(ext, state, any(state[k] != "ignore" for k in _CHECKED),
+                        any(state[k] in _IMMEDIATE for k in _CHECKED),
+                        "raise" in handling or "call" in handling)
+        if ext is not None:
+            _decided = known       # (holding ``ext``: its identity stays its own)
+    return known
 
 
 def interrupting() -> bool:
     """Whether a floating-point error would raise (or call a handler) under ``np.errstate``
-    now: NumPy does that before an assignment writes anything. Decided again only when the
-    error state changes (``np.geterr()`` is ~1 µs, on the path of every write)."""
-    global _interrupting
-    ext = ERROR_STATE.get() if ERROR_STATE is not None else None
-    known = _interrupting
-    if ext is None or ext is not known[0]:
-        state = np.geterr().values()
-        known = (ext, "raise" in state or "call" in state)
-        if ext is not None:
-            _interrupting = known      # (holding ``ext``: its identity stays its own)
-    return known[1]
+    now: NumPy does that before an assignment writes anything."""
+    return decided().interrupting
 
 
 #: NPY_FPE_OVERFLOW, NPY_FPE_INVALID (what 0/0 raises)

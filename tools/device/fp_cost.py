@@ -83,21 +83,27 @@ def main() -> None:
             device_latency({k: work[k][1] for k in work if k.endswith("hot call")}, rounds)
         print(f"{'workload':28s} {'checked':>10s} {'unchecked':>10s} {'ratio':>7s}   (medians of {rounds} alternated rounds)")
         for name, (timer, fn, unit) in work.items():
-            fn()
-            with np.errstate(all="ignore"):
-                fn()
-            checked, unchecked = [], []
-            for _ in range(rounds):
-                checked.append(timer(fn))
-                with np.errstate(all="ignore"):
-                    unchecked.append(timer(fn))
-            c, u_ = statistics.median(checked), statistics.median(unchecked)
+            c, u_ = alternated(fn, timer, rounds)
             print(f"{name:28s} {c:10.4f} {u_:10.4f} {c / u_:7.3f}   {unit}", flush=True)
         # (Jacobi 4096²'s call is host-bound: its rounds of 100 calls moved 0.88-1.06 from call
         # to call, 2026-12-04c/d; call by call, the host's drift falls on both alike)
         paired({k: work[k][1] for k in work if k.endswith("hot call") or k == "jacobi 4096^2"})
         if opts.profile:
             profile_hot_call(work["chain 1024, hot call"][1])
+
+
+def alternated(fn, timer, rounds: int) -> tuple[float, float]:
+    """``timer(fn)`` checked and unchecked (``np.errstate(all="ignore")``) in turn, ``rounds``
+    times after a warm-up of each: the medians (checked, unchecked)."""
+    fn()
+    with np.errstate(all="ignore"):
+        fn()
+    checked, unchecked = [], []
+    for _ in range(rounds):
+        checked.append(timer(fn))
+        with np.errstate(all="ignore"):
+            unchecked.append(timer(fn))
+    return statistics.median(checked), statistics.median(unchecked)
 
 
 def paired(work: dict, pairs: int = 4000) -> None:
@@ -163,15 +169,7 @@ def device_us(fn, calls: int = 200) -> float:
 def device_latency(work: dict, rounds: int) -> None:
     print(f"{'device time per call':28s} {'checked':>10s} {'unchecked':>10s} {'ratio':>7s}   us")
     for name, fn in work.items():
-        fn()
-        with np.errstate(all="ignore"):
-            fn()
-        checked, unchecked = [], []
-        for _ in range(rounds):
-            checked.append(device_us(fn))
-            with np.errstate(all="ignore"):
-                unchecked.append(device_us(fn))
-        c, u_ = statistics.median(checked), statistics.median(unchecked)
+        c, u_ = alternated(fn, device_us, rounds)
         print(f"{name:28s} {c:10.3f} {u_:10.3f} {c / u_:7.3f}", flush=True)
 
 

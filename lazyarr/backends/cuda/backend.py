@@ -312,9 +312,10 @@ class CudaBackend:
         if copy_entry is None:          # (never: a temporary is contiguous)
             return False
         self._launch(copy_entry, self.arguments(copy_entry, [temp], [], out))
+        # (run's key of its cached entry: a value whose inputs it had to copy has none)
         layout = tuple([(a.shape, a.strides) for a in lowered.inputs])
         value_entry = self._entries.get((lowered.program, layout, checked))
-        if value_entry is not None and value_entry.acc is None:
+        if value_entry is not None:
             self._keep(lowered, out, checked, temp, value_entry, copy_entry)
         return True
 

@@ -36,40 +36,20 @@ from .fp_checks import MAX_SITES
 #: words per slot (op sites of one kernel; a kernel with more checks only the first ones),
 #: slots per stream (launches whose flags can be in flight)
 WORDS, SLOTS = MAX_SITES, 64
-_IMMEDIATE = frozenset({"raise", "call", "print", "log"})
-_KEYS = ("divide", "over", "invalid")
-
-
-#: NumPy's error state lives in a context variable whose value is replaced by every
-#: errstate/seterr: the decisions below are recomputed only when it changes (np.geterr() is
-#: ~0.6 us, the two decisions ~1.9 us: too much for every launch; the lookup is ~15 ns)
 _EXTOBJ = fp_errors.ERROR_STATE
-_decided: tuple[Any, bool, bool, dict[str, str]] = (object(), True, False, {})
-
-
-def _decisions() -> tuple[Any, bool, bool, dict[str, str]]:
-    """(the error state's value, checking, reporting at once, ``np.geterr()``)."""
-    global _decided
-    ext = _EXTOBJ.get() if _EXTOBJ is not None else None
-    decided = _decided
-    if ext is None or ext is not decided[0]:
-        state = np.geterr()
-        decided = (ext, any(state[k] != "ignore" for k in _KEYS),
-                   any(state[k] in _IMMEDIATE for k in _KEYS), state)
-        if ext is not None:
-            _decided = decided       # (holding ``ext``: its identity stays its own)
-    return decided
+#: the error state's decisions (checking, reporting at once), made once per state
+_decisions = fp_errors.decided
 
 
 def checking() -> bool:
     """Whether kernels check for floating-point errors now (not all of NumPy's divide, over
     and invalid ignored: then the unchecked kernel runs)."""
-    return _decisions()[1]
+    return _decisions().checking
 
 
 def report_now() -> bool:
     """Whether the error state handles an error at once (raise, call, print, log)."""
-    return _decisions()[2]
+    return _decisions().immediate
 
 
 def report_words(words: Any, sites: tuple[str, ...], line: tuple[str, int] | None = None,
@@ -115,7 +95,8 @@ class _Ring:
     def take(self, kernel: Any, sites: tuple[str, ...]) -> tuple[Any, _Pending | None]:
         """The device words a launch of ``kernel`` ORs its flags into, and, when the error
         state handles errors at once, the launch to :meth:`read` right after it."""
-        ext, _, now, state = _decisions()
+        decided = _decisions()
+        ext, now, state = decided.ext, decided.immediate, decided.state
         share = not now
         if share:
             slot = self.active.get((kernel, ext))
