@@ -52,6 +52,9 @@ EXTENSIONS: list = cythonize(
         Extension(
             "lazyarr._node",
             ["lazyarr/_node.pyx"],
+            include_dirs=[np.get_include()],
+            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+            depends=["lazyarr/_node.pxd"],
             extra_compile_args=["-O3"] if sys.platform != "win32" else [],
         ),
         # the operators of a computed 0-d CPU value and the element read x[i]: the loop over
@@ -59,6 +62,9 @@ EXTENSIONS: list = cythonize(
         Extension(
             "lazyarr._value_ops",
             ["lazyarr/_value_ops.pyx"],
+            include_dirs=[np.get_include()],
+            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+            depends=["lazyarr/_node.pxd"],
             extra_compile_args=["-O3"] if sys.platform != "win32" else [],
         ),
     ],

@@ -26,7 +26,7 @@ from ._operands import made
 from ._program import lower
 from ._registry import BY_NUMPY, TWO_OUTPUTS
 from ._stack import warn_imaginary_discarded
-from ._value_ops import element_key  # type: ignore[import-not-found]  # compiled (setup.py)
+from ._value_ops import ArrayBase, element_key  # type: ignore[import-not-found]  # compiled
 
 _MAX_REPR_OPS = 8
 _UFUNC_REDUCTIONS = {np.add: "sum", np.multiply: "prod", np.minimum: "min", np.maximum: "max",
@@ -127,7 +127,7 @@ def _element_of(node: Node, key: Any) -> Node:
 
 
 @generated
-class LazyArray:
+class LazyArray(ArrayBase):  # type: ignore[misc]  # compiled base: the node, the operators' slots
     """An n-dimensional array whose elementwise operations are recorded, not run.
 
     A ``LazyArray`` is either *materialized* (it holds a NumPy or CuPy buffer) or
@@ -142,7 +142,7 @@ class LazyArray:
     15.0
     """
 
-    __slots__ = ("_node", "__weakref__")
+    __slots__ = ()                  # the node and weak references: ArrayBase's fields
     __array_priority__ = 100        # NumPy defers binary operators to us
     __hash__ = None                 # type: ignore[assignment]  # == is elementwise
 
@@ -157,12 +157,6 @@ class LazyArray:
             raise TypeError("la.ndarray(shape, dtype) makes a new array; for one over a given "
                             "buffer use la.asarray(numpy.ndarray(shape, dtype, buffer, ...))")
         return LazyArray._from_node(made(None, "empty", shape, dtype=check_dtype(dtype)))
-
-    @classmethod
-    def _from_node(cls, node: Node) -> LazyArray:
-        self = object.__new__(cls)
-        self._node = node
-        return self
 
     # ----------------------------------------------------------------- attributes
     @property

@@ -31,6 +31,8 @@ fields in ``_describe`` and ``op_node`` are C struct accesses rather than Python
 lookups (docs/notes/core.rst, "Per-call overhead"). The rest is the Python it was.
 """
 
+cimport numpy as cnp
+
 import itertools
 import weakref
 from typing import Any
@@ -41,24 +43,11 @@ MAX_LEAVES = 16           # bigger DAGs get no structure id (sid None): lowered 
 _MAX_STRUCTURES = 1 << 16  # the table is cleared when it grows past this (ids are never reused)
 _MAX_WALK = 64            # interior nodes is_fresh may visit before giving up
 
+cnp.import_array()
+
 
 cdef class Node:
-    """One node of an expression DAG (see the module docstring)."""
-    cdef public object op        # registry op name, or "leaf" / "scalar" / "counter"
-    cdef public object dtype     # np.dtype
-    cdef public object shape     # tuple[int, ...]
-    cdef public object device    # None for scalars: they go anywhere
-    cdef public tuple src        # the children
-    cdef public object arg       # static operand: cast dtype, reduction spec, scalar value
-    cdef public object data      # the buffer, once materialized (always set for leaves)
-    cdef public object sid       # structure id (see the module docstring); None: too big, or stale
-    cdef public object leaves    # interior nodes: the distinct leaves, in lowering order, or None
-    cdef public object epoch     # interior nodes: the epoch the sid was last known valid in
-    cdef public object owner     # a weak reference to the LazyArray that owns the memory, or None
-                                 # (lazyarr/_views.py, claim)
-    cdef public object views     # a GPU leaf: views of ``data`` made so far, by basic key, or
-                                 # None (lazyarr/_value_ops.pyx, device_view)
-    cdef object __weakref__
+    """One node of an expression DAG (see the module docstring; its fields: lazyarr/_node.pxd)."""
 
     def __init__(self, op, dtype, shape, device, tuple src=(), arg=None, data=None):
         self.op, self.dtype, self.shape, self.device = op, dtype, shape, device
@@ -108,14 +97,23 @@ def materialized(node: Node, data: Any) -> None:
 cdef dict _input_sids = {}   # (dtype, ndim) -> structure(("input", dtype, ndim))
 
 
+cdef object _last_dtype = None   # the last _input_sid asked: a loop's results are all alike
+cdef Py_ssize_t _last_ndim = -1
+cdef object _last_sid = None
+
+
 cdef inline object _input_sid(object dtype, Py_ssize_t ndim):
     """``structure(("input", dtype, ndim))``, memoized: every small operator's result is a new
     leaf (~0.1 us of its ~1 us). (An id stays valid after the structure table is cleared:
     ids are never reused, and a key that got a new id there only misses caches.)"""
+    global _last_dtype, _last_ndim, _last_sid
+    if dtype is _last_dtype and ndim == _last_ndim:
+        return _last_sid
     cdef tuple key = (dtype, ndim)
     cdef object sid = _input_sids.get(key)
     if sid is None:
         sid = _input_sids[key] = structure(("input", dtype, ndim))
+    _last_dtype, _last_ndim, _last_sid = dtype, ndim, sid
     return sid
 
 
@@ -299,11 +297,15 @@ def held_pending(object skip, bint exact):
 cpdef Node leaf(object data, object device):
     """A materialized buffer as a node. Leaves are not interned: one per buffer wrapper."""
     cdef Node node = Node.__new__(Node)        # (the fields set here: no __init__ call)
-    cdef object shape = data.shape
-    node.op, node.dtype, node.shape, node.device = "leaf", data.dtype, \
-        shape if type(shape) is tuple else tuple(shape), device
-    node.src, node.arg, node.data = (), None, data
-    node.leaves, node.epoch, node.owner, node.views = None, 0, None, None
+    cdef object shape
+    if type(data) is np.ndarray:               # (NumPy's getters, without the attribute lookups)
+        node.dtype = <object>cnp.PyArray_DESCR(<cnp.ndarray>data)
+        node.shape = cnp.PyArray_IntTupleFromIntp(cnp.PyArray_NDIM(<cnp.ndarray>data),
+                                                  cnp.PyArray_DIMS(<cnp.ndarray>data))
+    else:
+        shape = data.shape
+        node.dtype, node.shape = data.dtype, shape if type(shape) is tuple else tuple(shape)
+    node.op, node.device, node.src, node.data, node.epoch = "leaf", device, (), data, 0
     node.sid = _input_sid(node.dtype, len(node.shape))
     return node
 

@@ -46,10 +46,10 @@ from ._array import LazyArray
 from ._dtypes import SUPPORTED_DTYPES
 from ._registry import BY_NUMPY, ELEMENTWISE
 from ._value_ops import (  # type: ignore[import-not-found]  # compiled
-    ARRAY_METHODS, BINARY_STEMS, METHODS, getitem, setitem, setup, setup_nodes, setup_reductions)
+    ARRAY_CODES, BINARY_STEMS, METHODS, ArrayBase, make_value, setup, setup_nodes,
+    setup_reductions)
 
-_NODE = LazyArray.__dict__["_node"]           # LazyArray's slot: the node, once built
-_new = object.__new__
+_NODE = ArrayBase.__dict__["_node"]           # LazyArray's field: the node, once built
 _deferred = _materialize.computing_is_deferred
 _DEFERRING = _materialize.DEFERRING           # non-empty while a call is explained or traced
 _SUPPORTED = frozenset(SUPPORTED_DTYPES)
@@ -138,9 +138,7 @@ class ScalarValue(LazyArray):
 
 def value(v: Any) -> ScalarValue:
     """A ``ScalarValue`` holding the NumPy scalar ``v``."""
-    s = _new(ScalarValue)
-    s._v = v
-    return s
+    return make_value(v)  # type: ignore[no-any-return]
 
 
 def _operand(x: Any) -> Any:
@@ -185,24 +183,20 @@ def _install() -> None:
         forward = "__" + name[3:]
         if name.startswith("__r") and forward in METHODS:       # __radd__: __iadd__ is __add__
             setattr(ScalarValue, "__i" + name[3:], METHODS[forward][0])
-    assert set(METHODS) <= set(ARRAY_METHODS) and all(
-        hasattr(LazyArray, name) for name in ARRAY_METHODS)
+    assert set(METHODS) <= set(ARRAY_CODES) and all(name in vars(LazyArray) for name in ARRAY_CODES)
     setup(ScalarValue, ScalarValue._value, _operand, _weak_complex, _deferred, _DEFERRING,
-          {name: getattr(LazyArray, name) for name in ARRAY_METHODS}, LazyArray.__getitem__,
+          {name: vars(LazyArray)[name] for name in ARRAY_CODES}, vars(LazyArray)["__getitem__"],
           LazyArray, _writes.target, _config, (_views._base_of, _views._views_of),
-          _writes.barrier, LazyArray.__setitem__)
+          _writes.barrier, vars(LazyArray)["__setitem__"])
     by_operator = {op.operator: op.name for op in ELEMENTWISE if op.operator is not None}
-    setup_nodes(_build._rules, _build._cast_operands, _node.op_node, _node.leaf,
+    setup_nodes(_build._rules, _build._cast_operands,
                 tuple([by_operator[stem] for stem in BINARY_STEMS]),
                 tuple([by_operator[stem] for stem in ("neg", "pos", "abs", "invert")]))
     setup_reductions(_build._bound_reductions, backends._forced, _build._warn_empty_slices)
-    for name, (fn, _) in ARRAY_METHODS.items():   # small computed operands: at once, in C
-        fn.__doc__ = getattr(LazyArray, name).__doc__
-        setattr(LazyArray, name, fn)
-    getitem.__doc__ = LazyArray.__getitem__.__doc__
-    LazyArray.__getitem__ = getitem  # type: ignore[method-assign]
-    setitem.__doc__ = LazyArray.__setitem__.__doc__
-    LazyArray.__setitem__ = setitem  # type: ignore[method-assign]
+    # LazyArray's own operators, x[key] and x[key] = v are the slow paths from now on: the
+    # slots of its compiled base (ArrayBase) serve them, without a method lookup or a frame
+    for name in (*ARRAY_CODES, "__getitem__", "__setitem__"):
+        delattr(LazyArray, name)
     _dispatch.PROTOCOLS["scalar_value"] = value
 
 

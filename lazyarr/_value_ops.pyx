@@ -14,17 +14,30 @@ Everything that is not the common case (an operand that is not a number, a value
 was built, a call being explained or traced) goes to the Python functions :func:`setup` was
 given, so the rules stay in one place, lazyarr/_value.py.
 """
+cimport cython
+from cpython.contextvars cimport get_value
 from cpython.list cimport PyList_GET_SIZE
 from cpython.ref cimport Py_REFCNT
 from cpython.object cimport PyObject, PyTypeObject
+
+cimport numpy as cnp
+
+from lazyarr._node cimport Node, leaf, op_node
+
+cnp.import_array()
 
 import weakref
 
 cdef extern from "Python.h":
     object PyType_GenericAlloc(PyTypeObject *tp, Py_ssize_t nitems)
+    ctypedef struct PyWrapperDescrObject:    # (descrobject.h: a slot wrapper, ``int.__add__``)
+        void *d_base                         # its slot's ``struct wrapperbase``
+        void *d_wrapped                      # the C function of the slot
+    object PyDescr_NewWrapper(PyTypeObject *tp, void *base, void *wrapped)
+    void PyType_Modified(PyTypeObject *tp)
 
 # set once by setup() (lazyarr/_value.py)
-cdef object ScalarValue = None
+cdef type ScalarValue = None
 cdef object _value = None            # the value of a ScalarValue whose node was built
 cdef object _operand = None          # the value of any other operand, or None
 cdef object _weak_complex = None     # a Python complex left of a value
@@ -34,10 +47,10 @@ cdef tuple SLOW = ()                 # LazyArray's operator methods, by operator
 cdef object _getitem = None          # LazyArray's __getitem__ (everything but x[i])
 cdef object generic = None           # numpy.generic
 cdef object ndarray = None           # numpy.ndarray
-cdef object LazyArray = None
+cdef type LazyArray = None
 cdef object _target = None           # x's memory, ready to be written (lazyarr/_writes.py)
-cdef object _config = None           # lazyarr/_config.py: its ContextVar and default, read
-                                     # here without a Python call (the eager_max_size bound)
+cdef object _config_override = None  # lazyarr/_config.py: its ContextVar, and its namespace
+cdef dict _config_namespace = None   # (for ``_default``), read here without a Python call
 cdef dict _BASE_OF = None            # _views._base_of: id(pushed-down view) -> its base
 cdef dict _VIEWS_OF = None           # _views._views_of: id(base) -> its pushed-down views
 cdef object _barrier = None          # _writes.barrier
@@ -45,8 +58,6 @@ cdef object _setitem = None          # LazyArray's __setitem__ (every other writ
 # the node builder's fast path (lazyarr/_build.py, ``elementwise``), given by setup_nodes()
 cdef dict _rules = None              # _build._rules: memoized NumPy rules by operand types
 cdef object _cast_operands = None    # _build._cast_operands
-cdef object _op_node = None          # _node.op_node
-cdef object _leaf = None             # _node.leaf
 cdef tuple OP_NAMES = ()             # the registry's op name of each binary operator code
 cdef tuple UNARY_NAMES = ()          # ... and of each unary one (code - NEG)
 
@@ -65,20 +76,21 @@ def setup(cls, value, operand, weak_complex, deferred, list deferring, dict slow
     """Give the module what it calls: ``cls`` (ScalarValue), ``value`` (ScalarValue._value),
     ``operand`` and ``weak_complex`` (lazyarr/_value.py), ``deferred`` and ``deferring``
     (lazyarr/_materialize.py), ``slow`` (LazyArray's own operator methods by name, for those
-    of :data:`METHODS` and :data:`ARRAY_METHODS`), ``getitem`` (LazyArray's ``__getitem__``),
+    of :data:`ARRAY_CODES`), ``getitem`` (LazyArray's ``__getitem__``),
     ``array_cls`` (LazyArray), ``target``
     (``_writes.target``), ``config`` (the module lazyarr/_config.py), ``owns``
     (``_views._base_of`` and ``_views._views_of``, which :func:`_owns` reads), ``barrier``
     (``_writes.barrier``) and ``setitem_`` (LazyArray's ``__setitem__``)."""
     global ScalarValue, _value, _operand, _weak_complex, _deferred, DEFERRING, SLOW, _getitem
-    global generic, ndarray, LazyArray, _target, _config, _BASE_OF, _VIEWS_OF, _barrier, _setitem
+    global generic, ndarray, LazyArray, _target, _config_override, _config_namespace, _BASE_OF, _VIEWS_OF, _barrier, _setitem
     import numpy
     ScalarValue, _value, _operand, _weak_complex = cls, value, operand, weak_complex
     _deferred, DEFERRING, _getitem = deferred, deferring, getitem
-    LazyArray, _target, _config = array_cls, target, config
+    LazyArray, _target = array_cls, target
+    _config_override, _config_namespace = config._override, vars(config)
     _BASE_OF, _VIEWS_OF = owns
     _barrier, _setitem = barrier, setitem_
-    codes = {code: slow[name] for name, (_, code) in {**METHODS, **ARRAY_METHODS}.items()}
+    codes = {code: slow[name] for name, code in ARRAY_CODES.items()}
     SLOW = tuple([codes.get(code) for code in range(INPLACE + RSHIFT + 1)])
     generic, ndarray = numpy.generic, numpy.ndarray
 
@@ -102,15 +114,15 @@ def bound_reduction(str name, object x, object axis, object keepdims):
     ``x.sum()`` or ``la.max(row, 0)``), as a new LazyArray; None for everything else (the
     caller's path decides, and binds). Compiled: a small reduction is a few µs, of which the
     Python lookup was one and a half."""
-    cdef object node
+    cdef Node node
     cdef object data
     cdef object hit
     if type(x) is not LazyArray or type(keepdims) is not bool \
             or not (axis is None or type(axis) is int):
         return None
-    node = x._node
+    node = <Node>(<ArrayBase>x)._node
     data = node.data
-    if type(data) is not ndarray or node.device != "cpu" or _get_config().mode == "eager" \
+    if type(data) is not ndarray or node.device != "cpu" or _eager_mode() \
             or PyList_GET_SIZE(DEFERRING) and _deferred():
         return None
     hit = _BOUND_REDUCTIONS.get((name, data.dtype, data.shape, data.strides, data.flags.aligned,
@@ -122,28 +134,45 @@ def bound_reduction(str name, object x, object axis, object keepdims):
     return _wrap((<tuple>hit)[0]([data]))
 
 
-def setup_nodes(dict rules, cast_operands, op_node, leaf, tuple op_names, tuple unary_names):
+def setup_nodes(dict rules, cast_operands, tuple op_names, tuple unary_names):
     """Give the module the node builder's pieces for :func:`_lazy_node`: ``rules``
-    (``_build._rules``), ``cast_operands`` (``_build._cast_operands``), ``op_node``
-    (``_node.op_node``), ``leaf`` (``_node.leaf``), ``op_names`` (the registry's op of
-    each operator in :data:`BINARY_STEMS`' order) and ``unary_names`` (of ``-x``, ``+x``,
-    ``abs(x)``, ``~x``)."""
-    global _rules, _cast_operands, _op_node, _leaf, OP_NAMES, UNARY_NAMES
+    (``_build._rules``), ``cast_operands`` (``_build._cast_operands``), ``op_names`` (the
+    registry's op of each operator in :data:`BINARY_STEMS`' order) and ``unary_names`` (of
+    ``-x``, ``+x``, ``abs(x)``, ``~x``). (The nodes themselves: lazyarr/_node.pxd's builders.)"""
+    global _rules, _cast_operands, OP_NAMES, UNARY_NAMES
     assert len(op_names) == REFLECTED and len(unary_names) == INPLACE - NEG
-    _rules, _cast_operands, _op_node, _leaf = rules, cast_operands, op_node, leaf
+    _rules, _cast_operands = rules, cast_operands
     OP_NAMES, UNARY_NAMES = op_names, unary_names
 
 
-cdef inline object _array(object node):
+cdef inline object _array(Node node):
     """A new LazyArray of ``node`` (``LazyArray._from_node``, without the call)."""
-    cdef object a = PyType_GenericAlloc(<PyTypeObject*>LazyArray, 0)
+    cdef ArrayBase a = _new(LazyArray)
     a._node = node
     return a
 
 
+cdef tuple _NO_ARGS = ()
+
+
+cdef inline object _new(type cls):
+    """``ArrayBase.__new__(cls)`` (``object.__new__`` for an extension type's subclass): the
+    base's C slot, called as a function (Cython calls ``__new__`` of a class defined further
+    down as a Python method), not ``cls``'s own ``__new__`` (``la.ndarray(shape)``)."""
+    return (<PyTypeObject*>ArrayBase).tp_new(cls, <PyObject*>_NO_ARGS, NULL)
+
+
+cdef inline Node _node_of(object x):
+    """The node of ``x``, a LazyArray or a subclass: a field read for a LazyArray; a subclass
+    may make it a property (ScalarValue builds its node when it is first asked for)."""
+    if type(x) is LazyArray:
+        return <Node>(<ArrayBase>x)._node
+    return <Node>x._node
+
+
 cdef object _wrap(object data):
     """A small operator's result (a new CPU buffer) as a computed LazyArray."""
-    return _array(_leaf(data, "cpu"))
+    return _array(leaf(data, "cpu"))
 
 
 cdef object _lazy_node(object name, object x, object y, int nin):
@@ -155,7 +184,7 @@ cdef object _lazy_node(object name, object x, object y, int nin):
     the caller then takes the slow path, which decides. The operands: LazyArrays and Python
     numbers."""
     cdef object t
-    cdef object node
+    cdef Node node
     cdef object rule
     cdef object shape
     cdef list operands = []
@@ -164,7 +193,7 @@ cdef object _lazy_node(object name, object x, object y, int nin):
         v = x if i == 0 else y
         t = type(v)
         if t is LazyArray:
-            node = v._node
+            node = <Node>(<ArrayBase>v)._node
             if node.data is not None and not node.shape and node.device == "cpu":
                 return None             # a computed 0-d CPU value: NumPy's 0-d rules
             key.append(node.dtype)
@@ -180,11 +209,11 @@ cdef object _lazy_node(object name, object x, object y, int nin):
     if rule is None or not rule.fast:
         return None
     shape = rule.shape
-    if _get_config().mode == "eager":
+    if _eager_mode():
         return None
     dtypes = rule.dtypes
     src = tuple(operands) if rule.uncast else _cast_operands(operands, dtypes)
-    node = _op_node(name, dtypes[nin], shape, rule.device, src)
+    node = op_node(name, dtypes[nin], shape, rule.device, src)
     if not shape and node.sid is None and node.data is None:
         # a 0-d DAG that outgrew a structure id (a loop-carried value on cuda: ``s = s +
         # a[i] * b[i]``): the builder's ``_bounded`` computes its pending operands first, on
@@ -195,9 +224,14 @@ cdef object _lazy_node(object name, object x, object y, int nin):
 
 cdef inline object _make(object v):
     """A new ScalarValue holding ``v`` (what ``object.__new__`` does, without the call)."""
-    cdef object s = PyType_GenericAlloc(<PyTypeObject*>ScalarValue, 0)
+    cdef object s = _new(ScalarValue)
     s._v = v
     return s
+
+
+def make_value(v):
+    """A new ScalarValue holding the NumPy scalar ``v`` (``lazyarr._value.value``)."""
+    return _make(v)
 
 
 cdef object _apply(int op, object a, object b):
@@ -322,7 +356,7 @@ cdef object _small_operand(object other, Py_ssize_t *size):
     """The value ``other`` brings to a small operator (``size``: its elements), or None: a
     Python number, an element's NumPy scalar, a computed CPU array's buffer."""
     cdef object t = type(other)
-    cdef object node
+    cdef Node node
     cdef object data
     if t is float or t is int or t is bool or t is complex:
         size[0] = 1
@@ -332,27 +366,51 @@ cdef object _small_operand(object other, Py_ssize_t *size):
         data = other._v
         return data if data is not None else _value(other)
     if t is LazyArray:
-        node = other._node
+        node = <Node>(<ArrayBase>other)._node
         data = node.data
         if type(data) is ndarray and node.device == "cpu":
-            size[0] = data.size
+            size[0] = cnp.PyArray_SIZE(<cnp.ndarray>data)
             return data
     return None
 
 
 cdef object _small_buffer(object self):
     """``self``'s buffer if it is a computed n-d CPU array that may take the small path."""
-    cdef object node = self._node
+    cdef Node node = _node_of(self)
     cdef object data = node.data
-    if type(data) is ndarray and node.device == "cpu" and data.ndim:
+    if type(data) is ndarray and node.device == "cpu" and cnp.PyArray_NDIM(<cnp.ndarray>data):
         return data
     return None
 
 
-cdef inline object _get_config():
-    """``_config.get_config()``, without its Python frame."""
-    cdef object config = _config._override.get()
-    return config if config is not None else _config._default
+cdef object _seen_config = None     # the Config read last: frozen, so its fields below hold
+cdef bint _seen_eager = False        # its ``mode == "eager"``
+cdef Py_ssize_t _seen_limit = 0      # its ``eager_max_size``
+
+
+cdef inline bint _eager_mode():
+    """Whether the current ``_config.get_config()`` is in eager mode (without its frame)."""
+    _read_config()
+    return _seen_eager
+
+
+cdef inline Py_ssize_t _small_limit():
+    """The current ``_config.get_config().eager_max_size``."""
+    _read_config()
+    return _seen_limit
+
+
+cdef inline void _read_config():
+    """``_config.get_config()`` (its context variable, else its module's default), its fields
+    read only when it is another Config than the last one: each small operator asks twice."""
+    global _seen_config, _seen_eager, _seen_limit
+    cdef object config = get_value(_config_override)
+    if config is None:
+        config = _config_namespace["_default"]
+    if config is not _seen_config:
+        _seen_eager = config.mode == "eager"
+        _seen_limit = config.eager_max_size
+        _seen_config = config
 
 
 cdef bint _fits(object a, object b, Py_ssize_t m):
@@ -360,8 +418,8 @@ cdef bint _fits(object a, object b, Py_ssize_t m):
     both, and their broadcast result, within ``eager_max_size`` (the result has ``a``'s size
     when ``b`` is one element or of ``a``'s shape, and at most ``n * m`` elements otherwise);
     and nothing is being explained or traced (nothing may compute then)."""
-    cdef Py_ssize_t limit = _get_config().eager_max_size
-    cdef Py_ssize_t n = a.size
+    cdef Py_ssize_t limit = _small_limit()
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>a)
     if n > limit or m > limit:
         return False
     if m > 1 and n * m > limit and (type(b) is not ndarray or a.shape != b.shape):
@@ -388,6 +446,15 @@ cdef object _array_binary(object self, object other, int op):
     return SLOW[op](self, other)
 
 
+cdef object _slot_binary(object a, object b, int op):
+    """``a op b`` from :class:`ArrayBase`'s slot, which Python calls with either operand
+    an ArrayBase: ``a``'s forward operator, else ``b``'s reflected one. (A ScalarValue left
+    ran its own method first: Python gave the slot its turn, so it is the reflected case.)"""
+    if isinstance(a, ArrayBase) and type(a) is not ScalarValue:
+        return _array_binary(a, b, op)
+    return _array_binary(b, a, op + REFLECTED)
+
+
 cdef object _array_unary(object self, int op):
     cdef object a = _small_buffer(self)
     if a is not None and _fits(a, None, 1):
@@ -407,13 +474,13 @@ cdef object _array_inplace(object self, object other, int op):
     b = _small_operand(other, &m)
     if b is None or not _fits(a, b, m):
         return SLOW[INPLACE + op](self, other)
-    if _owned_input(self, self._node):
+    if _owned_input(self, _node_of(self)):
         memory = a                  # owned already: only the write barrier is left to do
         _barrier(memory, "cpu")
     elif not PyList_GET_SIZE(DEFERRING) and _unclaimed_leaf(self):
         # a view an index has just made (a loop's ``c[i, :j] += v``): what _writes.target
         # would do is the barrier and the claim, which here is only setting its owner
-        self._node.owner = weakref.ref(self)
+        _node_of(self).owner = weakref.ref(self)
         memory = a
         _barrier(memory, "cpu")
     else:
@@ -502,12 +569,12 @@ def ufunc_function(ufunc, str name, slow):
     return fn
 
 
-def getitem(self, key):
-    """``LazyArray.__getitem__``: ``x[i]`` (one Python int per axis) of a computed CPU array
+cdef object getitem(object self, object key):
+    """``LazyArray.__getitem__`` (``ArrayBase``'s slot): ``x[i]`` (one Python int per axis) of a computed CPU array
     is a ScalarValue of NumPy's scalar (its value now: the loop over elements' path); every
     other key, and every other device (the simulated cuda device holds NumPy arrays too), is
     the Python method's."""
-    cdef object node = self._node
+    cdef Node node = _node_of(self)
     cdef object data = node.data
     cdef object element
     cdef object t = type(key)
@@ -520,12 +587,12 @@ def getitem(self, key):
     elif data is not None and node.device == "cuda" and not PyList_GET_SIZE(DEFERRING) and (
             t is int and len(node.shape) == 1 or
             t is tuple and element_key(<tuple>key, node.shape)) \
-            and _get_config().mode != "eager":
+            and not _eager_mode():
         # one element of a computed cuda array in lazy mode: a pending copy of its 0-d view,
         # which fuses into what reads it (``LazyArray.__getitem__``'s ``_element_of``, without
         # its Python frames: a loop over elements takes two a step)
         element = data[(key, Ellipsis) if t is int else <tuple>key + (Ellipsis,)]
-        return _array(_op_node("astype", element.dtype, (), "cuda", (_leaf(element, "cuda"),),
+        return _array(op_node("astype", element.dtype, (), "cuda", (leaf(element, "cuda"),),
                                element.dtype))
     elif not PyList_GET_SIZE(DEFERRING) and _owned_input(self, node):
         # a basic index of an input whose memory it owns already (no claim or anchor to do):
@@ -545,18 +612,18 @@ def getitem(self, key):
                 element = _device_view(node, data, view_key, kept)
             except Exception:
                 return _getitem(self, key)
-            return _array(_leaf(element, "cuda"))
+            return _array(leaf(element, "cuda"))
     return _getitem(self, key)
 
 
-def setitem(self, key, value):
-    """``LazyArray.__setitem__``: ``x[key] = value`` with a basic key (Python ints, slices,
+cdef object setitem(object self, object key, object value):
+    """``LazyArray.__setitem__`` (``ArrayBase``'s slot): ``x[key] = value`` with a basic key (Python ints, slices,
     None, ``...``) into an input whose memory ``x`` owns already, of a computed value (a
     number, an element, a computed CPU array): the write barrier (pending readers of the
     memory are computed first), then NumPy's ``__setitem__`` on the memory, as the Python
     method does (lazyarr/_writes.py) without its steps that are no-ops here. Every other write
     is the Python method's."""
-    cdef object node = self._node
+    cdef Node node = _node_of(self)
     cdef object data = node.data
     cdef object w
     cdef Py_ssize_t m = 0
@@ -570,22 +637,28 @@ def setitem(self, key, value):
     _setitem(self, key, value, Py_REFCNT(value) <= _TEMPORARY_VALUE_REFS)
 
 
-def _probe_setitem(self, key, value):
-    self.refs = Py_REFCNT(value)
+cdef Py_ssize_t _probed_refs = 0
 
 
-class _Probe:
-    __setitem__ = _probe_setitem
+cdef object _probe_setitem(object self, object key, object value):
+    global _probed_refs
+    _probed_refs = Py_REFCNT(value)
 
 
-def _temporary_value_refs():
+cdef class _Probe:
+    """``x[k] = v`` the way ``ArrayBase``'s slot takes it (the same wrapper, one call deep)."""
+    def __setitem__(self, key, value):
+        _probe_setitem(self, key, value)
+
+
+cdef Py_ssize_t _temporary_value_refs():
     probe = _Probe()
     probe[0] = object()
-    return probe.refs
+    return _probed_refs
 
 
-#: ``Py_REFCNT`` of the value of ``x[k] = f(y)`` inside ``setitem`` (a function of this module,
-#: as ``_probe_setitem``), when it is a temporary of the statement: 1 on CPython 3.11 (the
+#: ``Py_REFCNT`` of the value of ``x[k] = f(y)`` inside ``setitem`` (reached from a slot as
+#: ``_probe_setitem`` is), when it is a temporary of the statement: 1 on CPython 3.11 (the
 #: interpreter's stack; the arguments are borrowed). A variable's value counts one more.
 #: Measured at import, as interpreters differ.
 cdef Py_ssize_t _TEMPORARY_VALUE_REFS = _temporary_value_refs()
@@ -602,7 +675,7 @@ cdef bint _owns(object x):
     ``x`` owns its node's memory already (``node.owner``) and has no pushed-down views
     (lazyarr/_views.py, "Memory ownership"). Compiled: each basic index and write of the fast
     paths here asks it (a loop's ``c[i, :j] += v`` three times)."""
-    cdef object ref = x._node.owner
+    cdef object ref = _node_of(x).owner
     if ref is None or ref() is not x:
         return False
     return _no_pushed_views(x)
@@ -612,14 +685,17 @@ cdef bint _unclaimed_leaf(object x):
     """Whether ``x`` holds a computed CPU leaf that nobody has claimed and has no pushed-down
     views: ``_writes.target(x)`` is then the write barrier and ``_views.claim(x)``, which
     only sets the node's owner (``anchor`` has nothing to do)."""
-    cdef object node = x._node
-    if type(x) is not LazyArray or node.op != "leaf" or node.owner is not None \
+    cdef Node node
+    if type(x) is not LazyArray:
+        return False
+    node = _node_of(x)
+    if node.op != "leaf" or node.owner is not None \
             or node.device != "cpu":
         return False
     return _no_pushed_views(x)
 
 
-cdef bint _owned_input(object self, object node):
+cdef bint _owned_input(object self, Node node):
     """Whether ``self`` (a LazyArray, not a ScalarValue, holding ``node``) is a computed CPU
     input whose memory it owns already (:func:`_owns`): a view of it or a write into
     it needs no claim or anchor, only the write barrier for a write."""
@@ -627,7 +703,7 @@ cdef bint _owned_input(object self, object node):
         and type(self) is LazyArray and _owns(self)
 
 
-cdef bint _owned_gpu_input(object self, object node):
+cdef bint _owned_gpu_input(object self, Node node):
     """:func:`_owned_input` on cuda (its memory: CuPy's, or NumPy's on the simulated device)."""
     return node.device == "cuda" and node.op == "leaf" and node.data is not None \
         and type(self) is LazyArray and _owns(self)
@@ -682,7 +758,7 @@ cdef object _key_of(tuple view_key):
     return tuple(parts)
 
 
-cdef object _device_view(object node, object data, tuple view_key, object key):
+cdef object _device_view(Node node, object data, tuple view_key, object key):
     """``data[view_key]`` for a GPU leaf ``node`` holding ``data``, made once per key and kept
     on the node (``node.views``): CuPy's indexing costs 2-4 µs on the H200's host (NumPy's
     0.2), and a stencil takes the same five views of its array at every step. The leaves
@@ -706,7 +782,7 @@ cdef object _device_view(object node, object data, tuple view_key, object key):
     return view
 
 
-def device_view(node, key):
+def device_view(Node node, key):
     """``node.data[key]`` for a GPU leaf and a basic ``key``, as :func:`_device_view` keeps
     it (the memory a write selects, lazyarr/_writes.py); any other key indexes as it is."""
     view_key = _view_key(key)
@@ -726,22 +802,18 @@ cpdef bint element_key(tuple key, tuple shape):
     return True
 
 
-def _binary_method(str name, int op, bint array=False):
-    """``x op y`` (and ``x op= y`` for an ``array`` code past INPLACE): ScalarValue's method,
-    or with ``array`` LazyArray's."""
+def _binary_method(str name, int op):
+    """ScalarValue's ``x op y``."""
     def method(self, other):
-        if not array:
-            return _binary(self, other, op)
-        if op >= INPLACE:
-            return _array_inplace(self, other, op - INPLACE)
-        return _array_binary(self, other, op)
+        return _binary(self, other, op)
     method.__name__ = method.__qualname__ = name
     return method
 
 
-def _unary_method(str name, int op, bint array=False):
+def _unary_method(str name, int op):
+    """ScalarValue's ``op x``."""
     def method(self):
-        return _array_unary(self, op) if array else _unary(self, op)
+        return _unary(self, op)
     method.__name__ = method.__qualname__ = name
     return method
 
@@ -761,15 +833,170 @@ for _code, _stem in enumerate(("neg", "pos", "abs", "invert"), NEG):
     METHODS[f"__{_stem}__"] = (_unary_method(f"__{_stem}__", _code), _code)
 
 
-#: LazyArray's operators, which run at once on small computed CPU arrays: the same names as
-#: :data:`METHODS`, and ``x op= y`` (``__iadd__``: code INPLACE + the operator's)
-ARRAY_METHODS = {}
-for _name, (_, _code) in METHODS.items():
-    if _code >= NEG:
-        ARRAY_METHODS[_name] = (_unary_method(_name, _code, True), _code)
-    else:
-        ARRAY_METHODS[_name] = (_binary_method(_name, _code, True), _code)
-for _code, _stem in enumerate(("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and",
-                               "or", "xor", "lshift", "rshift")):
-    ARRAY_METHODS[f"__i{_stem}__"] = (_binary_method(f"__i{_stem}__", INPLACE + _code, True),
-                                      INPLACE + _code)
+#: LazyArray's operators (:class:`ArrayBase`'s slots): the names of :data:`METHODS`, and
+#: ``x op= y`` (``__iadd__``: code INPLACE + the operator's): name -> operator code
+ARRAY_CODES = {name: code for name, (_, code) in METHODS.items()}
+for _code, _stem in enumerate(BINARY_STEMS[:LT]):
+    ARRAY_CODES[f"__i{_stem}__"] = INPLACE + _code
+
+
+@cython.auto_pickle(False)           # LazyArray's __reduce__ pickles it
+# binary operators as C's slots take them (``__add__(a, b)``, ``self`` either operand): then
+# Python's ``__add__`` and ``__radd__`` of the class are slot wrappers, and a Python subclass
+# (LazyArray) inherits the slot itself; Cython's default would put method objects there, which
+# a subclass calls through a lookup and a frame-less Python call (~0.1 µs an operator)
+@cython.c_api_binop_methods(True)
+cdef class ArrayBase:
+    """The compiled base of ``LazyArray`` (lazyarr/_array.py): the array's node, and the
+    slots of its operators, ``x[key]`` and ``x[key] = value``, which Python calls without a
+    method lookup or a frame. Each is this module's fast path (small computed CPU operands at
+    once, a pending node from a memoized rule, an element, a view or a write of an owned
+    input); everything else is LazyArray's own method (``SLOW``, ``_getitem``, ``_setitem``),
+    where the rules live. Where a ``ScalarValue`` (a subclass) is an operand, its own methods
+    (:data:`METHODS`) come first, as Python gives a subclass's reflected operator priority."""
+    cdef public object _node          # the expression node (lazyarr/_node.pyx)
+    cdef object __weakref__
+
+    @classmethod
+    def _from_node(cls, node):
+        """A new array of ``cls`` holding ``node``."""
+        cdef ArrayBase a = _new(cls)
+        a._node = node
+        return a
+
+    def __getitem__(self, key):
+        return getitem(self, key)
+
+    def __setitem__(self, key, value):
+        setitem(self, key, value)
+
+    def __delitem__(self, key):
+        raise ValueError("cannot delete array elements")
+
+    def __add__(a, b):
+        return _slot_binary(a, b, ADD)
+
+    def __iadd__(self, other):
+        return _array_inplace(self, other, ADD)
+
+    def __sub__(a, b):
+        return _slot_binary(a, b, SUB)
+
+    def __isub__(self, other):
+        return _array_inplace(self, other, SUB)
+
+    def __mul__(a, b):
+        return _slot_binary(a, b, MUL)
+
+    def __imul__(self, other):
+        return _array_inplace(self, other, MUL)
+
+    def __truediv__(a, b):
+        return _slot_binary(a, b, TRUEDIV)
+
+    def __itruediv__(self, other):
+        return _array_inplace(self, other, TRUEDIV)
+
+    def __floordiv__(a, b):
+        return _slot_binary(a, b, FLOORDIV)
+
+    def __ifloordiv__(self, other):
+        return _array_inplace(self, other, FLOORDIV)
+
+    def __mod__(a, b):
+        return _slot_binary(a, b, MOD)
+
+    def __imod__(self, other):
+        return _array_inplace(self, other, MOD)
+
+    def __and__(a, b):
+        return _slot_binary(a, b, AND)
+
+    def __iand__(self, other):
+        return _array_inplace(self, other, AND)
+
+    def __or__(a, b):
+        return _slot_binary(a, b, OR)
+
+    def __ior__(self, other):
+        return _array_inplace(self, other, OR)
+
+    def __xor__(a, b):
+        return _slot_binary(a, b, XOR)
+
+    def __ixor__(self, other):
+        return _array_inplace(self, other, XOR)
+
+    def __lshift__(a, b):
+        return _slot_binary(a, b, LSHIFT)
+
+    def __ilshift__(self, other):
+        return _array_inplace(self, other, LSHIFT)
+
+    def __rshift__(a, b):
+        return _slot_binary(a, b, RSHIFT)
+
+    def __irshift__(self, other):
+        return _array_inplace(self, other, RSHIFT)
+
+    def __pow__(a, b, mod):
+        # (a modulus: NumPy's TypeError, "unsupported operand type(s) for ** or pow()")
+        return _slot_binary(a, b, POW) if mod is None else NotImplemented
+
+    def __ipow__(self, other):
+        return _array_inplace(self, other, POW)
+
+    def __lt__(self, other):
+        return _array_binary(self, other, LT)
+
+    def __le__(self, other):
+        return _array_binary(self, other, LE)
+
+    def __eq__(self, other):
+        return _array_binary(self, other, EQ)
+
+    def __ne__(self, other):
+        return _array_binary(self, other, NE)
+
+    def __gt__(self, other):
+        return _array_binary(self, other, GT)
+
+    def __ge__(self, other):
+        return _array_binary(self, other, GE)
+
+    def __neg__(self):
+        return _array_unary(self, NEG)
+
+    def __pos__(self):
+        return _array_unary(self, POS)
+
+    def __abs__(self):
+        return _array_unary(self, ABS)
+
+    def __invert__(self):
+        return _array_unary(self, INVERT)
+
+
+cdef void _slot_wrappers(type cls, tuple stems):
+    """Make ``cls.__add__`` (...) the slot wrapper that Python's own type setup would have
+    made from ``cls``'s binary slot (``int.__add__``'s kind), where Cython put a method object
+    beside the slot. A Python subclass inherits a slot only through a slot wrapper: through the
+    method object, its operators would take Python's generic path (a lookup and a call per
+    operator, ~0.1 µs). The wrapper is made as CPython makes it: ``int.__add__``'s description
+    of the slot, and the C function that ``cls.__radd__`` (a slot wrapper already) wraps.
+    tests/test_small_eager.py checks that LazyArray's operators are these slots."""
+    cdef dict namespace = <dict>(<PyTypeObject*>cls).tp_dict
+    cdef object forward
+    cdef object reflected
+    for stem in stems:
+        forward = int.__dict__[f"__{stem}__"]
+        reflected = namespace[f"__r{stem}__"]
+        assert type(forward) is type(reflected) is type(int.__add__)
+        namespace[f"__{stem}__"] = PyDescr_NewWrapper(
+            <PyTypeObject*>cls, (<PyWrapperDescrObject*>forward).d_base,
+            (<PyWrapperDescrObject*>reflected).d_wrapped)
+    PyType_Modified(<PyTypeObject*>cls)
+
+
+_slot_wrappers(ArrayBase, ("add", "sub", "mul", "truediv", "floordiv", "mod", "and", "or", "xor",
+                           "lshift", "rshift"))

@@ -241,6 +241,32 @@ def test_errors_are_numpys():
 
 
 # ----------------------------------------------------------------------------- writes
+def test_operators_are_the_compiled_bases_slots():
+    """LazyArray's operators, ``x[key]``, ``x[key] = v`` and ``del x[key]`` are C slots of its
+    compiled base (``ArrayBase``, lazyarr/_value_ops.pyx), which LazyArray inherits: a
+    Python method in LazyArray's namespace, or a method object where the base's slot wrapper
+    belongs, would send every operator through Python's generic slot (a lookup and a call,
+    ~0.1 µs). They still answer as methods, as NumPy's do."""
+    from lazyarr._value_ops import ARRAY_CODES, ArrayBase
+    wrapper = type(int.__add__)
+    names = {*ARRAY_CODES, "__getitem__", "__setitem__", "__delitem__"}
+    names |= {"__r" + n[2:] for n in ARRAY_CODES if "__r" + n[2:] in vars(ArrayBase)}
+    assert len(names) == 12 * 3 + 6 + 4 + 3
+    for name in sorted(names):
+        assert name not in vars(la.LazyArray), name
+        assert type(vars(ArrayBase)[name]) is wrapper, name
+    a = np.arange(1.0, 5.0)
+    x = la.asarray(a)
+    assert_same(np.asarray(x.__sub__(1.5)), a.__sub__(1.5))
+    assert_same(np.asarray(x.__rsub__(1.5)), a.__rsub__(1.5))
+    assert_same(np.asarray(x.__lt__(2.5)), a.__lt__(2.5))
+    for fn in (lambda v: v.__delitem__(0), lambda v: pow(v, 2, 3)):
+        with pytest.raises(Exception) as numpys:
+            fn(a)
+        with pytest.raises(numpys.type):
+            fn(x)
+
+
 def test_inplace_writes_memory_that_views_and_numpy_share():
     a = np.arange(6.0)
     x = la.asarray(a)

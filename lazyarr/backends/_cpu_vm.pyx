@@ -6,10 +6,11 @@ The VM itself (casts, where, gathers, reductions, the thread pool) is C in
 structs, computes the iteration layout of a call, and runs it with the GIL released.
 """
 cimport numpy as cnp
-from cpython.bytearray cimport PyByteArray_AS_STRING
+from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_FromStringAndSize
 from cpython.exc cimport PyErr_Occurred
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from cpython.pythread cimport PyThread_get_thread_ident
+from libc.math cimport fabs
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
@@ -280,8 +281,9 @@ def wait_progress(cnp.ndarray progress, cnp.npy_int64 want, double seconds):
     return v
 
 
-def execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tuple order, int n_outer,
-            int mode, int nthreads, out=None, dict partials=None, cnp.npy_intp nb=0,
+cpdef object execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tuple order,
+                     int n_outer, int mode, int nthreads, out=None, dict partials=None,
+                     cnp.npy_intp nb=0,
             cnp.npy_intp nchunk=1, cnp.npy_intp chunk_rows=0, bytearray fpe=None,
             tuple writeback=None, cnp.ndarray progress=None):
     """Run ``prog`` over the iteration space ``shape``.
@@ -467,3 +469,75 @@ def row_extent(cnp.ndarray v):
         else:
             hi += st * (n - 1)
     return lo, hi + cnp.PyArray_ITEMSIZE(v) - 1
+
+
+cdef class BoundReduction:
+    """The runner of one reduction launch, called again on new buffers like its first ones
+    (``cpu_fused._bound_reduction``: a repeated small ``la.sum``): the partial arrays, the
+    :func:`execute` call and, for a full float sum, product or mean, the result's rounding,
+    in C. A call is a few µs, of which the Python frames of this step were about one.
+
+    ``names``: the partial and result arrays (``("pd", "rd", dtype)``, ...); ``prepare``:
+    None (the buffers go to the kernel as they are) or a function of the buffers giving the
+    kernel's inputs; ``report``: called with the floating-point flags' bytes when an
+    exception was raised; ``finish``: the arrays to the result (``_finalize``), for everything
+    the float fast path below does not take."""
+    cdef VMProgram vm
+    cdef bytes scalars
+    cdef tuple shape, order, names, out_shape
+    cdef int n_outer, mode, nthreads
+    cdef cnp.npy_intp nb, nchunk, chunk_rows, nparts, m
+    cdef Py_ssize_t nfpe
+    cdef object prepare, report, finish, op
+    cdef bint scalar_float, mean
+    cdef double top, rsz
+    cdef int result_type       # NPY_FLOAT or NPY_DOUBLE for the fast path, else -1
+
+    def __init__(self, VMProgram vm, bytes scalars, tuple shape, tuple order, int n_outer,
+                 int mode, int nthreads, cnp.npy_intp nb, cnp.npy_intp nchunk,
+                 cnp.npy_intp chunk_rows, cnp.npy_intp nparts, cnp.npy_intp m, tuple names,
+                 Py_ssize_t nfpe, prepare, report, finish, bint scalar_float, bint mean,
+                 double top, double rsz, result, tuple out_shape, str op):
+        self.vm, self.scalars, self.shape, self.order = vm, scalars, shape, order
+        self.n_outer, self.mode, self.nthreads = n_outer, mode, nthreads
+        self.nb, self.nchunk, self.chunk_rows, self.nparts, self.m = nb, nchunk, chunk_rows, nparts, m
+        self.names = tuple([(p, r, cnp.dtype(dt).num, cnp.dtype(dt).name) for p, r, dt in names])
+        self.nfpe, self.prepare, self.report, self.finish = nfpe, prepare, report, finish
+        self.scalar_float, self.mean, self.top, self.rsz = scalar_float, mean, top, rsz
+        num = cnp.dtype(result).num
+        self.result_type = num if num in (cnp.NPY_FLOAT, cnp.NPY_DOUBLE) else -1
+        self.out_shape, self.op = out_shape, op
+
+    def __call__(self, list buffers):
+        cdef list inputs = buffers if self.prepare is None else self.prepare(buffers)
+        cdef dict arrays = {}
+        cdef object fpe
+        cdef cnp.ndarray one
+        cdef double v
+        for pname, rname, num, name in self.names:
+            try:
+                arrays[pname] = cnp.PyArray_EMPTY(1, &self.nparts, num, 0)
+            except MemoryError as exc:
+                raise MemoryError(f"{exc}: the partial results of the {self.op} over "
+                                  f"{self.shape} ({self.nparts:,} x {name})") from exc
+            arrays[rname] = cnp.PyArray_EMPTY(1, &self.m, num, 0)
+        fpe = PyByteArray_FromStringAndSize(NULL, self.nfpe)
+        memset(PyByteArray_AS_STRING(fpe), 0, self.nfpe)
+        if execute(self.vm, inputs, self.scalars, self.shape, self.order, self.n_outer,
+                   self.mode, self.nthreads, None, arrays, self.nb, self.nchunk,
+                   self.chunk_rows, fpe):
+            self.report(fpe)
+        if self.scalar_float and self.result_type >= 0:
+            # _finalize's Python-float branch: NumPy's sums start from +0.0; a mean divides
+            # once; the float64 value rounds once to the result (an overflow: _finalize warns)
+            v = (<double *>cnp.PyArray_DATA(<cnp.ndarray>arrays["rd"]))[0] + 0.0
+            if self.mean:
+                v = v / self.rsz
+            if not fabs(v) > self.top:
+                one = cnp.PyArray_EMPTY(0, NULL, self.result_type, 0)
+                if self.result_type == cnp.NPY_FLOAT:
+                    (<float *>cnp.PyArray_DATA(one))[0] = <float>v
+                else:
+                    (<double *>cnp.PyArray_DATA(one))[0] = v
+                return one.reshape(self.out_shape) if self.out_shape else one
+        return self.finish(arrays)

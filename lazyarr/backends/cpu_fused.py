@@ -682,8 +682,7 @@ def _execute(launch: _Launch, inputs: list[np.ndarray], out: np.ndarray | None =
             fill = {"sum": 0, "prod": 1, "any": False, "all": True}.get(
                 op, np.true_divide(np.zeros((), c.compute), 0))
             return np.full(launch.out_shape, fill, dtype=c.result)
-    arrays = _reduce_to_partials(launch, _partial_arrays(op, c.canon))(inputs)
-    return _finalize(c, op, arrays, rsz, c.red_arg[3], launch.out_shape)
+    return _bound_reduction(launch, None)(inputs)
 
 
 def _execute_into(launch: _Launch, inputs: list[np.ndarray], out: np.ndarray,
@@ -792,67 +791,32 @@ def _pipe_serve(tasks: queue.SimpleQueue[Any]) -> None:
         tasks.get()()          # (a task catches its own exceptions)
 
 
-def _reduce_to_partials(launch: _Launch, parts: tuple[tuple[str, type], ...]) -> Any:
-    """The runner of a reduction launch over a non-empty space: a function of the inputs
-    giving the partial and result arrays ``parts`` names (:func:`_partial_arrays`), filled by
-    the VM, its floating-point errors reported. Everything it reads of the launch is read
-    here, once (a bound runner calls it for every small ``la.sum``)."""
-    c, shape, scalars, threads = launch.c, launch.shape, launch.scalars, launch.threads
-    vm, op, nfpe = c.vm, c.reduction, len(c.fpe)
-    mode, order, n_outer, m, _, nb, nchunk, chunk_rows, nparts = launch.reduction
-    names = [("p" + name, "r" + name, dt) for name, dt in parts]
-
-    def fill(inputs: list[np.ndarray]) -> dict[str, np.ndarray]:
-        arrays: dict[str, np.ndarray] = {}
-        for pname, rname, dt in names:
-            try:
-                arrays[pname] = np.empty(nparts, dt)
-            except MemoryError as exc:
-                raise MemoryError(f"{exc}: the partial results of the {op} over {shape} "
-                                  f"({nparts:,} x {np.dtype(dt).name})") from exc
-            arrays[rname] = np.empty(m, dt)
-        fpe = bytearray(nfpe)
-        if _cpu_vm.execute(vm, inputs, scalars, shape, order, n_outer, mode, threads, None,
-                           arrays, nb, nchunk, chunk_rows, fpe=fpe):
-            _report_fp_errors(c, fpe)
-        return arrays
-
-    return fill
-
-
 def _bound_reduction(launch: _Launch, dtypes: list[np.dtype] | None) -> Any:
-    """:func:`_execute` of a reduction ``launch`` over a non-empty space, for one launch: the
-    partial arrays and the finishing step (a full float sum/prod/mean in Python floats) are
-    decided here once, not per call (a small ``la.sum``: ~2 µs of its ~8). ``dtypes``: the
-    inputs' kernel dtypes for :func:`_prepare`, or None when the caller's key guarantees them
-    (the buffers are passed as they are)."""
+    """The runner of a reduction ``launch`` over a non-empty space, a function of its input
+    buffers (``_cpu_vm.BoundReduction``, compiled): the partial arrays the VM fills
+    (:func:`_partial_arrays`), its floating-point errors reported, and the finishing step
+    (a full float sum/prod/mean in C, everything else :func:`_finalize`), decided here once,
+    not per call (a repeated small ``la.sum``: ~1 µs of its ~3 were this step in Python).
+    ``dtypes``: the inputs' kernel dtypes for :func:`_prepare`, or None when the caller's
+    key guarantees them (the buffers are passed as they are)."""
     c = launch.c
     op = c.reduction
     assert op is not None and c.compute is not None and c.canon is not None
-    m, rsz = launch.reduction[3], launch.reduction[4]
+    mode, order, n_outer, m, rsz, nb, nchunk, chunk_rows, nparts = launch.reduction
     parts = _partial_arrays(op, c.canon)
     ddof, out_shape, result = c.red_arg[3], launch.out_shape, c.result
-    # a full float sum/prod/mean: _finalize's Python-float branch, decided once here
+    # a full float sum/prod/mean: _finalize's Python-float branch, taken in C
     scalar_float = (m == 1 and result.kind == "f" and c.compute.kind != "c"
                     and op in ("sum", "prod", "mean") and parts[0][0] == "d")
-    mean, top = op == "mean", reduction_rules.FLOAT_MAX.get(result, math.inf)
-    fill = _reduce_to_partials(launch, parts)
-
-    def run(buffers: list[Any]) -> np.ndarray:
-        inputs = buffers if dtypes is None else [_prepare(b, dt) for b, dt in zip(buffers, dtypes)]
-        arrays = fill(inputs)
-        if scalar_float:
-            # _finalize's Python-float branch, inline: a shared helper's call cost ~0.35 µs of
-            # a ~3.5 µs small la.sum (measured, 2026-12-03)
-            v = arrays["rd"].item() + 0.0          # NumPy's sums start from +0.0
-            if mean:
-                v = v / rsz
-            if not abs(v) > top:                   # (an overflow: _finalize warns)
-                one = np.array(v, dtype=result)
-                return one.reshape(out_shape) if out_shape else one
-        return _finalize(c, op, arrays, rsz, ddof, out_shape)
-
-    return run
+    top = reduction_rules.FLOAT_MAX.get(result, math.inf)
+    prepare = None if dtypes is None else (
+        lambda buffers: [_prepare(b, dt) for b, dt in zip(buffers, dtypes)])
+    return _cpu_vm.BoundReduction(
+        c.vm, launch.scalars, launch.shape, order, n_outer, mode, launch.threads, nb, nchunk,
+        chunk_rows, nparts, m, tuple(("p" + name, "r" + name, dt) for name, dt in parts),
+        len(c.fpe), prepare, functools.partial(_report_fp_errors, c),
+        functools.partial(_finalize, c, op, rsz=rsz, ddof=ddof, shape=out_shape),
+        scalar_float, op == "mean", top, rsz, result, out_shape, op)
 
 
 def _report_fp_errors(c: Compiled, fpe: bytearray) -> None:
