@@ -46,7 +46,7 @@ from ._array import LazyArray
 from ._dtypes import SUPPORTED_DTYPES
 from ._registry import BY_NUMPY, ELEMENTWISE
 from ._value_ops import (  # type: ignore[import-not-found]  # compiled
-    ARRAY_CODES, BINARY_STEMS, METHODS, ArrayBase, make_value, setup, setup_nodes,
+    ARRAY_CODES, BINARY_STEMS, METHODS, ArrayBase, ScalarBase, make_value, setup, setup_nodes,
     setup_reductions)
 
 _NODE = ArrayBase.__dict__["_node"]           # LazyArray's field: the node, once built
@@ -56,11 +56,11 @@ _SUPPORTED = frozenset(SUPPORTED_DTYPES)
 _PYTHON_NUMBERS = {float, int, complex, bool}
 
 
-class ScalarValue(LazyArray):
+class ScalarValue(LazyArray, ScalarBase):  # type: ignore[misc]  # ScalarBase: value, operators
     """A computed 0-d CPU array holding its value as a NumPy scalar (see the module docstring).
     A ``LazyArray`` in every respect but speed, and in that ``op=`` rebinds as for a scalar."""
 
-    __slots__ = ("_v",)
+    __slots__ = ()                # the value: ScalarBase's field
 
     _v: Any          # the NumPy scalar; None once the node is built
 
@@ -171,18 +171,14 @@ def _ufunc_operand(x: Any) -> Any:
 
 
 def _install() -> None:
-    """The operators (``__add__``, ``__radd__``, ``__neg__``, ...) and ``LazyArray``'s element
-    read are lazyarr/_value_ops.pyx's; what they do not handle goes to ``LazyArray``'s methods.
-    ``s op= y`` rebinds, as for NumPy's scalars: ``s = s op y``."""
+    """The operators (``__add__``, ``__radd__``, ``__neg__``, ...) of ScalarValue and LazyArray,
+    and LazyArray's element read and write, are the C slots of their compiled bases
+    (lazyarr/_value_ops.pyx: ScalarBase, ArrayBase); what those do not handle goes to
+    ``LazyArray``'s generated methods. ``s op= y`` rebinds, as for NumPy's scalars."""
     operators = {f"__{op.operator}__" for op in ELEMENTWISE if op.operator is not None}
     operators |= {f"__r{op.operator}__" for op in ELEMENTWISE if op.operator and op.reflected
                   and op.nin == 2}
     assert operators == set(METHODS), operators ^ set(METHODS)   # the registry's operators
-    for name, (fn, _) in METHODS.items():
-        setattr(ScalarValue, name, fn)
-        forward = "__" + name[3:]
-        if name.startswith("__r") and forward in METHODS:       # __radd__: __iadd__ is __add__
-            setattr(ScalarValue, "__i" + name[3:], METHODS[forward][0])
     assert set(METHODS) <= set(ARRAY_CODES) and all(name in vars(LazyArray) for name in ARRAY_CODES)
     setup(ScalarValue, ScalarValue._value, _operand, _weak_complex, _deferred, _DEFERRING,
           {name: vars(LazyArray)[name] for name in ARRAY_CODES}, vars(LazyArray)["__getitem__"],

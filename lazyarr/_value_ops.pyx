@@ -224,7 +224,7 @@ cdef object _lazy_node(object name, object x, object y, int nin):
 
 cdef inline object _make(object v):
     """A new ScalarValue holding ``v`` (what ``object.__new__`` does, without the call)."""
-    cdef object s = _new(ScalarValue)
+    cdef ScalarBase s = (<PyTypeObject*>ScalarBase).tp_new(ScalarValue, <PyObject*>_NO_ARGS, NULL)
     s._v = v
     return s
 
@@ -273,12 +273,12 @@ cdef object _apply(int op, object a, object b):
 
 
 cdef object _binary(object self, object other, int op):
-    cdef object v = self._v
+    cdef object v = (<ScalarBase>self)._v
     cdef object w
     cdef object t = type(other)
     cdef bint reflected = op >= REFLECTED
     if t is ScalarValue:
-        w = other._v
+        w = (<ScalarBase>other)._v
         if w is None:
             w = _value(other)
     elif t is float or t is int or t is bool:
@@ -307,7 +307,7 @@ cdef object _binary(object self, object other, int op):
 
 
 cdef object _unary(object self, int op):
-    cdef object v = self._v
+    cdef object v = (<ScalarBase>self)._v
     if PyList_GET_SIZE(DEFERRING) and _deferred():
         return SLOW[op](self)
     if v is None:
@@ -363,7 +363,7 @@ cdef object _small_operand(object other, Py_ssize_t *size):
         return other
     if t is ScalarValue:
         size[0] = 1
-        data = other._v
+        data = (<ScalarBase>other)._v
         return data if data is not None else _value(other)
     if t is LazyArray:
         node = <Node>(<ArrayBase>other)._node
@@ -551,7 +551,7 @@ cdef bint _on_values(tuple args):
 cdef inline object _scalar_of(object x):
     cdef object v
     if type(x) is ScalarValue:
-        v = x._v
+        v = (<ScalarBase>x)._v
         return v if v is not None else _value(x)
     return x
 
@@ -802,40 +802,24 @@ cpdef bint element_key(tuple key, tuple shape):
     return True
 
 
-def _binary_method(str name, int op):
-    """ScalarValue's ``x op y``."""
-    def method(self, other):
-        return _binary(self, other, op)
-    method.__name__ = method.__qualname__ = name
-    return method
-
-
-def _unary_method(str name, int op):
-    """ScalarValue's ``op x``."""
-    def method(self):
-        return _unary(self, op)
-    method.__name__ = method.__qualname__ = name
-    return method
-
-
-#: ScalarValue's methods: ``x op y``, ``y op x`` (reflected: ``__radd__``; the comparisons
-#: have none, Python swaps them), ``op x``: name -> (the function, its operator code)
+#: The operators of an element (:class:`ScalarBase`) and of an array (:class:`ArrayBase`): ``x op
+#: y``, ``y op x`` (reflected: ``__radd__``; the comparisons have none, Python swaps them),
+#: ``op x``: name -> operator code
 METHODS = {}
 #: the binary operators' stems (``__add__``), in operator-code order
 BINARY_STEMS = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor",
                 "lshift", "rshift", "lt", "le", "eq", "ne", "gt", "ge")
 for _code, _stem in enumerate(BINARY_STEMS):
-    METHODS[f"__{_stem}__"] = (_binary_method(f"__{_stem}__", _code), _code)
+    METHODS[f"__{_stem}__"] = _code
     if _code < LT:
-        METHODS[f"__r{_stem}__"] = (_binary_method(f"__r{_stem}__", REFLECTED + _code),
-                                    REFLECTED + _code)
+        METHODS[f"__r{_stem}__"] = REFLECTED + _code
 for _code, _stem in enumerate(("neg", "pos", "abs", "invert"), NEG):
-    METHODS[f"__{_stem}__"] = (_unary_method(f"__{_stem}__", _code), _code)
+    METHODS[f"__{_stem}__"] = _code
 
 
 #: LazyArray's operators (:class:`ArrayBase`'s slots): the names of :data:`METHODS`, and
 #: ``x op= y`` (``__iadd__``: code INPLACE + the operator's): name -> operator code
-ARRAY_CODES = {name: code for name, (_, code) in METHODS.items()}
+ARRAY_CODES = dict(METHODS)
 for _code, _stem in enumerate(BINARY_STEMS[:LT]):
     ARRAY_CODES[f"__i{_stem}__"] = INPLACE + _code
 
@@ -853,7 +837,8 @@ cdef class ArrayBase:
     once, a pending node from a memoized rule, an element, a view or a write of an owned
     input); everything else is LazyArray's own method (``SLOW``, ``_getitem``, ``_setitem``),
     where the rules live. Where a ``ScalarValue`` (a subclass) is an operand, its own methods
-    (:data:`METHODS`) come first, as Python gives a subclass's reflected operator priority."""
+    (:class:`ScalarBase`'s slots) come first, as Python gives a subclass's reflected operator
+    priority."""
     cdef public object _node          # the expression node (lazyarr/_node.pyx)
     cdef object __weakref__
 
@@ -1000,3 +985,127 @@ cdef void _slot_wrappers(type cls, tuple stems):
 
 _slot_wrappers(ArrayBase, ("add", "sub", "mul", "truediv", "floordiv", "mod", "and", "or", "xor",
                            "lshift", "rshift"))
+
+@cython.auto_pickle(False)           # ScalarValue's __reduce__ pickles it
+@cython.c_api_binop_methods(True)    # (as ArrayBase's: slot wrappers a subclass inherits)
+cdef class ScalarBase(ArrayBase):
+    """The compiled base of ``ScalarValue`` (lazyarr/_value.py), an element of a computed CPU
+    array: its NumPy scalar (``_v``; None once its node is built), and the C slots of its
+    operators, NumPy's scalar arithmetic at once (:func:`_binary`, :func:`_unary`). ``s op= y``
+    rebinds, as for NumPy's scalars. ``ScalarValue(LazyArray, ScalarBase)`` takes its layout
+    and these slots from here and everything else from LazyArray."""
+    cdef public object _v
+
+    def __add__(a, b):
+        return _element_slot(a, b, ADD)
+
+    def __iadd__(self, other):          # (``s op= y`` rebinds: ``s = s op y``)
+        return _binary(self, other, ADD)
+
+    def __sub__(a, b):
+        return _element_slot(a, b, SUB)
+
+    def __isub__(self, other):          # (``s op= y`` rebinds: ``s = s op y``)
+        return _binary(self, other, SUB)
+
+    def __mul__(a, b):
+        return _element_slot(a, b, MUL)
+
+    def __imul__(self, other):          # (``s op= y`` rebinds: ``s = s op y``)
+        return _binary(self, other, MUL)
+
+    def __truediv__(a, b):
+        return _element_slot(a, b, TRUEDIV)
+
+    def __itruediv__(self, other):          # (``s op= y`` rebinds: ``s = s op y``)
+        return _binary(self, other, TRUEDIV)
+
+    def __floordiv__(a, b):
+        return _element_slot(a, b, FLOORDIV)
+
+    def __ifloordiv__(self, other):          # (``s op= y`` rebinds: ``s = s op y``)
+        return _binary(self, other, FLOORDIV)
+
+    def __mod__(a, b):
+        return _element_slot(a, b, MOD)
+
+    def __imod__(self, other):          # (``s op= y`` rebinds: ``s = s op y``)
+        return _binary(self, other, MOD)
+
+    def __and__(a, b):
+        return _element_slot(a, b, AND)
+
+    def __iand__(self, other):          # (``s op= y`` rebinds: ``s = s op y``)
+        return _binary(self, other, AND)
+
+    def __or__(a, b):
+        return _element_slot(a, b, OR)
+
+    def __ior__(self, other):          # (``s op= y`` rebinds: ``s = s op y``)
+        return _binary(self, other, OR)
+
+    def __xor__(a, b):
+        return _element_slot(a, b, XOR)
+
+    def __ixor__(self, other):          # (``s op= y`` rebinds: ``s = s op y``)
+        return _binary(self, other, XOR)
+
+    def __lshift__(a, b):
+        return _element_slot(a, b, LSHIFT)
+
+    def __ilshift__(self, other):          # (``s op= y`` rebinds: ``s = s op y``)
+        return _binary(self, other, LSHIFT)
+
+    def __rshift__(a, b):
+        return _element_slot(a, b, RSHIFT)
+
+    def __irshift__(self, other):          # (``s op= y`` rebinds: ``s = s op y``)
+        return _binary(self, other, RSHIFT)
+
+    def __pow__(a, b, mod):
+        return _element_slot(a, b, POW) if mod is None else NotImplemented
+
+    def __ipow__(self, other):
+        return _binary(self, other, POW)
+
+    def __lt__(self, other):
+        return _binary(self, other, LT)
+
+    def __le__(self, other):
+        return _binary(self, other, LE)
+
+    def __eq__(self, other):
+        return _binary(self, other, EQ)
+
+    def __ne__(self, other):
+        return _binary(self, other, NE)
+
+    def __gt__(self, other):
+        return _binary(self, other, GT)
+
+    def __ge__(self, other):
+        return _binary(self, other, GE)
+
+    def __neg__(self):
+        return _unary(self, NEG)
+
+    def __pos__(self):
+        return _unary(self, POS)
+
+    def __abs__(self):
+        return _unary(self, ABS)
+
+    def __invert__(self):
+        return _unary(self, INVERT)
+
+
+cdef object _element_slot(object a, object b, int op):
+    """``a op b`` from :class:`ScalarBase`'s slot: ``a``'s forward operator when ``a`` is the
+    element, else ``b``'s reflected one."""
+    if isinstance(a, ScalarBase):
+        return _binary(a, b, op)
+    return _binary(b, a, op + REFLECTED)
+
+
+_slot_wrappers(ScalarBase, ("add", "sub", "mul", "truediv", "floordiv", "mod", "and", "or", "xor",
+                            "lshift", "rshift"))

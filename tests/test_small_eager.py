@@ -243,18 +243,22 @@ def test_errors_are_numpys():
 # ----------------------------------------------------------------------------- writes
 def test_operators_are_the_compiled_bases_slots():
     """LazyArray's operators, ``x[key]``, ``x[key] = v`` and ``del x[key]`` are C slots of its
-    compiled base (``ArrayBase``, lazyarr/_value_ops.pyx), which LazyArray inherits: a
+    compiled base (``ArrayBase``, lazyarr/_value_ops.pyx), which LazyArray inherits, and an
+    element's (ScalarValue's) operators those of ``ScalarBase``: a
     Python method in LazyArray's namespace, or a method object where the base's slot wrapper
     belongs, would send every operator through Python's generic slot (a lookup and a call,
     ~0.1 µs). They still answer as methods, as NumPy's do."""
-    from lazyarr._value_ops import ARRAY_CODES, ArrayBase
+    from lazyarr._value import ScalarValue
+    from lazyarr._value_ops import ARRAY_CODES, ArrayBase, ScalarBase
     wrapper = type(int.__add__)
-    names = {*ARRAY_CODES, "__getitem__", "__setitem__", "__delitem__"}
-    names |= {"__r" + n[2:] for n in ARRAY_CODES if "__r" + n[2:] in vars(ArrayBase)}
-    assert len(names) == 12 * 3 + 6 + 4 + 3
-    for name in sorted(names):
+    operators = {*ARRAY_CODES} | {"__r" + n[2:] for n in ARRAY_CODES if "__r" + n[2:] in vars(ArrayBase)}
+    assert len(operators) == 12 * 3 + 6 + 4
+    for name in sorted(operators | {"__getitem__", "__setitem__", "__delitem__"}):
         assert name not in vars(la.LazyArray), name
         assert type(vars(ArrayBase)[name]) is wrapper, name
+    for name in sorted(operators):              # an element's operators: ScalarBase's slots
+        assert name not in vars(ScalarValue), name
+        assert type(vars(ScalarBase)[name]) is wrapper, name
     a = np.arange(1.0, 5.0)
     x = la.asarray(a)
     assert_same(np.asarray(x.__sub__(1.5)), a.__sub__(1.5))
