@@ -48,6 +48,7 @@ from ._stack import user_stacklevel
 from ._value import ScalarValue
 from .backends import forced_backend, select
 from .backends._bind import bound
+from ._value_ops import JitBase, setup_jit  # type: ignore[import-not-found]  # compiled
 
 #: Signatures traced per function at most; calls with further signatures run plainly.
 MAX_TRACES = 64
@@ -335,7 +336,7 @@ def _signature_of(value: Any, buffers: list[Any], ids: list[int]) -> Any:
     return (t, value)
 
 
-class Jitted:
+class Jitted(JitBase):  # type: ignore[misc]  # compiled base: the traces, the call's fast path
     """A function traced once per signature and replayed after (see :func:`jit`)."""
 
     def __init__(self, fn: Callable[..., Any]) -> None:
@@ -356,7 +357,9 @@ class Jitted:
         """How many signatures were traced for replay."""
         return sum(1 for v in self._traces.values() if v is not _UNTRACEABLE)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def _call(self, *args: Any, **kwargs: Any) -> Any:
+        """A call that JitBase's compiled slot (``__call__``) did not replay by itself:
+        keywords, other arguments, a first call (the trace), a trace of several steps."""
         cfg = get_config()
         if cfg.mode != "lazy" or _materialize.tape() is not None or _materialize.stopping():
             return self.fn(*args, **kwargs)   # eager mode, inside another trace, la.explain
@@ -434,3 +437,6 @@ def jit(fn: Callable[..., Any] | None = None, /) -> Any:
     if fn is None:
         return jit
     return Jitted(fn)
+
+
+setup_jit(_Replay)

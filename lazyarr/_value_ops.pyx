@@ -15,6 +15,7 @@ was built, a call being explained or traced) goes to the Python functions :func:
 given, so the rules stay in one place, lazyarr/_value.py.
 """
 cimport cython
+from libc.math cimport copysign
 from cpython.contextvars cimport get_value
 from cpython.list cimport PyList_GET_SIZE
 from cpython.ref cimport Py_REFCNT
@@ -132,6 +133,79 @@ def bound_reduction(str name, object x, object axis, object keepdims):
     if (<tuple>hit)[1] is not None:
         _warn_empty(*(<tuple>hit)[1])
     return _wrap((<tuple>hit)[0]([data]))
+
+
+cdef type _Replay = None              # lazyarr/_jit.py's _Replay (a trace to replay)
+
+
+def setup_jit(replay):
+    """Give :func:`jit_replay` the class of a replayable trace (``_jit._Replay``)."""
+    global _Replay
+    _Replay = replay
+
+
+def jit_replay(dict traces, tuple args):
+    """``Jitted.__call__``'s common case, compiled (lazyarr/_jit.py): positional arguments that
+    are computed LazyArrays and Python numbers, in lazy mode, outside a trace or
+    ``la.explain``, with a trace of one kernel (``_Replay.one_kernel``): the call's signature
+    key, built as ``_jit._signature_of`` and ``Jitted.__call__`` build it, the lookup, the
+    kernel on the arguments' buffers, its result wrapped. None for everything else (the Python
+    path decides, and traces)."""
+    cdef list parts = []
+    cdef list buffers = []
+    cdef list ids = []
+    cdef Node node
+    cdef object data
+    cdef object t
+    cdef object replay
+    cdef object one
+    _read_config()
+    if not _seen_lazy or PyList_GET_SIZE(DEFERRING) and _deferred():
+        return None
+    for a in args:
+        t = type(a)
+        if t is LazyArray:
+            node = <Node>(<ArrayBase>a)._node
+            data = node.data
+            if data is None:
+                return None
+            buffers.append(data)
+            ids.append(id(data))
+            parts.append((LazyArray, node.dtype, node.shape, data.strides, node.device))
+        elif t is float:
+            parts.append((t, a, copysign(1.0, a)) if a == a else (t, "nan"))
+        elif t is int or t is bool or a is None:
+            parts.append((t, a))
+        else:
+            return None
+    if len(ids) > 1 and len(set(ids)) < len(ids):   # one array passed twice: its own trace
+        parts.append(tuple([ids.index(i) for i in ids]))
+    parts.append(_seen_device)
+    parts.append(_forced.get())
+    replay = traces.get(tuple(parts))
+    if type(replay) is not _Replay:
+        return None
+    one = replay.one_kernel
+    if one is None:
+        return None
+    run, inputs, device = <tuple>one
+    return _array(leaf(run([buffers[i] for i in <tuple>inputs]), device))
+
+
+cdef class JitBase:
+    """The compiled base of ``Jitted`` (lazyarr/_jit.py): its traces by signature, and the call
+    slot, whose common case (:func:`jit_replay`) runs without a Python frame; every other call
+    is the Python class's ``_call``."""
+    cdef public dict _traces
+    cdef dict __dict__                   # (functools.update_wrapper's attributes)
+
+    def __call__(self, *args, **kwargs):
+        cdef object done
+        if not kwargs:
+            done = jit_replay(self._traces, args)
+            if done is not None:
+                return done
+        return self._call(*args, **kwargs)
 
 
 def setup_nodes(dict rules, cast_operands, tuple op_names, tuple unary_names):
@@ -385,6 +459,8 @@ cdef object _small_buffer(object self):
 
 cdef object _seen_config = None     # the Config read last: frozen, so its fields below hold
 cdef bint _seen_eager = False        # its ``mode == "eager"``
+cdef bint _seen_lazy = False         # its ``mode == "lazy"``
+cdef object _seen_device = None      # its ``device``
 cdef Py_ssize_t _seen_limit = 0      # its ``eager_max_size``
 
 
@@ -403,12 +479,14 @@ cdef inline Py_ssize_t _small_limit():
 cdef inline void _read_config():
     """``_config.get_config()`` (its context variable, else its module's default), its fields
     read only when it is another Config than the last one: each small operator asks twice."""
-    global _seen_config, _seen_eager, _seen_limit
+    global _seen_config, _seen_eager, _seen_lazy, _seen_device, _seen_limit
     cdef object config = get_value(_config_override)
     if config is None:
         config = _config_namespace["_default"]
     if config is not _seen_config:
         _seen_eager = config.mode == "eager"
+        _seen_lazy = config.mode == "lazy"
+        _seen_device = config.device
         _seen_limit = config.eager_max_size
         _seen_config = config
 

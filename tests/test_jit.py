@@ -110,6 +110,58 @@ def test_signatures_retrace_and_python_scalars_are_part_of_them():
     assert jitted.traces == 8
 
 
+def test_one_kernel_replays_take_the_compiled_call(monkeypatch):
+    """The call of a traced signature whose replay is one kernel, with computed arrays and
+    Python numbers as arguments, is replayed by the compiled call slot (``JitBase``,
+    ``_value_ops.jit_replay``), which builds the signature key as the Python path does:
+    ``Jitted._call`` sees only the calls that trace (a new value, type or sign of a number, an
+    array passed twice), keywords, and a trace of several steps."""
+    seen = []
+    plain = la._jit.Jitted._call
+
+    def counted(self, *args, **kwargs):
+        seen.append((args[2:], tuple(kwargs)))
+        return plain(self, *args, **kwargs)
+
+    monkeypatch.setattr(la._jit.Jitted, "_call", counted)
+    jitted = _jitted(lambda x, y, c, d=None: la.sum(x * c + y) if d is None else x * d)
+    x, y = _data(0), _data(1)
+    calls = [(x, y, 2.0), (x, y, 2.0), (x, y, -0.0), (x, y, 0.0), (x, y, -0.0), (x, y, 2),
+             (x, y, 2), (x, y, True), (x, y, True), (x, x, 2.0), (x, x, 2.0),
+             (x, y, float("nan")), (x, y, float("nan")), (x, y, 2.0, None), (x, y, 2.0, None)]
+    for args in calls:
+        _same(jitted(*args), la.sum(args[0] * args[2] + args[1]))
+    traced = [a for a, _ in seen]                # the second call of each: compiled
+    assert len(traced) == 8 and np.isnan(traced[6][0])
+    assert [repr(a) for a in traced] == [repr(a) for a in [
+        (2.0,), (-0.0,), (0.0,), (2,), (True,), (2.0,), (float("nan"),), (2.0, None)]]
+    seen.clear()
+    _same(jitted(x, y, c=2.0), la.sum(x * 2.0 + y))       # keywords: the Python path
+    assert seen == [((), ("c",))]
+
+
+@pytest.mark.parametrize("reduce", [False, True])
+def test_replays_report_floating_point_errors_as_the_plain_call(reduce):
+    """A replayed kernel (compiled runners: ``_cpu_vm.BoundElementwise``/``BoundReduction``)
+    warns as the plain call does, at the caller's line, and raises under
+    ``np.errstate(divide="raise")``; an empty array runs nothing."""
+    fn = (lambda x: la.sum(la.log(x))) if reduce else (lambda x: la.log(x) * 2.0)
+    jitted = _jitted(fn)
+    for x in (la.asarray(np.array([0.0, 1.0, 2.0])), la.asarray(np.array([0.0, 1.0, 2.0])),
+              la.asarray(np.zeros(0))):
+        for call in (fn, jitted, jitted):
+            with warnings.catch_warnings(record=True) as raised:
+                warnings.simplefilter("always", RuntimeWarning)
+                got = np.asarray(call(x))               # (a plain call computes here)
+            assert [(str(w.message), w.filename) for w in raised] == (
+                [("divide by zero encountered in log", __file__)] if x.size else [])
+            with np.errstate(divide="ignore"):
+                _same(got, fn(x))
+        if x.size:
+            with np.errstate(divide="raise"), pytest.raises(FloatingPointError):
+                np.asarray(jitted(x))
+
+
 def test_a_0d_argument_varies_without_retracing():
     jitted = _jitted(lambda x, c: x * c)
     x = _data(0)

@@ -541,3 +541,48 @@ cdef class BoundReduction:
                     (<double *>cnp.PyArray_DATA(one))[0] = v
                 return one.reshape(self.out_shape) if self.out_shape else one
         return self.finish(arrays)
+
+
+cdef class BoundElementwise:
+    """The runner of one elementwise launch, called again on new buffers like its first ones
+    (``cpu_fused``'s ``bind``: a jitted small call's replay): a new C-order result of the
+    launch's dtype and shape, the :func:`execute` call into it, its floating-point errors
+    reported, in C. ``prepare``, ``report``: as :class:`BoundReduction`'s."""
+    cdef VMProgram vm
+    cdef bytes scalars
+    cdef tuple shape, order
+    cdef int outer, nthreads, result_type, ndim
+    cdef cnp.npy_intp nb, size
+    cdef cnp.npy_intp dims[64]
+    cdef Py_ssize_t nfpe
+    cdef object prepare, report
+
+    def __init__(self, VMProgram vm, bytes scalars, tuple shape, int outer, int nthreads,
+                 result, tuple out_shape, cnp.npy_intp block, Py_ssize_t nfpe, prepare, report):
+        cdef int d
+        self.vm, self.scalars, self.shape, self.outer, self.nthreads = vm, scalars, shape, outer, nthreads
+        self.order = tuple(range(len(shape)))
+        self.result_type = cnp.dtype(result).num
+        self.ndim = len(out_shape)
+        if self.ndim > 64:
+            raise ValueError("at most 64 dimensions")
+        self.size = 1
+        for d in range(self.ndim):
+            self.dims[d] = out_shape[d]
+            self.size *= out_shape[d]
+        run = shape[-1] if outer else self.size            # (as cpu_fused._execute_into)
+        self.nb = -(-run // block) if block else 0
+        self.nfpe, self.prepare, self.report = nfpe, prepare, report
+
+    def __call__(self, list buffers):
+        cdef list inputs = buffers if self.prepare is None else self.prepare(buffers)
+        cdef object out = cnp.PyArray_EMPTY(self.ndim, self.dims, self.result_type, 0)
+        cdef object fpe
+        if not self.size:
+            return out
+        fpe = PyByteArray_FromStringAndSize(NULL, self.nfpe)
+        memset(PyByteArray_AS_STRING(fpe), 0, self.nfpe)
+        if execute(self.vm, inputs, self.scalars, self.shape, self.order, self.outer,
+                   MODES["elementwise"], self.nthreads, out, None, self.nb, 1, 0, fpe):
+            self.report(fpe)
+        return out

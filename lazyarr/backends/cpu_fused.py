@@ -1010,7 +1010,13 @@ class CpuFusedBackend:
                                    for a, b in zip(inputs, lowered.inputs))
         if c.reduction is not None and launch.reduction[3] and launch.reduction[4]:
             return _bound_reduction(launch, None if as_given else dtypes)
-        return lambda buffers: _execute(launch, [_prepare(b, dt) for b, dt in zip(buffers, dtypes)])
+        if launch.out_shape != launch.shape or np.dtype(c.result).byteorder not in "=|":
+            return lambda buffers: _execute(launch, [_prepare(b, dt) for b, dt in zip(buffers, dtypes)])
+        return _cpu_vm.BoundElementwise(     # (compiled: a jitted small call's replay)
+            c.vm, launch.scalars, launch.shape, launch.outer, launch.threads, c.result,
+            launch.out_shape, c.vm.block, len(c.fpe),
+            None if as_given else lambda buffers: [_prepare(b, dt) for b, dt in zip(buffers, dtypes)],
+            functools.partial(_report_fp_errors, c))
 
     def run_into(self, lowered: Lowered, out: Any) -> bool:
         """Run an elementwise program writing its result straight into ``out`` (``x op= y``,

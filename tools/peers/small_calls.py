@@ -25,7 +25,17 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")    # (before NumPy loads OpenBLAS)
+import numpy as np  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+#: NumPy's own forms of benchmarks/common.py's HEADLINE expressions
+NUMPY: dict[str, Callable[[Any, Any], Any]] = {
+    "sum_abs": lambda x, y: np.sum(abs(x)),
+    "axpy": lambda x, y: x * y + 1.5,
+    "chain": lambda x, y: np.sum(np.sqrt(abs(x * y + 1.5)) * np.tanh(x) - y),
+}
 
 
 def _median_us(fn: Callable[[], Any], n: int = 2000, warm: int = 100) -> float:
@@ -40,8 +50,6 @@ def _median_us(fn: Callable[[], Any], n: int = 2000, warm: int = 100) -> float:
 
 
 def measure() -> dict[str, float]:
-    import numpy as np
-
     import lazyarr as la
     sys.path.insert(0, os.path.join(HERE, "..", "..", "benchmarks"))
     from common import HEADLINE, data, finish, prepare
@@ -52,9 +60,14 @@ def measure() -> dict[str, float]:
         x, y = data("cpu", 1024, seed=0), data("cpu", 1024, seed=1)
         for name, fn in HEADLINE.items():
             out[f"{mode} {name}"] = _median_us(lambda fn=fn: finish(fn(x, y), "cpu"))
+    prepare("cpu", "lazy")
+    for name, fn in HEADLINE.items():            # asv's JitCall: the kernels replayed
+        jitted = la.jit(fn)
+        finish(jitted(x, y), "cpu")
+        out[f"la.jit {name}"] = _median_us(lambda jitted=jitted: finish(jitted(x, y), "cpu"))
     xn, yn = np.asarray(x), np.asarray(y)
-    out["numpy chain"] = _median_us(
-        lambda: np.sum(np.sqrt(abs(xn * yn + 1.5)) * np.tanh(xn) - yn))
+    for name, fn in NUMPY.items():
+        out[f"numpy {name}"] = _median_us(lambda fn=fn: fn(xn, yn))
 
     prepare("cpu", "lazy")
     rng = np.random.default_rng(0)
@@ -100,5 +113,4 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--ab"]:
         alternate(sys.argv[2:4], int(sys.argv[4]) if len(sys.argv) > 4 else 4)
     else:
-        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
         print(json.dumps(measure()))
