@@ -29,7 +29,6 @@ import itertools
 import operator
 import types
 import warnings
-import weakref
 from typing import Any
 
 import numpy as np
@@ -42,6 +41,7 @@ from ._materialize import computing_is_deferred, materialize_into, tape
 from ._node import Node
 from ._plan import LibraryCall
 from ._stack import user_stacklevel
+from ._value_ops import computed_product, setup_library_calls  # type: ignore[import-not-found]
 
 _SUPPORTED = frozenset(SUPPORTED_DTYPES)
 
@@ -91,18 +91,18 @@ _UNSUPPORTED_METHODS = {
 _WRITTEN_ARGUMENT = {"copyto": 0, "put": 0, "place": 0, "putmask": 0, "fill_diagonal": 0,
                      "put_along_axis": 0, "random.shuffle": 0}
 
-#: node -> the record of the library call that computed its buffer: ``(name, bytes read,
-#: bytes written, flops, order)``, made a LibraryCall when ``la.explain`` asks (a loop's
-#: ``a @ b`` pays a tuple, not a dataclass); one record for every result of one call
-_origins: weakref.WeakKeyDictionary[Node, tuple[Any, ...]] = weakref.WeakKeyDictionary()
+#: A leaf a library call computed holds that call's record in ``node.origin``: ``(name, bytes
+#: read, bytes written, flops, order)``, made a LibraryCall when ``la.explain`` asks (a loop's
+#: ``a @ b`` pays a tuple and a field, not a dataclass and a weak dictionary's entry); one
+#: record for every result of one call
 _order = itertools.count()
 _PRODUCTS = frozenset({"matmul", "dot"})
 
 
 def origin_of(node: Node) -> str | None:
     """The fallback function that computed this node's buffer, if one did."""
-    call = _origins.get(node)
-    return None if call is None else call[0]
+    call = node.origin
+    return None if call is None else call[0]  # type: ignore[no-any-return]
 
 
 def library_calls(root: Node) -> list[LibraryCall]:
@@ -115,7 +115,7 @@ def library_calls(root: Node) -> list[LibraryCall]:
         if id(node) in seen:
             continue
         seen.add(id(node))
-        call = _origins.get(node)
+        call = node.origin
         if call is not None:
             found[id(call)] = call
         stack.extend(node.src)
@@ -137,7 +137,7 @@ def _arrays(obj: Any) -> list[Any]:
 
 def _library_call(path: str, operands: Any, result: Any) -> tuple[Any, ...]:
     """The record of one call of ``numpy.<path>`` on ``operands`` (buffers) giving ``result``
-    (``_origins``)."""
+    (``Node.origin``)."""
     ins, outs = _arrays(operands), _arrays(result)
     flops = None
     if path in _PRODUCTS and ins and outs:
@@ -245,7 +245,7 @@ def _wrap(result: Any, device: str, origin: str, operands: Any = (),
     the call that made it (``origin`` of ``operands``, the buffers it was given)."""
     if device == "cpu" and type(result) is np.ndarray and result.dtype in _SUPPORTED:
         out = LazyArray._from_node(_node.leaf(result, "cpu"))    # (a loop's ``a @ b``)
-        _origins[out._node] = call or _library_call(origin, operands, result)
+        out._node.origin = call or _library_call(origin, operands, result)
         return out
     if isinstance(result, np.generic) and result.dtype in _SUPPORTED:
         result = np.asarray(result)
@@ -254,7 +254,7 @@ def _wrap(result: Any, device: str, origin: str, operands: Any = (),
         if device == "cuda":
             result = _devices.asarray("cuda", result)
         out = LazyArray._from_node(_node.leaf(result, device))
-        _origins[out._node] = call or _library_call(origin, operands, result)
+        out._node.origin = call or _library_call(origin, operands, result)
         return out
     if type(result) in (tuple, list) or (isinstance(result, tuple) and hasattr(result, "_fields")):
         call = call or _library_call(origin, operands, result)
@@ -282,7 +282,10 @@ def call_computed(path: str, numpy_func: Any, *args: Any) -> Any:
     """:func:`call` of ``numpy_func`` on computed CPU LazyArrays only, the common case of a
     loop's ``a @ b`` or ``np.dot(a, b)``, without the general walk over the arguments: NumPy's
     call on their buffers, its result wrapped. None (nothing called) when an argument is
-    anything else, the policy is not "allow", or a call is explained or traced."""
+    anything else, the policy is not "allow", or a call is explained or traced. (Two
+    operands: compiled, ``_value_ops.computed_product``.)"""
+    if len(args) == 2:
+        return computed_product(path, numpy_func, *args)
     for x in args:
         if type(x) is not LazyArray:
             return None
@@ -563,7 +566,7 @@ def method(x: LazyArray, name: str) -> Any:
                 memory = x.data.copy()
                 result = memory.resize(*_buffers(args), **_buffers(kwargs))
                 x._node = _node.leaf(memory, x.device)
-                _origins[x._node] = _library_call(path, (), memory)
+                x._node.origin = _library_call(path, (), memory)
                 return result
             memory = _writes.target(x)
             result = getattr(memory, name)(*_buffers(args), **_buffers(kwargs))
@@ -603,3 +606,6 @@ def install(namespace: dict[str, Any]) -> None:
 # LazyArray's hooks into the fallback (``x.<name>``, ``@``, ``divmod``, ``numpy.<ufunc>(lazy,
 # out=...)``): the array layer is below this module, so it looks them up (lazyarr/_dispatch.py).
 _dispatch.PROTOCOLS.update(method=method, array_ufunc=array_ufunc, call=call)
+
+
+setup_library_calls(_SUPPORTED, _order, _wrap)

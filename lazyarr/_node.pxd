@@ -19,10 +19,13 @@ cdef class Node:
                                  # (lazyarr/_views.py, claim)
     cdef public object views     # a GPU leaf: views of ``data`` made so far, by basic key, or
                                  # None (lazyarr/_value_ops.pyx, device_view)
+    cdef public object origin    # a leaf a library call made: that call's record (the
+                                 # function, bytes, flops: lazyarr/_fallback.py), or None
     cdef object __weakref__
 
 
 cpdef object _as_leaf(Node node)
+cpdef list held_pending(object skip, bint exact)
 cpdef Node leaf(object data, object device)
 cpdef Node scalar(object value)
 cpdef Node redescribed(Node node)

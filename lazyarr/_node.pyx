@@ -53,7 +53,7 @@ cdef class Node:
         self.op, self.dtype, self.shape, self.device = op, dtype, shape, device
         self.src, self.arg, self.data = src, arg, data
         self.sid, self.leaves, self.epoch, self.owner = None, None, 0, None
-        self.views = None
+        self.views = self.origin = None
 
     def __repr__(self):
         return f"Node({self.op}, {self.dtype}, {self.shape})"
@@ -259,7 +259,7 @@ cdef extern from "Python.h":
     Py_ssize_t Py_REFCNT(object o)
 
 
-def held_pending(object skip, bint exact):
+cpdef list held_pending(object skip, bint exact):
     """The live pending interior nodes that something besides other pending nodes holds (a
     LazyArray, a user's variable), but ``skip``, in build order (children before parents):
     the candidates of the write barrier (lazyarr/_writes.py). A node held only by pending

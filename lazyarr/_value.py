@@ -47,7 +47,7 @@ from ._dtypes import SUPPORTED_DTYPES
 from ._registry import BY_NUMPY, ELEMENTWISE
 from ._value_ops import (  # type: ignore[import-not-found]  # compiled
     ARRAY_CODES, BINARY_STEMS, METHODS, ArrayBase, ScalarBase, make_value, setup, setup_nodes,
-    setup_reductions)
+    setup_products, setup_reductions)
 
 _NODE = ArrayBase.__dict__["_node"]           # LazyArray's field: the node, once built
 _deferred = _materialize.computing_is_deferred
@@ -183,15 +183,16 @@ def _install() -> None:
     setup(ScalarValue, ScalarValue._value, _operand, _weak_complex, _deferred, _DEFERRING,
           {name: vars(LazyArray)[name] for name in ARRAY_CODES}, vars(LazyArray)["__getitem__"],
           LazyArray, _writes.target, _config, (_views._base_of, _views._views_of),
-          _writes.barrier, vars(LazyArray)["__setitem__"])
+          _writes.barrier, vars(LazyArray)["__setitem__"], _views.EXACT_REFCOUNTS)
     by_operator = {op.operator: op.name for op in ELEMENTWISE if op.operator is not None}
     setup_nodes(_build._rules, _build._cast_operands,
                 tuple([by_operator[stem] for stem in BINARY_STEMS]),
                 tuple([by_operator[stem] for stem in ("neg", "pos", "abs", "invert")]))
     setup_reductions(_build._bound_reductions, backends._forced, _build._warn_empty_slices)
+    setup_products(vars(LazyArray)["__matmul__"], vars(LazyArray)["__rmatmul__"], np.matmul)
     # LazyArray's own operators, x[key] and x[key] = v are the slow paths from now on: the
     # slots of its compiled base (ArrayBase) serve them, without a method lookup or a frame
-    for name in (*ARRAY_CODES, "__getitem__", "__setitem__"):
+    for name in (*ARRAY_CODES, "__getitem__", "__setitem__", "__matmul__", "__rmatmul__"):
         delattr(LazyArray, name)
     _dispatch.PROTOCOLS["scalar_value"] = value
 

@@ -23,7 +23,7 @@ from cpython.object cimport PyObject, PyTypeObject
 
 cimport numpy as cnp
 
-from lazyarr._node cimport Node, leaf, op_node
+from lazyarr._node cimport Node, held_pending, leaf, op_node
 
 cnp.import_array()
 
@@ -55,6 +55,7 @@ cdef dict _config_namespace = None   # (for ``_default``), read here without a P
 cdef dict _BASE_OF = None            # _views._base_of: id(pushed-down view) -> its base
 cdef dict _VIEWS_OF = None           # _views._views_of: id(base) -> its pushed-down views
 cdef object _barrier = None          # _writes.barrier
+cdef bint _exact_refcounts = False   # _views.EXACT_REFCOUNTS
 cdef object _setitem = None          # LazyArray's __setitem__ (every other write)
 # the node builder's fast path (lazyarr/_build.py, ``elementwise``), given by setup_nodes()
 cdef dict _rules = None              # _build._rules: memoized NumPy rules by operand types
@@ -73,7 +74,7 @@ cdef enum:
 
 
 def setup(cls, value, operand, weak_complex, deferred, list deferring, dict slow, getitem,
-          array_cls, target, config, owns, barrier, setitem_):
+          array_cls, target, config, owns, barrier, setitem_, bint exact_refcounts):
     """Give the module what it calls: ``cls`` (ScalarValue), ``value`` (ScalarValue._value),
     ``operand`` and ``weak_complex`` (lazyarr/_value.py), ``deferred`` and ``deferring``
     (lazyarr/_materialize.py), ``slow`` (LazyArray's own operator methods by name, for those
@@ -81,16 +82,18 @@ def setup(cls, value, operand, weak_complex, deferred, list deferring, dict slow
     ``array_cls`` (LazyArray), ``target``
     (``_writes.target``), ``config`` (the module lazyarr/_config.py), ``owns``
     (``_views._base_of`` and ``_views._views_of``, which :func:`_owns` reads), ``barrier``
-    (``_writes.barrier``) and ``setitem_`` (LazyArray's ``__setitem__``)."""
+    (``_writes.barrier``), ``setitem_`` (LazyArray's ``__setitem__``) and
+    ``exact_refcounts`` (``_views.EXACT_REFCOUNTS``)."""
     global ScalarValue, _value, _operand, _weak_complex, _deferred, DEFERRING, SLOW, _getitem
-    global generic, ndarray, LazyArray, _target, _config_override, _config_namespace, _BASE_OF, _VIEWS_OF, _barrier, _setitem
+    global generic, ndarray, LazyArray, _target, _config_override, _config_namespace
+    global _BASE_OF, _VIEWS_OF, _barrier, _setitem, _exact_refcounts
     import numpy
     ScalarValue, _value, _operand, _weak_complex = cls, value, operand, weak_complex
     _deferred, DEFERRING, _getitem = deferred, deferring, getitem
     LazyArray, _target = array_cls, target
     _config_override, _config_namespace = config._override, vars(config)
     _BASE_OF, _VIEWS_OF = owns
-    _barrier, _setitem = barrier, setitem_
+    _barrier, _setitem, _exact_refcounts = barrier, setitem_, exact_refcounts
     codes = {code: slow[name] for name, code in ARRAY_CODES.items()}
     SLOW = tuple([codes.get(code) for code in range(INPLACE + RSHIFT + 1)])
     generic, ndarray = numpy.generic, numpy.ndarray
@@ -206,6 +209,67 @@ cdef class JitBase:
             if done is not None:
                 return done
         return self._call(*args, **kwargs)
+
+
+cdef object _matmul_slow = None       # LazyArray's own __matmul__ and __rmatmul__ (the public
+cdef object _rmatmul_slow = None      # matmul, lazyarr/_functions/_linalg.py)
+cdef object _np_matmul = None         # numpy.matmul
+cdef frozenset _SUPPORTED = None      # the dtypes lazyarr supports
+cdef object _call_order = None        # _fallback._order: the library calls' running count
+cdef object _wrap_result = None       # _fallback._wrap: any other result of a library call
+
+
+def setup_products(matmul, rmatmul, np_matmul):
+    """Give the module ``@``'s slow paths (LazyArray's own ``__matmul__``, ``__rmatmul__``) and
+    ``numpy.matmul`` (lazyarr/_value.py)."""
+    global _matmul_slow, _rmatmul_slow, _np_matmul
+    _matmul_slow, _rmatmul_slow, _np_matmul = matmul, rmatmul, np_matmul
+
+
+def setup_library_calls(frozenset supported, order, wrap):
+    """Give :func:`computed_product` the supported dtypes and, from lazyarr/_fallback.py, the
+    library calls' running count and ``_wrap`` (set when that module is imported)."""
+    global _SUPPORTED, _call_order, _wrap_result
+    _SUPPORTED, _call_order, _wrap_result = supported, order, wrap
+
+
+def computed_product(str path, func, a, b):
+    """``_fallback.call_computed`` of a product of two arrays (``a @ b``, ``np.dot(a, b)``,
+    ``path`` naming ``func``), compiled: NumPy's call on the buffers of two computed CPU
+    LazyArrays, its result a computed LazyArray whose node keeps the call's record for
+    ``la.explain`` (``Node.origin``: the function, bytes read and written, flops, order). None,
+    with nothing called, for other operands, a fallback policy other than "allow", or a call
+    explained or traced. A loop's ``A[i, :j] @ A[:j, j]`` (NPBench's ``lu``, ``cholesky``,
+    ``symm``) is one of these per statement."""
+    cdef Node na
+    cdef Node nb
+    cdef object da
+    cdef object db
+    cdef object result
+    cdef object out
+    cdef object flops = None
+    if type(a) is not LazyArray or type(b) is not LazyArray or _call_order is None:
+        return None
+    na, nb = <Node>(<ArrayBase>a)._node, <Node>(<ArrayBase>b)._node
+    da, db = na.data, nb.data
+    if type(da) is not ndarray or type(db) is not ndarray or na.device != "cpu" \
+            or nb.device != "cpu":
+        return None
+    _read_config()
+    if not _seen_fallback or PyList_GET_SIZE(DEFERRING) and _deferred():
+        return None
+    result = func(da, db)
+    if isinstance(result, generic):         # (a product of vectors: NumPy's scalar)
+        result = cnp.PyArray_FROM_O(result)
+    if type(result) is not ndarray or result.dtype not in _SUPPORTED:
+        return _wrap_result(result, "cpu", path, [da, db])
+    out = _array(leaf(result, "cpu"))
+    if cnp.PyArray_NDIM(<cnp.ndarray>da):
+        flops = 2 * cnp.PyArray_SIZE(<cnp.ndarray>result) * da.shape[-1]
+    (<Node>(<ArrayBase>out)._node).origin = (
+        path, cnp.PyArray_NBYTES(<cnp.ndarray>da) + cnp.PyArray_NBYTES(<cnp.ndarray>db),
+        cnp.PyArray_NBYTES(<cnp.ndarray>result), flops, next(_call_order))
+    return out
 
 
 def setup_nodes(dict rules, cast_operands, tuple op_names, tuple unary_names):
@@ -461,6 +525,7 @@ cdef object _seen_config = None     # the Config read last: frozen, so its field
 cdef bint _seen_eager = False        # its ``mode == "eager"``
 cdef bint _seen_lazy = False         # its ``mode == "lazy"``
 cdef object _seen_device = None      # its ``device``
+cdef bint _seen_fallback = False     # its ``fallback == "allow"``
 cdef Py_ssize_t _seen_limit = 0      # its ``eager_max_size``
 
 
@@ -479,7 +544,7 @@ cdef inline Py_ssize_t _small_limit():
 cdef inline void _read_config():
     """``_config.get_config()`` (its context variable, else its module's default), its fields
     read only when it is another Config than the last one: each small operator asks twice."""
-    global _seen_config, _seen_eager, _seen_lazy, _seen_device, _seen_limit
+    global _seen_config, _seen_eager, _seen_lazy, _seen_device, _seen_fallback, _seen_limit
     cdef object config = get_value(_config_override)
     if config is None:
         config = _config_namespace["_default"]
@@ -487,6 +552,7 @@ cdef inline void _read_config():
         _seen_eager = config.mode == "eager"
         _seen_lazy = config.mode == "lazy"
         _seen_device = config.device
+        _seen_fallback = config.fallback == "allow"
         _seen_limit = config.eager_max_size
         _seen_config = config
 
@@ -541,6 +607,16 @@ cdef object _array_unary(object self, int op):
     return a if a is not None else SLOW[op](self)
 
 
+cdef inline int _write_barrier(object memory) except -1:
+    """``_writes.barrier(memory, "cpu")`` before a write: its scan of the pending nodes
+    (compiled, ``_node.held_pending``) first, and the Python function only when some pending
+    expression is held, which then checks which of them read ``memory`` (a loop's writes
+    find none)."""
+    if held_pending(None, _exact_refcounts):
+        _barrier(memory, "cpu")
+    return 0
+
+
 cdef object _array_inplace(object self, object other, int op):
     cdef object a = _small_buffer(self)
     cdef object b
@@ -554,13 +630,13 @@ cdef object _array_inplace(object self, object other, int op):
         return SLOW[INPLACE + op](self, other)
     if _owned_input(self, _node_of(self)):
         memory = a                  # owned already: only the write barrier is left to do
-        _barrier(memory, "cpu")
+        _write_barrier(memory)
     elif not PyList_GET_SIZE(DEFERRING) and _unclaimed_leaf(self):
         # a view an index has just made (a loop's ``c[i, :j] += v``): what _writes.target
         # would do is the barrier and the claim, which here is only setting its owner
         _node_of(self).owner = weakref.ref(self)
         memory = a
-        _barrier(memory, "cpu")
+        _write_barrier(memory)
     else:
         memory = _target(self)
     # NumPy's in-place op (its casting check, overlap handling, fast scalar powers) on a copy,
@@ -648,10 +724,10 @@ def ufunc_function(ufunc, str name, slow):
 
 
 cdef object getitem(object self, object key):
-    """``LazyArray.__getitem__`` (``ArrayBase``'s slot): ``x[i]`` (one Python int per axis) of a computed CPU array
-    is a ScalarValue of NumPy's scalar (its value now: the loop over elements' path); every
-    other key, and every other device (the simulated cuda device holds NumPy arrays too), is
-    the Python method's."""
+    """``LazyArray.__getitem__`` (``ArrayBase``'s slot): ``x[i]`` (one Python int per axis) of
+    a computed CPU array is a ScalarValue of NumPy's scalar (its value now: the loop over
+    elements' path); every other key, and every other device (the simulated cuda device holds
+    NumPy arrays too), is the Python method's."""
     cdef Node node = _node_of(self)
     cdef object data = node.data
     cdef object element
@@ -695,12 +771,12 @@ cdef object getitem(object self, object key):
 
 
 cdef object setitem(object self, object key, object value):
-    """``LazyArray.__setitem__`` (``ArrayBase``'s slot): ``x[key] = value`` with a basic key (Python ints, slices,
-    None, ``...``) into an input whose memory ``x`` owns already, of a computed value (a
-    number, an element, a computed CPU array): the write barrier (pending readers of the
-    memory are computed first), then NumPy's ``__setitem__`` on the memory, as the Python
-    method does (lazyarr/_writes.py) without its steps that are no-ops here. Every other write
-    is the Python method's."""
+    """``LazyArray.__setitem__`` (``ArrayBase``'s slot): ``x[key] = value`` with a basic key
+    (Python ints, slices, None, ``...``) into an input whose memory ``x`` owns already, of a
+    computed value (a number, an element, a computed CPU array): the write barrier (pending
+    readers of the memory are computed first), then NumPy's ``__setitem__`` on the memory, as
+    the Python method does (lazyarr/_writes.py) without its steps that are no-ops here. Every
+    other write is the Python method's."""
     cdef Node node = _node_of(self)
     cdef object data = node.data
     cdef object w
@@ -709,7 +785,7 @@ cdef object setitem(object self, object key, object value):
             and _owned_input(self, node):
         w = _small_operand(value, &m)
         if w is not None:
-            _barrier(data, "cpu")
+            _write_barrier(data)
             data[key] = w
             return
     _setitem(self, key, value, Py_REFCNT(value) <= _TEMPORARY_VALUE_REFS)
@@ -936,6 +1012,17 @@ cdef class ArrayBase:
     def __delitem__(self, key):
         raise ValueError("cannot delete array elements")
 
+    def __matmul__(a, b):
+        # computed CPU matrices or vectors: NumPy's product at once; else LazyArray's own
+        cdef object out
+        if type(a) is LazyArray and len((<Node>(<ArrayBase>a)._node).shape) < 3:
+            out = computed_product("matmul", _np_matmul, a, b)
+            if out is not None:
+                return out
+        if isinstance(a, ArrayBase):
+            return _matmul_slow(a, b)
+        return _rmatmul_slow(b, a)
+
     def __add__(a, b):
         return _slot_binary(a, b, ADD)
 
@@ -1040,9 +1127,10 @@ cdef class ArrayBase:
         return _array_unary(self, INVERT)
 
 
-cdef void _slot_wrappers(type cls, tuple stems):
+cdef void _slot_wrappers(type cls, tuple stems, type reference=int):
     """Make ``cls.__add__`` (...) the slot wrapper that Python's own type setup would have
-    made from ``cls``'s binary slot (``int.__add__``'s kind), where Cython put a method object
+    made from ``cls``'s binary slot (``int.__add__``'s kind; ``reference``: a type whose slot
+    wrapper describes it, ``int`` or NumPy's ndarray for ``@``), where Cython put a method object
     beside the slot. A Python subclass inherits a slot only through a slot wrapper: through the
     method object, its operators would take Python's generic path (a lookup and a call per
     operator, ~0.1 µs). The wrapper is made as CPython makes it: ``int.__add__``'s description
@@ -1052,7 +1140,7 @@ cdef void _slot_wrappers(type cls, tuple stems):
     cdef object forward
     cdef object reflected
     for stem in stems:
-        forward = int.__dict__[f"__{stem}__"]
+        forward = reference.__dict__[f"__{stem}__"]
         reflected = namespace[f"__r{stem}__"]
         assert type(forward) is type(reflected) is type(int.__add__)
         namespace[f"__{stem}__"] = PyDescr_NewWrapper(
@@ -1063,6 +1151,7 @@ cdef void _slot_wrappers(type cls, tuple stems):
 
 _slot_wrappers(ArrayBase, ("add", "sub", "mul", "truediv", "floordiv", "mod", "and", "or", "xor",
                            "lshift", "rshift"))
+_slot_wrappers(ArrayBase, ("matmul",), __import__("numpy").ndarray)
 
 @cython.auto_pickle(False)           # ScalarValue's __reduce__ pickles it
 @cython.c_api_binop_methods(True)    # (as ArrayBase's: slot wrappers a subclass inherits)

@@ -434,6 +434,23 @@ def test_explain_lists_library_calls():
     assert plan.library_calls[0].flops is None and plan.library_calls[0].bytes_written == 4 << 16
 
 
+def test_products_of_computed_arrays_keep_their_record():
+    """A loop's ``a @ b`` / ``np.dot(a, b)`` of computed CPU arrays (NumPy's call at once,
+    ``_value_ops.computed_product``) keeps the call's record on its result's node (the
+    function, bytes read and written, flops), which ``la.explain`` of a later expression
+    lists."""
+    a = la.asarray(np.ones((64, 32)))
+    v = la.asarray(np.ones(32))
+    for product, record in [(lambda: a @ v, ("matmul", a.nbytes + v.nbytes, 64 * 8, 2 * 64 * 32)),
+                            (lambda: la.dot(a, v), ("dot", a.nbytes + v.nbytes, 64 * 8, 2 * 64 * 32)),
+                            (lambda: np.dot(v, v), ("dot", 2 * v.nbytes, 8, 2 * 32))]:
+        out = product()
+        assert out.is_materialized and out._node.origin[:4] == record
+        if out.ndim:
+            (call,) = la.explain(out * 2 + 1).library_calls
+            assert (call.name, call.bytes_read, call.bytes_written, call.flops) == record
+
+
 def test_matmul_epilogue_is_one_call_and_one_kernel(kernels):
     rng = np.random.default_rng(0)
     a_np, b_np = (rng.standard_normal((256, 256), dtype=np.float32) for _ in range(2))

@@ -253,7 +253,8 @@ def test_operators_are_the_compiled_bases_slots():
     wrapper = type(int.__add__)
     operators = {*ARRAY_CODES} | {"__r" + n[2:] for n in ARRAY_CODES if "__r" + n[2:] in vars(ArrayBase)}
     assert len(operators) == 12 * 3 + 6 + 4
-    for name in sorted(operators | {"__getitem__", "__setitem__", "__delitem__"}):
+    for name in sorted(operators | {"__getitem__", "__setitem__", "__delitem__", "__matmul__",
+                                    "__rmatmul__"}):
         assert name not in vars(la.LazyArray), name
         assert type(vars(ArrayBase)[name]) is wrapper, name
     for name in sorted(operators):              # an element's operators: ScalarBase's slots

@@ -697,6 +697,17 @@ def inplace_stencil_sections() -> list[str]:
         "torch.compile (issue 15: lazyarr within 1.5x of it).", "tools/peers/inplace_stencil.py")
 
 
+def small_calls_sections() -> list[str]:
+    """Issue 13's small calls on the CPU (``tools/peers/small_calls.py``)."""
+    return _peer_tables(
+        "small_calls", "small calls",
+        "asv's ``CachedCall.track_hot_call_us`` body: the median of 2,000 calls back to back on "
+        "1,024 float32 elements, each computed (the chain is ``sum(sqrt(abs(x*y + 1.5)) * "
+        "tanh(x) - y)``; issue 13: ≤ 10 µs a plain call, ≤ 5 µs under ``la.jit``), beside "
+        "NumPy's own forms; and two loops of small statements. The machine runs at two speeds "
+        "(docs/notes/cpu.rst): compare within a table.", "tools/peers/small_calls.py")
+
+
 def library_calls_sections() -> list[str]:
     """Issue 18's library calls fed by a pending chain (``tools/peers/library_calls.py``)."""
     return _peer_tables(
@@ -768,6 +779,7 @@ def build(args: argparse.Namespace) -> str:
     parts += complex_ceiling_sections()
     parts += complex_reductions_sections()
     parts += inplace_stencil_sections()
+    parts += small_calls_sections()
     parts += library_calls_sections()
     for device, source in (("cpu", args.cpu_peers), ("cuda", args.gpu_peers)):
         title = f"{DEVICE_NAMES[device]}: lazyarr and its peers"

@@ -500,7 +500,8 @@ cdef class BoundReduction:
                  double top, double rsz, result, tuple out_shape, str op):
         self.vm, self.scalars, self.shape, self.order = vm, scalars, shape, order
         self.n_outer, self.mode, self.nthreads = n_outer, mode, nthreads
-        self.nb, self.nchunk, self.chunk_rows, self.nparts, self.m = nb, nchunk, chunk_rows, nparts, m
+        self.nb, self.nchunk, self.chunk_rows = nb, nchunk, chunk_rows
+        self.nparts, self.m = nparts, m
         self.names = tuple([(p, r, cnp.dtype(dt).num, cnp.dtype(dt).name) for p, r, dt in names])
         self.nfpe, self.prepare, self.report, self.finish = nfpe, prepare, report, finish
         self.scalar_float, self.mean, self.top, self.rsz = scalar_float, mean, top, rsz
@@ -560,7 +561,8 @@ cdef class BoundElementwise:
     def __init__(self, VMProgram vm, bytes scalars, tuple shape, int outer, int nthreads,
                  result, tuple out_shape, cnp.npy_intp block, Py_ssize_t nfpe, prepare, report):
         cdef int d
-        self.vm, self.scalars, self.shape, self.outer, self.nthreads = vm, scalars, shape, outer, nthreads
+        self.vm, self.scalars, self.shape = vm, scalars, shape
+        self.outer, self.nthreads = outer, nthreads
         self.order = tuple(range(len(shape)))
         self.result_type = cnp.dtype(result).num
         self.ndim = len(out_shape)

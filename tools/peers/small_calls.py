@@ -1,6 +1,7 @@
 """Small calls on the CPU (issue 13, item 1): asv's ``CachedCall.track_hot_call_us`` body (the
 median of 2,000 calls back to back, 1,024 float32 elements) for the three headline expressions
-in lazy and eager mode, NumPy's own chain beside them, and two loops of small statements: the
+in lazy and eager mode and under ``la.jit``, NumPy's own forms beside them, and two loops of
+small statements, lazyarr's and NumPy's: the
 loop over elements ``s = s + a[i] * b[i]`` (200 elements) and a row-by-row stencil written
 into its array (62 rows of 62). One process prints one JSON line of medians, in µs.
 
@@ -9,6 +10,7 @@ alternated on the same machine::
 
     python tools/peers/small_calls.py                       # this tree, one process
     python tools/peers/small_calls.py --ab OLD NEW 4        # 4 rounds of OLD, NEW processes
+    python tools/peers/small_calls.py --device cpu --md docs/_static/perf/small_calls_cpu.md
 
 (``OLD``/``NEW``: source trees with their extensions built, e.g. ``git archive`` of a commit
 and ``python setup.py build_ext --inplace``.) OpenBLAS's threads are kept to one: their
@@ -71,25 +73,47 @@ def measure() -> dict[str, float]:
 
     prepare("cpu", "lazy")
     rng = np.random.default_rng(0)
-    a, b = la.asarray(rng.random(200)), la.asarray(rng.random(200))
-
-    def element_loop() -> Any:
-        s = a[0] * 0
-        for i in range(200):
-            s = s + a[i] * b[i]
-        return s
-
-    grid = la.asarray(rng.random((64, 64)))
-
-    def row_loop() -> Any:
-        u = grid.copy()
-        for i in range(1, 63):
-            u[i, 1:-1] = 0.2 * (u[i, 1:-1] + u[i - 1, 1:-1] + u[i + 1, 1:-1] + u[i, :-2] + u[i, 2:])
-        return u
-
-    out["element loop 200"] = _median_us(element_loop, n=200, warm=10)
-    out["row loop 62"] = _median_us(row_loop, n=200, warm=10)
+    an, bn, grid = rng.random(200), rng.random(200), rng.random((64, 64))
+    for lib, wrap in (("numpy", np.asarray), ("lazy", la.asarray)):
+        a, b, g = wrap(an), wrap(bn), wrap(grid)
+        out[f"{lib} element loop 200"] = _median_us(lambda a=a, b=b: element_loop(a, b), 200, 10)
+        out[f"{lib} row loop 62"] = _median_us(lambda g=g: row_loop(g), 200, 10)
     return out
+
+
+def element_loop(a: Any, b: Any) -> Any:
+    """The loop over elements: ``s = s + a[i] * b[i]``."""
+    s = a[0] * 0
+    for i in range(a.shape[0]):
+        s = s + a[i] * b[i]
+    return s
+
+
+def row_loop(grid: Any) -> Any:
+    """A 5-point stencil written row by row into a copy of ``grid`` (a Gauss-Seidel sweep)."""
+    u = grid.copy()
+    for i in range(1, u.shape[0] - 1):
+        u[i, 1:-1] = 0.2 * (u[i, 1:-1] + u[i - 1, 1:-1] + u[i + 1, 1:-1] + u[i, :-2] + u[i, 2:])
+    return u
+
+
+def markdown(out: dict[str, float]) -> str:
+    """The performance page's tables of one run (``--md``)."""
+    load = os.getloadavg()[0]
+    lines = [f"# Small calls, 1,024 float32, cpu (load average {load:.1f} after the run), "
+             "median µs of 2,000 calls", "",
+             "| expression | NumPy | lazyarr | lazyarr, la.jit | lazyarr eager mode |",
+             "|---|---|---|---|---|"]
+    for name in NUMPY:
+        lines.append(f"| {name} | {out[f'numpy {name}']:.2f} | {out[f'lazy {name}']:.2f} | "
+                     f"{out[f'la.jit {name}']:.2f} | {out[f'eager {name}']:.2f} |")
+    lines += ["", "# Loops of small statements, float64, median µs of 200 loops", "",
+              "| loop | NumPy | lazyarr | vs numpy |", "|---|---|---|---|"]
+    for name, what in (("element loop 200", "s = s + a[i] * b[i], 200 elements"),
+                       ("row loop 62", "a 5-point stencil written row by row, 62 rows of 62")):
+        n, z = out[f"numpy {name}"], out[f"lazy {name}"]
+        lines.append(f"| {what} | {n:.1f} | {z:.1f} | {n / z:.2f}x |")
+    return "\n".join(lines) + "\n"
 
 
 def alternate(trees: list[str], rounds: int) -> None:
@@ -112,5 +136,11 @@ def alternate(trees: list[str], rounds: int) -> None:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--ab"]:
         alternate(sys.argv[2:4], int(sys.argv[4]) if len(sys.argv) > 4 else 4)
+    elif "--md" in sys.argv:                 # --device cpu --md FILE: the performance page's
+        assert sys.argv[sys.argv.index("--device") + 1] == "cpu", "small_calls.py: cpu only"
+        text = markdown(measure())
+        with open(sys.argv[sys.argv.index("--md") + 1], "w") as f:
+            f.write(text)
+        print(text)
     else:
         print(json.dumps(measure()))
