@@ -1,8 +1,19 @@
 # cython: language_level=3
-"""The hot path of ``ScalarValue`` (lazyarr/_value.py) in C: its operators and the element read
-``x[i]`` of a computed array (the loop over elements, docs/notes/core.rst); and ``LazyArray``'s
-operators on small computed CPU arrays, which run at once (``_array_binary``: the rule is
-lazyarr/_value.py's).
+"""The compiled hot paths of the array layer: what a script's small statements run.
+
+* ``ArrayBase`` and ``ScalarBase``: the compiled bases of ``LazyArray`` (lazyarr/_array.py) and
+  of ``ScalarValue`` (lazyarr/_value.py), holding the node (and an element's NumPy scalar) as C
+  fields and owning the C slots of the operators, ``@``, ``x[key]`` and ``x[key] = v``, which
+  Python calls without a method lookup or a frame.
+* The element's operators: NumPy's scalar arithmetic at once (the loop over elements,
+  docs/notes/core.rst).
+* ``LazyArray``'s operators and ufunc function forms on small computed CPU arrays, which run
+  NumPy's own at once (``_array_binary``: the rule is lazyarr/_value.py's), else a pending node
+  from a memoized rule (``_lazy_node``).
+* Indexing and writes on memory an array owns: ``x[i]`` (an element), basic views, writes of a
+  computed value, with the write barrier's compiled scan; cuda's kept views of a leaf.
+* Repeated calls: a reduction's bound runner (``bound_reduction``), a product of two computed
+  arrays (``computed_product``), and ``la.jit``'s replay of a one-kernel trace (``JitBase``).
 
 Compiled for two reasons. Speed: a Python-level operator method costs ~250 ns (the frame, the
 bytecode of its checks, the new object), this ~100 ns more than NumPy's own scalar operator.
@@ -11,8 +22,8 @@ only if no Python frame of lazyarr is in between (as for NumPy's own scalars), s
 ``warnings`` filters, ``-W error`` and the printed location name the user's code.
 
 Everything that is not the common case (an operand that is not a number, a value whose node
-was built, a call being explained or traced) goes to the Python functions :func:`setup` was
-given, so the rules stay in one place, lazyarr/_value.py.
+was built, a call being explained or traced) goes to the Python functions the ``setup*``
+functions were given, so the rules stay in one place: the Python modules.
 """
 cimport cython
 from libc.math cimport copysign
