@@ -9,7 +9,7 @@
   docs/notes/core.rst).
 * ``LazyArray``'s operators and ufunc function forms on small computed CPU arrays, which run
   NumPy's own at once (``_array_binary``: the rule is lazyarr/_value.py's), else a pending node
-  from a memoized rule (``_lazy_node``).
+  built by a memoized rule (``_lazy_node``).
 * Indexing and writes on memory an array owns: ``x[i]`` (an element), basic views, writes of a
   computed value, with the write barrier's compiled scan; cuda's kept views of a leaf.
 * Repeated calls: a reduction's bound runner (``bound_reduction``), a product of two computed
