@@ -1009,8 +1009,12 @@ cdef class ArrayBase:
 
     @classmethod
     def _from_node(cls, node):
-        """A new array of ``cls`` holding ``node``."""
-        cdef ArrayBase a = _new(cls)
+        """A new array of ``cls`` holding ``node`` (an element's class sets its fields too)."""
+        cdef ArrayBase a
+        if issubclass(cls, ScalarBase):
+            a = (<PyTypeObject*>ScalarBase).tp_new(cls, <PyObject*>_NO_ARGS, NULL)
+        else:
+            a = _new(cls)
         a._node = node
         return a
 
