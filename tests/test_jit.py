@@ -162,6 +162,26 @@ def test_replays_report_floating_point_errors_as_the_plain_call(reduce):
                 np.asarray(jitted(x))
 
 
+def test_replays_of_rows_and_of_arguments_to_prepare():
+    """A replayed elementwise kernel that runs row by row (a strided view: the launch's outer
+    dims) and one whose arguments need preparing (a misaligned buffer of the traced layout, a
+    dtype the kernel casts) give the plain call's values (``_cpu_vm.BoundElementwise``,
+    ``_kernel_inputs``)."""
+    rng = np.random.default_rng(0)
+    x, y = la.asarray(rng.random((8, 1024))), la.asarray(rng.random((8, 512)))
+    rows = _jitted(lambda x, y: x[:, ::2] * 2.0 + y)
+    for _ in range(3):
+        _same(rows(x, y), x[:, ::2] * 2.0 + y)
+    mixed = _jitted(lambda a, b: a * 2.0 + b)
+    a = rng.random(300).astype(np.float32)
+    raw = np.zeros(a.nbytes + 1, np.uint8)
+    odd = raw[1:].view(np.float32)                  # the same layout, not aligned
+    odd[...] = a
+    b = la.asarray(rng.random(300))
+    for arg in (la.asarray(a), la.asarray(odd), la.asarray(a)):
+        _same(mixed(arg, b), arg * 2.0 + b)
+
+
 def test_a_0d_argument_varies_without_retracing():
     jitted = _jitted(lambda x, c: x * c)
     x = _data(0)

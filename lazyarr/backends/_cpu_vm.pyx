@@ -471,15 +471,39 @@ def row_extent(cnp.ndarray v):
     return lo, hi + cnp.PyArray_ITEMSIZE(v) - 1
 
 
+cdef list _kernel_inputs(list buffers, tuple dtypes, object prepare):
+    """A bound runner's kernel inputs: with ``dtypes`` None, the buffers as they are; else each
+    buffer as it is where it is an aligned NumPy array of its input's dtype (checked in C: a
+    replay's buffers nearly always are), and ``prepare(buffer, dtype)`` (``cpu_fused._prepare``:
+    a cast, an aligned copy, a random draw's counters as they are) for any other."""
+    cdef Py_ssize_t k
+    cdef Py_ssize_t n
+    cdef list inputs
+    cdef object b
+    if dtypes is None:
+        return buffers
+    n = min(len(buffers), len(dtypes))             # (as ``zip``)
+    inputs = [None] * n
+    for k in range(n):
+        b = buffers[k]
+        if type(b) is cnp.ndarray and cnp.PyArray_ISALIGNED(<cnp.ndarray>b) and \
+                cnp.PyArray_EquivTypes((<cnp.ndarray>b).dtype, <cnp.dtype>dtypes[k]):
+            inputs[k] = b
+        else:
+            inputs[k] = prepare(b, dtypes[k])
+    return inputs
+
+
 cdef class BoundReduction:
     """The runner of one reduction launch, called again on new buffers like its first ones
     (``cpu_fused._bound_reduction``: a repeated small ``la.sum``): the partial arrays, the
     :func:`execute` call and, for a full float sum, product or mean, the result's rounding,
     in C. A call is a few µs, of which the Python frames of this step were about one.
 
-    ``names``: the partial and result arrays (``("pd", "rd", dtype)``, ...); ``prepare``:
-    None (the buffers go to the kernel as they are) or a function of the buffers giving the
-    kernel's inputs; ``report``: called with the floating-point flags' bytes when an
+    ``names``: the partial and result arrays (``("pd", "rd", dtype)``, ...); ``dtypes``: None
+    (the buffers go to the kernel as they are) or the kernel's input dtypes, with ``prepare``
+    (``cpu_fused._prepare``) for a buffer that is not already an aligned array of its dtype
+    (:func:`_kernel_inputs`); ``report``: called with the floating-point flags' bytes when an
     exception was raised; ``finish``: the arrays to the result (``_finalize``), for everything
     the float fast path below does not take."""
     cdef VMProgram vm
@@ -488,6 +512,7 @@ cdef class BoundReduction:
     cdef int n_outer, mode, nthreads
     cdef cnp.npy_intp nb, nchunk, chunk_rows, nparts, m
     cdef Py_ssize_t nfpe
+    cdef tuple dtypes
     cdef object prepare, report, finish, op
     cdef bint scalar_float, mean
     cdef double top, rsz
@@ -496,7 +521,7 @@ cdef class BoundReduction:
     def __init__(self, VMProgram vm, bytes scalars, tuple shape, tuple order, int n_outer,
                  int mode, int nthreads, cnp.npy_intp nb, cnp.npy_intp nchunk,
                  cnp.npy_intp chunk_rows, cnp.npy_intp nparts, cnp.npy_intp m, tuple names,
-                 Py_ssize_t nfpe, prepare, report, finish, bint scalar_float, bint mean,
+                 Py_ssize_t nfpe, tuple dtypes, prepare, report, finish, bint scalar_float, bint mean,
                  double top, double rsz, result, tuple out_shape, str op):
         self.vm, self.scalars, self.shape, self.order = vm, scalars, shape, order
         self.n_outer, self.mode, self.nthreads = n_outer, mode, nthreads
@@ -504,13 +529,14 @@ cdef class BoundReduction:
         self.nparts, self.m = nparts, m
         self.names = tuple([(p, r, cnp.dtype(dt).num, cnp.dtype(dt).name) for p, r, dt in names])
         self.nfpe, self.prepare, self.report, self.finish = nfpe, prepare, report, finish
+        self.dtypes = dtypes
         self.scalar_float, self.mean, self.top, self.rsz = scalar_float, mean, top, rsz
         num = cnp.dtype(result).num
         self.result_type = num if num in (cnp.NPY_FLOAT, cnp.NPY_DOUBLE) else -1
         self.out_shape, self.op = out_shape, op
 
     def __call__(self, list buffers):
-        cdef list inputs = buffers if self.prepare is None else self.prepare(buffers)
+        cdef list inputs = _kernel_inputs(buffers, self.dtypes, self.prepare)
         cdef dict arrays = {}
         cdef object fpe
         cdef cnp.ndarray one
@@ -548,19 +574,22 @@ cdef class BoundElementwise:
     """The runner of one elementwise launch, called again on new buffers like its first ones
     (``cpu_fused``'s ``bind``: a jitted small call's replay): a new C-order result of the
     launch's dtype and shape, the :func:`execute` call into it, its floating-point errors
-    reported, in C. ``prepare``, ``report``: as :class:`BoundReduction`'s."""
+    reported, in C. ``dtypes``, ``prepare``, ``report``: as :class:`BoundReduction`'s."""
     cdef VMProgram vm
     cdef bytes scalars
     cdef tuple shape, order
-    cdef int outer, nthreads, result_type, ndim
+    cdef int outer, nthreads, result_type, ndim, mode
     cdef cnp.npy_intp nb, size
     cdef cnp.npy_intp dims[64]
     cdef Py_ssize_t nfpe
+    cdef tuple dtypes
     cdef object prepare, report
 
     def __init__(self, VMProgram vm, bytes scalars, tuple shape, int outer, int nthreads,
-                 result, tuple out_shape, cnp.npy_intp block, Py_ssize_t nfpe, prepare, report):
+                 result, tuple out_shape, cnp.npy_intp block, Py_ssize_t nfpe, tuple dtypes,
+                 prepare, report):
         cdef int d
+        cdef cnp.npy_intp run
         self.vm, self.scalars, self.shape = vm, scalars, shape
         self.outer, self.nthreads = outer, nthreads
         self.order = tuple(range(len(shape)))
@@ -572,12 +601,15 @@ cdef class BoundElementwise:
         for d in range(self.ndim):
             self.dims[d] = out_shape[d]
             self.size *= out_shape[d]
-        run = shape[-1] if outer else self.size            # (as cpu_fused._execute_into)
-        self.nb = -(-run // block) if block else 0
-        self.nfpe, self.prepare, self.report = nfpe, prepare, report
+        # the blocks of a run (as cpu_fused._execute_into; this module is compiled with
+        # wraparound=False and cdivision=True: no shape[-1], and a ceiling of positives)
+        run = shape[len(shape) - 1] if outer else self.size
+        self.nb = (run + block - 1) // block if block > 0 else 0
+        self.nfpe, self.dtypes, self.prepare, self.report = nfpe, dtypes, prepare, report
+        self.mode = MODES["elementwise"]
 
     def __call__(self, list buffers):
-        cdef list inputs = buffers if self.prepare is None else self.prepare(buffers)
+        cdef list inputs = _kernel_inputs(buffers, self.dtypes, self.prepare)
         cdef object out = cnp.PyArray_EMPTY(self.ndim, self.dims, self.result_type, 0)
         cdef object fpe
         if not self.size:
@@ -585,6 +617,6 @@ cdef class BoundElementwise:
         fpe = PyByteArray_FromStringAndSize(NULL, self.nfpe)
         memset(PyByteArray_AS_STRING(fpe), 0, self.nfpe)
         if execute(self.vm, inputs, self.scalars, self.shape, self.order, self.outer,
-                   MODES["elementwise"], self.nthreads, out, None, self.nb, 1, 0, fpe):
+                   self.mode, self.nthreads, out, None, self.nb, 1, 0, fpe):
             self.report(fpe)
         return out

@@ -809,12 +809,11 @@ def _bound_reduction(launch: _Launch, dtypes: list[np.dtype] | None) -> Any:
     scalar_float = (m == 1 and result.kind == "f" and c.compute.kind != "c"
                     and op in ("sum", "prod", "mean") and parts[0][0] == "d")
     top = reduction_rules.FLOAT_MAX.get(result, math.inf)
-    prepare = None if dtypes is None else (
-        lambda buffers: [_prepare(b, dt) for b, dt in zip(buffers, dtypes)])
     return _cpu_vm.BoundReduction(
         c.vm, launch.scalars, launch.shape, order, n_outer, mode, launch.threads, nb, nchunk,
         chunk_rows, nparts, m, tuple(("p" + name, "r" + name, dt) for name, dt in parts),
-        len(c.fpe), prepare, functools.partial(_report_fp_errors, c),
+        len(c.fpe), None if dtypes is None else tuple(dtypes), _prepare,
+        functools.partial(_report_fp_errors, c),
         functools.partial(_finalize, c, op, rsz=rsz, ddof=ddof, shape=out_shape),
         scalar_float, op == "mean", top, rsz, result, out_shape, op)
 
@@ -1014,9 +1013,8 @@ class CpuFusedBackend:
             return lambda buffers: _execute(launch, [_prepare(b, dt) for b, dt in zip(buffers, dtypes)])
         return _cpu_vm.BoundElementwise(     # (compiled: a jitted small call's replay)
             c.vm, launch.scalars, launch.shape, launch.outer, launch.threads, c.result,
-            launch.out_shape, c.vm.block, len(c.fpe),
-            None if as_given else lambda buffers: [_prepare(b, dt) for b, dt in zip(buffers, dtypes)],
-            functools.partial(_report_fp_errors, c))
+            launch.out_shape, c.vm.block, len(c.fpe), None if as_given else tuple(dtypes),
+            _prepare, functools.partial(_report_fp_errors, c))
 
     def run_into(self, lowered: Lowered, out: Any) -> bool:
         """Run an elementwise program writing its result straight into ``out`` (``x op= y``,
