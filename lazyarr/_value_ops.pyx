@@ -41,7 +41,6 @@ cnp.import_array()
 import weakref
 
 cdef extern from "Python.h":
-    object PyType_GenericAlloc(PyTypeObject *tp, Py_ssize_t nitems)
     ctypedef struct PyWrapperDescrObject:    # (descrobject.h: a slot wrapper, ``int.__add__``)
         void *d_base                         # its slot's ``struct wrapperbase``
         void *d_wrapped                      # the C function of the slot
@@ -158,7 +157,7 @@ def setup_jit(replay):
     _Replay = replay
 
 
-def jit_replay(dict traces, tuple args):
+cdef object jit_replay(dict traces, tuple args):
     """``Jitted.__call__``'s common case, compiled (lazyarr/_jit.py): positional arguments that
     are computed LazyArrays and Python numbers, in lazy mode, outside a trace or
     ``la.explain``, with a trace of one kernel (``_Replay.one_kernel``): the call's signature
@@ -244,7 +243,7 @@ def setup_library_calls(frozenset supported, order, wrap):
     _SUPPORTED, _call_order, _wrap_result = supported, order, wrap
 
 
-def computed_product(str path, func, a, b):
+cpdef object computed_product(str path, object func, object a, object b):
     """``_fallback.call_computed`` of a product of two arrays (``a @ b``, ``np.dot(a, b)``,
     ``path`` naming ``func``), compiled: NumPy's call on the buffers of two computed CPU
     LazyArrays, its result a computed LazyArray whose node keeps the call's record for
@@ -296,7 +295,7 @@ def setup_nodes(dict rules, cast_operands, tuple op_names, tuple unary_names):
 
 cdef inline object _array(Node node):
     """A new LazyArray of ``node`` (``LazyArray._from_node``, without the call)."""
-    cdef ArrayBase a = _new(LazyArray)
+    cdef ArrayBase a = _new(LazyArray, ArrayBase)
     a._node = node
     return a
 
@@ -304,11 +303,12 @@ cdef inline object _array(Node node):
 cdef tuple _NO_ARGS = ()
 
 
-cdef inline object _new(type cls):
-    """``ArrayBase.__new__(cls)`` (``object.__new__`` for an extension type's subclass): the
-    base's C slot, called as a function (Cython calls ``__new__`` of a class defined further
-    down as a Python method), not ``cls``'s own ``__new__`` (``la.ndarray(shape)``)."""
-    return (<PyTypeObject*>ArrayBase).tp_new(cls, <PyObject*>_NO_ARGS, NULL)
+cdef inline object _new(type cls, type base):
+    """``base.__new__(cls)`` (``object.__new__`` for an extension type's subclass): the compiled
+    base's C slot, which sets its fields, called as a function (Cython calls ``__new__`` of a
+    class defined further down as a Python method), not ``cls``'s own ``__new__``
+    (``la.ndarray(shape)``). ``base``: ArrayBase, or ScalarBase for an element's class."""
+    return (<PyTypeObject*>base).tp_new(cls, <PyObject*>_NO_ARGS, NULL)
 
 
 cdef inline Node _node_of(object x):
@@ -373,7 +373,7 @@ cdef object _lazy_node(object name, object x, object y, int nin):
 
 cdef inline object _make(object v):
     """A new ScalarValue holding ``v`` (what ``object.__new__`` does, without the call)."""
-    cdef ScalarBase s = (<PyTypeObject*>ScalarBase).tp_new(ScalarValue, <PyObject*>_NO_ARGS, NULL)
+    cdef ScalarBase s = _new(ScalarValue, ScalarBase)
     s._v = v
     return s
 
@@ -1010,11 +1010,7 @@ cdef class ArrayBase:
     @classmethod
     def _from_node(cls, node):
         """A new array of ``cls`` holding ``node`` (an element's class sets its fields too)."""
-        cdef ArrayBase a
-        if issubclass(cls, ScalarBase):
-            a = (<PyTypeObject*>ScalarBase).tp_new(cls, <PyObject*>_NO_ARGS, NULL)
-        else:
-            a = _new(cls)
+        cdef ArrayBase a = _new(cls, ScalarBase if issubclass(cls, ScalarBase) else ArrayBase)
         a._node = node
         return a
 

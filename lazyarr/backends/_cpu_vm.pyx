@@ -283,9 +283,8 @@ def wait_progress(cnp.ndarray progress, cnp.npy_int64 want, double seconds):
 
 cpdef object execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tuple order,
                      int n_outer, int mode, int nthreads, out=None, dict partials=None,
-                     cnp.npy_intp nb=0,
-            cnp.npy_intp nchunk=1, cnp.npy_intp chunk_rows=0, bytearray fpe=None,
-            tuple writeback=None, cnp.ndarray progress=None):
+                     cnp.npy_intp nb=0, cnp.npy_intp nchunk=1, cnp.npy_intp chunk_rows=0,
+                     bytearray fpe=None, tuple writeback=None, cnp.ndarray progress=None):
     """Run ``prog`` over the iteration space ``shape``.
 
     ``order`` lists the dims of ``shape``: the first ``n_outer`` form the outer index,
@@ -494,6 +493,14 @@ cdef list _kernel_inputs(list buffers, tuple dtypes, object prepare):
     return inputs
 
 
+cdef inline bytearray _no_flags(Py_ssize_t n):
+    """``bytearray(n)``: the zeroed floating-point flags :func:`execute` fills, one byte per
+    instruction and one for the reduction."""
+    cdef bytearray fpe = PyByteArray_FromStringAndSize(NULL, n)
+    memset(PyByteArray_AS_STRING(fpe), 0, n)
+    return fpe
+
+
 cdef class BoundReduction:
     """The runner of one reduction launch, called again on new buffers like its first ones
     (``cpu_fused._bound_reduction``: a repeated small ``la.sum``): the partial arrays, the
@@ -548,8 +555,7 @@ cdef class BoundReduction:
                 raise MemoryError(f"{exc}: the partial results of the {self.op} over "
                                   f"{self.shape} ({self.nparts:,} x {name})") from exc
             arrays[rname] = cnp.PyArray_EMPTY(1, &self.m, num, 0)
-        fpe = PyByteArray_FromStringAndSize(NULL, self.nfpe)
-        memset(PyByteArray_AS_STRING(fpe), 0, self.nfpe)
+        fpe = _no_flags(self.nfpe)
         if execute(self.vm, inputs, self.scalars, self.shape, self.order, self.n_outer,
                    self.mode, self.nthreads, None, arrays, self.nb, self.nchunk,
                    self.chunk_rows, fpe):
@@ -614,8 +620,7 @@ cdef class BoundElementwise:
         cdef object fpe
         if not self.size:
             return out
-        fpe = PyByteArray_FromStringAndSize(NULL, self.nfpe)
-        memset(PyByteArray_AS_STRING(fpe), 0, self.nfpe)
+        fpe = _no_flags(self.nfpe)
         if execute(self.vm, inputs, self.scalars, self.shape, self.order, self.outer,
                    self.mode, self.nthreads, out, None, self.nb, 1, 0, fpe):
             self.report(fpe)
