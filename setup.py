@@ -30,8 +30,10 @@ EXTENSIONS: list = cythonize(
             library_dirs=[_np_lib],
             libraries=["npymath"],  # npy_half conversions, exactly as NumPy's casts round
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-            # -ffp-contract=off: no FMA contraction, so every CPU computes the same bits
-            extra_compile_args=(["-O3", "-ffp-contract=off", "-Wno-misleading-indentation", *_thr_cflags]
+            # -ffp-contract=off: no FMA contraction, so every CPU computes the same bits;
+            # -fno-math-errno: sqrt is the instruction (the VM never reads errno)
+            extra_compile_args=(["-O3", "-ffp-contract=off", "-fno-math-errno",
+                                 "-Wno-misleading-indentation", *_thr_cflags]
                                 if sys.platform != "win32" else []),
             extra_link_args=_thr_ldflags,
             depends=["lazyarr/backends/_cpu_vm.h"],

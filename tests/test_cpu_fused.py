@@ -314,6 +314,66 @@ def test_when_a_run_takes_the_pool_and_goes_row_by_row(threads):
         assert decide(m * row)[1] == outer, (side, dtype)
 
 
+def test_arithmetic_heavy_programs_prefetch_on_smaller_blocks():
+    """The VM prefetches each input's next block, on blocks of 2,048 elements, for programs of
+    ``PREFETCH_STEPS`` instructions per input or more (docs/notes/cpu.rst, "Prefetching the
+    next block"); memory-bound ones keep 4,096-element blocks without."""
+    def block(expr):
+        c = cpu_fused.get_compiled(lower(expr._node).program)
+        return c.vm.block, c.vm.prefetch
+
+    x, y = la.asarray(np.ones(1 << 16, np.float32)), la.asarray(np.ones(1 << 16, np.float32))
+    assert block(x * y + 1.5) == (4096, False)
+    assert block(la.sin(x)) == (4096, False)
+    assert block(((x * 0.5 + 1.0) * x + 2.0) * x + 3.0) == (2048, True)
+    assert block(la.sqrt(la.abs(x * y + 1.5)) * la.tanh(x) - y) == (2048, True)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_own_sqrt_loop_gives_numpys_bits(dtype, threads):
+    """sqrt is the VM's own loop (AVX2 where NumPy's is SSE): IEEE sqrt is exact, so every
+    bit is NumPy's, NaN payloads and signed zeros included, on contiguous and strided input,
+    with NumPy's "invalid" warning for a negative."""
+    edges = np.array([4, 2, -1, -0.0, 0.0, np.nan, -np.nan, np.inf, -np.inf, 1e-40, 5e-324,
+                      np.finfo(dtype).max, np.finfo(dtype).tiny, 0.3], dtype)
+    rng = np.random.default_rng(5)
+    data = np.concatenate([edges, np.abs(rng.standard_normal(9000)).astype(dtype) * 1e3,
+                           rng.standard_normal(1000).astype(dtype)])
+    data[100:105] = np.frombuffer(np.array([0x7FC01234, 0xFFC00001, 0x7F800001, 0x00000001,
+                                            0x80000001], np.uint32).tobytes(), np.float32)
+    for n in (1, 2):
+        threads(n)
+        for a in (data, data[::-3]):
+            with np.errstate(invalid="ignore"):
+                expected = np.sqrt(a)
+                got = la.sqrt(la.asarray(a))
+                assert "lazyarr sqrt loop" in la.explain(got).kernels[0].source
+                assert_bits(got, expected)
+    with np.errstate(invalid="warn"), pytest.warns(RuntimeWarning, match="invalid value encountered in sqrt"):
+        np.asarray(la.sqrt(la.asarray(data) * 1))
+
+
+@pytest.mark.parametrize("rows", [1, 3, 7, 8, 9, 15, 17, 63, 100, 1000])
+def test_column_sums_of_any_row_count(rows, threads):
+    """Column sums take eight rows per pass over the partials, then the rest one by one; the
+    result is the float64 sum rounded once (to rounding), and the same bits on any thread count."""
+    rng = np.random.default_rng(rows)
+    for dtype in (np.float32, np.float64):
+        m = rng.standard_normal((rows, 300)).astype(dtype)
+        results = []
+        for n in (1, 2):
+            threads(n)
+            for expr in (la.sum(la.asarray(m), axis=0), la.sum(la.abs(la.asarray(m)), axis=0),
+                         la.sum(la.asarray(m) * 2 + 1, axis=0)):
+                results.append(np.asarray(expr))
+        exact = [np.sum(t.astype(np.float64), axis=0) for t in (m, np.abs(m), m * 2 + 1)]
+        for got, want in zip(results, exact * 2):     # (the float64 sum, rounded once)
+            np.testing.assert_allclose(got, want.astype(dtype), rtol=1e-6 if dtype == np.float32 else 1e-13,
+                                       atol=1e-6 if dtype == np.float32 else 1e-12)
+        for a, b in zip(results[:3], results[3:]):
+            assert_bits(a, b)
+
+
 def test_num_threads_environment():
     code = "from lazyarr.backends import cpu_fused; print(cpu_fused.get_num_threads())"
     env = dict(os.environ, LAZYARR_NUM_THREADS="3")
@@ -342,7 +402,8 @@ def test_explain_shows_the_vm_program():
     plan = la.explain(la.sqrt(abs(x * 2.0 + 1.5)))
     assert plan.backend == "cpu-fused" and len(plan.kernels) == 1
     src = plan.kernels[0].source
-    assert "numpy.sqrt loop float32->float32" in src and "-> out" in src
+    assert "numpy.multiply loop float32,float32->float32" in src
+    assert "lazyarr sqrt loop float32" in src and "-> out" in src
     assert plan.bytes_read == 40_000 and plan.bytes_written == 40_000
     assert "cpu-fused" in str(plan)
 

@@ -708,6 +708,19 @@ def small_calls_sections() -> list[str]:
         "(docs/notes/cpu.rst): compare within a table.", "tools/peers/small_calls.py")
 
 
+def cpu_compilers_sections() -> list[str]:
+    """Issue 13, item 4: CPU throughput against jax.jit and torch.compile
+    (``tools/peers/cpu_compilers.py``)."""
+    return _peer_tables(
+        "cpu_compilers", "against the compilers",
+        "Issue 13, item 4: ``sum(abs(x))``, the chain ``sum(sqrt(abs(x*y + 1.5)) * tanh(x) - y)`` "
+        "and row and column sums in lazyarr, ``jax.jit`` and ``torch.compile``, two threads each, "
+        "each library in its own process (alternated over rounds), beside NumPy and the read "
+        "ceiling (NumPy's max over each half of the input in its own thread; the target is ≤ 1.1x "
+        "it for the sums). jax and torch run from a separate environment (the script's "
+        "docstring says how), with this tree on ``PYTHONPATH``.", "tools/peers/cpu_compilers.py")
+
+
 def library_calls_sections() -> list[str]:
     """Issue 18's library calls fed by a pending chain (``tools/peers/library_calls.py``)."""
     return _peer_tables(
@@ -780,6 +793,7 @@ def build(args: argparse.Namespace) -> str:
     parts += complex_reductions_sections()
     parts += inplace_stencil_sections()
     parts += small_calls_sections()
+    parts += cpu_compilers_sections()
     parts += library_calls_sections()
     for device, source in (("cpu", args.cpu_peers), ("cuda", args.gpu_peers)):
         title = f"{DEVICE_NAMES[device]}: lazyarr and its peers"

@@ -211,6 +211,26 @@ static lz_cast_t lz_get_imag(int src) { return src == LZ_C64 ? lz_imag_c64 : lz_
 
 static lz_cast_t lz_get_cast(int dst, int src) { return lz_casts[dst][src]; }
 
+/* lazyarr's own sqrt loop (an instruction of kind "sqrt", the casts' signature: a strided
+ * source, a contiguous destination). NumPy 2.4 compiles its float sqrt loops for its
+ * baseline only (SSE: 4 float32 lanes); this one has an AVX2 clone, twice as fast
+ * (docs/notes/cpu.rst, "Own sqrt loop"). IEEE 754 rounds sqrt exactly, and both are the
+ * same sqrtps/sqrtpd instruction, so the bits are NumPy's, NaNs and flags included
+ * (-fno-math-errno lets sqrtf/sqrt compile to that instruction). */
+#define LZ_DEF_SQRT(NAME, T, F)                                                              \
+    LZ_CLONES static void NAME(const char *s, npy_intp ss, char *d, npy_intp n) {            \
+        T *o = (T *)d;                                                                       \
+        if (ss == (npy_intp)sizeof(T))                                                       \
+            for (npy_intp i = 0; i < n; i++) o[i] = F(((const T *)s)[i]);                    \
+        else                                                                                 \
+            for (npy_intp i = 0; i < n; i++) o[i] = F(*(const T *)(s + i * ss));             \
+    }
+LZ_DEF_SQRT(lz_sqrt_f32, npy_float, sqrtf)
+LZ_DEF_SQRT(lz_sqrt_f64, npy_double, sqrt)
+static lz_cast_t lz_get_sqrt(int type) {
+    return type == LZ_F32 ? lz_sqrt_f32 : type == LZ_F64 ? lz_sqrt_f64 : NULL;
+}
+
 /* ---------------------------------------------------------------- where, copies */
 #define LZ_WHERE(T)                                                                          \
     for (npy_intp i = 0; i < n; i++)                                                         \
@@ -338,6 +358,7 @@ typedef struct {
     int red_pre;        /* elementwise op folded into the reduction kernel: 0, PRE_ABS, PRE_SQUARE */
     npy_intp B;         /* block length */
     npy_intp esz;       /* the largest itemsize of a value: 8, or 16 with a complex128 value */
+    int prefetch;       /* prefetch each input's next block while computing (lz_exec_block) */
 } lz_prog;
 
 /* bytes of one scalar operand's slot in lz_run.scalars (the largest dtype: complex128) */
@@ -345,6 +366,8 @@ typedef struct {
 
 /* bytes of one block register (or gather buffer) */
 #define LZ_RB(P) ((P)->B * (P)->esz + 64)
+/* MODE_RED_B float sums: rows accumulated per pass over the partials (lz_accsum8) */
+#define LZ_ACC_ROWS 8
 
 typedef struct {
     int mode, nO, nI;
@@ -472,7 +495,7 @@ static int lz_scratch_init(const lz_prog *P, const lz_run *R, lz_scratch *S) {
     size_t b = LZ_ALIGN(sizeof(npy_intp) * (P->nvals + 1));
     size_t c = LZ_ALIGN(sizeof(npy_intp) * (P->ninputs + 1));
     size_t w = LZ_ALIGN(lz_chunk_bytes(P, R));
-    size_t need = a + b + c + rb * (P->nregs + 1) + rb * (P->ninputs + 1) + 4 * rb + w + 64;
+    size_t need = a + b + c + rb * (P->nregs + 1) + rb * (P->ninputs + 1) + LZ_ACC_ROWS * rb + w + 64;
     if (need > lz_tls_size) {
         free(lz_tls_buf);
         lz_tls_buf = (char *)malloc(need);
@@ -487,7 +510,7 @@ static int lz_scratch_init(const lz_prog *P, const lz_run *R, lz_scratch *S) {
     S->regs = base + a + b + c;
     S->gbuf = S->regs + rb * (P->nregs + 1);
     S->stage = S->gbuf + rb * (P->ninputs + 1);
-    S->end = S->stage + 4 * rb;
+    S->end = S->stage + LZ_ACC_ROWS * rb;
     S->wbuf = w ? S->end : NULL;
     return 0;
 }
@@ -584,8 +607,29 @@ static int lz_exec_block(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_i
         vstr[P->scalar_val[k]] = 0;
     }
     lz_fpe_note(R, P->ninstr);   /* (what the reduction kernel raised since the last block) */
+    /* A program with much arithmetic per input byte (P->prefetch) asks for the next block of
+     * each contiguous input while it computes this one, a share after each instruction: its
+     * loads then overlap the arithmetic, where the hardware prefetcher waits for the next
+     * block's first loads. Memory-bound programs go without (it slowed them: docs/notes/cpu.rst,
+     * "Prefetching the next block"). */
+    const char *pf[8];
+    npy_intp pflen[8];
+    int npf = 0;
+    if (P->prefetch && start + n < R->Isz) {
+        npy_intp nn = R->Isz - start - n < n ? R->Isz - start - n : n;
+        for (int k = 0; k < P->ninputs && npf < 8; k++) {
+            int v = P->input_val[k];
+            if (v < 0 || P->input_isz[k] == 0 || R->dstride[k] != P->input_isz[k]) continue;
+            pf[npf] = vptr[v] + n * R->dstride[k];
+            pflen[npf++] = nn * R->dstride[k];
+        }
+    }
     for (int j = 0; j < P->ninstr; j++) {
         const lz_instr *ins = &P->instr[j];
+        for (int q = 0; q < npf; q++) {
+            npy_intp a0 = pflen[q] * j / P->ninstr, a1 = pflen[q] * (j + 1) / P->ninstr;
+            for (npy_intp a = a0 & ~(npy_intp)63; a < a1; a += 64) __builtin_prefetch(pf[q] + a, 0, 2);
+        }
         char *op = ins->reg < 0 ? out : S->regs + ins->reg * rb;
         /* A value whose operands are all uniform (stride 0: scalars, one-element inputs and
          * what is computed from them alone) is uniform too: computed once, kept at stride 0.
@@ -750,7 +794,7 @@ typedef npy_int64 lz_v2l __attribute__((vector_size(16)));
         if (r == 0) {    /* the sign of a zero result: IEEE maximum/minimum */               \
             for (i = 0; i < n; i++) {                                                        \
                 T x = LD(T, a[i]);                                                           \
-                if (x == 0 && !signbit(x) == (MX)) return (double)x;                         \
+                if (x == 0 && (!signbit(x)) == (MX)) return (double)x;                       \
             }                                                                                \
             return (MX) ? -0.0 : 0.0;                                                        \
         }                                                                                    \
@@ -1290,12 +1334,12 @@ static void lz_combine_rows(const lz_prog *P, lz_run *R) {
         if (first) for (npy_intp i = 0; i < n; i++) ad[i] = 0. + (double)LD(T, x[i]);        \
         else for (npy_intp i = 0; i < n; i++) ad[i] += (double)LD(T, x[i]);                  \
     }
-LZ_DEF_ACCSUM(lz_accsum_f32, npy_float, LZ_PRE_ID)
-LZ_DEF_ACCSUM(lz_accsum_f32_abs, npy_float, LZ_PRE_ABS)
-LZ_DEF_ACCSUM(lz_accsum_f32_sq, npy_float, LZ_PRE_SQ)
-LZ_DEF_ACCSUM(lz_accsum_f64, npy_double, LZ_PRE_ID)
-LZ_DEF_ACCSUM(lz_accsum_f64_abs, npy_double, LZ_PRE_ABS)
-LZ_DEF_ACCSUM(lz_accsum_f64_sq, npy_double, LZ_PRE_SQ)
+/* DEF(STEM_<type>[_abs|_sq], T, folded op) for the two float types and the three folds */
+#define LZ_DEF_FLOAT_FOLDS(DEF, STEM)                                                        \
+    DEF(STEM##_f32, npy_float, LZ_PRE_ID) DEF(STEM##_f32_abs, npy_float, LZ_PRE_ABS)          \
+    DEF(STEM##_f32_sq, npy_float, LZ_PRE_SQ) DEF(STEM##_f64, npy_double, LZ_PRE_ID)          \
+    DEF(STEM##_f64_abs, npy_double, LZ_PRE_ABS) DEF(STEM##_f64_sq, npy_double, LZ_PRE_SQ)
+LZ_DEF_FLOAT_FOLDS(LZ_DEF_ACCSUM, lz_accsum)
 
 /* Row accumulation for min/max on contiguous blocks (vector compare + select, NaN sticks). */
 #define LZ_DEF_ACCMM(NAME, T, LD, MX)                                                        \
@@ -1322,37 +1366,37 @@ LZ_DEF_ACCSUM(lz_accsum_f64_sq, npy_double, LZ_PRE_SQ)
 LZ_DEF_ACCMM_ALL(npy_float, f32)
 LZ_DEF_ACCMM_ALL(npy_double, f64)
 
-/* Four rows at once: one read-modify-write of the partials per four rows. */
-#define LZ_DEF_ACCSUM4(NAME, T, LD)                                                          \
-    LZ_CLONES static void NAME(double *restrict ad, const T *restrict x0, const T *restrict x1, \
-                               const T *restrict x2, const T *restrict x3, npy_intp n, int first) { \
+/* Eight rows at once: one read-modify-write of the partials per eight rows (the partials'
+ * traffic, not the input's, bounded the four-row pass: docs/notes/cpu.rst, "Column sums at
+ * the read ceiling"). Each slot adds ((x0 + x1) + (x2 + x3)) + ((x4 + x5) + (x6 + x7)). */
+#define LZ_DEF_ACCSUM8(NAME, T, LD)                                                          \
+    LZ_CLONES static void NAME(double *restrict ad, char *const *x, npy_intp n, int first) { \
+        const T *restrict x0 = (const T *)x[0], *restrict x1 = (const T *)x[1];              \
+        const T *restrict x2 = (const T *)x[2], *restrict x3 = (const T *)x[3];              \
+        const T *restrict x4 = (const T *)x[4], *restrict x5 = (const T *)x[5];              \
+        const T *restrict x6 = (const T *)x[6], *restrict x7 = (const T *)x[7];              \
         if (first) for (npy_intp i = 0; i < n; i++)                                          \
-            ad[i] = 0. + (((double)LD(T, x0[i]) + (double)LD(T, x1[i])) +                    \
-                          ((double)LD(T, x2[i]) + (double)LD(T, x3[i])));                    \
+            ad[i] = 0. + ((((double)LD(T, x0[i]) + (double)LD(T, x1[i])) +                   \
+                           ((double)LD(T, x2[i]) + (double)LD(T, x3[i]))) +                  \
+                          (((double)LD(T, x4[i]) + (double)LD(T, x5[i])) +                   \
+                           ((double)LD(T, x6[i]) + (double)LD(T, x7[i]))));                  \
         else for (npy_intp i = 0; i < n; i++)                                                \
-            ad[i] += ((double)LD(T, x0[i]) + (double)LD(T, x1[i])) +                         \
-                     ((double)LD(T, x2[i]) + (double)LD(T, x3[i]));                          \
+            ad[i] += (((double)LD(T, x0[i]) + (double)LD(T, x1[i])) +                        \
+                      ((double)LD(T, x2[i]) + (double)LD(T, x3[i]))) +                       \
+                     (((double)LD(T, x4[i]) + (double)LD(T, x5[i])) +                        \
+                      ((double)LD(T, x6[i]) + (double)LD(T, x7[i])));                        \
     }
-LZ_DEF_ACCSUM4(lz_accsum4_f32, npy_float, LZ_PRE_ID)
-LZ_DEF_ACCSUM4(lz_accsum4_f32_abs, npy_float, LZ_PRE_ABS)
-LZ_DEF_ACCSUM4(lz_accsum4_f32_sq, npy_float, LZ_PRE_SQ)
-LZ_DEF_ACCSUM4(lz_accsum4_f64, npy_double, LZ_PRE_ID)
-LZ_DEF_ACCSUM4(lz_accsum4_f64_abs, npy_double, LZ_PRE_ABS)
-LZ_DEF_ACCSUM4(lz_accsum4_f64_sq, npy_double, LZ_PRE_SQ)
+LZ_DEF_FLOAT_FOLDS(LZ_DEF_ACCSUM8, lz_accsum8)
 
-static void lz_accsum4(const lz_prog *P, double *ad, char *const *x, npy_intp n, int first) {
+static void lz_accsum8(const lz_prog *P, double *ad, char *const *x, npy_intp n, int first) {
     if (P->red_type == RT_F32) {
-        const npy_float *a = (const npy_float *)x[0], *b = (const npy_float *)x[1],
-                        *c = (const npy_float *)x[2], *d = (const npy_float *)x[3];
-        if (P->red_pre == PRE_ABS) lz_accsum4_f32_abs(ad, a, b, c, d, n, first);
-        else if (P->red_pre == PRE_SQUARE) lz_accsum4_f32_sq(ad, a, b, c, d, n, first);
-        else lz_accsum4_f32(ad, a, b, c, d, n, first);
+        if (P->red_pre == PRE_ABS) lz_accsum8_f32_abs(ad, x, n, first);
+        else if (P->red_pre == PRE_SQUARE) lz_accsum8_f32_sq(ad, x, n, first);
+        else lz_accsum8_f32(ad, x, n, first);
     } else {
-        const npy_double *a = (const npy_double *)x[0], *b = (const npy_double *)x[1],
-                         *c = (const npy_double *)x[2], *d = (const npy_double *)x[3];
-        if (P->red_pre == PRE_ABS) lz_accsum4_f64_abs(ad, a, b, c, d, n, first);
-        else if (P->red_pre == PRE_SQUARE) lz_accsum4_f64_sq(ad, a, b, c, d, n, first);
-        else lz_accsum4_f64(ad, a, b, c, d, n, first);
+        if (P->red_pre == PRE_ABS) lz_accsum8_f64_abs(ad, x, n, first);
+        else if (P->red_pre == PRE_SQUARE) lz_accsum8_f64_sq(ad, x, n, first);
+        else lz_accsum8_f64(ad, x, n, first);
     }
 }
 
@@ -1547,14 +1591,14 @@ static int lz_do_item(const lz_prog *P, lz_run *R, lz_scratch *S, npy_intp t) {
         const int rt = P->red_type;
         if (P->red_kind == RK_VAR) return lz_var_rows(P, R, S, c, j0, n, o0, o1);
         if (P->red_kind == RK_SUM && (rt == RT_F32 || rt == RT_F64)) {
-            /* float sums: four rows per pass over the partials (the sum of each slot is
-             * then ((r0 + r1) + (r2 + r3)) + ...: fixed by the chunking, not the threads) */
+            /* float sums: LZ_ACC_ROWS rows per pass over the partials (the sum of each slot
+             * is then a sum of lz_accsum8's sums: fixed by the chunking, not the threads) */
             const npy_intp isz = rt == RT_F32 ? 4 : 8, rb = LZ_RB(P);
-            for (; o + 4 <= o1; o += 4) {
+            for (; o + LZ_ACC_ROWS <= o1; o += LZ_ACC_ROWS) {
                 for (npy_intp j = j0; j < j0 + n; j += B) {
                     npy_intp m = j0 + n - j < B ? j0 + n - j : B;
-                    char *x[4];
-                    for (int r = 0; r < 4; r++) {
+                    char *x[LZ_ACC_ROWS];
+                    for (int r = 0; r < LZ_ACC_ROWS; r++) {
                         if (lz_exec_block(P, R, S, o + r, j, m, NULL) < 0) return -1;
                         char *q = S->vptr[rv];
                         npy_intp qs = S->vstr[rv];
@@ -1565,8 +1609,8 @@ static int lz_do_item(const lz_prog *P, lz_run *R, lz_scratch *S, npy_intp t) {
                             lz_copy(x[r], q, qs, m, isz);
                         }
                     }
-                    lz_accsum4(P, R->pd + c * R->Isz + j, x, m, o == o0);
-                    if (lz_poll(S, 4 * m)) return LZ_INTERRUPTED;
+                    lz_accsum8(P, R->pd + c * R->Isz + j, x, m, o == o0);
+                    if (lz_poll(S, LZ_ACC_ROWS * m)) return LZ_INTERRUPTED;
                 }
             }
         }
@@ -1604,6 +1648,7 @@ static int lz_do_item(const lz_prog *P, lz_run *R, lz_scratch *S, npy_intp t) {
 #include <pthread.h>
 #define LZ_HAVE_POOL 1
 #define LZ_MAX_THREADS 256
+#define LZ_RUNS_PER_THREAD 32
 
 typedef struct {
     pthread_mutex_t mu;
@@ -1614,25 +1659,28 @@ typedef struct {
     const lz_prog *P;
     lz_run *R;
     npy_intp nitems;
+    npy_intp grain;              /* items claimed at a time (see lz_pool_run) */
     npy_intp next, done;         /* atomics */
     int err;                     /* atomic */
 } lz_pool_t;
 
 static lz_pool_t lz_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
-                            PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, NULL, NULL, 0, 0, 0, 0};
+                            PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, NULL, NULL, 0, 1, 0, 0, 0};
 static pthread_mutex_t lz_pool_busy = PTHREAD_MUTEX_INITIALIZER;
 
 static void lz_run_items(const lz_prog *P, lz_run *R, npy_intp nitems, int check_signals) {
     lz_scratch S;
     int err = lz_scratch_init(P, R, &S) < 0 ? -2 : 0;
     lz_poll_init(&S, check_signals, &lz_pool.err);
-    npy_intp t;
+    npy_intp t0, grain = lz_pool.grain;
     lz_fpe_take();              /* (this thread's flags from before: not this run's) */
-    while ((t = __atomic_fetch_add(&lz_pool.next, 1, __ATOMIC_ACQ_REL)) < nitems) {
-        if (!err && !__atomic_load_n(&lz_pool.err, __ATOMIC_RELAXED)) err = lz_do_item(P, R, &S, t);
+    while ((t0 = __atomic_fetch_add(&lz_pool.next, grain, __ATOMIC_ACQ_REL)) < nitems) {
+        npy_intp t1 = t0 + grain < nitems ? t0 + grain : nitems;
+        for (npy_intp t = t0; t < t1; t++)
+            if (!err && !__atomic_load_n(&lz_pool.err, __ATOMIC_RELAXED)) err = lz_do_item(P, R, &S, t);
         if (err) __atomic_store_n(&lz_pool.err, err, __ATOMIC_RELAXED);
-        lz_fpe_note(R, P->ninstr);   /* the reduction kernel's, after the item's last block */
-        __atomic_fetch_add(&lz_pool.done, 1, __ATOMIC_ACQ_REL);
+        lz_fpe_note(R, P->ninstr);   /* the reduction kernel's, after the run's last block */
+        __atomic_fetch_add(&lz_pool.done, t1 - t0, __ATOMIC_ACQ_REL);
     }
     lz_scratch_free(&S);
 }
@@ -1700,6 +1748,12 @@ static int lz_pool_run(const lz_prog *P, lz_run *R, npy_intp nitems, int nthread
     lz_pool.P = P;
     lz_pool.R = R;
     lz_pool.nitems = nitems;
+    /* Items are claimed in runs of consecutive ones, about LZ_RUNS_PER_THREAD per thread:
+     * one claim per item (4,096 of them for a sum of 2^24 elements) made the two cores
+     * pass the counters' cache line back and forth, and interleaved their reads, so two
+     * threads were slower than one (docs/notes/cpu.rst, "Claiming work in runs"). */
+    lz_pool.grain = nitems / ((npy_intp)nthreads * LZ_RUNS_PER_THREAD);
+    if (lz_pool.grain < 1) lz_pool.grain = 1;
     __atomic_store_n(&lz_pool.next, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&lz_pool.done, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&lz_pool.err, 0, __ATOMIC_RELEASE);

@@ -50,6 +50,7 @@ cdef extern from "_cpu_vm.h" nogil:
         int *scalar_val
         int result_val, red_kind, red_type, red_pre
         cnp.npy_intp B, esz
+        int prefetch
     ctypedef struct lz_run:
         int mode, nO, nI
         cnp.npy_intp Oshape[64]
@@ -94,6 +95,7 @@ cdef extern from "_cpu_vm.h" nogil:
     int lz_casts_complete()
     lz_cast_t lz_get_cast(int dst, int src)
     lz_cast_t lz_get_imag(int src)
+    lz_cast_t lz_get_sqrt(int type)
     int lz_execute(const lz_prog *P, lz_run *R, int nthreads)
     cnp.npy_int64 lz_progress(cnp.npy_int64 *progress)
     cnp.npy_intp LZ_GATHER
@@ -147,6 +149,7 @@ cdef class VMProgram:
     cdef lz_prog P
     cdef list keep
     cdef readonly int nregs, red_kind, red_type, red_pre
+    cdef readonly bint prefetch
     cdef readonly cnp.npy_intp block
 
     def __cinit__(self):
@@ -155,7 +158,7 @@ cdef class VMProgram:
 
     def __init__(self, list instrs, list inputs, list scalars, int nvals, int nregs,
                  int result_val, int red_kind, int red_type, cnp.npy_intp block, int red_pre=0,
-                 cnp.npy_intp esz=8):
+                 cnp.npy_intp esz=8, bint prefetch=False):
         cdef lz_prog *P = &self.P
         cdef lz_instr *ins
         cdef lz_call_info *ci
@@ -197,6 +200,11 @@ cdef class VMProgram:
             elif kind == "imag":                # the imaginary part of complex type code extra
                 ins.kind = VK_CAST
                 ins.cast = lz_get_imag(extra)
+            elif kind == "sqrt":                # lazyarr's own loop for type code extra
+                ins.kind = VK_CAST
+                ins.cast = lz_get_sqrt(extra)
+                if ins.cast == NULL:
+                    raise ValueError(f"sqrt instruction {j}: no loop for type code {extra}")
             elif kind == "where":
                 ins.kind = VK_WHERE
             else:
@@ -209,6 +217,8 @@ cdef class VMProgram:
         P.nvals, P.nregs, P.result_val = nvals, nregs, result_val
         P.red_kind, P.red_type, P.B, P.red_pre = red_kind, red_type, block, red_pre
         P.esz = esz
+        P.prefetch = prefetch
+        self.prefetch = prefetch
         self.red_pre = red_pre
         self.nregs, self.red_kind, self.red_type, self.block = nregs, red_kind, red_type, block
 

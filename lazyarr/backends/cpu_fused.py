@@ -73,6 +73,11 @@ PARALLEL_WORK = 3 << 20
 EXPENSIVE_OPS = TRANSCENDENTAL | {"sqrt", "divide", "floor_divide", "remainder", "fmod",
                                   "philox_random64", "philox_random32"}
 EXPENSIVE_WEIGHT = 4
+#: the dtypes whose sqrt is the VM's own loop (_cpu_vm.h's lz_get_sqrt: exact, and twice
+#: NumPy's speed where NumPy's loop is compiled for SSE only)
+OWN_SQRT = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
+#: instructions per input from which the VM prefetches the next block (_prefetches)
+PREFETCH_STEPS = 3
 
 
 #: the most threads a call may ask for (a C int; the pool itself stops at 257)
@@ -185,9 +190,12 @@ def _resolve_loop(ufunc: np.ufunc, dtypes: tuple[np.dtype, ...]) -> Any:
     return capsule
 
 
-def _block_size(n_buffers: int, esz: int = 8) -> int:
-    """Elements per block: registers of B*esz bytes each should fit in about 512 KiB."""
-    b = 4096
+def _block_size(n_buffers: int, esz: int = 8, arithmetic: bool = False) -> int:
+    """Elements per block: registers of B*esz bytes each should fit in about 512 KiB; a
+    program with much arithmetic per input (``_prefetches``) takes half as many, so that its
+    registers stay nearer the core (memory-bound programs lose to the extra blocks' overhead:
+    docs/notes/cpu.rst, "Prefetching the next block")."""
+    b = 2048 if arithmetic else 4096
     while b > 512 and n_buffers * b * esz > 512 * 1024:
         b //= 2
     return b
@@ -200,7 +208,7 @@ def _block_size(n_buffers: int, esz: int = 8) -> int:
 
 class _Spec(NamedTuple):
     """One VM instruction before register allocation (see VMProgram in _cpu_vm.pyx)."""
-    kind: str                # "ufunc", "ufunc2" (a two-output loop), "cast", "imag" or "where"
+    kind: str                # "ufunc", "ufunc2" (a two-output loop), "cast", "imag", "sqrt" or "where"
     out: int                 # the value it computes
     args: tuple[int, ...]    # the values it reads
     dtype: np.dtype          # of ``out``
@@ -298,6 +306,9 @@ def _spec(n: int, ins: Instr, dtypes: list[np.dtype]) -> _Spec:
     if ins.op == "imag":
         src = dtypes[ins.args[0]]
         return _Spec("imag", n, ins.args, ins.dtype, TYPE_CODE[src], f"imaginary part of {src}")
+    if ins.op == "sqrt" and ins.dtype in OWN_SQRT and dtypes[ins.args[0]] == ins.dtype:
+        return _Spec("sqrt", n, ins.args, ins.dtype, TYPE_CODE[ins.dtype],
+                     f"lazyarr sqrt loop {ins.dtype}", "sqrt")
     opdef = OPS.get(ins.op)
     fn = opdef.numpy if opdef is not None else None
     if opdef is not None and opdef.kind == "output":
@@ -404,7 +415,8 @@ def _build_vm(body: tuple[Instr, ...], specs: list[_Spec], regs: list[int], nreg
     esz = 16 if any(dt.itemsize > 8 for dt in dtypes) else 8   # complex128 values: 16 bytes
     if any(s.kind == "ufunc2" for s in specs):     # the spare register of two-output loops
         spare, nregs = nregs, nregs + 1
-    block = _block_size(nregs + sum(val >= 0 for val, _ in inputs), esz)
+    arithmetic = _prefetches(body)
+    block = _block_size(nregs + sum(val >= 0 for val, _ in inputs), esz, arithmetic)
     red_kind = _VM_REDUCTION[sink.reduction] if sink.reduction else "none"
     red_type = _cpu_vm.REDUCTION_TYPES[sink.canon.name] if sink.canon is not None else 0
     return _cpu_vm.VMProgram(
@@ -412,7 +424,17 @@ def _build_vm(body: tuple[Instr, ...], specs: list[_Spec], regs: list[int], nreg
           (s.extra[0], s.extra[1], spare, s.extra[2].itemsize) if s.kind == "ufunc2" else s.extra)
          for s, reg in zip(specs, regs)],
         inputs, _scalar_values(body), len(dtypes), nregs, sink.result_val,
-        _cpu_vm.REDUCTION_KINDS[red_kind], red_type, block, _cpu_vm.FOLDS[sink.fold], esz)
+        _cpu_vm.REDUCTION_KINDS[red_kind], red_type, block, _cpu_vm.FOLDS[sink.fold], esz,
+        arithmetic)
+
+
+def _prefetches(body: tuple[Instr, ...]) -> bool:
+    """Whether the VM should prefetch each input's next block while it computes one: when the
+    program has PREFETCH_STEPS instructions per input or more (the prefetches are spread over
+    the instructions; fewer, larger bursts of them stall the loads of the block at hand)."""
+    inputs = sum(ins.op == "input" for ins in body)
+    steps = sum(ins.op not in ("input", "counter", "scalar") for ins in body)
+    return inputs > 0 and steps >= PREFETCH_STEPS * inputs
 
 
 def _scalar_values(body: tuple[Instr, ...]) -> list[int]:
