@@ -236,3 +236,61 @@ def test_reductions_of_empty_slices_warn_as_numpy(call, backend):
                     warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
                 call(la, la.asarray(z) * 1)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_one_block_among_many_names_its_instruction(threads):
+    """The VM tests the status once per block and runs a block that raised a flag again,
+    noting after each instruction (lz_exec_block): the messages are NumPy's whichever block
+    raised, on any thread count, and the values are the first run's."""
+    from lazyarr.backends import cpu_fused
+    old = cpu_fused.get_num_threads()
+    cpu_fused.set_num_threads(threads)
+    try:
+        a = np.linspace(0.5, 3.0, 200_000)
+        a[77_777] = 0.0                   # log: divide by zero, in one block
+        a[150_001] = -1.0                 # log: invalid, in another
+        b = np.full_like(a, 1e300)
+        b[3] = 1e305                      # exp(a) * b overflows in the multiply only
+        fns = [lambda x: np.sqrt(np.abs(x) + 1) * np.log(x) - 2,
+               lambda x, y: np.exp(x) * y + 1]
+        for fn, args in ((fns[0], (a,)), (fns[1], (a, b))):
+            assert _lazy(fn, *args) == _numpy(fn, *args)
+            with np.errstate(all="ignore"):
+                np.testing.assert_array_equal(
+                    np.asarray(fn(*(la.asarray(x) for x in args))), fn(*args))
+    finally:
+        cpu_fused.set_num_threads(old)
+
+
+def test_a_write_into_an_input_notes_every_instruction(monkeypatch):
+    """``x[...] = f(x)`` computed straight into ``x``: the block has overwritten what it read,
+    so the VM notes the flags after each instruction on the first run instead of running a
+    block again (``out_read``): NumPy's values and messages."""
+    from lazyarr.backends import cpu_fused
+    runs = []
+    execute = cpu_fused._cpu_vm.execute
+
+    def spy(*args, **kwargs):
+        runs.append(kwargs.get("out_read"))
+        return execute(*args, **kwargs)
+
+    monkeypatch.setattr(cpu_fused._cpu_vm, "execute", spy)
+    a = np.linspace(-1.0, 3.0, 100_000)
+    a[5_000] = 0.0
+    want = a.copy()
+    expected = warning_messages(lambda: want.__setitem__(Ellipsis, np.log(want) * 2 + 1))
+    with la.config(mode="lazy", device="cpu"):
+        x = la.asarray(a.copy())
+
+        def write() -> None:
+            x[...] = la.log(x) * 2 + 1
+
+        got = warning_messages(write)
+        np.testing.assert_array_equal(np.asarray(x), want)
+        assert runs == [True]             # (computed into x, which it reads)
+        fresh = np.asarray(la.log(x) * 2 + 1)
+        assert runs == [True, False]
+        del fresh
+    assert got == expected == ["divide by zero encountered in log",
+                               "invalid value encountered in log"]

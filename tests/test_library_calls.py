@@ -167,7 +167,7 @@ def test_a_failing_side_stops_the_other(pipelined, monkeypatch):
     assert len(seen) == 1 and 1 <= seen[0][1] <= 16
     assert len([t for t in threading.enumerate() if t.name == "lazyarr-pipeline"]) == 1
 
-    def failing(*args):
+    def failing(*args, **kwargs):
         raise MemoryError("in the worker")
 
     monkeypatch.setattr(cpu_fused, "_execute_into", failing)

@@ -76,6 +76,7 @@ cdef extern from "_cpu_vm.h" nogil:
         int error
         int check_signals
         unsigned char *fpe
+        int out_read
         char *wb
         int wb_nd
         cnp.npy_intp wb_shape[64]
@@ -294,7 +295,8 @@ def wait_progress(cnp.ndarray progress, cnp.npy_int64 want, double seconds):
 cpdef object execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tuple order,
                      int n_outer, int mode, int nthreads, out=None, dict partials=None,
                      cnp.npy_intp nb=0, cnp.npy_intp nchunk=1, cnp.npy_intp chunk_rows=0,
-                     bytearray fpe=None, tuple writeback=None, cnp.ndarray progress=None):
+                     bytearray fpe=None, tuple writeback=None, cnp.ndarray progress=None,
+                     bint out_read=True):
     """Run ``prog`` over the iteration space ``shape``.
 
     ``order`` lists the dims of ``shape``: the first ``n_outer`` form the outer index,
@@ -316,6 +318,10 @@ cpdef object execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tu
     stores in ``[0]`` how many elements of ``out`` (C order) are written as it goes (read it
     with :func:`progress_of`; the whole count means ``fpe`` is complete too) and stops early
     once ``[1]`` is set nonzero.
+    ``out_read``: an input may read ``out``'s memory (``x += 1`` computed into ``x``); False
+    lets the VM test the floating-point status once per block and run a block that raised a
+    flag again to tell which instruction did (lz_exec_block), which a run reading what it
+    has written cannot do.
     """
     cdef lz_run R
     cdef int nd = len(shape), nin = len(inputs), k, d, e, off, nO, nI, ok
@@ -418,6 +424,7 @@ cpdef object execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tu
         R.mode = mode
         R.scalars = scalars
         R.out = <char *>_ptr(out)
+        R.out_read = out_read and out is not None
         if writeback is not None:
             _set_writeback(&R, writeback)
         if partials is not None:
@@ -632,6 +639,6 @@ cdef class BoundElementwise:
             return out
         fpe = _no_flags(self.nfpe)
         if execute(self.vm, inputs, self.scalars, self.shape, self.order, self.outer,
-                   self.mode, self.nthreads, out, None, self.nb, 1, 0, fpe):
+                   self.mode, self.nthreads, out, None, self.nb, 1, 0, fpe, out_read=False):
             self.report(fpe)
         return out

@@ -669,10 +669,12 @@ def _launch(c: Compiled, lowered: Lowered, inputs: list[np.ndarray]) -> _Launch:
 
 
 def _execute(launch: _Launch, inputs: list[np.ndarray], out: np.ndarray | None = None,
-             writeback: tuple[np.ndarray, int, int, int] | None = None) -> np.ndarray:
+             writeback: tuple[np.ndarray, int, int, int] | None = None,
+             out_read: bool = True) -> np.ndarray:
     """Run the launch on ``inputs``; an elementwise program writes into ``out`` if given (C
-    order), or into ``writeback``'s view through the chunked write-back (``(target, chunk
-    rows, back, fwd)``: :func:`_write_back_plan`)."""
+    order; ``out_read``: an input may read its memory, ``_cpu_vm.execute``), or into
+    ``writeback``'s view through the chunked write-back (``(target, chunk rows, back, fwd)``:
+    :func:`_write_back_plan`)."""
     c, scalars, shape = launch.c, launch.scalars, launch.shape
     if launch.reduction is None:
         order, fpe = tuple(range(len(shape))), bytearray(len(c.fpe))
@@ -690,8 +692,8 @@ def _execute(launch: _Launch, inputs: list[np.ndarray], out: np.ndarray | None =
                 _report_fp_errors(c, fpe)
             return target
         if out is None:
-            out = np.empty(launch.out_shape, c.result)
-        if out.size and _execute_into(launch, inputs, out, fpe):
+            out, out_read = np.empty(launch.out_shape, c.result), False
+        if out.size and _execute_into(launch, inputs, out, fpe, out_read=out_read):
             _report_fp_errors(c, fpe)
         return out
     op = c.reduction
@@ -708,15 +710,16 @@ def _execute(launch: _Launch, inputs: list[np.ndarray], out: np.ndarray | None =
 
 
 def _execute_into(launch: _Launch, inputs: list[np.ndarray], out: np.ndarray,
-                  fpe: bytearray, progress: np.ndarray | None = None) -> int:
+                  fpe: bytearray, progress: np.ndarray | None = None, out_read: bool = True) -> int:
     """An elementwise launch run into ``out`` (C order, not empty); the floating-point
     exceptions raised are ORed into ``fpe`` (returned: their bits, 0 if none). ``progress``:
-    a pipelined run's counter (``_cpu_vm.execute``)."""
+    a pipelined run's counter; ``out_read``: an input may read ``out`` (``_cpu_vm.execute``)."""
     c, shape = launch.c, launch.shape
     run = shape[-1] if launch.outer else out.size
     return int(_cpu_vm.execute(c.vm, inputs, launch.scalars, shape, tuple(range(len(shape))),
                                launch.outer, _MODE_EW, launch.threads, out=out,
-                               nb=-(-run // c.vm.block), fpe=fpe, progress=progress))
+                               nb=-(-run // c.vm.block), fpe=fpe, progress=progress,
+                               out_read=out_read))
 
 
 #: a pipelined run (:meth:`CpuFusedBackend.run_into_pipelined`) for results of at least this
@@ -759,7 +762,7 @@ def _run_pipelined(launch: _Launch, inputs: list[np.ndarray], out: np.ndarray,
 
     def work() -> None:
         try:
-            _execute_into(launch._replace(threads=1), inputs, out, fpe, progress)
+            _execute_into(launch._replace(threads=1), inputs, out, fpe, progress, out_read=False)
         except BaseException as exc:   # (raised on the calling thread)
             failed.append(exc)
         finally:
@@ -1051,10 +1054,9 @@ class CpuFusedBackend:
             return False
         inputs = [_prepare(b, dt) for b, dt in zip(lowered.inputs, c.input_dtypes)]
         launch = _launch(c, lowered, inputs)
-        if out.flags.c_contiguous and not any(
-                type(a) is not CounterMap and np.may_share_memory(a, out) and not _same_view(a, out)
-                for a in inputs):
-            _execute(launch, inputs, out)
+        shared = [type(a) is not CounterMap and np.may_share_memory(a, out) for a in inputs]
+        if out.flags.c_contiguous and all(not s or _same_view(a, out) for a, s in zip(inputs, shared)):
+            _execute(launch, inputs, out, out_read=any(shared))
             return True
         plan = _write_back_plan(inputs, out) if launch.shape == out.shape else None
         if plan is None:
