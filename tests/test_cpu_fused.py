@@ -374,6 +374,26 @@ def test_column_sums_of_any_row_count(rows, threads):
             assert_bits(a, b)
 
 
+@pytest.mark.parametrize("side", [5, 17, 64, 201])
+def test_written_statements_on_any_thread_count(side, threads):
+    """Statements written through the chunked write-back, reading what they write or not:
+    every read sees the old values on any thread count, as NumPy's statement does."""
+    rng = np.random.default_rng(side)
+    grid = rng.standard_normal((side, side))
+    other = rng.standard_normal((side, side))
+    want = grid.copy()
+    want[1:-1, 1:-1] = 0.25 * (want[:-2, 1:-1] + want[2:, 1:-1] + want[1:-1, :-2] + want[1:-1, 2:])
+    want2 = grid.copy()
+    want2[1:-1, 1:-1] = (other[1:-1, 2:] + other[1:-1, :-2]) * 0.5 - other[2:, 1:-1] / 3
+    for n in (1, 2, 3):
+        threads(n)
+        u, v, o = la.asarray(grid.copy()), la.asarray(grid.copy()), la.asarray(other)
+        u[1:-1, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+        v[1:-1, 1:-1] = (o[1:-1, 2:] + o[1:-1, :-2]) * 0.5 - o[2:, 1:-1] / 3
+        assert_bits(u, want)
+        assert_bits(v, want2)
+
+
 def test_num_threads_environment():
     code = "from lazyarr.backends import cpu_fused; print(cpu_fused.get_num_threads())"
     env = dict(os.environ, LAZYARR_NUM_THREADS="3")
