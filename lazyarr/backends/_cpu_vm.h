@@ -565,8 +565,6 @@ static inline int lz_poll(lz_scratch *S, npy_intp n) {
     return lz_poll_slow(S);
 }
 
-/* Run the program over block (o, [start, start+n)); `out` receives the root if it writes
- * to the output array. Returns 0, or -1 if a NumPy loop reported an error. */
 /* The block's instructions, in order, on the values lz_exec_block set up; ``note``: the
  * floating-point flags noted after each one (lz_exec_block). */
 static int lz_run_instrs(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_intp n, char *out,
@@ -618,6 +616,8 @@ static int lz_run_instrs(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_i
     return 0;
 }
 
+/* Run the program over block (o, [start, start+n)); `out` receives the root if it writes
+ * to the output array. Returns 0, or -1 if a NumPy loop reported an error. */
 static int lz_exec_block(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_intp o,
                          npy_intp start, npy_intp n, char *out) {
     const npy_intp rb = LZ_RB(P);
