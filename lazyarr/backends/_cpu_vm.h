@@ -393,7 +393,7 @@ typedef struct {
     /* floating-point exceptions raised, NumPy's NPY_FPE_* bits: [j] by instruction j, [ninstr]
      * by the reduction's own arithmetic (NULL: not recorded). See lz_fpe_take. */
     unsigned char *fpe;
-    int out_read;       /* MODE_EW: an input may read ``out``'s memory (lz_exec_block) */
+    int out_read;       /* MODE_EW into ``out`` (set only then): an input may read its memory */
     /* MODE_EW with a write-back target (wb != NULL; see lz_do_chunk): the root's values go
      * into the strided view wb of the iteration shape, a chunk of wb_chunk rows of dim 0 per
      * work item, through each thread's stage; the first wb_back and last wb_fwd rows of a
@@ -689,7 +689,7 @@ static int lz_exec_block(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_i
      * the samples of a 40,000-element stencil statement (docs/notes/cpu.rst, "One flag test
      * per block"). */
     if (!R->fpe) return lz_run_instrs(P, R, S, n, out, pf, pflen, npf, 0);
-    if (out && R->out_read && !R->wb) return lz_run_instrs(P, R, S, n, out, pf, pflen, npf, 1);
+    if (R->out_read) return lz_run_instrs(P, R, S, n, out, pf, pflen, npf, 1);
     if (lz_run_instrs(P, R, S, n, out, pf, pflen, npf, 0) < 0) return -1;
     if (!lz_fpe_raised()) return 0;
     lz_fpe_take();

@@ -76,7 +76,7 @@ EXPENSIVE_WEIGHT = 4
 #: the dtypes whose sqrt is the VM's own loop (_cpu_vm.h's lz_get_sqrt: exact, and twice
 #: NumPy's speed where NumPy's loop is compiled for SSE only)
 OWN_SQRT = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
-#: instructions per input from which the VM prefetches the next block (_prefetches)
+#: instructions per input from which the VM prefetches the next block (_arithmetic_heavy)
 PREFETCH_STEPS = 3
 
 
@@ -192,7 +192,7 @@ def _resolve_loop(ufunc: np.ufunc, dtypes: tuple[np.dtype, ...]) -> Any:
 
 def _block_size(n_buffers: int, esz: int = 8, arithmetic: bool = False) -> int:
     """Elements per block: registers of B*esz bytes each should fit in about 512 KiB; a
-    program with much arithmetic per input (``_prefetches``) takes half as many, so that its
+    program with much arithmetic per input (``_arithmetic_heavy``) takes half as many, so that its
     registers stay nearer the core (memory-bound programs lose to the extra blocks' overhead:
     docs/notes/cpu.rst, "Prefetching the next block")."""
     b = 2048 if arithmetic else 4096
@@ -415,7 +415,7 @@ def _build_vm(body: tuple[Instr, ...], specs: list[_Spec], regs: list[int], nreg
     esz = 16 if any(dt.itemsize > 8 for dt in dtypes) else 8   # complex128 values: 16 bytes
     if any(s.kind == "ufunc2" for s in specs):     # the spare register of two-output loops
         spare, nregs = nregs, nregs + 1
-    arithmetic = _prefetches(body)
+    arithmetic = _arithmetic_heavy(body)
     block = _block_size(nregs + sum(val >= 0 for val, _ in inputs), esz, arithmetic)
     red_kind = _VM_REDUCTION[sink.reduction] if sink.reduction else "none"
     red_type = _cpu_vm.REDUCTION_TYPES[sink.canon.name] if sink.canon is not None else 0
@@ -428,10 +428,11 @@ def _build_vm(body: tuple[Instr, ...], specs: list[_Spec], regs: list[int], nreg
         arithmetic)
 
 
-def _prefetches(body: tuple[Instr, ...]) -> bool:
-    """Whether the VM should prefetch each input's next block while it computes one: when the
-    program has PREFETCH_STEPS instructions per input or more (the prefetches are spread over
-    the instructions; fewer, larger bursts of them stall the loads of the block at hand)."""
+def _arithmetic_heavy(body: tuple[Instr, ...]) -> bool:
+    """Whether the program has PREFETCH_STEPS instructions per input or more: the VM then
+    prefetches each input's next block while it computes one (spread over the instructions;
+    fewer, larger bursts stall the loads of the block at hand), on smaller blocks
+    (:func:`_block_size`)."""
     inputs = sum(ins.op == "input" for ins in body)
     steps = sum(ins.op not in ("input", "counter", "scalar") for ins in body)
     return inputs > 0 and steps >= PREFETCH_STEPS * inputs
