@@ -227,14 +227,16 @@ class LazyArray(ArrayBase):  # type: ignore[misc]  # compiled base: the node, th
             return arr.astype(dtype)
         return arr.copy() if copy else arr
 
-    def item(self) -> Any:
-        """The single element as a Python scalar (materializes; ``ValueError`` unless size is 1).
+    def item(self, *args: Any) -> Any:
+        """The single element as a Python scalar (materializes; ``ValueError`` unless size is 1);
+        ``x.item(i)`` (a flat index) or ``x.item(i, j, ...)`` (one per axis): that element, as
+        NumPy's.
 
         >>> import lazyarr as la
         >>> (la.asarray([2.0]) * 3).item()
         6.0
         """
-        return self.to_numpy().item()
+        return self.to_numpy().item(*args)
 
     def tolist(self) -> Any:
         """The values as nested Python lists of Python scalars (materializes)."""

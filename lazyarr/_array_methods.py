@@ -189,19 +189,56 @@ def _references_here(x: Any) -> int:
 _TEMPORARY_REFS = _references_here(object())
 
 
+#: NumPy's defaults of the reduction keywords lazyarr leaves to NumPy: given at these values
+#: they change nothing, so the call stays native
+_NUMPY_DEFAULTS = (("out", None), ("where", True))
+
+
+def _numpy_reduction_parameters(numpy_func: Any) -> tuple[tuple[str, ...], frozenset[str]]:
+    """NumPy's reduction's parameters after ``axis`` that may be given by position, and the
+    names of all its parameters (``np.sum(a, axis, dtype, out, keepdims, initial, where)``)."""
+    params = list(inspect.signature(numpy_func).parameters.values())[2:]
+    positional = tuple(p.name for p in params if p.kind is p.POSITIONAL_OR_KEYWORD)
+    return positional, frozenset(p.name for p in params)
+
+
 def reduction_function(opdef: OpDef, cls: Any) -> Callable[..., Any]:
-    """``lazyarr.<op>(x, axis)`` of a reduction, also the method ``x.<op>(axis)``."""
+    """``lazyarr.<op>(x, axis)`` of a reduction, also the method ``x.<op>(axis)``.
+
+    NumPy's own parameters that the fused reduction has no form of (``out=``, ``where=``,
+    ``initial=``, ``mean=``; NumPy's positional order after ``axis`` too: ``np.sum(x, 0,
+    np.float32)``) run NumPy's (or CuPy's) reduction through the fallback, as
+    ``numpy.sum(lazy, where=...)`` does (lazyarr/_fallback.py)."""
     wrap = cls._from_node
     allowed = {name for name, ok in (("dtype", opdef.takes_dtype), ("ddof", opdef.takes_ddof),
                                      ("correction", opdef.takes_ddof)) if ok}
+    positional, numpy_names = _numpy_reduction_parameters(opdef.numpy)
 
     name = opdef.name
 
-    def fn(x: Any, axis: Any = None, *, keepdims: bool = False, **kw: Any) -> Any:
-        if not kw:                      # a computed CPU array's repeated call: its bound runner
+    def fn(x: Any, axis: Any = None, *args: Any, keepdims: bool = False, **kw: Any) -> Any:
+        if not kw and not args:         # a computed CPU array's repeated call: its bound runner
             done = bound_reduction(name, x, axis, keepdims)
             if done is not None:
                 return done
+        if args:
+            if len(args) > len(positional):
+                raise TypeError(f"{name}() takes from 1 to {2 + len(positional)} positional "
+                                f"arguments but {2 + len(args)} were given")
+            for key, value in zip(positional, args):
+                if key in kw or key == "keepdims" and keepdims is not False:
+                    raise TypeError(f"{name}() got multiple values for argument {key!r}")
+                kw[key] = value
+            keepdims = kw.pop("keepdims", keepdims)
+        for key, default in _NUMPY_DEFAULTS:
+            if key in kw and kw[key] is default:
+                del kw[key]
+        if kw.keys() - allowed:
+            unknown = set(kw) - allowed - numpy_names
+            if unknown:
+                raise TypeError(f"{name}() got an unexpected keyword argument {unknown.pop()!r}")
+            return _dispatch.PROTOCOLS["call"](name, opdef.numpy, (x,),
+                                               {"axis": axis, "keepdims": keepdims, **kw})
         node = x._node if isinstance(x, cls) else x
         # Held by a variable of the caller too (the store rule, lazyarr/_build.py)? A variable
         # (``y.mean()``, ``la.sum(y)``) is one reference more than a temporary argument
@@ -210,9 +247,6 @@ def reduction_function(opdef: OpDef, cls: Any) -> Callable[..., Any]:
         held = isinstance(x, cls) and node.data is None and sys.getrefcount(x) > _TEMPORARY_REFS \
             and not sys._getframe(1).f_globals.get("__name__", "").startswith("lazyarr")
         if kw:
-            unknown = set(kw) - allowed
-            if unknown:
-                raise TypeError(f"{opdef.name}() got an unexpected keyword argument {unknown.pop()!r}")
             if "correction" in kw:          # the array API's name of ddof (NumPy 2 takes both)
                 if "ddof" in kw:
                     raise ValueError("ddof and correction can't be provided simultaneously.")
@@ -231,7 +265,10 @@ def reduction_function(opdef: OpDef, cls: Any) -> Callable[..., Any]:
     axis_doc = "an int or a tuple of ints" if opdef.takes_axis_tuple else "an int"
     fn.__doc__ = docstring(opdef, f"``axis`` is None (all axes) or {axis_doc}, negative allowed. "
                            "A reduction materializes: it runs the pending expression feeding "
-                           "it and returns a materialized array (0-d for a full reduction).")
+                           "it and returns a materialized array (0-d for a full reduction). "
+                           "NumPy's further parameters (``out=``, ``where=``, ``initial=``, and "
+                           "NumPy's positional order) run NumPy's reduction on the computed "
+                           "operand (the fallback: not fused).")
     return _named(fn, opdef.name)
 
 

@@ -111,9 +111,9 @@ class ScalarValue(LazyArray, ScalarBase):  # type: ignore[misc]  # ScalarBase: v
                              "printing, np.asarray...)")
         return np.asarray(self._value())
 
-    def item(self) -> Any:
-        """The value as a Python scalar."""
-        return self.to_numpy().item()
+    def item(self, *args: Any) -> Any:
+        """The value as a Python scalar (``args``: NumPy's, ``()`` or ``(0,)``)."""
+        return self.to_numpy().item(*args)
 
     def __bool__(self) -> bool:
         return bool(self.to_numpy())

@@ -151,8 +151,10 @@ def test_wrong_number_of_arguments():
     x = la.asarray(np.ones(3))
     with pytest.raises(TypeError, match="takes 2 array argument"):
         la.add(x)
-    with pytest.raises(TypeError, match="missing 2 required positional arguments"):
-        la.where(x)
+    with pytest.raises(ValueError, match="either both or neither of x and y"):   # NumPy's
+        la.where(x, x)
+    with pytest.raises(TypeError, match="takes from 1 to 3 positional arguments"):
+        la.where(x, x, x, x)
 
 
 @pytest.mark.parametrize("axis, exc, match", [

@@ -201,6 +201,62 @@ def test_out_writes_into_the_array_and_checks_as_numpy(any_mode):
         np.testing.assert_array_equal(np.asarray(bad_out), 0)         # and nothing written
 
 
+_R = np.array([[3.0, -1.0, 2.0, 7.0], [0.5, 4.0, -2.0, 1.0], [1.0, 1.0, 5.0, -3.0]])
+NUMPY_KEYWORDS = {   # NumPy's parameters a native function has no fused form of: NumPy's call
+    "sum where": lambda m, x: m.sum(x, axis=1, where=x > 0),
+    "sum initial": lambda m, x: m.sum(x, initial=10.0),
+    "method sum where": lambda m, x: x.sum(where=x > 0),
+    "max initial": lambda m, x: m.max(x, axis=0, initial=4.5),
+    "min where initial": lambda m, x: m.min(x, where=x > 0, initial=100.0),
+    "mean where": lambda m, x: m.mean(x, axis=0, where=x > 0),
+    "std mean": lambda m, x: m.std(x, axis=1, mean=m.mean(x, axis=1, keepdims=True)),
+    "prod positional dtype": lambda m, x: m.prod(x, 0, np.float32),
+    "sum positional keepdims": lambda m, x: m.sum(x, 1, None, None, True),
+    "max positional keepdims": lambda m, x: x.max(0, None, True),
+    "any where": lambda m, x: m.any(x > 4, axis=1, where=x < 6),
+    "at NumPy's defaults": lambda m, x: m.sum(x, 0, out=None, where=True),
+    "where one argument": lambda m, x: m.where(x > 1),
+    "linspace retstep": lambda m, x: m.linspace(0.0, 1.0, 5, retstep=True),
+    "linspace axis": lambda m, x: m.linspace([0.0, 1.0], [1.0, 3.0], 3, axis=1),
+    "linspace no endpoint retstep": lambda m, x: m.linspace(2, 3, 4, False, True, np.float32),
+    "zeros_like shape": lambda m, x: m.zeros_like(x, shape=(2, 5)),
+    "full_like subok": lambda m, x: m.full_like(x, 7, dtype=np.int16, subok=False),
+    "item flat": lambda m, x: x.item(5),
+    "item per axis": lambda m, x: (x * 2).item(2, 3),
+}
+
+
+@pytest.mark.parametrize("name", NUMPY_KEYWORDS)
+def test_numpy_parameters_of_native_functions(name, any_mode):
+    """``la.sum(x, where=m)``, ``la.linspace(..., retstep=True)``, ``la.where(c)``, ``x.item(i)``:
+    NumPy's parameters that the native forms have no fused form of give NumPy's answer."""
+    call = NUMPY_KEYWORDS[name]
+    _same(call(la, la.asarray(_R)), call(np, _R.copy()))
+
+
+def test_memory_order_of_created_arrays(any_mode):
+    """``order=`` of the creation functions, and the ``*_like`` forms keep a computed
+    Fortran-ordered prototype's order ('K'), as NumPy's."""
+    for make in (lambda m, **k: m.zeros((3, 4), **k), lambda m, **k: m.ones((3, 4), np.int8, **k),
+                 lambda m, **k: m.empty((3, 4), **k), lambda m, **k: m.full((3, 4), 2.5, **k)):
+        for order in ("C", "F"):
+            got, want = make(la, order=order).to_numpy(), make(np, order=order)
+            assert got.flags.f_contiguous == want.flags.f_contiguous
+            assert got.flags.c_contiguous == want.flags.c_contiguous
+            assert got.dtype == want.dtype and got.shape == want.shape
+    fortran = np.asfortranarray(_R)
+    for order in ("K", "A", "C", "F"):
+        got, want = la.zeros_like(la.asarray(fortran), order=order).to_numpy(), np.zeros_like(fortran, order=order)
+        assert (got.flags.f_contiguous, got.flags.c_contiguous) == \
+            (want.flags.f_contiguous, want.flags.c_contiguous), order
+    with pytest.raises(ValueError, match="either both or neither"):
+        la.where(la.asarray(_R) > 1, 1.0)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
+        la.sum(la.asarray(_R), bogus=1)
+    with pytest.raises(TypeError, match="positional arguments"):
+        la.max(la.asarray(_R), 0, None, False, 1.0, True, 9)
+
+
 def test_writing_functions_and_methods_write_in_place_as_numpy(any_mode):
     base, want = np.array([5.0, 1.0, 4.0]), np.array([5.0, 1.0, 4.0])
     x = la.asarray(base)                           # wraps the user's memory, as np.asarray

@@ -6,6 +6,8 @@ expressions, and the user's NumPy memory.
 """
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
 from helpers import DTYPES, GPU_DTYPES, assert_same, pending, random_array
@@ -92,6 +94,7 @@ def test_the_barrier_computes_only_the_pending_expressions_held_from_outside():
     something besides pending parents holds, in build order, never the value being written;
     a part held only by its parent's kernel is left to that kernel."""
     from lazyarr import _node
+    gc.collect()    # pending nodes an earlier test left in a reference cycle (a traceback's frame)
     x = la.asarray(np.arange(6.0))
     with la.config(eager_max_size=0):
         part = x - 1                            # held by a variable and by ``outer``

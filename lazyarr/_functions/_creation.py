@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _devices
+from .. import _devices, _fallback
 from .._array import LazyArray
 from .._dtypes import check_dtype
 from .._operands import leaf_from, leaf_of, made
@@ -115,28 +115,37 @@ def _made(device: str | None, make: str, *args: Any, **kwargs: Any) -> LazyArray
     return LazyArray._from_node(made(device, make, *args, **kwargs))
 
 
-def _create(fill: str, shape: Any, dtype: Any, device: str | None) -> LazyArray:
-    return _made(device, fill, shape, dtype=check_dtype(dtype if dtype is not None else np.float64))
+def _create(fill: str, shape: Any, dtype: Any, device: str | None, order: str = "C") -> LazyArray:
+    dtype = check_dtype(dtype if dtype is not None else np.float64)
+    if order == "C":
+        return _made(device, fill, shape, dtype=dtype)
+    return _made(device, fill, shape, dtype=dtype, order=order)
 
 
-def zeros(shape: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
-    """A new array of zeros (float64 unless ``dtype`` is given)."""
-    return _create("zeros", shape, dtype, device)
+def zeros(shape: Any, dtype: Any = None, order: str = "C", *, device: str | None = None) -> LazyArray:
+    """A new array of zeros (float64 unless ``dtype`` is given); ``order="F"``: its memory in
+    Fortran order, as NumPy's."""
+    return _create("zeros", shape, dtype, device, order)
 
 
-def ones(shape: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
-    """A new array of ones (float64 unless ``dtype`` is given)."""
-    return _create("ones", shape, dtype, device)
+def ones(shape: Any, dtype: Any = None, order: str = "C", *, device: str | None = None) -> LazyArray:
+    """A new array of ones (float64 unless ``dtype`` is given); ``order`` as :func:`zeros`."""
+    return _create("ones", shape, dtype, device, order)
 
 
-def empty(shape: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
-    """A new uninitialized array (float64 unless ``dtype`` is given)."""
-    return _create("empty", shape, dtype, device)
+def empty(shape: Any, dtype: Any = None, order: str = "C", *, device: str | None = None) -> LazyArray:
+    """A new uninitialized array (float64 unless ``dtype`` is given); ``order`` as :func:`zeros`."""
+    return _create("empty", shape, dtype, device, order)
 
 
-def full(shape: Any, fill_value: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
-    """A new array filled with ``fill_value`` (dtype inferred from it as NumPy does)."""
-    return _made(device, "full", shape, fill_value, dtype=dtype)
+def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C", *,
+         device: str | None = None) -> LazyArray:
+    """A new array filled with ``fill_value`` (dtype inferred from it as NumPy does);
+    ``order`` as :func:`zeros`."""
+    made_ = _made(device, "full", shape, fill_value, dtype=dtype)
+    if order == "C":
+        return made_
+    return _made(device, "asfortranarray" if order == "F" else "ascontiguousarray", made_.data)
 
 
 def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None,
@@ -146,39 +155,66 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None,
     return _made(device, "arange", *args, dtype=dtype)
 
 
-def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None,
-             device: str | None = None) -> LazyArray:
-    """``num`` evenly spaced values over ``[start, stop]``, as ``np.linspace``."""
-    return _made(device, "linspace", start, stop, num, endpoint=endpoint, dtype=dtype)
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retstep: bool = False,
+             dtype: Any = None, axis: int = 0, *, device: str | None = None) -> Any:
+    """``num`` evenly spaced values over ``[start, stop]``, as ``np.linspace``; with
+    ``retstep=True`` the pair ``(values, step)``, the step a 0-d array (as the fallback gives
+    NumPy's scalars)."""
+    if not retstep and axis == 0:
+        return _made(device, "linspace", start, stop, num, endpoint=endpoint, dtype=dtype)
+    dev = _devices.resolve(device)
+    result = _devices.xp(dev).linspace(start, stop, num, endpoint=endpoint, retstep=retstep,
+                                       dtype=dtype, axis=axis)
+    check_dtype((result[0] if retstep else result).dtype)
+    return _fallback.wrapped(result, "linspace", device=dev)   # (the step a 0-d array, as the fallback's)
 
 
-def _like(fill: str, x: Any, dtype: Any, device: str | None, *args: Any) -> LazyArray:
+def _like(fill: str, x: Any, dtype: Any, order: str, shape: Any, device: str | None,
+          *args: Any) -> LazyArray:
     x = asarray(x)
     dtype = x.dtype if dtype is None else dtype
     dev = x.device if device is None else device
+    if order in ("K", "A"):     # the prototype's order (a computed Fortran-ordered buffer)
+        data = x._node.data
+        order = "F" if data is not None and data.ndim > 1 \
+            and data.flags.f_contiguous and not data.flags.c_contiguous else "C"
+        if order == "F" and shape is not None and len(np.shape(np.empty(shape, bool))) != x.ndim:
+            order = "C"         # NumPy keeps the prototype's order only for its own rank
+    shape = x.shape if shape is None else shape
     if fill == "full":
-        return full(x.shape, args[0], dtype=dtype, device=dev)
-    return _create(fill, x.shape, dtype, dev)
+        return full(shape, args[0], dtype=dtype, order=order, device=dev)
+    return _create(fill, shape, dtype, dev, order)
 
 
-def zeros_like(x: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
-    """Zeros with the shape (and by default dtype and device) of ``x``."""
-    return _like("zeros", x, dtype, device)
+_LIKE_DOC = ("``order`` ('K' by default, or 'A': a computed Fortran-ordered prototype gives a "
+             "Fortran-ordered array, anything else C order) and ``shape`` (instead of the prototype's) "
+             "as NumPy's; ``subok`` is accepted and has no effect (lazyarr has no subclasses).")
 
 
-def ones_like(x: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
-    """Ones with the shape (and by default dtype and device) of ``x``."""
-    return _like("ones", x, dtype, device)
+def zeros_like(x: Any, dtype: Any = None, order: str = "K", subok: bool = True, shape: Any = None,
+               *, device: str | None = None) -> LazyArray:
+    return _like("zeros", x, dtype, order, shape, device)
 
 
-def empty_like(x: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
-    """Uninitialized, with the shape (and by default dtype and device) of ``x``."""
-    return _like("empty", x, dtype, device)
+def ones_like(x: Any, dtype: Any = None, order: str = "K", subok: bool = True, shape: Any = None,
+              *, device: str | None = None) -> LazyArray:
+    return _like("ones", x, dtype, order, shape, device)
 
 
-def full_like(x: Any, fill_value: Any, dtype: Any = None, device: str | None = None) -> LazyArray:
-    """Filled with ``fill_value``, with the shape (and by default dtype and device) of ``x``."""
-    return _like("full", x, dtype, device, fill_value)
+def empty_like(x: Any, dtype: Any = None, order: str = "K", subok: bool = True, shape: Any = None,
+               *, device: str | None = None) -> LazyArray:
+    return _like("empty", x, dtype, order, shape, device)
+
+
+def full_like(x: Any, fill_value: Any, dtype: Any = None, order: str = "K", subok: bool = True,
+              shape: Any = None, *, device: str | None = None) -> LazyArray:
+    return _like("full", x, dtype, order, shape, device, fill_value)
+
+
+for _fn, _what in ((zeros_like, "Zeros"), (ones_like, "Ones"), (empty_like, "Uninitialized"),
+                   (full_like, "Filled with ``fill_value``")):
+    _fn.__doc__ = (f"{_what}, with the shape (and by default dtype and device) of ``x``. "
+                   + _LIKE_DOC)
 
 
 def from_dlpack(x: Any, /, *, device: str | None = None, copy: bool | None = None) -> LazyArray:

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _dispatch
 from .._array import LazyArray, astype, clip, imag, real
 from .._array_methods import elementwise_function
 from .._build import complex_part, elementwise
@@ -21,8 +22,17 @@ from .._registry import ELEMENTWISE, OPS, TWO_OUTPUTS
 _wrap = LazyArray._from_node
 
 
-def where(condition: Any, x1: Any, x2: Any) -> LazyArray:
-    """Choose ``x1`` where ``condition`` is true, else ``x2`` (``numpy.where`` with 3 arguments)."""
+_NOT_GIVEN: Any = object()
+
+
+def where(condition: Any, x1: Any = _NOT_GIVEN, x2: Any = _NOT_GIVEN, /) -> Any:
+    """Choose ``x1`` where ``condition`` is true, else ``x2`` (``numpy.where`` with 3
+    arguments: elementwise, fused). ``where(condition)`` alone is ``nonzero(condition)``, as
+    NumPy's: a tuple of index arrays, computed now (its length depends on the values)."""
+    if x1 is _NOT_GIVEN and x2 is _NOT_GIVEN:
+        return _dispatch.PROTOCOLS["call"]("nonzero", np.nonzero, (condition,), {})
+    if x1 is _NOT_GIVEN or x2 is _NOT_GIVEN:
+        raise ValueError("either both or neither of x and y should be given")
     return _wrap(elementwise(OPS["where"], *[a._node if isinstance(a, LazyArray) else a
                                              for a in (condition, x1, x2)]))
 
