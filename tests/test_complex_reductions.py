@@ -612,3 +612,18 @@ def test_cuda_min_max_are_lexicographic_and_the_first_nan_wins():
                 for axis in (0, 1):
                     assert_same(_cuda(lambda x: getattr(la, op)(x, axis=axis), rows),
                                 _numpy(op, rows, axis=axis))
+
+
+@pytest.mark.parametrize("dtype", COMPLEX, ids=str)
+@pytest.mark.parametrize("op", ["sum", "mean", "max", "min", "ptp"])
+def test_reductions_of_the_modulus(op, dtype, rng):
+    """``abs(z)`` of complex ``z`` is the modulus: a reduction of it is never the kernel's
+    folded ``fabs``, which reads one float (found by a bug hunt: ``abs(3+4j).sum()`` was 3)."""
+    z = (rng.standard_normal((300, 200)) + 1j * rng.standard_normal((300, 200))).astype(dtype)
+    z[0, 0] = 3 + 4j
+    for axis in (None, 0, 1):
+        want = getattr(np, op)(np.abs(z), axis=axis)
+        got = np.asarray(getattr(la, op)(la.abs(la.asarray(z)), axis=axis))
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=2e-6 if dtype == np.complex64 else 1e-12)
+    assert float(la.max(la.abs(la.asarray(np.full(5000, 3 + 4j, dtype))))) == 5.0

@@ -357,13 +357,16 @@ def _reduction_sink(instrs: tuple[Instr, ...], specs: list[_Spec], dtypes: list[
 
 
 def _fold_into_reduction(sink: _Sink, instrs: tuple[Instr, ...], specs: list[_Spec]) -> None:
-    """sum/mean/min/max of a last abs(x) or x*x: the reduction kernel applies it to x itself
-    (one pass less over each block; exact, see LZ_FOLDS in _cpu_vm.h)."""
+    """sum/mean/min/max of a last abs(x) or x*x of float x: the reduction kernel applies it to
+    x itself (one pass less over each block; exact, see LZ_FOLDS in _cpu_vm.h). Not for a
+    complex x, whose abs is its modulus (float too, but the kernel's fabs would read the
+    real part alone)."""
     operand = instrs[sink.result_val]
     square = operand.op == "square" or operand.op == "multiply" and operand.args[0] == operand.args[1]
     used_elsewhere = any(sink.result_val in ins.args for ins in instrs[:-1])
     if sink.reduction in ("sum", "mean", "min", "max") and (operand.op == "abs" or square) \
             and operand.dtype.kind == "f" and operand.dtype.itemsize >= 4 \
+            and instrs[operand.args[0]].dtype == operand.dtype \
             and sink.compute == sink.canon == operand.dtype \
             and not used_elsewhere and specs and specs[-1].out == sink.result_val:
         specs.pop()
