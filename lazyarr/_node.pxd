@@ -25,7 +25,7 @@ cdef class Node:
 
 
 cpdef object _as_leaf(Node node)
-cpdef list held_pending(object skip, bint exact)
+cpdef list held_pending(object skip, bint exact, object memory=*)
 cpdef Node leaf(object data, object device)
 cpdef Node scalar(object value)
 cpdef Node redescribed(Node node)

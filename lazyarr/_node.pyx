@@ -256,40 +256,137 @@ cdef object _lookup(tuple key):
 
 
 cdef extern from "Python.h":
+    ctypedef struct PyObject
     Py_ssize_t Py_REFCNT(object o)
+    int PyDict_Next(object d, Py_ssize_t *pos, PyObject **key, PyObject **value)
+    PyObject *PyWeakref_GetObject(object ref)    # (a borrowed reference)
 
 
-cpdef list held_pending(object skip, bint exact):
+cdef bint _extent(cnp.ndarray a, const char **lo, const char **hi):
+    """The bytes ``[lo, hi)`` a NumPy array's elements lie in; False when it has none."""
+    cdef const char *start = <const char *>cnp.PyArray_BYTES(a)
+    cdef const char *end = start + cnp.PyArray_ITEMSIZE(a)
+    cdef int d
+    cdef cnp.npy_intp n, st
+    for d in range(cnp.PyArray_NDIM(a)):
+        n, st = cnp.PyArray_DIMS(a)[d], cnp.PyArray_STRIDES(a)[d]
+        if n == 0:
+            return False
+        if st > 0:
+            end += (n - 1) * st
+        else:
+            start += (n - 1) * st
+    lo[0], hi[0] = start, end
+    return True
+
+
+cdef bint _may_overlap(object data, const char *lo, const char *hi):
+    """Whether the buffer ``data`` may share a byte with ``[lo, hi)``: the byte extents of a
+    NumPy array overlap (``np.may_share_memory``'s answer); anything else (a CuPy array) may."""
+    cdef const char *start
+    cdef const char *end
+    if type(data) is not np.ndarray:
+        return True
+    return _extent(<cnp.ndarray>data, &start, &end) and start < hi and lo < end
+
+
+cdef bint _may_read(Node root, const char *lo, const char *hi):
+    """Whether a computed buffer the pending ``root`` reads may overlap ``[lo, hi)``."""
+    cdef Node n
+    cdef bint deep = False
+    if root.leaves is not None:
+        for n in root.leaves:
+            if n.data is not None and _may_overlap(n.data, lo, hi):
+                return True
+        return False
+    for n in root.src:                       # (most often one level: no walk to allocate)
+        if n.data is not None:
+            if _may_overlap(n.data, lo, hi):
+                return True
+        elif n.src:
+            deep = True
+    if not deep:
+        return False
+    cdef list stack = [root]
+    cdef set seen = set()
+    while stack:
+        n = <Node>stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if n.data is not None:
+            if _may_overlap(n.data, lo, hi):
+                return True
+        else:
+            stack.extend(n.src)
+    return False
+
+
+cpdef list held_pending(object skip, bint exact, object memory=None):
     """The live pending interior nodes that something besides other pending nodes holds (a
     LazyArray, a user's variable), but ``skip``, in build order (children before parents):
     the candidates of the write barrier (lazyarr/_writes.py). A node held only by pending
     parents is a part of their kernels. Without ``exact`` reference counts (see
     ``_views.EXACT_REFCOUNTS``) every pending node but ``skip`` is a candidate: the safe side.
+    ``memory`` (a NumPy array about to be written): only the candidates whose computed
+    inputs may share its memory (byte extents), as ``np.may_share_memory`` would tell.
 
     Compiled: it walks the intern table at every write (a stencil step's barrier was ~10 µs
-    of Python on the H200's host, most of it this count)."""
+    of Python on the H200's host, most of it this count). Materialized nodes leave the table
+    as the walk meets them (a lookup treats them as missing already), so a script holding
+    thousands of computed results does not pay for them at every write; the extent test
+    keeps thousands of held pending ones unrelated to the target at ~20 ns each."""
     cdef list pending = []
-    cdef dict parents = {}
+    cdef list stale = []
+    cdef list candidates = []
+    cdef dict parents
     cdef list held = []
     cdef Node n
     cdef Node c
     cdef object node
     cdef object k
-    for ref in list(_interned.values()):     # (a copy: a dying node's callback edits the table)
-        node = ref()
-        if node is not None and (<Node>node).data is None and (<Node>node).src:
-            pending.append(node)
+    cdef const char *lo = NULL
+    cdef const char *hi = NULL
+    cdef bint filtered = type(memory) is np.ndarray
+    cdef Py_ssize_t pos = 0
+    cdef PyObject *key
+    cdef PyObject *ref
+    if filtered and not _extent(<cnp.ndarray>memory, &lo, &hi):
+        return held                          # (no element is written)
+    # One pass over the table without allocating Python objects (which could run the cycle
+    # collector, whose callbacks edit the table): the pending interior nodes, and the keys of
+    # materialized ones, removed after the pass
+    while PyDict_Next(_interned, &pos, &key, &ref):
+        node = <object>PyWeakref_GetObject(<object>ref)     # (a new reference, from here)
+        if node is None:
+            continue
+        if (<Node>node).data is None:
+            if (<Node>node).src:
+                pending.append(node)
+        else:
+            stale.append(<object>key)
     node = None
-    if not pending or len(pending) == 1 and pending[0] is skip:
-        return held
+    for k in stale:
+        ref_obj = _interned.get(k)
+        if ref_obj is not None and ref_obj() is not None and ref_obj().data is not None:
+            del _interned[k]
+    ref_obj = None
+    for n in pending:
+        if n is not skip and (not filtered or _may_read(n, lo, hi)):
+            candidates.append(n)
+    if not candidates or not exact:
+        return candidates
+    # held from outside: references beyond ``pending``, ``candidates``, the loop variable and
+    # each pending parent's ``src``
+    parents = {id(n): 0 for n in candidates}
     for n in pending:
         for c in n.src:
             k = id(c)
-            parents[k] = parents.get(k, 0) + 1
+            if k in parents:
+                parents[k] += 1
     c = None                                 # (the last child: no reference left here)
-    for n in pending:
-        # references: ``pending``, the loop variable ``n``, then each pending parent's ``src``
-        if n is not skip and (not exact or Py_REFCNT(n) - 2 - parents.get(id(n), 0) > 0):
+    for n in candidates:
+        if Py_REFCNT(n) - 3 - <Py_ssize_t>parents[id(n)] > 0:
             held.append(n)
     return held
 
@@ -318,14 +415,27 @@ def counter(cmap: Any, device: str) -> Node:
     return node
 
 
+# Constants have a table of their own: the write barrier walks the table of interior nodes
+# at every write, where a loop's many constants would only be skipped (docs/notes/core.rst).
+_scalars: dict[tuple[Any, ...], weakref.ref[Node]] = {}
+
+
+def _forget_scalar(ref: _Ref) -> None:
+    if _scalars.get(ref.key) is ref:
+        del _scalars[ref.key]
+
+
 cpdef Node scalar(object value):
     """A constant operand (already of its final dtype); interned by dtype and bit pattern."""
-    cdef tuple key = ("scalar", value.dtype, value.tobytes())
-    cdef object node = _lookup(key)
+    cdef tuple key = (value.dtype, value.tobytes())
+    cdef object ref = _scalars.get(key)
+    cdef object node = ref() if ref is not None else None
     if node is None:
         node = Node("scalar", value.dtype, (), None, arg=value)
         node.sid = structure(("scalar", value.dtype))
-        _store(key, node)
+        ref = _Ref(node, _forget_scalar)
+        ref.key = key
+        _scalars[key] = ref
     return node
 
 

@@ -620,10 +620,9 @@ cdef object _array_unary(object self, int op):
 
 cdef inline int _write_barrier(object memory) except -1:
     """``_writes.barrier(memory, "cpu")`` before a write: its scan of the pending nodes
-    (compiled, ``_node.held_pending``) first, and the Python function only when some pending
-    expression is held, which then checks which of them read ``memory`` (a loop's writes
-    find none)."""
-    if held_pending(None, _exact_refcounts):
+    (compiled, ``_node.held_pending``) first, and the Python function only when some held
+    pending expression may read ``memory`` (a loop's writes find none)."""
+    if held_pending(None, _exact_refcounts, memory):
         _barrier(memory, "cpu")
     return 0
 

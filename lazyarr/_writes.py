@@ -58,11 +58,12 @@ def barrier(memory: Any, device: str, skip: Node | None = None) -> None:
     """Compute every live pending expression that reads ``memory`` (before it is written).
 
     The pending nodes are found in the intern table (every interior node is interned while
-    it lives). Only those something else holds (a LazyArray, a user variable) are computed;
+    it lives), those whose inputs lie apart from ``memory`` left out in C (``held_pending``).
+    Only those something else holds (a LazyArray, a user variable) are computed;
     a node held only by other pending readers is part of their kernel. The table keeps build
     order, children before parents, so a held child is computed first and its parent reads it.
     """
-    for n in _node.held_pending(skip, _views.EXACT_REFCOUNTS):
+    for n in _node.held_pending(skip, _views.EXACT_REFCOUNTS, memory):
         if _reads(n, memory, device):
             materialize(n)
 
