@@ -20,7 +20,7 @@ from . import _build, _devices, _dispatch, _node, _views, _writes
 from ._array_methods import generated, native_keywords, native_outputs
 from ._config import get_config
 from ._dtypes import check_dtype
-from ._materialize import materialize, tape
+from ._materialize import computing_is_deferred, materialize, tape
 from ._node import Node
 from ._operands import made
 from ._program import lower
@@ -74,7 +74,10 @@ def clip(x: Any, min: Any = None, max: Any = None, out: Any = None, **kwargs: An
 
 def real(x: Any) -> LazyArray:
     """The real part (``numpy.real``): float32 of complex64, float64 of complex128, a view of
-    ``x`` as NumPy's (``z.real[...] = 0`` writes into ``z``); of a real array, the array itself."""
+    ``x`` as NumPy's (``z.real[...] = 0`` writes into ``z``); of a real array, the array itself;
+    of a Python number, its ``.real`` (a Python number, weak in promotion, as NumPy's)."""
+    if type(x) in (int, float, complex, bool):
+        return x.real  # type: ignore[no-any-return]
     if isinstance(x, LazyArray) and x.dtype.kind == "c":
         return _views.part(x, operator.attrgetter("real"),  # type: ignore[no-any-return]
                            lambda: _build.complex_part("real", x._node))
@@ -84,11 +87,19 @@ def real(x: Any) -> LazyArray:
 
 def imag(x: Any) -> LazyArray:
     """The imaginary part (``numpy.imag``): float32 of complex64, float64 of complex128, a view
-    of ``x`` as NumPy's; of a real array, a new array of zeros of its dtype."""
+    of ``x`` as NumPy's; of a real CPU array, a new read-only array of zeros of its dtype (as
+    NumPy's: writing it is a ``ValueError``); of a Python number, its ``.imag``."""
+    if type(x) in (int, float, complex, bool):
+        return x.imag  # type: ignore[no-any-return]
     if isinstance(x, LazyArray) and x.dtype.kind == "c":
         return _views.part(x, operator.attrgetter("imag"),  # type: ignore[no-any-return]
                            lambda: _build.complex_part("imag", x._node))
-    return LazyArray._from_node(_build.complex_part("imag", _node_of(x)))
+    node = _build.complex_part("imag", _node_of(x))
+    if node.device == "cpu":
+        zeros = np.zeros(node.shape, node.dtype)
+        zeros.flags.writeable = False
+        return LazyArray._from_node(_node.leaf(zeros, "cpu"))
+    return LazyArray._from_node(node)
 
 
 def _part_setter(name: str) -> Callable[[LazyArray, Any], None]:
@@ -278,8 +289,18 @@ class LazyArray(ArrayBase):  # type: ignore[misc]  # compiled base: the node, th
         does not change it (``x[0, ...]`` is the 0-d view, as in NumPy).
         """
         node = self._node
-        if node.data is not None and (type(key) is int and len(node.shape) == 1 or
-                                      type(key) is tuple and element_key(key, node.shape)):
+        one = type(key) is int and len(node.shape) == 1 or \
+            type(key) is tuple and element_key(key, node.shape)
+        if one and node.data is None and node.device == "cpu" and node.op != "scalar" \
+                and not computing_is_deferred():
+            # one element of a pending CPU array: the array is computed (once: what NumPy's
+            # script computed at that line) and the element is its value, as NumPy's scalar is,
+            # which a later write into the array leaves as it was. (A pending element view
+            # took the array's memory with it when the array was written; and a loop reading
+            # elements ran one kernel per element.)
+            materialize(node)
+            return self[key]
+        if node.data is not None and one:
             # one element of a computed array on another device than the CPU: its value now
             # (on the CPU, the compiled LazyArray.__getitem__ of lazyarr/_value_ops.pyx has
             # made a ScalarValue of it before this method runs)
@@ -317,15 +338,15 @@ class LazyArray(ArrayBase):  # type: ignore[misc]  # compiled base: the node, th
         for i in range(len(self)):
             yield self[i]
 
-    def copy(self, order: str = "K") -> LazyArray:
+    def copy(self, order: str = "C") -> LazyArray:
         """A copy: an array of its own with the values ``self`` has now (``ndarray.copy``).
 
         A pending ``self`` stays pending, so the copy fuses into what reads it
         (``a + b.copy()`` is one kernel): the copy shares the expression, and whichever of the
         two first uses its memory as memory (a write, a view, an export) gets a buffer of its
         own (lazyarr/_views.py, "Memory ownership"). A computed ``self`` is copied now.
-        ``order`` ("K", "A", "C", "F") is the copy's memory layout, as NumPy's; a pending
-        copy is computed C-contiguous ("F" copies now)."""
+        ``order`` ("C" by default, as ``ndarray.copy``; "K", "A", "F") is the copy's memory
+        layout, as NumPy's; a pending copy is computed C-contiguous ("F" copies now)."""
         if order not in ("K", "A", "C", "F"):
             raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got '{order}')")
         node = self._node

@@ -437,7 +437,8 @@ class FallbackFunction:
 
     def __init__(self, path: str, numpy_func: Any) -> None:
         self._path, self._numpy_func = path, numpy_func
-        self._written = _WRITTEN_ARGUMENT.get(path)
+        # (a ufunc's ``at``, ``la.add.at``, writes its first argument, as ``np.add.at`` does)
+        self._written = _WRITTEN_ARGUMENT.get(path, 0 if path.endswith(".at") else None)
         functools.update_wrapper(self, numpy_func)  # type: ignore[arg-type]
         self.__module__ = "lazyarr." + path.rpartition(".")[0] if "." in path else "lazyarr"
 

@@ -68,8 +68,12 @@ _ONE_BYTE.flags.writeable = False
 
 
 def _pushable(node: Node) -> bool:
-    return node.op in _PUSHABLE and node.leaves is not None \
-        and len(node.leaves) <= MAX_PUSHED_LEAVES
+    """A view of ``node`` may be pushed down to its inputs: an op views commute with, inputs
+    known and few, and one of them an array (pushed into constants alone, a view such as
+    ``[None]`` would lose its shape: constants broadcast to anything)."""
+    leaves = node.leaves
+    return node.op in _PUSHABLE and leaves is not None and len(leaves) <= MAX_PUSHED_LEAVES \
+        and any(leaf.op != "scalar" for leaf in leaves)
 
 
 def _push(node: Node, shape: tuple[int, ...], fn: Any, out_shape: tuple[int, ...]) -> Node:

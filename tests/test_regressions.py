@@ -279,3 +279,110 @@ def test_cupy_function_table_asks_cupy_only_for_ops_that_run_on_the_gpu():
     assert "add" in table and "sum" in table
     assert not set(table) & reference.CUPY_ON_HOST
     assert {"spacing", "fmod", "logaddexp"} <= reference.CUPY_ON_HOST
+
+
+# ---------------------------------------------------------------- a stateful fuzzer's finds
+# (programs of views, expressions and writes run on NumPy and on lazyarr, every live name
+# compared after every step; 2026-12-05)
+@pytest.fixture(params=[0, 32768], ids=["eager_max_size=0", "default"])
+def lazy(request):
+    with la.config(mode="lazy", device="cpu", eager_max_size=request.param):
+        yield
+
+
+def test_an_element_of_a_pending_array_is_its_value(lazy):
+    # Bug: ``s = c[2]`` of a pending ``c`` was a 0-d view that took ``c``'s memory with it when
+    # ``c`` was written: ``s`` read 100. Now the element reads the computed ``c`` (once).
+    c = la.asarray(np.arange(40000.0)) * 1
+    s, t = c[2], c[3]
+    assert c.is_materialized
+    c[2] = 100
+    c[3] += 1
+    assert float(s) == 2.0 and float(t) == 3.0
+    m = la.asarray(np.arange(12.0).reshape(3, 4)) * 2
+    v = m[1, 2]
+    m[...] = 0
+    assert float(v) == 12.0
+
+
+def test_ravel_copies_where_numpy_does(lazy):
+    # Bug: ravel of a non-C-contiguous array was a view (reshape(-1)'s rule); NumPy copies.
+    for make in (lambda: np.arange(4.0)[::-1], lambda: np.arange(6.0).reshape(2, 3).T,
+                 lambda: np.arange(6.0)):
+        base, want = make(), make()
+        x = la.asarray(base)
+        r, w = x.ravel(), want.ravel()
+        x[(0,) * x.ndim] = 100.0
+        want[(0,) * want.ndim] = 100.0
+        np.testing.assert_array_equal(np.asarray(r), w)
+        assert np.shares_memory(r.to_numpy(), base) == np.shares_memory(w, want)
+
+
+def test_reshape_in_fortran_order_is_a_view_where_numpys_is(lazy):
+    # Bug: reshape(order="F") went through the fallback, whose result did not share the
+    # array's memory: a later write into the array did not show through it.
+    a = la.asarray(np.arange(3.0)) * 1
+    v = a.reshape(-1, order="F")
+    a[0] = 100.0
+    assert v.tolist() == [100.0, 1.0, 2.0]
+    m = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(np.asarray(la.reshape(la.asarray(m), (3, 2), order="F")),
+                                  np.reshape(m, (3, 2), order="F"))
+    with pytest.raises(ValueError):
+        la.asarray(m).T.reshape(-1, copy=False)          # NumPy's error: a copy is needed
+
+
+def test_the_copy_method_is_c_ordered(lazy):
+    # Bug: ``x.copy()`` kept the layout ("K", np.copy's default); ndarray.copy() is "C".
+    f = np.asfortranarray(np.arange(6.0).reshape(2, 3))
+    c = la.asarray(f).copy()
+    assert c.to_numpy().flags.c_contiguous and f.copy().flags.c_contiguous
+    c.reshape(3, 2)[0, 0] = 100.0                     # a view of c's C-ordered memory
+    assert float(c[0, 0]) == 100.0
+    assert la.copy(la.asarray(f)).to_numpy().flags.f_contiguous        # np.copy keeps "K"
+
+
+def test_a_ufunc_at_of_lazyarr_writes_in_place(lazy):
+    # Bug: ``la.add.at`` (the fallback's ufunc method) wrote a copy: views missed the write.
+    a = la.asarray(np.arange(4.0)) * 1
+    v = a[::-1]
+    before = a + 0
+    la.add.at(a, [1, 1], 10.0)
+    assert v.tolist() == [3.0, 2.0, 21.0, 0.0]
+    assert before.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_views_of_an_expression_of_constants_keep_their_shape(lazy):
+    # Bug: a view of a pending expression of constants alone was pushed into the constants,
+    # which broadcast to anything: ``where(False, 3, 2)[None]`` had shape ().
+    e = la.where(False, 3, 2)
+    assert e[None].shape == (1,) and la.expand_dims(e, 0).shape == (1,) and e[..., None].shape == (1,)
+    assert int(la.argmax(e[None], axis=-1)) == 0
+    f = la.where(4, 3, -2)
+    s = f[()]
+    f[...] = 0
+    assert int(s) == 3
+
+
+def test_read_only_results_are_read_only(lazy):
+    # Bugs: broadcast_to(x, x.shape) and the imaginary part of a real array were writable
+    # (the first wrote into x); NumPy's are read-only views / arrays.
+    a = la.asarray(np.zeros(3))
+    with pytest.raises(ValueError, match="read-only"):
+        la.broadcast_to(a, (3,))[0] = 1.0
+    with pytest.raises(ValueError, match="read-only"):
+        la.broadcast_to(a * 1, (3,))[0] = 1.0
+    assert a.tolist() == [0.0, 0.0, 0.0]
+    im = la.asarray(np.arange(3.0)).imag
+    with pytest.raises(ValueError, match="read-only"):
+        im += 1
+    with pytest.raises(ValueError, match="read-only"):
+        im[0] = 1.0
+    assert im.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_real_and_imag_of_python_numbers_stay_python_numbers():
+    # Bug: ``la.real(4)`` was a 0-d int64 array, strong in promotion: ``la.real(4) - int32``
+    # gave int64 where NumPy (4, a weak Python int) gives int32.
+    assert la.real(4) == 4 and type(la.real(4)) is int and la.imag(4) == 0 and type(la.imag(1j)) is float
+    assert (la.real(4) - la.asarray(np.ones(2, "int32"))).dtype == np.int32

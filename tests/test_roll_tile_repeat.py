@@ -82,8 +82,8 @@ def test_errors_are_numpys(mode):
              lambda m, x: m.repeat(x, [], axis=1), lambda m, x: m.repeat(x, None, axis=1),
              lambda m, x: m.repeat(x, 2, axis=1.0), lambda m, x: m.repeat(x, 2**70, axis=1),
              lambda m, x: m.repeat(x, np.array([1, 2, 3], np.uint64), axis=1),
-             lambda m, x: m.repeat(x, [1, 2, 3], axis=-3), lambda m, x: m.repeat(x[0, 0], 2, 1),
-             lambda m, x: m.repeat(x[0, 0], [1, 2], 0),
+             lambda m, x: m.repeat(x, [1, 2, 3], axis=-3), lambda m, x: m.repeat(x[0, 0, ...], 2, 1),
+             lambda m, x: m.repeat(x[0, 0, ...], [1, 2], 0),
              lambda m, x: m.tile(x, -1), lambda m, x: m.tile(x, (2, -1)),
              lambda m, x: m.tile(x, 2.0), lambda m, x: m.tile(x, "ab"),
              lambda m, x: m.tile(x, None), lambda m, x: m.tile(x[:0], -2),
@@ -91,7 +91,7 @@ def test_errors_are_numpys(mode):
              lambda m, x: m.roll(x, 1.5), lambda m, x: m.roll(x, (1, 2), axis=(0, 1, 1)),
              lambda m, x: m.roll(x, [[1]], axis=0), lambda m, x: m.roll(x, 1, axis=2),
              lambda m, x: m.roll(x, 1, axis=1.0), lambda m, x: m.roll(x, None, axis=1),
-             lambda m, x: m.roll(x, "1", axis=1), lambda m, x: m.roll(x[0, 0], 1, axis=()),
+             lambda m, x: m.roll(x, "1", axis=1), lambda m, x: m.roll(x[0, 0, ...], 1, axis=()),
              lambda m, x: m.roll(x, 1, axis=(0, 5))]
     for call in calls:
         _like_numpy(call, a)

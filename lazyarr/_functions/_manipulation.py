@@ -11,6 +11,8 @@ shape), so errors are NumPy's, at the line that wrote the call. The ndarray meth
 """
 from __future__ import annotations
 
+import operator
+
 from collections.abc import Callable
 from typing import Any
 
@@ -100,33 +102,38 @@ def broadcast_arrays(*args: Any) -> tuple[LazyArray, ...]:
 
 
 def _xp_broadcast_to(d: Any, shape: tuple[int, ...]) -> Any:
-    return d if d.shape == shape else np.broadcast_to(d, shape)
+    return np.broadcast_to(d, shape)     # (read-only even to its own shape, as NumPy's)
 
 
 def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None,
             copy: bool | None = None) -> LazyArray:
     """A new shape for the same elements, as ``numpy.reshape``: a view of the memory where
-    NumPy gives one (always for a pending array, which is computed first), else a copy.
-    ``order="F"``/``"A"`` and ``copy=`` take NumPy's own path (the fallback)."""
+    NumPy gives one (always for a pending array, which is computed first), else a copy, in
+    any ``order``; ``copy=`` as NumPy's (``False``: NumPy's error where a copy is needed)."""
     if newshape is not None:
         if shape is not None:
             raise TypeError("You cannot specify 'newshape' and 'shape' arguments at the same time.")
         shape = newshape
     if shape is None:
         raise TypeError("reshape() missing 1 required positional argument: 'shape'")
-    if order != "C" or copy is not None:
-        return _fallback.call("reshape", np.reshape, (a, shape),  # type: ignore[no-any-return]
-                              {"order": order, "copy": copy})
     x = asarray(a)
-    _views.shape_of(x.shape, lambda d: d.reshape(shape))   # NumPy's errors first
-    return LazyArray._from_node(_node_of(x, lambda d: d.reshape(shape)))
+    fn = operator.methodcaller("reshape", shape, order=order)
+    _views.shape_of(x.shape, fn)            # NumPy's errors first
+    if copy is not None:
+        if x.device != "cpu":               # (CuPy's reshape takes no copy=)
+            return _fallback.call("reshape", np.reshape, (x, shape),  # type: ignore[no-any-return]
+                                  {"order": order, "copy": copy})
+        fn = operator.methodcaller("reshape", shape, order=order, copy=copy)
+    return LazyArray._from_node(_node_of(x, fn))
 
 
 def ravel(a: Any, order: str = "C") -> LazyArray:
-    """The elements as a 1-D array, as ``numpy.ravel`` (a view where NumPy gives one)."""
-    if order != "C":
-        return _fallback.call("ravel", np.ravel, (a,), {"order": order})  # type: ignore[no-any-return]
-    return reshape(a, -1)
+    """The elements as a 1-D array, as ``numpy.ravel``: a view of the memory where NumPy's
+    ravel gives one (for ``order="C"``: a C-contiguous array), else a copy."""
+    x = asarray(a)
+    fn = operator.methodcaller("ravel", order)
+    _views.shape_of(x.shape, fn)
+    return LazyArray._from_node(_node_of(x, fn))
 
 
 def _node_of(x: LazyArray, fn: Callable[[Any], Any]) -> Any:
