@@ -52,3 +52,24 @@ class SumSquares(Benchmark):
 
     def time_sum_squares(self, device, mode, shape, axis):
         finish(la.sum(self.x * self.x, axis=_axis(axis)), device)
+
+
+class ShortRows(Benchmark):
+    """Reductions over short rows, 2**23 float32 elements on the CPU (2**26 on the GPU): the
+    squared norms of points (``sum(x * x, axis=1)`` of N x 3), and ``sum``/``max``/``argmax``
+    over rows of 16 and 64 (docs/notes/cpu.rst, "Short rows")."""
+
+    params = [DEVICES, MODES, ["3", "16", "64"], ["sum_squares", "max", "argmax"]]
+    param_names = ["device", "mode", "row", "op"]
+
+    def setup(self, device, mode, row, op):
+        n = 2**23 if device == "cpu" else 2**26
+        prepare(device, mode, n, cpu=None, cuda=None)
+        length = int(row)
+        self.x = data(device, (n // length, length))
+
+    def time_short_rows(self, device, mode, row, op):
+        if op == "sum_squares":
+            finish(la.sum(self.x * self.x, axis=1), device)
+        else:
+            finish(getattr(la, op)(self.x * 2, axis=1), device)

@@ -374,6 +374,95 @@ def test_column_sums_of_any_row_count(rows, threads):
             assert_bits(a, b)
 
 
+def _row_reduction_cases(rng, rows, length):
+    """(name, lazy builder, NumPy reference) of every reduction kind over rows of ``length``."""
+    f32 = rng.standard_normal((rows, length)).astype(np.float32)
+    f64 = rng.standard_normal((rows, length))
+    f64[::7, length // 2] = np.nan                     # NaN rows, and signed zeros in others
+    f64[1::7] = 0.0
+    f64[1::7, ::2] = -0.0
+    ints = rng.integers(-(2 ** 62), 2 ** 62, (rows, length))
+    u8 = rng.integers(0, 255, (rows, length), dtype=np.uint8)
+    c128 = (rng.standard_normal((rows, length)) + 1j * rng.standard_normal((rows, length)))
+    shift = rng.standard_normal((rows, 1))
+    return [
+        ("sum f32", lambda: la.sum(la.asarray(f32) * 2, axis=1), np.sum(f32.astype(np.float64) * 2, axis=1).astype(np.float32)),
+        ("abs sum f64", lambda: la.sum(la.abs(la.asarray(f64)), axis=-1), np.sum(np.abs(f64), axis=-1)),
+        ("softmax-style shift", lambda: la.sum(la.exp(la.asarray(f64) - la.asarray(shift)), axis=1),
+         np.sum(np.exp(f64 - shift), axis=1)),
+        ("transposed input", lambda: la.sum(la.asarray(np.ascontiguousarray(f32.T)).T + 1, axis=1),
+         np.sum(f32.astype(np.float64) + 1, axis=1).astype(np.float32)),
+        ("mean keepdims", lambda: la.mean(la.asarray(f64) * 3, axis=1, keepdims=True), np.mean(f64 * 3, axis=1, keepdims=True)),
+        ("max f64", lambda: la.max(la.asarray(f64) + 0.0, axis=1), np.max(f64 + 0.0, axis=1)),
+        ("min f32", lambda: la.min(la.asarray(f32) - 1, axis=1), np.min(f32 - 1, axis=1)),
+        ("max of squares", lambda: la.max(la.asarray(f32) * la.asarray(f32), axis=1), np.max(f32 * f32, axis=1)),
+        ("argmax", lambda: la.argmax(la.asarray(f64) * 2, axis=1), np.argmax(f64 * 2, axis=1)),
+        ("argmin", lambda: la.argmin(la.asarray(f32) + 1, axis=1), np.argmin(f32 + 1, axis=1)),
+        ("var ddof", lambda: la.var(la.asarray(f32) * 2, axis=1, ddof=1), np.var(f32.astype(np.float64) * 2, axis=1, ddof=1).astype(np.float32)),
+        ("std", lambda: la.std(la.asarray(f64) - 1, axis=1), np.std(f64 - 1, axis=1)),
+        ("prod", lambda: la.prod(la.asarray(f64) * 0.5 + 1, axis=1), np.prod(f64 * 0.5 + 1, axis=1)),
+        ("int sum wraps", lambda: la.sum(la.asarray(ints) * 3, axis=1), np.sum(ints * 3, axis=1)),
+        ("int max", lambda: la.max(la.asarray(ints) - 1, axis=1), np.max(ints - 1, axis=1)),
+        ("uint8 sum", lambda: la.sum(la.asarray(u8) + 1, axis=1), np.sum(u8 + 1, axis=1)),
+        ("any", lambda: la.any(la.asarray(f32) > 1.5, axis=1), np.any(f32 > 1.5, axis=1)),
+        ("all", lambda: la.all(la.asarray(f32) > -2, axis=1), np.all(f32 > -2, axis=1)),
+        ("complex sum", lambda: la.sum(la.asarray(c128) * 2, axis=1), np.sum(c128 * 2, axis=1)),
+        ("complex max", lambda: la.max(la.asarray(c128) + 1, axis=1), np.max(c128 + 1, axis=1)),
+        ("3-d, last two axes", lambda: la.sum(la.asarray(f64.reshape(rows, -1, 1)) * 2, axis=(1, 2)),
+         np.sum(f64.reshape(rows, -1, 1) * 2, axis=(1, 2))),
+    ]
+
+
+def test_row_reductions_pick_their_mode_by_row_length():
+    """Rows of 8 elements to 2 KB (512 float32, 256 float64) run whole rows per block
+    (``row_blocks``), longer ones a block at a time (``slot_major``), shorter ones column by column (``reduce_major``) but for float
+    sums and means, which run whole rows from 2 elements (docs/notes/cpu.rst, "Short rows")."""
+    modes = {v: k for k, v in cpu_fused._cpu_vm.MODES.items()}
+
+    def mode(length, rows_min=cpu_fused.ROWS_MIN, itemsize=8):
+        return modes[cpu_fused._reduction_plan((100_000, length), (1,), 4096, -1, rows_min, itemsize)[0]]
+    assert [mode(n) for n in (2, 7, 8, 256, 257)] == \
+        ["reduce_major", "reduce_major", "row_blocks", "row_blocks", "slot_major"]
+    assert [mode(n, itemsize=4) for n in (256, 512, 513)] == ["row_blocks", "row_blocks", "slot_major"]
+    assert [mode(n, cpu_fused.ROWS_MIN_SUM) for n in (1, 2, 7)] == ["reduce_major", "row_blocks", "row_blocks"]
+    from lazyarr import _node
+    x = la.asarray(np.ones((5000, 3)))
+    for op, want in (("sum", "row_blocks"), ("max", "reduce_major")):     # rows of 3: by op
+        node = _node.op_node(op, np.dtype(np.float64), (5000,), "cpu", ((x * 2)._node,),
+                             ((1,), False, None, 0))
+        lowered = lower(node)
+        launch = cpu_fused._launch(cpu_fused.get_compiled(lowered.program), lowered, [x.to_numpy()])
+        assert modes[launch.reduction[0]] == want
+
+
+@pytest.mark.parametrize("length", [1, 2, 3, 7, 8, 15, 16, 33, 100, 127, 128, 256, 257, 513, 1500])
+def test_reductions_over_rows_of_any_length(length, threads):
+    """Reductions over rows (the last axis) of every length: rows of up to a block run whole
+    rows per block (``row_blocks``), longer ones a block at a time (``slot_major``), a few
+    elements long may go column by column (``reduce_major``). Every kind gives NumPy's value
+    (float sums to rounding: float64 accumulation) and the same bits on 1 to 3 threads."""
+    rows = max(3, 40_000 // length)         # past SERIAL_BELOW: 2 and 3 threads do split it
+    cases = _row_reduction_cases(np.random.default_rng(length), rows, length)
+    results = {}
+    for n in (1, 2, 3):
+        threads(n)
+        for name, build, want in cases:
+            with np.errstate(all="ignore"):
+                got = np.asarray(build())
+            if n == 1:
+                assert got.dtype == want.dtype and got.shape == want.shape, name
+                if got.dtype.kind in "fc":
+                    tol = 1e-5 if got.dtype in (np.float32, np.complex64) else 1e-12
+                    np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=name)
+                    if name.startswith(("max", "min")):
+                        assert_bits(got, want)            # extrema: NumPy's bits, signed zeros too
+                else:
+                    np.testing.assert_array_equal(got, want, err_msg=name)
+                results[name] = got
+            else:
+                assert_bits(got, results[name])
+
+
 @pytest.mark.parametrize("side", [5, 17, 64, 201])
 def test_written_statements_on_any_thread_count(side, threads):
     """Statements written through the chunked write-back, reading what they write or not:
@@ -584,7 +673,7 @@ def test_vm_numbers_come_from_the_c_tables():
     assert list(vm.DTYPE_CODES.values()) == list(range(len(SUPPORTED_DTYPES)))
     assert cpu_fused.TYPE_CODE == {np.dtype(n): c for n, c in vm.DTYPE_CODES.items()}
     assert set(cpu_fused._VM_REDUCTION.values()) | {"none"} == set(vm.REDUCTION_KINDS)
-    assert set(vm.MODES) == {"elementwise", "slot_major", "reduce_major"}
+    assert set(vm.MODES) == {"elementwise", "slot_major", "reduce_major", "row_blocks"}
     assert set(vm.FOLDS) == {"none", "abs", "square"}
     for dt in ("float32", "float64", "int64", "uint64", "bool"):   # _canonical's results
         assert dt in vm.REDUCTION_TYPES

@@ -20,6 +20,9 @@
  *               in a fixed (pairwise) order.
  *   MODE_RED_B  reduction, reduce-major: O = reduced dims, I = kept dims (slot = i);
  *               blocks accumulate elementwise into per-slot accumulators.
+ *   MODE_RED_ROWS  reduction over rows much shorter than a block: O = (), I = kept dims
+ *               then reduced dims; a block holds whole rows, each reduced to its slot
+ *               (lz_do_rows).
  * Work is split into items that never share an output slot, and every item's
  * arithmetic is independent of the thread running it: any thread count gives the
  * same bits.
@@ -54,7 +57,7 @@ enum { LZ_NTYPES = sizeof(lz_dtype_codes) / sizeof(lz_dtype_codes[0]) - 1 };
 
 /* execution modes of a call (see the top of this file) */
 #define LZ_MODES(X) X(MODE_EW, "elementwise") X(MODE_RED_A, "slot_major")                    \
-    X(MODE_RED_B, "reduce_major")
+    X(MODE_RED_B, "reduce_major") X(MODE_RED_ROWS, "row_blocks")
 LZ_DEF_ENUM(lz_modes, LZ_MODES)
 
 /* reduction kinds of the sink (RK_NONE: an elementwise root), named by the reduction op
@@ -381,6 +384,9 @@ typedef struct {
     char *out;          /* MODE_EW output (C order) */
     npy_intp nb;        /* MODE_RED_A: blocks per slot; MODE_RED_B: slots per item */
     npy_intp nchunk, chunk_rows;  /* MODE_RED_B: the reduce rows in fixed chunks, one partial each */
+    /* MODE_RED_ROWS: nrows slots of row_len elements each, consecutive in the (all inner)
+     * iteration order; a work item runs rows_per_item rows (lz_do_rows) */
+    npy_intp nrows, row_len, rows_per_item;
     /* reduction partials (A: nslots*nb) and results (nslots) */
     double *pd, *pm2;
     npy_int64 *pi, *pidx;
@@ -1604,6 +1610,46 @@ static void lz_write_edges(const lz_prog *P, const lz_run *R, npy_intp nitems) {
     }
 }
 
+/* MODE_RED_ROWS (cpu_fused: rows much shorter than a block): item t runs the program once
+ * over rows_per_item whole rows, one block, then reduces each row into its slot and finishes
+ * the slot (its one partial). Per row this costs the reduction kernel alone, where a slot of
+ * mode A costs a block's set-up too (~60 ns; docs/notes/cpu.rst, "Short rows"). */
+static int lz_do_rows(const lz_prog *P, lz_run *R, lz_scratch *S, npy_intp t) {
+    const npy_intp L = R->row_len, r0 = t * R->rows_per_item;
+    const npy_intp r1 = r0 + R->rows_per_item < R->nrows ? r0 + R->rows_per_item : R->nrows;
+    if (lz_exec_block(P, R, S, 0, r0 * L, (r1 - r0) * L, NULL) < 0) return -1;
+    const char *q = S->vptr[P->result_val];
+    const npy_intp qs = S->vstr[P->result_val], rs = L * qs;
+    const int kind = P->red_kind;
+    /* float sums, minima and maxima straight into the results (what lz_red_block and
+     * lz_combine_slot of one partial give, bit for bit), without their dispatch per row:
+     * rows of a few elements cost a few ns each instead of ~12 */
+    const int isf = P->red_type == RT_F32 || P->red_type == RT_F64;
+    if (isf && kind == RK_SUM) {
+#define LZ_ROWS_SUM(PW) for (npy_intp r = r0; r < r1; r++) R->rd[r] = PW(q + (r - r0) * rs, L, qs, 0.);
+        if (P->red_type == RT_F32) {
+            if (P->red_pre == PRE_ABS) { LZ_ROWS_SUM(lz_pw_f32_abs) }
+            else if (P->red_pre == PRE_SQUARE) { LZ_ROWS_SUM(lz_pw_f32_sq) }
+            else { LZ_ROWS_SUM(lz_pw_f32) }
+        } else {
+            if (P->red_pre == PRE_ABS) { LZ_ROWS_SUM(lz_pw_f64_abs) }
+            else if (P->red_pre == PRE_SQUARE) { LZ_ROWS_SUM(lz_pw_f64_sq) }
+            else { LZ_ROWS_SUM(lz_pw_f64) }
+        }
+#undef LZ_ROWS_SUM
+        return lz_poll(S, (r1 - r0) * L);
+    }
+    if (isf && (kind == RK_MIN || kind == RK_MAX) && qs == (P->red_type == RT_F32 ? 4 : 8)) {
+        for (npy_intp r = r0; r < r1; r++) lz_minmax_contig(P, q + (r - r0) * rs, qs, L, &R->rd[r]);
+        return lz_poll(S, (r1 - r0) * L);
+    }
+    for (npy_intp r = r0; r < r1; r++) {
+        lz_red_block(P, R, r, q + (r - r0) * rs, qs, L, 0);
+        lz_combine_slot(P, R, r, r, 1, 1);
+    }
+    return lz_poll(S, (r1 - r0) * L);
+}
+
 static int lz_do_item(const lz_prog *P, lz_run *R, lz_scratch *S, npy_intp t) {
     const npy_intp B = P->B;
     const int rv = P->result_val;
@@ -1652,6 +1698,7 @@ static int lz_do_item(const lz_prog *P, lz_run *R, lz_scratch *S, npy_intp t) {
         }
         return 0;
     }
+    if (R->mode == MODE_RED_ROWS) return lz_do_rows(P, R, S, t);
     npy_intp o = t / R->nb, b = t % R->nb;
     npy_intp start = b * B, n = R->Isz - start;
     if (n > B) n = B;
@@ -1834,6 +1881,7 @@ static int lz_pool_run(const lz_prog *P, lz_run *R, npy_intp nitems, int nthread
 static int lz_execute(const lz_prog *P, lz_run *R, int nthreads) {
     npy_intp nitems;
     if (R->mode == MODE_RED_B) nitems = R->nchunk * ((R->Isz + R->nb - 1) / R->nb);
+    else if (R->mode == MODE_RED_ROWS) nitems = (R->nrows + R->rows_per_item - 1) / R->rows_per_item;
     else if (R->wb) nitems = (R->wb_rows + R->wb_chunk - 1) / R->wb_chunk;
     else nitems = R->Osz * R->nb;
     int err = 0, done = 0, stopped = 0;

@@ -63,6 +63,7 @@ cdef extern from "_cpu_vm.h" nogil:
         char *scalars
         char *out
         cnp.npy_intp nb, nchunk, chunk_rows
+        cnp.npy_intp nrows, row_len, rows_per_item
         double *pd
         double *pm2
         cnp.npy_int64 *pi
@@ -305,7 +306,9 @@ cpdef object execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tu
     ``out`` (C-contiguous, ``shape``); reduction modes fill the partial/result arrays of
     ``partials``, named by their lz_run fields (``pd``, ``pm2``, ``pi``, ``pidx``, ``pu``,
     ``rd``, ``rm2``, ``ri``, ``ridx``, ``ru``; a missing one is NULL).
-    ``nb`` is the block count per slot (mode A) or the slots per work item (mode B).
+    ``nb`` is the block count per slot (mode A), the slots per work item (mode B) or the
+    rows per work item (mode ``row_blocks``: ``n_outer`` kept dims, then the reduced ones, all
+    run as inner dims, a block of ``nb`` whole rows at a time).
     ``fpe`` (``ninstr + 1`` bytes, zeroed) receives the floating-point exceptions raised, as
     NumPy's NPY_FPE_* bits, per instruction and (last) by the reduction's own arithmetic.
     Returns those bits ORed together (0 when none was raised, or ``fpe`` is None).
@@ -369,6 +372,17 @@ cpdef object execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tu
                     strides[k * nd + d] = 0
                 else:
                     strides[k * nd + d] = astrides[e]
+        if mode == MODES["row_blocks"]:
+            # whole rows: the kept dims (the first n_outer) become inner dims too, so that a
+            # block runs over several rows (lz_do_rows)
+            R.nrows, R.row_len = 1, 1
+            for d in range(nd):
+                if d < n_outer:
+                    R.nrows *= fshape[d]
+                else:
+                    R.row_len *= fshape[d]
+            R.rows_per_item = nb
+            n_outer = 0
         # outer dims (drop size 1), then inner dims (drop size 1, coalesce)
         R.Osz = 1
         nO = 0

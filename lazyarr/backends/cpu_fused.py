@@ -55,8 +55,8 @@ if tuple(TYPE_CODE) != SUPPORTED_DTYPES:
                       f"SUPPORTED_DTYPES {SUPPORTED_DTYPES}: rebuild the extension or fix the table")
 
 _SCALAR_BYTES = _cpu_vm.SCALAR_BYTES
-_MODE_EW, _MODE_RED_A, _MODE_RED_B = (_cpu_vm.MODES[m] for m in ("elementwise", "slot_major",
-                                                                 "reduce_major"))
+_MODE_EW, _MODE_RED_A, _MODE_RED_B, _MODE_RED_ROWS = (
+    _cpu_vm.MODES[m] for m in ("elementwise", "slot_major", "reduce_major", "row_blocks"))
 #: the reduction the VM computes for a lazyarr reduction op: mean is a sum and std a var,
 #: finished in :func:`_finalize`
 _VM_REDUCTION = {"sum": "sum", "mean": "sum", "prod": "prod", "min": "min", "max": "max",
@@ -500,16 +500,26 @@ def _prepare(buf: Any, dtype: np.dtype) -> np.ndarray:
     return a
 
 
+#: Reductions over rows (the reduced dims the fast ones). Rows of up to ROWS_MAX_BYTES (of the
+#: reduction's dtype) and half a ROWS_BLOCK run whole rows per block of ROWS_BLOCK elements
+#: (MODE_RED_ROWS: a row costs its reduction kernel alone), longer ones a block at a time
+#: (mode A); rows shorter than ROWS_MIN go column by column (mode B), float sums and means
+#: from ROWS_MIN_SUM. Measured over 2^23 elements in rows of 2 to 1,024 (docs/notes/cpu.rst,
+#: "Short rows").
+ROWS_MAX_BYTES, ROWS_BLOCK, ROWS_MIN, ROWS_MIN_SUM = 2048, 1024, 8, 2
+
+
 @functools.lru_cache(maxsize=4096)
 def _layout(shape: tuple[int, ...], axes: tuple[int, ...] | None,
-            fast: int = -1) -> tuple[int, tuple[int, ...], int]:
+            fast: int = -1, rows_min: int = ROWS_MIN) -> tuple[int, tuple[int, ...], int]:
     """(mode, dim order, number of outer dims) for an iteration space and reduced axes.
 
     Mode A (slot-major: each output slot reduces contiguous runs, pairwise) when the
     reduced dims are the fast (last) ones, mode B (accumulate rows into the slots) when
-    the kept dims are; the smaller side flips the choice when it is tiny. ``fast`` is the
-    dim with the smallest stride in memory (the last one for C order). The choice depends
-    on shapes and layout only, never on the thread count.
+    the kept dims are; the smaller side flips the choice when it is tiny (rows of fewer
+    than ``rows_min`` elements go column by column, mode B). ``fast`` is the dim with the
+    smallest stride in memory (the last one for C order). The choice depends on shapes and
+    layout only, never on the thread count.
     """
     nd = len(shape)
     if axes is None:
@@ -520,7 +530,7 @@ def _layout(shape: tuple[int, ...], axes: tuple[int, ...] | None,
     rsz = math.prod(shape[d] for d in axes)
     last = fast if fast >= 0 else next((d for d in reversed(range(nd)) if shape[d] != 1), nd - 1)
     if last in red:
-        mode = _MODE_RED_B if rsz < 128 and msz >= 1024 else _MODE_RED_A
+        mode = _MODE_RED_B if rsz < rows_min and msz >= 1024 else _MODE_RED_A
     else:
         mode = _MODE_RED_A if msz < 128 and rsz >= 1024 else _MODE_RED_B
     if mode == _MODE_RED_A:
@@ -667,7 +677,8 @@ def _launch(c: Compiled, lowered: Lowered, inputs: list[np.ndarray]) -> _Launch:
             dims = [d for d in range(big.ndim) if big.shape[d] > 1]
             if dims:
                 fast = min(dims, key=lambda d: (abs(big.strides[d]), -d))
-    plan = _reduction_plan(shape, axes, c.vm.block, fast)
+    rows_min = ROWS_MIN_SUM if c.reduction in ("sum", "mean") and c.canon.kind == "f" else ROWS_MIN
+    plan = _reduction_plan(shape, axes, c.vm.block, fast, rows_min, c.canon.itemsize)
     m, rsz = plan[3], plan[4]
     return _Launch(c, scalars, shape, lowered.shape, 1 if c.serial else _threads_for(m * rsz), plan)
 
@@ -859,14 +870,16 @@ def run_compiled(c: Compiled, lowered: Lowered, out: np.ndarray | None = None) -
 
 @functools.lru_cache(maxsize=4096)
 def _reduction_plan(shape: tuple[int, ...], axes: tuple[int, ...] | None, block: int,
-                    fast: int = -1) -> tuple[Any, ...]:
+                    fast: int = -1, rows_min: int = ROWS_MIN, itemsize: int = 8) -> tuple[Any, ...]:
     """Everything about a reduction call that depends on the shapes only (cached)."""
-    mode, order, n_outer = _layout(shape, axes, fast)
+    mode, order, n_outer = _layout(shape, axes, fast, rows_min)
     osz = math.prod(shape[d] for d in order[:n_outer])
     isz = math.prod(shape[d] for d in order[n_outer:])
     m, rsz = (osz, isz) if mode == _MODE_RED_A else (isz, osz)
     nchunk, chunk_rows = 1, 0
-    if mode == _MODE_RED_A:
+    if mode == _MODE_RED_A and m > 1 and 0 < isz <= min(ROWS_MAX_BYTES // itemsize, ROWS_BLOCK // 2):
+        mode, nb, nparts = _MODE_RED_ROWS, ROWS_BLOCK // isz, m   # nb: rows per block (lz_do_rows)
+    elif mode == _MODE_RED_A:
         nb = -(-isz // block)
         nparts = m * nb
     else:
