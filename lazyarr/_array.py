@@ -32,7 +32,8 @@ _MAX_REPR_OPS = 8
 _UFUNC_REDUCTIONS = {np.add: "sum", np.multiply: "prod", np.minimum: "min", np.maximum: "max",
                      np.logical_or: "any", np.logical_and: "all"}
 _NATIVE_OPERANDS: tuple[type, ...] = (int, float, bool, np.generic, np.ndarray, list, tuple)  # LazyArray: added below
-_IMPLICIT_REPR_DTYPES = (np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_))  # as NumPy
+_IMPLICIT_REPR_DTYPES = (np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_),
+                         np.dtype(np.complex128))  # as NumPy
 _ARRAY_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 
 
@@ -175,10 +176,30 @@ class LazyArray(ArrayBase):  # type: ignore[misc]  # compiled base: the node, th
         """The array's dimensions, a tuple of ints (known without running anything)."""
         return self._node.shape
 
+    @shape.setter
+    def shape(self, value: Any) -> None:
+        """``x.shape = (2, 3)``: NumPy's in-place reshape, ``x`` a view of the same memory from
+        now on (computed first if pending); NumPy's ``AttributeError`` where a copy would be
+        needed, as ``ndarray.shape``'s."""
+        self._set_memory_attribute("shape", value)
+
     @property
     def dtype(self) -> np.dtype:
         """The element type, a :class:`numpy.dtype` (NumPy's result type, known without running)."""
         return self._node.dtype
+
+    @dtype.setter
+    def dtype(self, value: Any) -> None:
+        """``x.dtype = np.int64``: NumPy's in-place reinterpretation of the memory (as
+        ``ndarray.dtype``'s; ``x.view(dtype)`` says the same without changing ``x``)."""
+        self._set_memory_attribute("dtype", value)
+
+    def _set_memory_attribute(self, name: str, value: Any) -> None:
+        _views.anchor(self)                    # pushed-down views get their memory first
+        view = _views.claim(self).view()
+        setattr(view, name, value)             # NumPy's (CuPy's) rules and errors
+        check_dtype(view.dtype)
+        self._node = _node.leaf(view, self.device)
 
     @property
     def ndim(self) -> int:

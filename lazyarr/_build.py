@@ -311,8 +311,9 @@ def _eager_elementwise(opdef: OpDef, device: str, operands: list[Operand],
 def _new_rule(opdef: OpDef, operands: list[Operand]) -> _Rule:
     """Resolve an op on these operands with NumPy's rules (raising NumPy's errors)."""
     device: str | None = common_device(operands)
-    shape = broadcast_shapes(*(x.shape for x in operands if isinstance(x, Node)))
+    # (NumPy resolves the loop before it broadcasts: with both wrong, its error is the dtypes')
     dtypes = () if opdef.name == "where" else resolve_ufunc(opdef, operands)
+    shape = broadcast_shapes(*(x.shape for x in operands if isinstance(x, Node)))
     # Only constants: the device is the configured one, at each call (so not cached).
     if not any(type(x) is Node and x.device is not None for x in operands):
         device = None

@@ -84,7 +84,15 @@ def call(opdef: OpDef, cls: Any, nodes: tuple[Any, ...], given: dict[str, Any], 
     shapes = [_shape_of(n) for n in nodes]
     shapes += [out.shape] if out is not None else []
     shapes += [mask.shape] if mask is not None else []
-    shape = _broadcast(shapes)
+    try:
+        shape = _broadcast(shapes)
+    except ValueError:
+        # NumPy resolves the loop and the output's cast before it broadcasts: with both
+        # wrong, its error is the dtypes' (resolved here on 0-d stand-ins of the operands)
+        standins = [_node.leaf(np.zeros((), n.dtype), "cpu") if isinstance(n, Node) else n
+                    for n in nodes]
+        _check_cast(opdef, op(*standins).dtype, out, casting)
+        raise
     quiet = mask is not None and opdef.name in RAISING
     value = op(*(_quiet(opdef, n, mask) for n in nodes) if quiet else nodes)
     if out is None:
@@ -95,12 +103,17 @@ def call(opdef: OpDef, cls: Any, nodes: tuple[Any, ...], given: dict[str, Any], 
     if shape != out.shape:
         raise ValueError(f"non-broadcastable output operand with shape {_shape_text(out.shape)} "
                          f"doesn't match the broadcast shape {_shape_text(shape)}")
-    if not np.can_cast(value.dtype, out.dtype, casting):
-        from numpy._core._exceptions import _UFuncOutputCastingError
-        raise _UFuncOutputCastingError(opdef.numpy, casting, value.dtype, out.dtype, 0)
+    _check_cast(opdef, value.dtype, out, casting)
     out[...] = value if mask is None else cls._from_node(
         _build.elementwise(OPS["where"], mask._node, value._node, out._node))
     return out
+
+
+def _check_cast(opdef: OpDef, dtype: np.dtype, out: Any, casting: str) -> None:
+    """NumPy's ``UFuncTypeError`` when the result's ``dtype`` may not be cast to ``out``'s."""
+    if out is not None and not np.can_cast(dtype, out.dtype, casting):
+        from numpy._core._exceptions import _UFuncOutputCastingError
+        raise _UFuncOutputCastingError(opdef.numpy, casting, dtype, out.dtype, 0)
 
 
 def _quiet(opdef: OpDef, node: Any, mask: Any) -> Any:

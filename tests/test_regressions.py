@@ -386,3 +386,44 @@ def test_real_and_imag_of_python_numbers_stay_python_numbers():
     # gave int64 where NumPy (4, a weak Python int) gives int32.
     assert la.real(4) == 4 and type(la.real(4)) is int and la.imag(4) == 0 and type(la.imag(1j)) is float
     assert (la.real(4) - la.asarray(np.ones(2, "int32"))).dtype == np.int32
+
+
+def test_a_dtype_error_wins_over_a_broadcast_error(lazy):
+    # Bug: with operands that neither broadcast nor have a loop (or an output that may not
+    # take the result), lazyarr raised the broadcast ValueError; NumPy resolves the loop
+    # and the output's cast first and raises their TypeError / UFuncTypeError.
+    cases = [lambda m: m.asarray(np.ones(3)) ^ m.asarray(np.ones(2, bool)),
+             lambda m: m.add(m.ones(3), m.ones(2), out=m.zeros(4, "i8")),
+             lambda m: m.bitwise_and(m.ones(3), m.ones(2), out=m.zeros(4, "i8")),
+             lambda m: m.add(m.ones(3), m.ones(2, "i4"), out=m.zeros(4, "f8"))]   # (broadcast)
+    for case in cases:
+        with pytest.raises(Exception) as want:
+            case(np)
+        with pytest.raises(Exception) as got:
+            case(la)
+        assert type(got.value) is type(want.value), (got.value, want.value)
+
+
+def test_shape_and_dtype_assignment_as_numpy(lazy):
+    # Missing: ``a.shape = (2, 3)`` (scripts reshape in place so) raised AttributeError for
+    # every array; now NumPy's in-place reshape of the memory, NumPy's error where it copies.
+    a = la.asarray(np.arange(6.0))
+    v = a[::2]
+    a.shape = (2, 3)
+    a[0, 0] = 9.0
+    assert a.shape == (2, 3) and v.tolist() == [9.0, 2.0, 4.0]
+    b = la.asarray(np.arange(6.0)) * 2                 # pending: computed, then reshaped
+    b.shape = (3, 2)
+    assert b.tolist() == [[0.0, 2.0], [4.0, 6.0], [8.0, 10.0]]
+    c = la.asarray(np.arange(6.0).reshape(2, 3)).T
+    with pytest.raises(AttributeError, match="Incompatible shape for in-place modification"):
+        c.shape = (6,)
+    assert c.shape == (3, 2)
+    d = la.asarray(np.zeros(4))
+    d.dtype = np.int64
+    assert d.dtype == np.int64 and d.tolist() == [0, 0, 0, 0]
+
+
+def test_repr_leaves_out_complex128_as_numpy():
+    assert repr(la.asarray([1 + 2j])) == "LazyArray([1.+2.j])"
+    assert repr(la.asarray(np.array([1 + 2j], np.complex64))) == "LazyArray([1.+2.j], dtype=complex64)"
