@@ -73,17 +73,24 @@ def clip(x: Any, min: Any = None, max: Any = None, out: Any = None, **kwargs: An
     return LazyArray._from_node(_build.clip(_node_of(x), _node_of(min), _node_of(max)))
 
 
+def _as_lazy(x: Any) -> Any:
+    """``x`` as a LazyArray: a NumPy array (or scalar, list ...) wrapped as ``la.asarray``
+    wraps it (the same memory where it can: ``la.real(z)`` of a NumPy ``z`` is a view of ``z``,
+    as ``np.real(z)`` is)."""
+    return x if isinstance(x, LazyArray) else _public("asarray")(x)
+
+
 def real(x: Any) -> LazyArray:
     """The real part (``numpy.real``): float32 of complex64, float64 of complex128, a view of
     ``x`` as NumPy's (``z.real[...] = 0`` writes into ``z``); of a real array, the array itself;
     of a Python number, its ``.real`` (a Python number, weak in promotion, as NumPy's)."""
     if type(x) in (int, float, complex, bool):
         return x.real  # type: ignore[no-any-return]
-    if isinstance(x, LazyArray) and x.dtype.kind == "c":
+    x = _as_lazy(x)
+    if x.dtype.kind == "c":
         return _views.part(x, operator.attrgetter("real"),  # type: ignore[no-any-return]
                            lambda: _build.complex_part("real", x._node))
-    node = _build.complex_part("real", _node_of(x))
-    return x if isinstance(x, LazyArray) and node is x._node else LazyArray._from_node(node)
+    return x
 
 
 def imag(x: Any) -> LazyArray:
@@ -92,10 +99,11 @@ def imag(x: Any) -> LazyArray:
     NumPy's: writing it is a ``ValueError``); of a Python number, its ``.imag``."""
     if type(x) in (int, float, complex, bool):
         return x.imag  # type: ignore[no-any-return]
-    if isinstance(x, LazyArray) and x.dtype.kind == "c":
+    x = _as_lazy(x)
+    if x.dtype.kind == "c":
         return _views.part(x, operator.attrgetter("imag"),  # type: ignore[no-any-return]
                            lambda: _build.complex_part("imag", x._node))
-    node = _build.complex_part("imag", _node_of(x))
+    node = _build.complex_part("imag", x._node)
     if node.device == "cpu":
         zeros = np.zeros(node.shape, node.dtype)
         zeros.flags.writeable = False
@@ -136,6 +144,48 @@ def _element_of(node: Node, key: Any) -> Node:
         t.view(element, node.data, operator.itemgetter(view_key))
     view = _node.leaf(element, node.device)
     return _node.op_node("astype", element.dtype, (), node.device, (view,), element.dtype)
+
+
+class FlatIndexer:
+    """``x.flat`` of a LazyArray (:attr:`LazyArray.flat`): reads through a raveled copy or
+    view, writes through ``x[index arrays] = values``, so every write is lazyarr's (the write
+    barrier, views of ``x``, NumPy's casting)."""
+
+    __slots__ = ("base",)
+
+    def __init__(self, base: Any) -> None:
+        self.base = base
+
+    def __len__(self) -> int:
+        return self.base.size  # type: ignore[no-any-return]
+
+    def __iter__(self) -> Any:
+        return iter(self.base.ravel())
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        return np.asarray(self.base.ravel().to_numpy(), dtype=dtype)
+
+    def copy(self) -> Any:
+        """The elements as a new 1-D array (``ndarray.flat.copy``)."""
+        return self.base.ravel().copy()
+
+    def __getitem__(self, key: Any) -> Any:
+        key = key.to_numpy() if isinstance(key, LazyArray) else key
+        result = self.base.ravel()[key]
+        return result.copy() if isinstance(result, LazyArray) and result.ndim else result
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        base = self.base
+        key = key.to_numpy() if isinstance(key, LazyArray) else key
+        positions = np.arange(base.size).reshape(-1)[key if key is not Ellipsis else slice(None)]
+        positions = np.atleast_1d(positions)
+        if not positions.size:
+            return
+        values = value.to_numpy() if isinstance(value, LazyArray) else np.asarray(value)
+        if values.size == 0:
+            return                  # (NumPy writes nothing from an empty value)
+        values = np.resize(values, positions.shape)   # repeated or cut, as NumPy's flat write
+        base[np.unravel_index(positions, base.shape)] = values
 
 
 @generated
@@ -355,6 +405,18 @@ class LazyArray(ArrayBase):  # type: ignore[misc]  # compiled base: the node, th
         """``value in x``: whether any element equals ``value`` (``ndarray.__contains__``)."""
         return bool((self == value).any())  # type: ignore[attr-defined]  # (generated)
 
+    @property
+    def flat(self) -> FlatIndexer:
+        """``x.flat``: NumPy's flat view of the elements in C order. ``x.flat[i]``,
+        ``x.flat[2:5]``, iteration and ``len`` read them (a slice is a copy, as NumPy's);
+        ``x.flat[key] = v`` and ``x.flat = v`` write into ``x`` with NumPy's rules (``v``
+        repeated or cut to the elements written) through lazyarr's write path."""
+        return FlatIndexer(self)
+
+    @flat.setter
+    def flat(self, value: Any) -> None:
+        FlatIndexer(self)[...] = value
+
     def __iter__(self) -> Any:
         for i in range(len(self)):
             yield self[i]
@@ -445,6 +507,12 @@ class LazyArray(ArrayBase):  # type: ignore[misc]  # compiled base: the node, th
 
     def __matmul__(self, other: Any) -> Any:
         return _public("matmul")(self, other)          # lazyarr/_functions/_linalg.py
+
+    def __imatmul__(self, other: Any) -> Any:
+        """``x @= y``: NumPy's ``matmul(x, y, out=x)``, the product written into ``x``'s memory
+        (views see it; ``x`` keeps its dtype: NumPy's ``UFuncTypeError`` where the product's
+        may not be cast to it, ``same_kind``)."""
+        return _public("matmul")(self, other, out=self)
 
     def __rmatmul__(self, other: Any) -> Any:
         return _public("matmul")(other, self)

@@ -141,6 +141,10 @@ def _with_keywords(opdef: OpDef, cls: Any, args: tuple[Any, ...], kwargs: dict[s
                                                        given.get("casting", "same_kind")))
     if not opdef.is_ufunc:           # where, clip: no ufunc keywords
         raise TypeError(f"{opdef.name}() got an unexpected keyword argument {next(iter(kwargs))!r}")
+    outs = kwargs.get("out")
+    for o in outs if isinstance(outs, tuple) else (outs,):
+        if isinstance(o, np.ndarray):     # a user's NumPy array written: its pending readers first
+            _writes.barrier(o, "cpu")
     result = opdef.numpy(*args, **kwargs)
     if isinstance(result, np.ndarray) and _given(kwargs).get("out") is None:
         return cls._from_node(_node.leaf(result, "cpu"))   # (no LazyArray among the arguments)

@@ -85,9 +85,15 @@ def resolve_ufunc(opdef: OpDef, operands: list[Operand]) -> tuple[np.dtype, ...]
         if type(x) is int:
             _check_scalar(x, dt)
     if opdef.name == "power" and dtypes[0].kind in "iu" and type(operands[1]) is int \
-            and operands[1] < 0:
+            and operands[1] < 0 and not _no_elements(operands):
         raise ValueError("Integers to negative integer powers are not allowed.")
     return dtypes
+
+
+def _no_elements(operands: list[Operand]) -> bool:
+    """The operands broadcast to nothing (an empty array among them): NumPy's loop, which
+    makes the value checks of integer powers, never runs."""
+    return any(type(x) is Node and 0 in x.shape for x in operands)
 
 
 # ----------------------------------------------------------------------------- building
@@ -194,7 +200,7 @@ def _elementwise(opdef: OpDef, args: tuple[Any, ...]) -> Node:
         resolve_ufunc(opdef, operands)   # value checks of Python ints (out of range, ** -1)
     dtypes, shape, device = rule.dtypes, rule.shape, rule.device or common_device(operands)
     if opdef.name == "power" and dtypes[0].kind in "iu":
-        _check_integer_power(operands[1])
+        _check_integer_power(operands)
     if opdef.name == "where":
         return _where(opdef, operands, shape, device)
     if get_config().mode == "eager" or not shape and _computed_on_cpu(device, operands):
@@ -238,8 +244,8 @@ def elementwise_typed(opdef: OpDef, args: tuple[Any, ...], signature: Any, casti
         if type(x) is int:
             _check_scalar(x, dt)
     if opdef.name == "power" and dtypes[0].kind in "iu":
-        _check_integer_power(operands[1] if type(operands[1]) is Node else
-                             _scalar_node(operands[1], dtypes[1]))
+        _check_integer_power([operands[0], operands[1] if type(operands[1]) is Node else
+                              _scalar_node(operands[1], dtypes[1])])
     device = common_device(operands)
     shape = broadcast_shapes(*(x.shape for x in operands if isinstance(x, Node)))
     cast_operands = _cast_operands(operands, dtypes)
@@ -275,10 +281,13 @@ def _numpy_on_python_scalars(opdef: OpDef, args: tuple[Any, ...]) -> np.ndarray:
     return value
 
 
-def _check_integer_power(exponent: Operand) -> None:
+def _check_integer_power(operands: list[Operand]) -> None:
     """NumPy's check of an integer power whose exponent is known at the line: a constant
-    (``x ** np.int8(-1)``; Python ints are checked by ``resolve_ufunc``)."""
-    if type(exponent) is Node and exponent.op == "scalar" and exponent.arg < 0:
+    (``x ** np.int8(-1)``; Python ints are checked by ``resolve_ufunc``), unless there is no
+    element to raise."""
+    exponent = operands[1]
+    if type(exponent) is Node and exponent.op == "scalar" and exponent.arg < 0 \
+            and not _no_elements(operands):
         raise ValueError("Integers to negative integer powers are not allowed.")
 
 

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _cupy_gaps, _devices, _dispatch, _node, _operands, _writes
+from . import _cupy_gaps, _devices, _dispatch, _node, _operands, _views, _writes
 from ._array import LazyArray
 from ._config import get_config
 from ._dtypes import SUPPORTED_DTYPES
@@ -201,8 +201,15 @@ def _device(args: Any, kwargs: dict[str, Any]) -> str | None:
 
 
 def _buffers(obj: Any) -> Any:
-    """``obj`` with every LazyArray (also inside lists, tuples, dicts) replaced by its buffer."""
+    """``obj`` with every LazyArray (also inside lists, tuples, dicts) replaced by its memory,
+    owned by that array from now on and given to its pushed-down views first
+    (``_views.claim``, ``anchor``): a result of the call that views the memory (``np.split``,
+    ``x.view()``, ``np.ascontiguousarray``) is then a view of the array, which its writes
+    and the array's other views see, as NumPy's."""
     if isinstance(obj, LazyArray):
+        if obj._node.op == "scalar" or obj._node.data is None or obj._node.owner is None:
+            _views.anchor(obj)
+            return _views.claim(obj)
         return obj.data
     if type(obj) in (list, tuple):
         return type(obj)(_buffers(item) for item in obj)
@@ -349,6 +356,8 @@ def run(path: str, func: Any, result_device: str, args: tuple[Any, ...], kwargs:
                 targets.append((o, memory))
                 copies.append(memory)
             else:
+                if isinstance(o, np.ndarray):    # a user's NumPy array: pending readers first
+                    _writes.barrier(o, "cpu")
                 copies.append(o)
         kwargs["out"] = copies[0] if single else tuple(copies)
     else:
@@ -555,7 +564,7 @@ def method(x: LazyArray, name: str) -> Any:
     path = f"ndarray.{name}"
     if not callable(getattr(np.ndarray, name)):     # a property: T, mT, real, flat, strides...
         policy(path)
-        data = x.data
+        data = _buffers(x)                           # (x.T, x.flat ... view x's memory)
         return _traced(path, operator.attrgetter(name), (data,), {},
                        _wrap(getattr(data, name), x.device, path, data), x.device)
 
@@ -573,7 +582,7 @@ def method(x: LazyArray, name: str) -> Any:
             result = getattr(memory, name)(*_buffers(args), **_buffers(kwargs))
             return _wrap(result, device or x.device, path)
         call = functools.partial(_call_method, name)
-        args = (x.data, *_buffers(args))
+        args = (_buffers(x), *_buffers(args))     # (a view it returns is a view of x: x.view())
         kwargs = _buffers(kwargs)
         return _traced(path, call, args, kwargs,
                        _wrap(call(*args, **kwargs), device or x.device, path, (args, kwargs)),

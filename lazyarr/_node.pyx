@@ -294,7 +294,9 @@ cdef bint _may_read(Node root, const char *lo, const char *hi):
     """Whether a computed buffer the pending ``root`` reads may overlap ``[lo, hi)``."""
     cdef Node n
     cdef bint deep = False
-    if root.leaves is not None:
+    if root.leaves is not None and root.epoch == epoch:
+        # (leaves of an older epoch may be stale: a child materialized since is read as
+        # memory now, where the leaves still list what it read; the walk below sees it)
         for n in root.leaves:
             if n.data is not None and _may_overlap(n.data, lo, hi):
                 return True

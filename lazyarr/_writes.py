@@ -31,7 +31,7 @@ from .backends import fp_errors
 
 def _leaf_buffers(root: Node) -> list[Node]:
     """The computed nodes (leaves and materialized interior nodes) a pending ``root`` reads."""
-    if root.leaves is not None:
+    if root.leaves is not None and root.epoch == _node.epoch:   # (older ones may be stale)
         return [n for n in root.leaves if n.data is not None]
     found: list[Node] = []
     seen: set[int] = set()

@@ -427,3 +427,88 @@ def test_shape_and_dtype_assignment_as_numpy(lazy):
 def test_repr_leaves_out_complex128_as_numpy():
     assert repr(la.asarray([1 + 2j])) == "LazyArray([1.+2.j])"
     assert repr(la.asarray(np.array([1 + 2j], np.complex64))) == "LazyArray([1.+2.j], dtype=complex64)"
+
+
+# ---------------------------------------------------------------- the fuzzer's second round
+def test_real_and_imag_of_numpy_arrays():
+    # Bug (round 1's fix): la.imag of a NumPy complex array gave zeros; la.real of one was a
+    # copy where np.real(z) is a view of z.
+    z = np.array([1 + 2j, 3 - 4j])
+    assert la.imag(z).tolist() == [2.0, -4.0] and float(la.imag(np.complex64(1 + 2j))) == 2.0
+    r = la.real(z)
+    r[...] = 5.0
+    assert z.tolist() == [5 + 2j, 5 - 4j]
+
+
+def test_writes_through_fallback_views_are_lazyarr_writes(lazy):
+    # Bug: a view the fallback returned (np.split, x.view(), np.ascontiguousarray) was taken of
+    # memory the array did not own, and the barrier read stale leaves: a write through it
+    # changed pending readers and missed the array's earlier views.
+    for make_view in (lambda a: la.split(a, 2)[0], lambda a: a.view(), lambda a: la.ascontiguousarray(a)):
+        a = la.asarray(np.arange(40000.0).reshape(2, 20000)) * 1
+        e, p = a + 1, a[::-1]
+        t = make_view(a)
+        t[(0,) * t.ndim] = -7.0
+        assert float(e[0, 0]) == 1.0 and float(p[1, 0]) == -7.0 and float(a[0, 0]) == -7.0
+    z = np.array([1.0, 2.0])
+    e = la.asarray(z) + 1
+    la.add(z, 1, out=z)                       # a user's NumPy array as out=: readers first
+    assert e.tolist() == [2.0, 3.0]
+
+
+def test_flat_reads_and_writes_as_numpy(lazy):
+    # Missing / bug: x.flat went through the fallback (writes skipped the barrier, were lost
+    # through views of pending arrays) and ``x.flat = v`` did not exist.
+    for m in (np, la):
+        a = m.asarray(np.arange(4.0))
+        e = a + 1
+        a.flat[0] = 100.0
+        assert np.asarray(e).tolist() == [1.0, 2.0, 3.0, 4.0]
+        b = m.asarray(np.arange(6.0).reshape(2, 3)) * 1
+        b.T.flat[1:4] = -1.0
+        assert np.asarray(b).tolist() == [[0.0, -1.0, 2.0], [-1.0, -1.0, 5.0]]
+        c = m.asarray(np.arange(6).reshape(2, 3))
+        c.flat[[0, 5]] = [9, 8, 7]                    # cut to the elements written
+        c.flat[1:4] = [1, 2]                          # repeated
+        assert np.asarray(c).tolist() == [[9, 1, 2], [1, 4, 8]]
+        assert np.asarray(c.flat[2:5]).tolist() == [2, 1, 4] and int(c.flat[5]) == 8
+        assert len(c.flat) == 6 and [int(v) for v in c.flat][:3] == [9, 1, 2]
+        d = m.asarray(np.arange(3.0))
+        d.flat = 7
+        assert np.asarray(d).tolist() == [7.0, 7.0, 7.0]
+
+
+def test_matmul_in_place_and_out(lazy):
+    # Bugs: ``a @= b`` rebound a (the user's memory and views missed it, the dtype changed);
+    # la.matmul took no out=.
+    u = np.arange(4.0).reshape(2, 2)
+    a = la.asarray(u)
+    v = a[::-1]
+    a @= la.asarray(np.eye(2) * 2)
+    assert u.tolist() == [[0.0, 2.0], [4.0, 6.0]] and v.tolist() == [[4.0, 6.0], [0.0, 2.0]]
+    f = la.asarray(np.ones((2, 2), np.float32))
+    f @= la.asarray(np.eye(2))
+    assert f.dtype == np.float32
+    with pytest.raises(TypeError):
+        i = la.asarray(np.ones((2, 2), np.int64))
+        i @= la.asarray(np.eye(2))                    # NumPy's UFuncTypeError (same_kind)
+    o = la.zeros((2, 2))
+    assert la.matmul(la.eye(2), la.eye(2) * 3, out=o) is o and o.tolist() == [[3.0, 0.0], [0.0, 3.0]]
+
+
+def test_broadcast_arrays_returns_an_array_already_of_the_shape(lazy):
+    # Bug (round 1's read-only fix): NumPy returns such an array itself, writable.
+    a = la.asarray(np.zeros(3))
+    x, y = la.broadcast_arrays(a, la.asarray(np.zeros((2, 3))))
+    assert x.shape == (2, 3) and y.shape == (2, 3)
+    x2, _ = la.broadcast_arrays(a, a)
+    x2[0] = 1.0
+    assert a.tolist() == [1.0, 0.0, 0.0]
+
+
+def test_an_empty_integer_array_to_a_negative_power(lazy):
+    # Bug: NumPy checks ``int ** negative`` per element: an empty array raises nothing.
+    a = la.asarray(np.zeros(0, np.int64))
+    assert (a ** -1).tolist() == [] and (a ** np.int64(-1)).tolist() == []
+    with pytest.raises(ValueError, match="negative integer powers"):
+        la.asarray(np.ones(2, np.int64)) ** np.int64(-1)

@@ -69,10 +69,14 @@ def _folded_stack(a: LazyArray, b: LazyArray) -> LazyArray | None:
     return reshape(out, a.shape[:-1] + b.shape[1:])
 
 
-def matmul(x1: Any, x2: Any, /) -> Any:
+def matmul(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
     """The matrix product ``x1 @ x2``, as ``numpy.matmul``: NumPy's (CuPy's) call on the
     operands' memory; a matrix-vector product with a pending float matrix is one fused
-    kernel (values to rounding), and a stack times a matrix one library call."""
+    kernel (values to rounding), and a stack times a matrix one library call. NumPy's
+    keywords (``out=``, ``dtype=``, ``casting=``, ``axes=`` ...) are NumPy's call (``out=`` a
+    LazyArray is written in its memory)."""
+    if kwargs:
+        return _fallback.call("matmul", np.matmul, (x1, x2), kwargs)
     if getattr(x1, "ndim", 3) < 3:           # (a stack is folded into one call below)
         out = _fallback.call_computed("matmul", np.matmul, x1, x2)   # computed: NumPy's, now
         if out is not None:

@@ -95,10 +95,12 @@ def broadcast_to(array: Any, shape: Any) -> LazyArray:
 
 
 def broadcast_arrays(*args: Any) -> tuple[LazyArray, ...]:
-    """The arrays broadcast against each other, as ``numpy.broadcast_arrays`` (a tuple)."""
+    """The arrays broadcast against each other, as ``numpy.broadcast_arrays`` (a tuple): an
+    array of the broadcast shape already is itself, as NumPy's; the others read-only views
+    (NumPy's may be written, with a DeprecationWarning, and will not be)."""
     arrays = [asarray(a) for a in args]
     shape = np.broadcast_shapes(*(a.shape for a in arrays))
-    return tuple(broadcast_to(a, shape) for a in arrays)
+    return tuple(a if a.shape == shape else broadcast_to(a, shape) for a in arrays)
 
 
 def _xp_broadcast_to(d: Any, shape: tuple[int, ...]) -> Any:
