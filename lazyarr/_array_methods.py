@@ -415,7 +415,11 @@ def _inplace_operator(opdef: OpDef, cls: Any) -> Callable[[Any, Any], Any]:
         other = other._node if isinstance(other, cls) else other
         operand = to_operand(other, self.device)  # a Python scalar stays weak
         other_dt = operand.dtype if isinstance(operand, Node) else type(operand)
-        # NumPy checks the output cast before it computes (bool **= -1: the cast error)
+        # NumPy refuses a read-only output first, then checks the output cast before it
+        # computes (bool **= -1: the cast error)
+        data = node.data
+        if data is not None and getattr(getattr(data, "flags", None), "writeable", True) is False:
+            raise ValueError("output array is read-only")
         opdef.numpy.resolve_dtypes((node.dtype, other_dt, node.dtype), casting="same_kind")
         fast = _fast_scalar_power(node, other) if opdef.name == "power" else None
         result = _elementwise(fast, node) if fast is not None else _elementwise(opdef, node, other)

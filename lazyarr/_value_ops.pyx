@@ -638,6 +638,8 @@ cdef object _array_inplace(object self, object other, int op):
     b = _small_operand(other, &m)
     if b is None or not _fits(a, b, m):
         return SLOW[INPLACE + op](self, other)
+    if not a.flags.writeable:       # NumPy refuses a read-only output before any cast check
+        raise ValueError("output array is read-only")
     if _owned_input(self, _node_of(self)):
         memory = a                  # owned already: only the write barrier is left to do
         _write_barrier(memory)

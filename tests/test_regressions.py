@@ -512,3 +512,12 @@ def test_an_empty_integer_array_to_a_negative_power(lazy):
     assert (a ** -1).tolist() == [] and (a ** np.int64(-1)).tolist() == []
     with pytest.raises(ValueError, match="negative integer powers"):
         la.asarray(np.ones(2, np.int64)) ** np.int64(-1)
+
+
+def test_a_read_only_target_is_refused_before_any_cast_check(lazy):
+    # Bug: ``v += 1.5`` into a read-only int64 view raised the cast's UFuncTypeError; NumPy
+    # refuses the read-only output first (ValueError).
+    for m in (np, la):
+        v = m.broadcast_to(m.asarray(np.zeros(3, np.int64)), (2, 3))
+        with pytest.raises(ValueError, match="output array is read-only"):
+            v += 1.5
