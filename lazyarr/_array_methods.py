@@ -225,24 +225,25 @@ def reduction_function(opdef: OpDef, cls: Any) -> Callable[..., Any]:
             done = bound_reduction(name, x, axis, keepdims)
             if done is not None:
                 return done
-        if args:
-            if len(args) > len(positional):
-                raise TypeError(f"{name}() takes from 1 to {2 + len(positional)} positional "
-                                f"arguments but {2 + len(args)} were given")
-            for key, value in zip(positional, args):
-                if key in kw or key == "keepdims" and keepdims is not False:
-                    raise TypeError(f"{name}() got multiple values for argument {key!r}")
-                kw[key] = value
-            keepdims = kw.pop("keepdims", keepdims)
-        for key, default in _NUMPY_DEFAULTS:
-            if key in kw and kw[key] is default:
-                del kw[key]
-        if kw.keys() - allowed:
-            unknown = set(kw) - allowed - numpy_names
-            if unknown:
-                raise TypeError(f"{name}() got an unexpected keyword argument {unknown.pop()!r}")
-            return _dispatch.PROTOCOLS["call"](name, opdef.numpy, (x,),
-                                               {"axis": axis, "keepdims": keepdims, **kw})
+        if args or kw:                  # (NumPy's parameters: checked only when given)
+            if args:
+                if len(args) > len(positional):
+                    raise TypeError(f"{name}() takes from 1 to {2 + len(positional)} positional "
+                                    f"arguments but {2 + len(args)} were given")
+                for key, value in zip(positional, args):
+                    if key in kw or key == "keepdims" and keepdims is not False:
+                        raise TypeError(f"{name}() got multiple values for argument {key!r}")
+                    kw[key] = value
+                keepdims = kw.pop("keepdims", keepdims)
+            for key, default in _NUMPY_DEFAULTS:
+                if key in kw and kw[key] is default:
+                    del kw[key]
+            if kw.keys() - allowed:
+                unknown = set(kw) - allowed - numpy_names
+                if unknown:
+                    raise TypeError(f"{name}() got an unexpected keyword argument {unknown.pop()!r}")
+                return _dispatch.PROTOCOLS["call"](name, opdef.numpy, (x,),
+                                                   {"axis": axis, "keepdims": keepdims, **kw})
         node = x._node if isinstance(x, cls) else x
         # Held by a variable of the caller too (the store rule, lazyarr/_build.py)? A variable
         # (``y.mean()``, ``la.sum(y)``) is one reference more than a temporary argument
