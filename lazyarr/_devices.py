@@ -96,13 +96,13 @@ def from_host(module: ModuleType, host: np.ndarray) -> Any:
     return module.asarray(host)
 
 
-def full(device: str, shape: Any, fill_value: Any, dtype: Any = None) -> Any:
+def full(device: str, shape: Any, fill_value: Any, dtype: Any = None, order: str = "C") -> Any:
     """``numpy.full`` / ``cupy.full``; CuPy's ``fill`` memsets a -0.0 fill value to +0.0 (as
     above), so on the GPU the value is broadcast-copied from a one-element array."""
     if device != "cuda":
-        return np.full(shape, fill_value, dtype=dtype)
+        return np.full(shape, fill_value, dtype=dtype, order=order)
     value = asarray(device, fill_value, dtype)
-    data = xp(device).empty(shape, value.dtype)
+    data = xp(device).empty(shape, value.dtype, order=order)
     data[...] = value
     return data
 

@@ -622,8 +622,9 @@ cdef inline int _write_barrier(object memory) except -1:
     """``_writes.barrier(memory, "cpu")`` before a write: its scan of the pending nodes
     (compiled, ``_node.held_pending``) first, and the Python function only when some held
     pending expression may read ``memory`` (a loop's writes find none)."""
-    if held_pending(None, _exact_refcounts, memory):
-        _barrier(memory, "cpu")
+    cdef list held = held_pending(None, _exact_refcounts, memory)
+    if held:
+        _barrier(memory, "cpu", None, held)
     return 0
 
 

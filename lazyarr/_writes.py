@@ -54,16 +54,21 @@ def _reads(node: Node, memory: Any, device: str) -> bool:
                for leaf in _leaf_buffers(node))
 
 
-def barrier(memory: Any, device: str, skip: Node | None = None) -> None:
+def barrier(memory: Any, device: str, skip: Node | None = None,
+            held: list[Node] | None = None) -> None:
     """Compute every live pending expression that reads ``memory`` (before it is written).
 
     The pending nodes are found in the intern table (every interior node is interned while
     it lives), those whose inputs lie apart from ``memory`` left out in C (``held_pending``).
     Only those something else holds (a LazyArray, a user variable) are computed;
     a node held only by other pending readers is part of their kernel. The table keeps build
-    order, children before parents, so a held child is computed first and its parent reads it.
+    order, children before parents, so a held child is computed first and its parent reads it
+    (each is asked again here: one computed before may have left it reading that child's new
+    memory). ``held``: ``held_pending``'s answer when the caller has it already.
     """
-    for n in _node.held_pending(skip, _views.EXACT_REFCOUNTS, memory):
+    if held is None:
+        held = _node.held_pending(skip, _views.EXACT_REFCOUNTS, memory)
+    for n in held:
         if _reads(n, memory, device):
             materialize(n)
 

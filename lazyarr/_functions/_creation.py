@@ -116,10 +116,8 @@ def _made(device: str | None, make: str, *args: Any, **kwargs: Any) -> LazyArray
 
 
 def _create(fill: str, shape: Any, dtype: Any, device: str | None, order: str = "C") -> LazyArray:
-    dtype = check_dtype(dtype if dtype is not None else np.float64)
-    if order == "C":
-        return _made(device, fill, shape, dtype=dtype)
-    return _made(device, fill, shape, dtype=dtype, order=order)
+    return _made(device, fill, shape, dtype=check_dtype(dtype if dtype is not None else np.float64),
+                 order=order)
 
 
 def zeros(shape: Any, dtype: Any = None, order: str = "C", *, device: str | None = None) -> LazyArray:
@@ -142,10 +140,7 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C", *,
          device: str | None = None) -> LazyArray:
     """A new array filled with ``fill_value`` (dtype inferred from it as NumPy does);
     ``order`` as :func:`zeros`."""
-    made_ = _made(device, "full", shape, fill_value, dtype=dtype)
-    if order == "C":
-        return made_
-    return _made(device, "asfortranarray" if order == "F" else "ascontiguousarray", made_.data)
+    return _made(device, "full", shape, fill_value, dtype=dtype, order=order)
 
 
 def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None,

@@ -12,7 +12,6 @@ shape), so errors are NumPy's, at the line that wrote the call. The ndarray meth
 from __future__ import annotations
 
 import operator
-
 from collections.abc import Callable
 from typing import Any
 

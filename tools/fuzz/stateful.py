@@ -339,22 +339,27 @@ class Gen:
                 out.append(k)
         return out
 
-    def layout_risky(self, nm):
-        """True when NumPy's array `nm` lives in memory that NumPy laid out in K order (a
-        computed result / copy that is not C-ordered): lazyarr's is C-ordered (known bug 5b),
-        so reshape/ravel could be a view on one side and a copy on the other."""
+    def _base_root(self, nm):
+        """The end of the NumPy array `nm`'s base chain and whether it is a user buffer U*
+        (the walk stops there); None when `nm` is not a NumPy array."""
         v = self.ns.get(nm)
         if not isinstance(v, np.ndarray):
-            return False
+            return None
         us = [self.ns[k] for k in self.ns if k.startswith("U") and isinstance(self.ns[k], np.ndarray)]
         x = v
         while True:
             if any(x is u for u in us):
-                return False
+                return x, True
             if not isinstance(x.base, np.ndarray):
-                break
+                return x, False
             x = x.base
-        return not x.flags.c_contiguous
+
+    def layout_risky(self, nm):
+        """True when NumPy's array `nm` lives in memory that NumPy laid out in K order (a
+        computed result / copy that is not C-ordered): lazyarr's is C-ordered (known bug 5b),
+        so reshape/ravel could be a view on one side and a copy on the other."""
+        found = self._base_root(nm)
+        return found is not None and not found[1] and not found[0].flags.c_contiguous
 
     # --- literals
     def scalar(self, dtype=None):
@@ -1224,17 +1229,8 @@ class Gen:
 
 
     def u_rooted(self, nm):
-        v = self.ns.get(nm)
-        if not isinstance(v, np.ndarray):
-            return False
-        us = [self.ns[k] for k in self.ns if k.startswith("U") and isinstance(self.ns[k], np.ndarray)]
-        x = v
-        while True:
-            if any(x is u for u in us):
-                return True
-            if not isinstance(x.base, np.ndarray):
-                return False
-            x = x.base
+        found = self._base_root(nm)
+        return found is not None and found[1]
 
     FBVIEWS = ["{n}.view()", "xp.split({n}, 1)[0]", "xp.array_split({n}, 2)[0]",  
                "xp.asanyarray({n})", "xp.ascontiguousarray({n})", "xp.unstack({n}[None])[0]", "xp.require({n})", "xp.rollaxis({n}, -1)",
