@@ -100,10 +100,10 @@ def call(opdef: OpDef, cls: Any, nodes: tuple[Any, ...], given: dict[str, Any], 
             warnings.warn("'where' used without 'out', expect unitialized memory in output. If "
                           "this is intentional, use out=None.", UserWarning, stacklevel=user_stacklevel())
         return value if value.shape == shape else _broadcast_to(value, shape)
+    _check_cast(opdef, value.dtype, out, casting)    # (NumPy's: before the output's shape)
     if shape != out.shape:
         raise ValueError(f"non-broadcastable output operand with shape {_shape_text(out.shape)} "
                          f"doesn't match the broadcast shape {_shape_text(shape)}")
-    _check_cast(opdef, value.dtype, out, casting)
     out[...] = value if mask is None else cls._from_node(
         _build.elementwise(OPS["where"], mask._node, value._node, out._node))
     return out

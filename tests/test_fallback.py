@@ -249,6 +249,8 @@ def test_memory_order_of_created_arrays(any_mode):
         got, want = la.zeros_like(la.asarray(fortran), order=order).to_numpy(), np.zeros_like(fortran, order=order)
         assert (got.flags.f_contiguous, got.flags.c_contiguous) == \
             (want.flags.f_contiguous, want.flags.c_contiguous), order
+    with pytest.raises(ValueError, match="only 'C' or 'F' order"):
+        la.full((2, 2), 1.0, order="A")                  # NumPy's error
     with pytest.raises(ValueError, match="either both or neither"):
         la.where(la.asarray(_R) > 1, 1.0)
     with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):

@@ -395,7 +395,9 @@ def test_a_dtype_error_wins_over_a_broadcast_error(lazy):
     cases = [lambda m: m.asarray(np.ones(3)) ^ m.asarray(np.ones(2, bool)),
              lambda m: m.add(m.ones(3), m.ones(2), out=m.zeros(4, "i8")),
              lambda m: m.bitwise_and(m.ones(3), m.ones(2), out=m.zeros(4, "i8")),
-             lambda m: m.add(m.ones(3), m.ones(2, "i4"), out=m.zeros(4, "f8"))]   # (broadcast)
+             lambda m: m.add(m.ones(3), m.ones(2, "i4"), out=m.zeros(4, "f8")),   # (broadcast)
+             lambda m: m.hypot(m.ones((4, 4)), m.ones((4, 4)), out=m.zeros((4, 1), "i2")),
+             lambda m: m.add(m.ones((4, 4)), 1, out=m.zeros((4, 1)))]              # (shape)
     for case in cases:
         with pytest.raises(Exception) as want:
             case(np)
