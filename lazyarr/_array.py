@@ -107,8 +107,10 @@ def imag(x: Any) -> LazyArray:
     if node.device == "cpu":
         zeros = np.zeros(node.shape, node.dtype)
         zeros.flags.writeable = False
-        return LazyArray._from_node(_node.leaf(zeros, "cpu"))
-    return LazyArray._from_node(node)
+    else:   # (read-only on the GPU by its zero strides: _devices.read_only)
+        zeros = _devices.xp(node.device).broadcast_to(_devices.full(node.device, (), 0, node.dtype),
+                                                      node.shape)
+    return LazyArray._from_node(_node.leaf(zeros, node.device))
 
 
 def _part_setter(name: str) -> Callable[[LazyArray, Any], None]:
@@ -362,13 +364,12 @@ class LazyArray(ArrayBase):  # type: ignore[misc]  # compiled base: the node, th
         node = self._node
         one = type(key) is int and len(node.shape) == 1 or \
             type(key) is tuple and element_key(key, node.shape)
-        if one and node.data is None and node.device == "cpu" and node.op != "scalar" \
-                and not computing_is_deferred():
-            # one element of a pending CPU array: the array is computed (once: what NumPy's
-            # script computed at that line) and the element is its value, as NumPy's scalar is,
-            # which a later write into the array leaves as it was. (A pending element view
-            # took the array's memory with it when the array was written; and a loop reading
-            # elements ran one kernel per element.)
+        if one and node.data is None and node.op != "scalar" and not computing_is_deferred():
+            # one element of a pending array: the array is computed (once: what NumPy's script
+            # computed at that line) and the element is its value, as NumPy's scalar is, which
+            # a later write into the array leaves as it was. (A pending element view took the
+            # array's memory with it when the array was written, on every device; and on the
+            # CPU a loop reading elements ran one kernel per element.)
             materialize(node)
             return self[key]
         if node.data is not None and one:

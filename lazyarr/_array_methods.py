@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _build, _dispatch, _node, _ufunc_out, _views, _writes
+from . import _build, _devices, _dispatch, _node, _ufunc_out, _views, _writes
 from ._dispatch import dask_collection
 from ._materialize import computing_is_deferred
 from ._node import Node
@@ -419,7 +419,7 @@ def _inplace_operator(opdef: OpDef, cls: Any) -> Callable[[Any, Any], Any]:
         # NumPy refuses a read-only output first, then checks the output cast before it
         # computes (bool **= -1: the cast error)
         data = node.data
-        if data is not None and getattr(getattr(data, "flags", None), "writeable", True) is False:
+        if data is not None and _devices.read_only(data):
             raise ValueError("output array is read-only")
         opdef.numpy.resolve_dtypes((node.dtype, other_dt, node.dtype), casting="same_kind")
         fast = _fast_scalar_power(node, other) if opdef.name == "power" else None

@@ -107,6 +107,16 @@ def full(device: str, shape: Any, fill_value: Any, dtype: Any = None, order: str
     return data
 
 
+def read_only(data: Any) -> bool:
+    """Whether writing ``data`` is refused, as NumPy refuses it: a NumPy array's own flag;
+    CuPy's arrays have none, so on the GPU memory with a zero stride over more than one
+    element is read-only (NumPy's broadcast views, the read-only arrays lazyarr's views and
+    NumPy functions make, are exactly those; CuPy would write every alias of an element)."""
+    if isinstance(data, np.ndarray):
+        return not data.flags.writeable
+    return any(s == 0 and n > 1 for s, n in zip(data.strides, data.shape))
+
+
 _events = threading.local()
 
 

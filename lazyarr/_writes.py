@@ -85,7 +85,10 @@ def target(x: Any, writing: Node | None = None) -> Any:
         materialize(x._node)
     if x._node.data is not None:            # (first: computed readers stop holding the node)
         barrier(x._node.data, x.device, writing)
-    return _views.claim(x)
+    memory = _views.claim(x)
+    if type(memory) is not np.ndarray and _devices.read_only(memory):   # (NumPy's own check)
+        raise ValueError("assignment destination is read-only")
+    return memory
 
 
 def _device_value(value: Any, device: str) -> Any:

@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import DTYPES, random_array
+from helpers import DTYPES, NO_CUPY, SIMULATED, random_array
 
 import lazyarr as la
 from lazyarr import _devices, _node, _numpy_names
@@ -226,12 +226,30 @@ NUMPY_KEYWORDS = {   # NumPy's parameters a native function has no fused form of
 }
 
 
+_ON_CUDA = [pytest.mark.gpu, pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device")]
+
+
+@pytest.fixture(params=["cpu lazy", "cpu eager", pytest.param("cuda lazy", marks=_ON_CUDA),
+                        pytest.param("cuda eager", marks=_ON_CUDA)])
+def any_device_mode(request):
+    device, mode = request.param.split()
+    if device == "cuda" and mode == "eager" and SIMULATED:
+        pytest.skip(NO_CUPY)
+    with la.config(mode=mode, device=device):
+        yield device
+
+
 @pytest.mark.parametrize("name", NUMPY_KEYWORDS)
-def test_numpy_parameters_of_native_functions(name, any_mode):
+def test_numpy_parameters_of_native_functions(name, any_device_mode):
     """``la.sum(x, where=m)``, ``la.linspace(..., retstep=True)``, ``la.where(c)``, ``x.item(i)``:
-    NumPy's parameters that the native forms have no fused form of give NumPy's answer."""
+    NumPy's parameters that the native forms have no fused form of give NumPy's answer, on
+    each device (on cuda through CuPy: the values of _R sum exactly in any order)."""
     call = NUMPY_KEYWORDS[name]
-    _same(call(la, la.asarray(_R)), call(np, _R.copy()))
+    got = call(la, la.asarray(_R))
+    for g in (got if isinstance(got, tuple) else (got,)):
+        if isinstance(g, la.LazyArray):
+            assert g.device == any_device_mode
+    _same(got, call(np, _R.copy()))
 
 
 def test_memory_order_of_created_arrays(any_mode):

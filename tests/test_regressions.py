@@ -523,3 +523,80 @@ def test_a_read_only_target_is_refused_before_any_cast_check(lazy):
         v = m.broadcast_to(m.asarray(np.zeros(3, np.int64)), (2, 3))
         with pytest.raises(ValueError, match="output array is read-only"):
             v += 1.5
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device (a GPU, or LAZYARR_CUDA_SIM=1)")
+def test_the_fuzzers_fixes_and_new_names_on_cuda():
+    """What the CPU tests above check, on the cuda device: ``x.flat``, ``x.shape =``,
+    ``x.dtype =``, ``order=``, ``where(condition)``, ``item(i)``, ravel's copy, reshape's view,
+    the element of a pending array, the read-only results (lazy mode; eager is CuPy's own)."""
+    with la.config(device="cuda", mode="lazy"):
+        b = la.asarray(np.arange(6.0).reshape(2, 3)) * 1
+        b.T.flat[1:4] = -1.0
+        assert b.tolist() == [[0.0, -1.0, 2.0], [-1.0, -1.0, 5.0]] and b.device == "cuda"
+        c = la.asarray(np.arange(6).reshape(2, 3))
+        c.flat[[0, 5]] = [9, 8, 7]
+        c.flat[1:4] = [1, 2]
+        assert c.tolist() == [[9, 1, 2], [1, 4, 8]] and int(c.flat[5]) == 8
+        d = la.asarray(np.arange(3.0))
+        d.flat = 7
+        assert d.tolist() == [7.0, 7.0, 7.0]
+
+        a = la.asarray(np.arange(6.0))
+        v = a[::2]
+        a.shape = (2, 3)
+        a[0, 0] = 9.0
+        assert a.shape == (2, 3) and v.tolist() == [9.0, 2.0, 4.0]
+        p = la.asarray(np.arange(6.0)) * 2
+        p.shape = (3, 2)
+        assert p.tolist() == [[0.0, 2.0], [4.0, 6.0], [8.0, 10.0]]
+        z = la.zeros(4)
+        z.dtype = np.int64
+        assert z.dtype == np.int64 and z.tolist() == [0, 0, 0, 0]
+
+        f = la.full((3, 4), 2.5, order="F")
+        assert f.device == "cuda" and f.shape == (3, 4) and float(f.sum()) == 30.0
+        m = la.asarray(np.arange(12.0).reshape(3, 4))
+        idx = la.where(m > 6)
+        assert [i.tolist() for i in idx] == [list(i) for i in np.where(np.arange(12.0).reshape(3, 4) > 6)]
+        assert m.item(5) == 5.0 and (m * 2).item(2, 3) == 22.0
+
+        r = m.T.ravel()
+        m[0, 0] = 100.0
+        assert r.tolist()[0] == 0.0                      # ravel of a transpose copies
+        q = la.asarray(np.arange(3.0)) * 1
+        w = q.reshape(-1, order="F")
+        q[0] = 100.0
+        assert w.tolist() == [100.0, 1.0, 2.0]           # a view, as NumPy's
+
+        e = la.asarray(np.arange(40000.0)) * 1
+        s = e[2]
+        e[2] = 100.0
+        assert float(s) == 2.0
+
+        with pytest.raises(ValueError, match="read-only"):
+            la.broadcast_to(la.zeros(3), (3,))[0] = 1.0
+        im = la.asarray(np.arange(3.0)).imag
+        with pytest.raises(ValueError, match="read-only"):
+            im[0] = 1.0
+        for view in (la.broadcast_to(la.asarray(np.arange(3.0)), (2, 3)), im):
+            with pytest.raises(ValueError, match="read-only"):
+                view += 1
+        with pytest.raises(ValueError, match="read-only"):
+            la.copyto(la.broadcast_to(la.zeros(3), (2, 3)), 1.0)
+        assert im.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_gpu_memory_with_zero_strides_is_read_only():
+    # CuPy's arrays have no writeable flag: on the GPU, lazyarr refuses writes into memory with
+    # a zero stride over more than one element (broadcast views), as NumPy refuses its own.
+    from lazyarr._devices import read_only
+
+    class DeviceMemory:     # what _devices.read_only reads of a CuPy array
+        def __init__(self, shape, strides):
+            self.shape, self.strides = shape, strides
+
+    assert read_only(DeviceMemory((2, 3), (0, 8))) and read_only(DeviceMemory((4,), (0,)))
+    assert not read_only(DeviceMemory((1, 3), (0, 8))) and not read_only(DeviceMemory((2, 3), (24, 8)))
+    assert read_only(np.broadcast_to(np.zeros(3), (2, 3))) and not read_only(np.zeros((2, 3)))
