@@ -5,7 +5,7 @@
 # (Dask, Hypothesis, the conformance suite's and pytest's needs, so test_dask.py,
 # test_consumers.py and the conformance suite run on cuda), .aat (a copy of
 # ../shared/array-api-tests, which the device does not get). tools/device/README.md says what
-# to carry for which call.
+# to carry for which call. .npb: a copy of ../shared/npbench (the NPBench kernels on the GPU).
 set -euo pipefail
 plat=(--platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64
       --platform manylinux2014_x86_64 --platform manylinux_2_5_x86_64 --platform manylinux1_x86_64
@@ -23,4 +23,5 @@ get .whl-extra "dask[array,distributed]>=2025.1" array-api-compat "hypothesis>=6
 # The resolver pulls a newer numpy and importlib-metadata; .whl and .whl-asv pin theirs.
 rm -f .whl-extra/numpy-* .whl-extra/importlib_metadata-*
 rm -rf .aat && cp -r ../shared/array-api-tests .aat && rm -rf .aat/.git
-du -sh .whl .whl-asv .whl-extra .aat
+rm -rf .npb && cp -r ../shared/npbench .npb    # (tools/peers/npbench_gpu.py: LAZYARR_NPBENCH=.npb)
+du -sh .whl .whl-asv .whl-extra .aat .npb
