@@ -659,6 +659,49 @@ class _Launch(NamedTuple):
     threads: int
     reduction: tuple[Any, ...] | None  # _reduction_plan's answer (None: elementwise)
     outer: int = 0                   # elementwise: the outer dims (_rows_outer)
+    order: tuple[int, ...] | None = None  # elementwise: a new result's dims in memory (_k_order)
+
+
+def _k_order(shape: tuple[int, ...], inputs: list[Any]) -> tuple[int, ...] | None:
+    """The dims of ``shape``, outermost first, in the order NumPy's ``order="K"`` lays out a
+    new result of these inputs (its iterator's axis sort, npyiter_find_best_axis_ordering:
+    an axis moves inside another only where every input with a stride on both says so, any
+    input against it keeps C order); None for C order. ``a.T * 2`` is then Fortran-ordered as
+    NumPy's (its reshape a copy, not a view), and the kernel reads the inputs in memory order
+    (a transposed 4096² chain ran 6x slower read across the rows)."""
+    nd = len(shape)
+    if nd < 2 or not inputs:
+        return None
+    strides = []
+    for a in inputs:
+        if type(a) is CounterMap:
+            return None                  # (a draw's counters: C order by construction)
+        if a.shape == shape and a.flags.c_contiguous:
+            return None                  # (it says C order for every pair of dims)
+        off = nd - a.ndim
+        strides.append([0 if d < off or a.shape[d - off] == 1 else abs(a.strides[d - off])
+                        for d in range(nd)])
+    perm = list(range(nd - 1, -1, -1))   # fastest first, as NumPy's iterator keeps them
+    for i0 in range(1, nd):
+        j0, pos = perm[i0], i0
+        for i1 in range(i0 - 1, -1, -1):
+            j1, ambiguous, swap = perm[i1], True, False
+            for st in strides:
+                if st[j0] and st[j1]:
+                    if st[j1] <= st[j0]:
+                        swap = False
+                    elif ambiguous:
+                        swap = True
+                    ambiguous = False
+            if not ambiguous:
+                if not swap:
+                    break
+                pos = i1
+        if pos != i0:
+            del perm[i0]
+            perm.insert(pos, j0)
+    order = tuple(reversed(perm))
+    return None if order == tuple(range(nd)) else order
 
 
 def _launch(c: Compiled, lowered: Lowered, inputs: list[np.ndarray]) -> _Launch:
@@ -667,8 +710,15 @@ def _launch(c: Compiled, lowered: Lowered, inputs: list[np.ndarray]) -> _Launch:
     shape = shapes[0] if len(set(shapes)) == 1 else broadcast_shapes(*shapes)
     if c.reduction is None:
         size = math.prod(lowered.shape)
-        outer = _rows_outer(shape, inputs) if shape == lowered.shape else 0
-        return _Launch(c, scalars, shape, lowered.shape, _elementwise_threads(c, size), None, outer)
+        order = _k_order(shape, inputs) if shape == lowered.shape else None
+        if order is None:
+            outer = _rows_outer(shape, inputs) if shape == lowered.shape else 0
+        else:                            # (the rows of the space in memory order)
+            outer = _rows_outer(tuple(shape[d] for d in order),
+                                [a.reshape((1,) * (len(shape) - a.ndim) + a.shape).transpose(order)
+                                 for a in inputs])
+        return _Launch(c, scalars, shape, lowered.shape, _elementwise_threads(c, size), None,
+                       outer, order)
     axes = c.red_arg[0]
     fast = -1
     if axes is not None and inputs:      # the memory-fastest dim of the biggest input decides
@@ -679,6 +729,11 @@ def _launch(c: Compiled, lowered: Lowered, inputs: list[np.ndarray]) -> _Launch:
                 fast = min(dims, key=lambda d: (abs(big.strides[d]), -d))
     rows_min = ROWS_MIN_SUM if c.reduction in ("sum", "mean") and c.canon.kind == "f" else ROWS_MIN
     plan = _reduction_plan(shape, axes, c.vm.block, fast, rows_min, c.canon.itemsize)
+    if axes is None and plan[0] == _MODE_RED_A and c.reduction not in ("argmin", "argmax"):
+        # a full reduction reads in memory order, as NumPy's (an arg* position counts in C order)
+        order = _k_order(shape, inputs)
+        if order is not None:
+            plan = (plan[0], order, *plan[2:])
     m, rsz = plan[3], plan[4]
     return _Launch(c, scalars, shape, lowered.shape, 1 if c.serial else _threads_for(m * rsz), plan)
 
@@ -706,6 +761,14 @@ def _execute(launch: _Launch, inputs: list[np.ndarray], out: np.ndarray | None =
                                writeback=(target, chunk, back, fwd, side)):
                 _report_fp_errors(c, fpe)
             return target
+        if out is None and launch.order is not None:
+            # a new result in NumPy's K order: the kernel writes it C-ordered over the dims
+            # in memory order, and the result is its view with the dims back in place
+            out = np.empty(tuple(shape[d] for d in launch.order), c.result)
+            if out.size and _execute_into(launch, inputs, out, fpe, out_read=False,
+                                          order=launch.order):
+                _report_fp_errors(c, fpe)
+            return out.transpose(np.argsort(launch.order))
         if out is None:
             out, out_read = np.empty(launch.out_shape, c.result), False
         if out.size and _execute_into(launch, inputs, out, fpe, out_read=out_read):
@@ -725,13 +788,16 @@ def _execute(launch: _Launch, inputs: list[np.ndarray], out: np.ndarray | None =
 
 
 def _execute_into(launch: _Launch, inputs: list[np.ndarray], out: np.ndarray,
-                  fpe: bytearray, progress: np.ndarray | None = None, out_read: bool = True) -> int:
-    """An elementwise launch run into ``out`` (C order, not empty); the floating-point
-    exceptions raised are ORed into ``fpe`` (returned: their bits, 0 if none). ``progress``:
-    a pipelined run's counter; ``out_read``: an input may read ``out`` (``_cpu_vm.execute``)."""
+                  fpe: bytearray, progress: np.ndarray | None = None, out_read: bool = True,
+                  order: tuple[int, ...] | None = None) -> int:
+    """An elementwise launch run into ``out`` (C order, not empty; of the space's dims in
+    ``order`` when given); the floating-point exceptions raised are ORed into ``fpe``
+    (returned: their bits, 0 if none). ``progress``: a pipelined run's counter; ``out_read``:
+    an input may read ``out`` (``_cpu_vm.execute``)."""
     c, shape = launch.c, launch.shape
-    run = shape[-1] if launch.outer else out.size
-    return int(_cpu_vm.execute(c.vm, inputs, launch.scalars, shape, tuple(range(len(shape))),
+    order = order or tuple(range(len(shape)))
+    run = shape[order[-1]] if launch.outer else out.size
+    return int(_cpu_vm.execute(c.vm, inputs, launch.scalars, shape, order,
                                launch.outer, _MODE_EW, launch.threads, out=out,
                                nb=-(-run // c.vm.block), fpe=fpe, progress=progress,
                                out_read=out_read))
@@ -1051,7 +1117,8 @@ class CpuFusedBackend:
                                    for a, b in zip(inputs, lowered.inputs))
         if c.reduction is not None and launch.reduction[3] and launch.reduction[4]:
             return _bound_reduction(launch, None if as_given else dtypes)
-        if launch.out_shape != launch.shape or np.dtype(c.result).byteorder not in "=|":
+        if launch.out_shape != launch.shape or np.dtype(c.result).byteorder not in "=|" \
+                or launch.order is not None:
             return lambda buffers: _execute(launch, [_prepare(b, dt) for b, dt in zip(buffers, dtypes)])
         return _cpu_vm.BoundElementwise(     # (compiled: a jitted small call's replay)
             c.vm, launch.scalars, launch.shape, launch.outer, launch.threads, c.result,
