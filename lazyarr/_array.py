@@ -249,7 +249,10 @@ class LazyArray(ArrayBase):  # type: ignore[misc]  # compiled base: the node, th
     def _set_memory_attribute(self, name: str, value: Any) -> None:
         _views.anchor(self)                    # pushed-down views get their memory first
         view = _views.claim(self).view()
-        setattr(view, name, value)             # NumPy's (CuPy's) rules and errors
+        if name == "dtype" and type(view) is not np.ndarray:
+            view = view.view(value)            # (CuPy's dtype cannot be set: its view is that)
+        else:
+            setattr(view, name, value)         # NumPy's (CuPy's) rules and errors
         check_dtype(view.dtype)
         self._node = _node.leaf(view, self.device)
 

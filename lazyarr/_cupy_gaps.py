@@ -216,8 +216,38 @@ def unstack(xp: ModuleType, x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
     return tuple(xp.moveaxis(x, axis, 0))
 
 
+#: NumPy's reduction parameters that CuPy's reductions lack (CuPy 14: ``where=``, ``initial=``,
+#: and NumPy 2's ``mean=`` of ``std``/``var``; found by the H200 suite, 2026-12-05)
+_HOST_KEYWORDS = ("where", "initial", "mean")
+
+
+def _on_host_with(name: str) -> Callable[..., Any]:
+    """``xp.<name>``, except that a call with a parameter CuPy's reduction lacks runs NumPy's
+    ``numpy.<name>`` on host copies of the arrays, its result copied back (an ``out=`` array
+    written): NumPy's values and rules exactly, at the cost of the copies (such calls are
+    rare: docs/gpu-backend.rst, "What runs on the host")."""
+    def call(xp: ModuleType, *args: Any, **kwargs: Any) -> Any:
+        if not any(k in kwargs for k in _HOST_KEYWORDS):
+            return getattr(xp, name)(*args, **kwargs)
+        to_host = getattr(xp, "asnumpy", np.asarray)
+
+        def host(v: Any) -> Any:
+            return to_host(v) if isinstance(v, xp.ndarray) else v
+        out = kwargs.pop("out", None)
+        result = getattr(np, name)(*map(host, args), **{k: host(v) for k, v in kwargs.items()})
+        result = xp.asarray(np.asarray(result))     # (a NumPy scalar: a 0-d array)
+        if out is None:
+            return result
+        out[...] = result
+        return out
+    call.__name__ = name
+    return call
+
+
 #: NumPy path -> ``f(xp, *args, **kwargs)``
 FUNCTIONS: dict[str, Callable[..., Any]] = {
+    **{name: _on_host_with(name) for name in ("sum", "prod", "max", "min", "amax", "amin",
+                                              "mean", "std", "var", "any", "all")},
     "linalg.slogdet": slogdet, "linalg.svd": svd, "linalg.eigh": eigh,
     "linalg.svdvals": svdvals, "linalg.cholesky": cholesky, "linalg.trace": trace,
     "linalg.diagonal": diagonal, "linalg.tensordot": tensordot, "linalg.vecdot": vecdot,

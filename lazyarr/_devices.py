@@ -114,7 +114,8 @@ def read_only(data: Any) -> bool:
     NumPy functions make, are exactly those; CuPy would write every alias of an element)."""
     if isinstance(data, np.ndarray):
         return not data.flags.writeable
-    return any(s == 0 and n > 1 for s, n in zip(data.strides, data.shape))
+    # (CuPy gives an empty array zero strides: nothing aliases there)
+    return any(s == 0 and n > 1 for s, n in zip(data.strides, data.shape)) and 0 not in data.shape
 
 
 _events = threading.local()

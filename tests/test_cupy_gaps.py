@@ -148,3 +148,25 @@ def test_matrix_rank(dtype):
     h = deficient @ deficient.conj().T
     _check("linalg.matrix_rank", h, hermitian=True)
     _check("linalg.matrix_rank", h, hermitian=True, rtol=0.2)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int32", "float32", "complex128"])
+def test_reduction_keywords_cupy_lacks_run_numpys_call(dtype):
+    # CuPy's reductions take no where=, initial=, mean=: such a call runs NumPy's on the host
+    # (the H200 suite, 2026-12-05); without them, the array module's own reduction
+    x = _data(dtype, (3, 4))
+    mask = _data("bool", (3, 4))
+    for path in ("sum", "prod", "mean", "any", "all"):
+        _check(path, x, axis=1, where=mask)
+        _check(path, x, axis=0)
+    if dtype != "complex128":
+        for path in ("max", "min", "amax", "amin"):
+            _check(path, x, axis=0, where=mask, initial=True if dtype == "bool" else 2)
+            _check(path, x, initial=1)
+    _check("sum", x, initial=3)
+    if dtype != "bool":
+        _check("std", x, axis=1, mean=np.mean(x, axis=1, keepdims=True))
+        _check("var", x, axis=0, where=mask, ddof=1)
+    out = np.zeros(4, np.sum(x, axis=0).dtype)
+    assert G.FUNCTIONS["sum"](np, x, axis=0, where=mask, out=out) is out
+    np.testing.assert_array_equal(out, np.sum(x, axis=0, where=mask))

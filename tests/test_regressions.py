@@ -599,4 +599,5 @@ def test_gpu_memory_with_zero_strides_is_read_only():
 
     assert read_only(DeviceMemory((2, 3), (0, 8))) and read_only(DeviceMemory((4,), (0,)))
     assert not read_only(DeviceMemory((1, 3), (0, 8))) and not read_only(DeviceMemory((2, 3), (24, 8)))
+    assert not read_only(DeviceMemory((0, 2), (0, 0)))      # (CuPy's strides of an empty array)
     assert read_only(np.broadcast_to(np.zeros(3), (2, 3))) and not read_only(np.zeros((2, 3)))

@@ -161,6 +161,11 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retste
     result = _devices.xp(dev).linspace(start, stop, num, endpoint=endpoint, retstep=retstep,
                                        dtype=dtype, axis=axis)
     check_dtype((result[0] if retstep else result).dtype)
+    if retstep and isinstance(result[1], float):
+        # (CuPy's step of scalar bounds is a Python float: NumPy's is a scalar of the type
+        # the values are computed in, a 0-d array here)
+        kinds = [getattr(v, "dtype", v) for v in (start, stop)]
+        result = (result[0], np.asarray(result[1], np.result_type(*kinds, float(num)))[()])
     return _fallback.wrapped(result, "linspace", device=dev)   # (the step a 0-d array, as the fallback's)
 
 
