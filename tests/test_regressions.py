@@ -601,3 +601,31 @@ def test_gpu_memory_with_zero_strides_is_read_only():
     assert not read_only(DeviceMemory((1, 3), (0, 8))) and not read_only(DeviceMemory((2, 3), (24, 8)))
     assert not read_only(DeviceMemory((0, 2), (0, 0)))      # (CuPy's strides of an empty array)
     assert read_only(np.broadcast_to(np.zeros(3), (2, 3))) and not read_only(np.zeros((2, 3)))
+
+
+@pytest.mark.parametrize("mode", ["lazy", "eager"])
+def test_new_results_take_numpys_k_order_layout(mode):
+    # A fused elementwise result was always C-contiguous, where NumPy's ufuncs lay a new result
+    # out as their inputs are (order="K": a.T * 2 is Fortran-ordered): strides, flags and the
+    # aliasing of a reshape differed (the fuzzer's layoutK). Now the same strides as NumPy's.
+    rng = np.random.default_rng(3)
+    base = rng.random((4, 5, 6))
+    layouts = [base.transpose(p) for p in ((0, 1, 2), (2, 1, 0), (1, 2, 0), (2, 0, 1))]
+    layouts += [base[::-1], base[:, ::-1].transpose(2, 0, 1), base[:, :, ::2].transpose(1, 0, 2)]
+    others = [None, rng.random(6), rng.random((5, 1)), rng.random((4, 1, 1))]
+    with la.config(mode=mode, device="cpu", eager_max_size=0):
+        for a in layouts:
+            for b in layouts + others:
+                if b is not None and (a.ndim < b.ndim or any(
+                        m not in (1, n) for n, m in zip(a.shape[::-1], b.shape[::-1]))):
+                    continue                      # (b does not broadcast to a's shape)
+                want = a * 2 + (b if b is not None else 1.5)
+                got = (la.asarray(a) * 2 + (la.asarray(b) if b is not None else 1.5)).to_numpy()
+                assert got.strides == want.strides, (a.strides, getattr(b, "strides", None))
+                np.testing.assert_array_equal(got, want)
+        t = np.arange(12.0).reshape(3, 4)
+        r = la.asarray(t).T * 1
+        flat = r.reshape(-1)                      # a copy, as NumPy's of an F-ordered result
+        flat[0] = 100.0
+        assert float(r[0, 0]) == 0.0
+        assert float((la.asarray(t).T * 2).sum()) == float((t.T * 2).sum())
