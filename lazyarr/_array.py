@@ -482,8 +482,8 @@ class LazyArray(ArrayBase):  # type: ignore[misc]  # compiled base: the node, th
         opdef = BY_NUMPY.get(ufunc)
         if method == "__call__" and opdef is not None \
                 and all(isinstance(x, _NATIVE_OPERANDS) for x in inputs):
-            if not kwargs:
-                return LazyArray._from_node(_build.elementwise(opdef, *map(_node_of, inputs)))
+            if not kwargs:      # (la.<name>'s own path: a small computed operand runs at once)
+                return _dispatch.FUNCTIONS[opdef.name](*inputs)
             if native_keywords(opdef, len(inputs), kwargs) or \
                     native_outputs(opdef, len(inputs), kwargs, LazyArray):   # dtype=, out=: fused too
                 return _dispatch.FUNCTIONS[opdef.name](*inputs, **kwargs)

@@ -40,6 +40,8 @@ cnp.import_array()
 
 import weakref
 
+import numpy as np
+
 cdef extern from "Python.h":
     ctypedef struct PyWrapperDescrObject:    # (descrobject.h: a slot wrapper, ``int.__add__``)
         void *d_base                         # its slot's ``struct wrapperbase``
@@ -501,13 +503,21 @@ cdef object _apply_inplace(int op, object a, object b):
         a >>= b
 
 
+#: NumPy's scalar types of lazyarr's dtypes (lazyarr/_dtypes.py: no longdouble, no strings)
+cdef frozenset _NUMPY_SCALARS = frozenset(
+    np.dtype(d).type for d in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
+                               "uint32", "uint64", "float16", "float32", "float64",
+                               "complex64", "complex128"))
+
+
 cdef object _small_operand(object other, Py_ssize_t *size):
     """The value ``other`` brings to a small operator (``size``: its elements), or None: a
-    Python number, an element's NumPy scalar, a computed CPU array's buffer."""
+    Python number, a NumPy scalar (``v / np.float64(n - 1)``: NumPy's own promotion, as the
+    ufunc is NumPy's), an element's NumPy scalar, a computed CPU array's buffer."""
     cdef object t = type(other)
     cdef Node node
     cdef object data
-    if t is float or t is int or t is bool or t is complex:
+    if t is float or t is int or t is bool or t is complex or t in _NUMPY_SCALARS:
         size[0] = 1
         return other
     if t is ScalarValue:

@@ -629,3 +629,23 @@ def test_new_results_take_numpys_k_order_layout(mode):
         flat[0] = 100.0
         assert float(r[0, 0]) == 0.0
         assert float((la.asarray(t).T * 2).sum()) == float((t.T * 2).sum())
+
+
+def test_numpy_scalars_take_the_small_operator_path():
+    # ``v / (float_n - 1.0)`` with NumPy's float64 ``float_n`` (NPBench's covariance, 500 such
+    # statements) built a pending node and a kernel per statement where a Python float ran
+    # NumPy at once: 23.8 us a statement, NumPy's 1.7. NumPy's own promotion (NEP 50: a NumPy
+    # scalar is strong) either way.
+    with la.config(mode="lazy", device="cpu", eager_max_size=32768):   # (the suite's is 0)
+        v = la.asarray(np.arange(5.0))
+        assert (v / (np.float64(3.0) - 1.0)).is_materialized
+        x32 = la.asarray(np.ones(3, np.float32))
+        for scalar in (np.float64(2), np.int64(3), np.float16(2), np.complex64(1j), np.bool_(True),
+                       np.uint8(200)):
+            for got, want in ((x32 * scalar, np.ones(3, np.float32) * scalar),
+                              (scalar - x32, scalar - np.ones(3, np.float32))):
+                assert got.is_materialized and got.dtype == want.dtype
+                np.testing.assert_array_equal(got.to_numpy(), want)
+        i8 = la.asarray(np.array([100, -100], np.int8))
+        np.testing.assert_array_equal((i8 + np.int8(100)).to_numpy(),
+                                      np.array([100, -100], np.int8) + np.int8(100))
