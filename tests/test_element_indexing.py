@@ -460,6 +460,30 @@ def test_a_loop_carried_cuda_value_reads_a_bounded_number_of_inputs(dtype):
 
 @pytest.mark.gpu
 @_NEEDS_CUDA
+def test_a_bounded_loop_value_computes_only_the_carried_part(monkeypatch):
+    """When ``s + a[i] * b[i]`` outgrows a structure id, only the carried ``s`` is computed:
+    the step's own ``a[i] * b[i]`` (two inputs) goes into the next kernel. (Both were computed,
+    two launches every ~8 iterations.) One launch per ~8 iterations; NumPy's loop's value."""
+    from lazyarr import _build
+    launches = []
+    materialize = _build.materialize
+
+    def counting(node):
+        launches.append(len(node.leaves or ()))
+        return materialize(node)
+    monkeypatch.setattr(_build, "materialize", counting)
+    an, bn = np.arange(80.0), np.arange(80.0)[::-1].copy()
+    a, b = la.asarray(an, device="cuda"), la.asarray(bn, device="cuda")
+    s, want = la.zeros((), device="cuda"), 0.0
+    for i in range(80):
+        s = s + a[i] * b[i]
+        want = want + an[i] * bn[i]
+    assert float(s) == want
+    assert 0 < len(launches) <= 80 // 7 and min(launches) > 2, launches
+
+
+@pytest.mark.gpu
+@_NEEDS_CUDA
 def test_a_cuda_element_loop_builds_its_steps_in_the_compiled_path(monkeypatch):
     """The steps of ``s = s + a[i] * b[i]`` on cuda are built by the compiled operators and
     getitem (lazyarr/_value_ops.pyx): the builder's Python path runs only where the 0-d
