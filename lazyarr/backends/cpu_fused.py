@@ -602,6 +602,10 @@ def _write_back_plan(inputs: list[np.ndarray], out: np.ndarray) -> tuple[int, in
         return None
     rows = out.shape[0]
     row_bytes = out.size // rows * out.itemsize if rows else 0
+    if rows <= CHUNK_BYTES // max(row_bytes, 1):
+        # one chunk: the whole value is computed before anything is written, whatever the
+        # inputs read (floyd_warshall's path[:] = minimum(path, add.outer(path[:, k], path[k])))
+        return max(rows, 1), 0, 0
     back = fwd = 0
     lo, hi = _row_extent(out)
     for a in inputs:
