@@ -676,12 +676,25 @@ def _k_order(shape: tuple[int, ...], inputs: list[Any]) -> tuple[int, ...] | Non
     nd = len(shape)
     if nd < 2 or not inputs:
         return None
-    strides = []
+    c_like = True                        # every input's strides shrink outward to inward
     for a in inputs:
         if type(a) is CounterMap:
             return None                  # (a draw's counters: C order by construction)
         if a.shape == shape and a.flags.c_contiguous:
             return None                  # (it says C order for every pair of dims)
+        if c_like:                       # (a stencil's views: no input asks for a move)
+            last = 0
+            for st, n in zip(a.strides, a.shape):
+                if st and n != 1:
+                    st = abs(st)
+                    if last and st > last:
+                        c_like = False
+                        break
+                    last = st
+    if c_like:
+        return None
+    strides = []
+    for a in inputs:
         off = nd - a.ndim
         strides.append([0 if d < off or a.shape[d - off] == 1 else abs(a.strides[d - off])
                         for d in range(nd)])
