@@ -458,6 +458,17 @@ def test_a_loop_carried_cuda_value_reads_a_bounded_number_of_inputs(dtype):
     assert got.dtype == want.dtype and got == want
 
 
+def _cuda_element_loop(n):
+    """``s = s + a[i] * b[i]`` over ``n`` elements on cuda: NumPy's loop's value."""
+    an, bn = np.arange(float(n)), np.arange(float(n))[::-1].copy()
+    a, b = la.asarray(an, device="cuda"), la.asarray(bn, device="cuda")
+    s, want = la.zeros((), device="cuda"), 0.0
+    for i in range(n):
+        s = s + a[i] * b[i]
+        want = want + an[i] * bn[i]
+    assert float(s) == want
+
+
 @pytest.mark.gpu
 @_NEEDS_CUDA
 def test_a_bounded_loop_value_computes_only_the_carried_part(monkeypatch):
@@ -472,13 +483,7 @@ def test_a_bounded_loop_value_computes_only_the_carried_part(monkeypatch):
         launches.append(len(node.leaves or ()))
         return materialize(node)
     monkeypatch.setattr(_build, "materialize", counting)
-    an, bn = np.arange(80.0), np.arange(80.0)[::-1].copy()
-    a, b = la.asarray(an, device="cuda"), la.asarray(bn, device="cuda")
-    s, want = la.zeros((), device="cuda"), 0.0
-    for i in range(80):
-        s = s + a[i] * b[i]
-        want = want + an[i] * bn[i]
-    assert float(s) == want
+    _cuda_element_loop(80)
     assert 0 < len(launches) <= 80 // 7 and min(launches) > 2, launches
 
 
@@ -502,13 +507,7 @@ def test_a_cuda_element_loop_builds_its_steps_in_the_compiled_path(monkeypatch):
         return element_of(*args)
     monkeypatch.setattr(_array_methods, "_elementwise", counting_elementwise)
     monkeypatch.setattr(_array, "_element_of", counting_element_of)
-    an, bn = np.arange(64.0), np.arange(64.0)[::-1].copy()
-    a, b = la.asarray(an, device="cuda"), la.asarray(bn, device="cuda")
-    s, want = la.zeros((), device="cuda"), 0.0
-    for i in range(64):
-        s = s + a[i] * b[i]
-        want = want + an[i] * bn[i]
-    assert float(s) == want
+    _cuda_element_loop(64)
     assert calls["element_of"] == 0
     assert 0 < calls["elementwise"] <= 64 // 4, calls
 
