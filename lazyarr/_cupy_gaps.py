@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _devices
 from ._shapes import broadcast_shapes
 
 
@@ -235,7 +236,7 @@ def _on_host_with(name: str) -> Callable[..., Any]:
             return to_host(v) if isinstance(v, xp.ndarray) else v
         out = kwargs.pop("out", None)
         result = getattr(np, name)(*map(host, args), **{k: host(v) for k, v in kwargs.items()})
-        result = xp.asarray(np.asarray(result))     # (a NumPy scalar: a 0-d array)
+        result = _devices.from_host(xp, np.asarray(result))   # (a 0-d -0.0 stays -0.0)
         if out is None:
             return result
         out[...] = result

@@ -40,7 +40,7 @@ cnp.import_array()
 
 import weakref
 
-import numpy as np
+from lazyarr._dtypes import SUPPORTED_DTYPES
 
 cdef extern from "Python.h":
     ctypedef struct PyWrapperDescrObject:    # (descrobject.h: a slot wrapper, ``int.__add__``)
@@ -503,11 +503,8 @@ cdef object _apply_inplace(int op, object a, object b):
         a >>= b
 
 
-#: NumPy's scalar types of lazyarr's dtypes (lazyarr/_dtypes.py: no longdouble, no strings)
-cdef frozenset _NUMPY_SCALARS = frozenset(
-    np.dtype(d).type for d in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
-                               "uint32", "uint64", "float16", "float32", "float64",
-                               "complex64", "complex128"))
+#: NumPy's scalar types of lazyarr's dtypes (no longdouble, no strings)
+cdef frozenset _NUMPY_SCALARS = frozenset([d.type for d in SUPPORTED_DTYPES])
 
 
 cdef object _small_operand(object other, Py_ssize_t *size):
