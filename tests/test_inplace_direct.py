@@ -116,6 +116,17 @@ def chunk_bytes(request, monkeypatch):
     return request.param
 
 
+@pytest.fixture(params=[1, 2], ids=["1 thread", "2 threads, every run"])
+def pool(request, monkeypatch):
+    """Runs on one thread, or on two with every elementwise run taking the pool (then a target
+    that fits one chunk is cut into chunks per thread: _write_back_plan's ``threads``)."""
+    if request.param > 1:
+        monkeypatch.setattr(cpu_fused, "PARALLEL_WORK", 1)
+    old = cpu_fused.set_num_threads(request.param)
+    yield request.param
+    cpu_fused.set_num_threads(old)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("shape", [(300, 70), (120, 600)], ids=str)   # (rows of 600: by row)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=str)
@@ -138,7 +149,8 @@ SHIFTS = [(dr, dc) for dr in (-3, -1, 0, 1, 2) for dc in (-2, 0, 1)]
 
 @pytest.mark.parametrize("target_step", [1, -1], ids=["rows up", "rows down"])
 @pytest.mark.parametrize("shift", SHIFTS, ids=str)
-def test_writes_read_rows_above_and_below_as_numpy(direct, chunk_bytes, shift, target_step):
+def test_writes_read_rows_above_and_below_as_numpy(direct, chunk_bytes, pool, shift,
+                                                   target_step):
     """``u[k] = u[k shifted by (dr, dc)] * 2 + u[k]``, the target's rows in either order: the
     reads of the old rows next to every chunk's edges are kept."""
     dr, dc = shift
@@ -156,7 +168,7 @@ def test_writes_read_rows_above_and_below_as_numpy(direct, chunk_bytes, shift, t
 
 @pytest.mark.parametrize("case", ["1-d both ways", "3-d rows", "reversed rows", "transposed",
                                   "a column", "another dtype"])
-def test_other_overlaps_as_numpy(direct, chunk_bytes, case):
+def test_other_overlaps_as_numpy(direct, chunk_bytes, pool, case):
     W = RNG.standard_normal((40, 30))
     want, u = W.copy(), la.asarray(W.copy())
     if case == "1-d both ways":
@@ -192,6 +204,22 @@ def test_other_overlaps_as_numpy(direct, chunk_bytes, case):
         expect = []
     np.testing.assert_array_equal(np.asarray(u), want)
     assert direct == expect
+
+
+def test_a_target_that_fits_one_chunk_is_cut_for_every_thread():
+    """A write of a 201² grid (317 KB, one chunk of CHUNK_BYTES) ran as one work item, on one
+    thread: with the pool it is cut into WRITE_BACK_ITEMS chunks per thread, each at least 4x
+    its edge rows; an overlap without a bound keeps the one chunk (computed whole first)."""
+    u = np.zeros((201, 201))
+    t, v = u[1:-1, 1:-1], u.copy()
+    views = [v[1:-1, 2:], v[1:-1, :-2], v[2:, 1:-1], v[:-2, 1:-1]]
+    plan = cpu_fused._write_back_plan
+    assert plan(views, t, [False] * 4, threads=1) == (199, 0, 0)
+    assert plan(views, t, [False] * 4, threads=2) == (25, 0, 0)          # 8 chunks
+    stencil = [u[1:-1, 2:], u[1:-1, :-2], u[2:, 1:-1], u[:-2, 1:-1]]
+    assert plan(stencil, t, [True] * 4, threads=2) == (25, 1, 1)
+    assert plan([u[-2:0:-1, 1:-1]], t, [True], threads=2) == (199, 0, 0)  # no bound
+    assert plan([u[2:5, 1:-1]], u[1:4, 1:-1], [True], threads=2) == (3, 0, 0)  # 4x the edges
 
 
 def test_a_value_held_elsewhere_keeps_its_values(direct):

@@ -80,6 +80,10 @@ def generate(tree: str, out: str, unrolls: str, jobs: int, only: str = "") -> li
     os.makedirs(out, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "NUMBA_ENABLE_CUDASIM")}
     env["LAZYARR_CACHE_DIR"] = cache = tempfile.mkdtemp(prefix="ptx-compare-cache-")
+    # the battery's captures go through the backend selection as the codegen tests see it
+    # (with the simulated device: without it, small computed CPU arrays take the compiled
+    # small path and nothing reaches ``select``)
+    env["LAZYARR_CUDA_SIM"] = "1"
     try:
         workers = [subprocess.Popen([sys.executable, "-c", WORKER, out, unrolls, str(k), str(jobs), only],
                                     cwd=tree, env=env) for k in range(jobs)]

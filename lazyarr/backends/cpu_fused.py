@@ -582,9 +582,13 @@ def _rows_outer(shape: tuple[int, ...], inputs: list[np.ndarray]) -> int:
 #: and the most it may take to hold 4x the rows a chunk must keep for its neighbours
 CHUNK_BYTES = 1 << 19
 MAX_CHUNK_BYTES = 1 << 22
+#: ... and at least this many chunks per thread when the run takes the pool (the threads claim
+#: them as they come: a few per thread even out a late or loaded helper)
+WRITE_BACK_ITEMS = 4
 
 
-def _write_back_plan(inputs: list[np.ndarray], out: np.ndarray) -> tuple[int, int, int] | None:
+def _write_back_plan(inputs: list[np.ndarray], out: np.ndarray, shared: list[bool],
+                     threads: int = 1) -> tuple[int, int, int] | None:
     """``(chunk rows, back, fwd)`` for writing an elementwise value straight into ``out``, a
     view that the inputs may also read (``u[1:-1, 1:-1] = f(u[:-2, 1:-1], ...)``), with every
     read seeing the old values; None where no such bound is proved (then the value is computed
@@ -597,32 +601,39 @@ def _write_back_plan(inputs: list[np.ndarray], out: np.ndarray) -> tuple[int, in
     ``d·s`` in ``[lo - hi_k, hi - lo_k]``: the write of row ``i`` may be read by the rows
     ``back`` before it to ``fwd`` after it, and by no other. An input that is ``out`` itself
     reads each element only where it is written (no bound needed); one read with another row
-    stride (a transpose, a broadcast row of ``out``) gets no bound."""
+    stride (a transpose, a broadcast row of ``out``) gets no bound. ``shared``: whether each
+    input may share memory with ``out``.
+
+    A chunk is one work item of the thread pool: with ``threads`` > 1 a target of fewer rows
+    than ``threads * WRITE_BACK_ITEMS`` chunks of CHUNK_BYTES is cut into that many chunks
+    (at least 4x the edge rows each), so that a mid-sized write (a 201² grid) runs on every
+    thread instead of one."""
     if out.ndim == 0:
         return None
     rows = out.shape[0]
     row_bytes = out.size // rows * out.itemsize if rows else 0
-    if rows <= CHUNK_BYTES // max(row_bytes, 1):
-        # one chunk: the whole value is computed before anything is written, whatever the
-        # inputs read (floyd_warshall's path[:] = minimum(path, add.outer(path[:, k], path[k])))
-        return max(rows, 1), 0, 0
+    fits = rows <= CHUNK_BYTES // max(row_bytes, 1)
     back = fwd = 0
-    lo, hi = _row_extent(out)
-    for a in inputs:
-        if type(a) is CounterMap or not np.may_share_memory(a, out) or _same_view(a, out):
-            continue
-        b = a if a.shape == out.shape else np.broadcast_to(a, out.shape)
-        s = out.strides[0]
-        if rows == 1:
-            continue
-        if s == 0 or b.strides[0] != s:
-            return None
-        lo_k, hi_k = _row_extent(b)
-        first, last = lo - hi_k, hi - lo_k           # d·s in [first, last]
-        if s < 0:
-            first, last, s = -last, -first, -s
-        back, fwd = max(back, -first // s), max(fwd, last // s)
+    if rows > 1 and any(shared):
+        lo, hi = _row_extent(out)
+        s0 = out.strides[0]
+        for a, sh in zip(inputs, shared):
+            if not sh or _same_view(a, out):
+                continue
+            b = a if a.shape == out.shape else np.broadcast_to(a, out.shape)
+            if s0 == 0 or b.strides[0] != s0:
+                # no bound: one chunk computes the whole value before anything is written,
+                # whatever the inputs read (floyd_warshall's
+                # path[:] = minimum(path, add.outer(path[:, k], path[k]))), if it fits
+                return (rows, 0, 0) if fits else None
+            lo_k, hi_k = _row_extent(b)
+            first, last, s = lo - hi_k, hi - lo_k, s0      # d·s in [first, last]
+            if s < 0:
+                first, last, s = -last, -first, -s
+            back, fwd = max(back, -first // s), max(fwd, last // s)
     chunk = max(1, CHUNK_BYTES // max(row_bytes, 1), 4 * (back + fwd))
+    if threads > 1:
+        chunk = min(chunk, max(1, 4 * (back + fwd), -(-rows // (threads * WRITE_BACK_ITEMS))))
     if chunk >= rows:                   # one chunk: every read comes before every write
         return max(rows, 1), 0, 0
     if chunk * row_bytes > MAX_CHUNK_BYTES:
@@ -1159,7 +1170,8 @@ class CpuFusedBackend:
         if out.flags.c_contiguous and all(not s or _same_view(a, out) for a, s in zip(inputs, shared)):
             _execute(launch, inputs, out, out_read=any(shared))
             return True
-        plan = _write_back_plan(inputs, out) if launch.shape == out.shape else None
+        plan = (_write_back_plan(inputs, out, shared, launch.threads)
+                if launch.shape == out.shape else None)
         if plan is None:
             return False
         _execute(launch, inputs, writeback=(out, *plan))
