@@ -741,3 +741,20 @@ def test_a_reduction_of_an_input_alone_runs_numpys_loop(dtype):
                     want = np.asarray(getattr(la, op)(arr, axis=axis))
                 np.testing.assert_array_equal(got, want)
                 assert got.dtype == want.dtype
+
+
+def test_the_kernels_scalar_operands_are_numpys_bytes():
+    """``_cpu_vm.scalar_bytes`` (compiled, once per launch): each NumPy scalar's own bytes in a
+    SCALAR_BYTES slot, zero-padded, as ``tobytes`` gives them: signed zeros, NaN payloads,
+    complex parts, every width; a Python number (not a NumPy scalar) is refused."""
+    from lazyarr.backends import _cpu_vm
+    nan = np.frombuffer(np.uint64(0x7FF8_0000_0000_0123).tobytes(), np.float64)[0]
+    scalars = [np.float64(1.5), np.float32(-0.0), np.complex128(1 - 0j), np.bool_(True),
+               np.float16(-2.5), np.int8(-3), np.uint64(2**64 - 1), np.complex64(-0.0 - 0j),
+               nan, np.int64(-(2**63))]
+    want = b"".join(s.tobytes().ljust(_cpu_vm.SCALAR_BYTES, b"\0") for s in scalars)
+    assert _cpu_vm.scalar_bytes(scalars) == want
+    assert _cpu_vm.scalar_bytes(tuple(scalars)) == want
+    assert _cpu_vm.scalar_bytes([]) == b""
+    with pytest.raises(TypeError, match="NumPy scalar"):
+        _cpu_vm.scalar_bytes([1.5])

@@ -486,6 +486,22 @@ def data_address(cnp.ndarray v):
     return <size_t>cnp.PyArray_DATA(v)
 
 
+def scalar_bytes(object scalars):
+    """The kernel's scalar operands as the VM reads them: SCALAR_BYTES per scalar, each NumPy
+    scalar's own bytes, zero-padded (``b"".join(s.tobytes().ljust(SCALAR_BYTES, b"\\0"))``,
+    ~1.4 µs for four scalars in Python: ~0.2 here, once per launch)."""
+    cdef Py_ssize_t n = len(scalars), i
+    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, n * LZ_SCALAR_BYTES)
+    cdef char *p = PyByteArray_AS_STRING(out)
+    memset(p, 0, n * LZ_SCALAR_BYTES)
+    for i, s in enumerate(scalars):
+        if not isinstance(s, cnp.generic) or (<cnp.dtype>s.dtype).itemsize > LZ_SCALAR_BYTES:
+            raise TypeError(f"a kernel scalar must be a NumPy scalar of at most "
+                            f"{LZ_SCALAR_BYTES} bytes, not {type(s).__name__}")
+        cnp.PyArray_ScalarAsCtype(s, p + i * LZ_SCALAR_BYTES)
+    return bytes(out)
+
+
 def row_extent(cnp.ndarray v):
     """The first and last byte address row 0 of ``v`` touches (cpu_fused._write_back_plan)."""
     cdef Py_ssize_t lo = <Py_ssize_t>cnp.PyArray_DATA(v)

@@ -54,7 +54,6 @@ if tuple(TYPE_CODE) != SUPPORTED_DTYPES:
     raise ImportError(f"_cpu_vm.h's LZ_DTYPES {tuple(TYPE_CODE)} is not lazyarr._dtypes."
                       f"SUPPORTED_DTYPES {SUPPORTED_DTYPES}: rebuild the extension or fix the table")
 
-_SCALAR_BYTES = _cpu_vm.SCALAR_BYTES
 _MODE_EW, _MODE_RED_A, _MODE_RED_B, _MODE_RED_ROWS = (
     _cpu_vm.MODES[m] for m in ("elementwise", "slot_major", "reduce_major", "row_blocks"))
 #: the reduction the VM computes for a lazyarr reduction op: mean is a sum and std a var,
@@ -733,7 +732,7 @@ def _k_order(shape: tuple[int, ...], inputs: list[Any]) -> tuple[int, ...] | Non
 
 
 def _launch(c: Compiled, lowered: Lowered, inputs: list[np.ndarray]) -> _Launch:
-    scalars = b"".join(s.tobytes().ljust(_SCALAR_BYTES, b"\0") for s in lowered.scalars)
+    scalars = _cpu_vm.scalar_bytes(lowered.scalars)
     shapes = tuple(a.shape for a in inputs)
     shape = shapes[0] if len(set(shapes)) == 1 else broadcast_shapes(*shapes)
     if c.reduction is None:
