@@ -7,6 +7,7 @@ structs, computes the iteration layout of a call, and runs it with the GIL relea
 """
 cimport numpy as cnp
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_FromStringAndSize
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.exc cimport PyErr_Occurred
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from cpython.pythread cimport PyThread_get_thread_ident
@@ -491,15 +492,15 @@ def scalar_bytes(object scalars):
     scalar's own bytes, zero-padded (``b"".join(s.tobytes().ljust(SCALAR_BYTES, b"\\0"))``,
     ~1.4 µs for four scalars in Python: ~0.2 here, once per launch)."""
     cdef Py_ssize_t n = len(scalars), i
-    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, n * LZ_SCALAR_BYTES)
-    cdef char *p = PyByteArray_AS_STRING(out)
+    cdef bytes out = PyBytes_FromStringAndSize(NULL, n * LZ_SCALAR_BYTES)
+    cdef char *p = PyBytes_AS_STRING(out)      # (new, not yet shared: filled in place)
     memset(p, 0, n * LZ_SCALAR_BYTES)
     for i, s in enumerate(scalars):
         if not isinstance(s, cnp.generic) or (<cnp.dtype>s.dtype).itemsize > LZ_SCALAR_BYTES:
             raise TypeError(f"a kernel scalar must be a NumPy scalar of at most "
                             f"{LZ_SCALAR_BYTES} bytes, not {type(s).__name__}")
         cnp.PyArray_ScalarAsCtype(s, p + i * LZ_SCALAR_BYTES)
-    return bytes(out)
+    return out
 
 
 def row_extent(cnp.ndarray v):
