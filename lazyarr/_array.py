@@ -107,9 +107,9 @@ def imag(x: Any) -> LazyArray:
     if node.device == "cpu":
         zeros = np.zeros(node.shape, node.dtype)
         zeros.flags.writeable = False
-    else:   # (read-only on the GPU by its zero strides: _devices.read_only)
-        zeros = _devices.xp(node.device).broadcast_to(_devices.full(node.device, (), 0, node.dtype),
-                                                      node.shape)
+    else:   # (read-only on the GPU: _devices.read_only)
+        zeros = _devices.mark_read_only(_devices.xp(node.device).broadcast_to(
+            _devices.full(node.device, (), 0, node.dtype), node.shape))
     return LazyArray._from_node(_node.leaf(zeros, node.device))
 
 

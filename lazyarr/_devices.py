@@ -11,6 +11,7 @@ import functools
 import os
 import threading
 import time
+import weakref
 from types import ModuleType
 from typing import Any
 
@@ -107,13 +108,38 @@ def full(device: str, shape: Any, fill_value: Any, dtype: Any = None, order: str
     return data
 
 
+# CuPy arrays lazyarr made read-only (``mark_read_only``), by ``id``: CuPy's arrays are not
+# hashable (no WeakSet), but weakly referenced, so an entry leaves with its array.
+_read_only_memory: dict[int, weakref.ref[Any]] = {}
+
+
+def mark_read_only(data: Any) -> Any:
+    """``data`` made read-only, as NumPy's ``flags.writeable = False``: a NumPy array's flag;
+    a CuPy array (which has no flag) is remembered, for :func:`read_only`. Returns ``data``."""
+    if isinstance(data, np.ndarray):
+        data.flags.writeable = False
+        return data
+    key = id(data)
+
+    def forget(ref: weakref.ref[Any], key: int = key) -> None:
+        if _read_only_memory.get(key) is ref:   # (not a later array that took the same id)
+            del _read_only_memory[key]
+    _read_only_memory[key] = weakref.ref(data, forget)
+    return data
+
+
 def read_only(data: Any) -> bool:
     """Whether writing ``data`` is refused, as NumPy refuses it: a NumPy array's own flag;
-    CuPy's arrays have none, so on the GPU memory with a zero stride over more than one
-    element is read-only (NumPy's broadcast views, the read-only arrays lazyarr's views and
-    NumPy functions make, are exactly those; CuPy would write every alias of an element)."""
+    CuPy's arrays have none, so on the GPU the arrays :func:`mark_read_only` marked (the
+    result of ``broadcast_to``, even to its own shape, and every view of a marked array), and
+    memory with a zero stride over more than one element, are read-only (NumPy's broadcast
+    views, the read-only arrays NumPy's functions make, are those; CuPy would write every
+    alias of an element)."""
     if isinstance(data, np.ndarray):
         return not data.flags.writeable
+    ref = _read_only_memory.get(id(data))
+    if ref is not None and ref() is data:
+        return True
     # (CuPy gives an empty array zero strides: nothing aliases there)
     return any(s == 0 and n > 1 for s, n in zip(data.strides, data.shape)) and 0 not in data.shape
 

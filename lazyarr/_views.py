@@ -131,11 +131,20 @@ def part(x: Any, fn: Any, pending: Any) -> Any:
     return _of_memory(x, fn)
 
 
+def view_of_memory(memory: Any, fn: Any) -> Any:
+    """``fn(memory)``, read-only where ``memory`` is: NumPy's views inherit the flag, CuPy's
+    have none to inherit (:func:`lazyarr._devices.mark_read_only`)."""
+    view = fn(memory)
+    if type(memory) is not np.ndarray and view is not memory and _devices.read_only(memory):
+        _devices.mark_read_only(view)
+    return view
+
+
 def _of_memory(x: Any, fn: Any) -> Any:
     """``fn`` applied to ``x``'s memory (computing ``x`` if pending): a real view."""
     anchor(x)       # (x's own pushed-down views get memory first: they alias this view too)
     memory = claim(x)
-    view = fn(memory)
+    view = view_of_memory(memory, fn)
     t = tape()
     if t is not None:
         t.view(view, memory, fn)
@@ -230,7 +239,7 @@ def anchor(x: Any) -> None:
         if views is not None:
             views.pop(id(x), None)
         anchor(base)
-        x._node = _node.leaf(fn(claim(base)), base.device)
+        x._node = _node.leaf(view_of_memory(claim(base), fn), base.device)
     views = _views_of.pop(id(x), None)
     if views:
         memory = claim(x)
@@ -238,5 +247,5 @@ def anchor(x: Any) -> None:
             v = ref()
             _base_of.pop(vid, None)
             if v is not None:
-                v._node = _node.leaf(fn(memory), x.device)
+                v._node = _node.leaf(view_of_memory(memory, fn), x.device)
                 anchor(v)

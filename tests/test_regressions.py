@@ -603,6 +603,39 @@ def test_gpu_memory_with_zero_strides_is_read_only():
     assert read_only(np.broadcast_to(np.zeros(3), (2, 3))) and not read_only(np.zeros((2, 3)))
 
 
+def test_gpu_memory_marked_read_only_stays_so_in_its_views():
+    # broadcast_to to an array's own shape has no zero stride, yet NumPy's result is read-only:
+    # on the GPU lazyarr marks it (the H200 suite found it written through); views taken of a
+    # marked array are marked too, as NumPy's views inherit the flag. Marks leave with arrays.
+    import gc
+
+    from lazyarr import _devices, _views
+
+    class DeviceMemory:     # a CuPy array as _devices sees one: no flags, weakly referenced
+        def __init__(self, shape, strides):
+            self.shape, self.strides = shape, strides
+
+        def __getitem__(self, index):
+            return DeviceMemory(self.shape[1:], self.strides[1:])
+
+    base = DeviceMemory((3,), (8,))
+    assert not _devices.read_only(base)
+    assert _devices.mark_read_only(base) is base and _devices.read_only(base)
+    view = _views.view_of_memory(base, lambda d: d[0])
+    assert _devices.read_only(view)
+    other = DeviceMemory((3,), (8,))
+    assert not _devices.read_only(_views.view_of_memory(other, lambda d: d[0]))
+    marked = len(_devices._read_only_memory)
+    del base, view
+    gc.collect()
+    assert len(_devices._read_only_memory) == marked - 2
+    with la.config(device="cpu"):
+        b = la.broadcast_to(la.zeros(3), (3,))
+        for target in (b, b[1:], b.T):
+            with pytest.raises(ValueError, match="read-only"):
+                target[0] = 1.0
+
+
 @pytest.mark.parametrize("mode", ["lazy", "eager"])
 def test_new_results_take_numpys_k_order_layout(mode):
     # A fused elementwise result was always C-contiguous, where NumPy's ufuncs lay a new result

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _fallback, _node, _views
+from .. import _devices, _fallback, _node, _views
 from .._array import LazyArray
 from ._creation import asarray
 
@@ -103,7 +103,8 @@ def broadcast_arrays(*args: Any) -> tuple[LazyArray, ...]:
 
 
 def _xp_broadcast_to(d: Any, shape: tuple[int, ...]) -> Any:
-    return np.broadcast_to(d, shape)     # (read-only even to its own shape, as NumPy's)
+    # (read-only even to its own shape, as NumPy's; CuPy's view is marked so)
+    return _devices.mark_read_only(np.broadcast_to(d, shape))
 
 
 def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None,
