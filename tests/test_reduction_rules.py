@@ -162,6 +162,48 @@ def test_min_max_of_signed_zeros_along_an_axis(axis, mode):
                 assert_same(got, want)
 
 
+def _signed_zero_rule(op, a, axis, keepdims):
+    """The rule slot by slot, the plain way: NumPy's value, its zero given the preferred sign
+    when a zero of that sign is among the slot's elements (``axis``: None or a tuple)."""
+    axes = list(range(a.ndim)) if axis is None else [d % a.ndim for d in axis]
+    kept = [a.shape[d] for d in range(a.ndim) if d not in axes]
+    lanes = np.moveaxis(a, axes, list(range(a.ndim - len(axes), a.ndim))).reshape(*kept, -1)
+    out = np.asarray(getattr(np, op)(lanes, axis=-1)).copy()
+    for slot in np.ndindex(out.shape):
+        if out[slot] == 0:
+            lane = lanes[slot]
+            has = ((lane == 0) & (np.signbit(lane) == (op == "min"))).any()
+            out[slot] = (-0.0 if has else 0.0) if op == "min" else (0.0 if has else -0.0)
+    return out.reshape(np.asarray(getattr(np, op)(a, axis=axis, keepdims=keepdims)).shape)
+
+
+@pytest.mark.parametrize("dtype", [F16, F32, F64, np.dtype(">f4"), np.dtype(">f8")], ids=str)
+def test_the_signed_zero_rule_read_from_the_bits(dtype):
+    # reduction_rules._ieee_signed_zeros reads the sign of a zero slot's zeros from one integer
+    # min/max of the bits (over the zero slots alone when they are few): the same as the rule
+    # written slot by slot, for every axis and layout, with NaN and other slots beside them
+    from lazyarr.backends import reduction_rules
+
+    rng = np.random.default_rng(5)
+    for shape, axes in [((50,), [None, 0, (0,)]), ((7, 9), [None, 0, 1, -1, (0, 1)]),
+                        ((4, 5, 6), [None, 0, 1, 2, (0, 2), (1, 2), (-1, 0)])]:
+        for dense in (False, True):
+            base = rng.choice([0.0, -0.0, 1.5, -2.0, np.nan] if dense else [1.5, 3.0, -2.0],
+                              size=shape)
+            if not dense:                  # a few zero slots among many: the restricted path
+                base.flat[rng.integers(0, base.size, 3)] = -0.0
+                base.flat[rng.integers(0, base.size, 3)] = 0.0
+            x = base.astype(dtype)
+            layouts = [x, x[::-1], np.asfortranarray(x), np.repeat(x, 2, axis=-1)[..., ::2]]
+            for a, axis, keepdims, op in itertools.product(layouts, axes, (False, True),
+                                                           ("min", "max")):
+                kw = {"axis": axis, "keepdims": keepdims}
+                got = reduction_rules.reduce(np, op, kw, a, a.dtype.newbyteorder("="))
+                want = _signed_zero_rule(op, a, None if axis is None else (
+                    (axis,) if isinstance(axis, int) else axis), keepdims)
+                assert_same(np.asarray(got), want.astype(np.asarray(got).dtype))
+
+
 def test_max_of_many_signed_zeros_is_thread_count_independent(mode):
     """Past the serial threshold: blocks on several threads, partials merged in order."""
     x = np.full(1 << 17, -0.0)

@@ -95,13 +95,35 @@ def reduce(xp: ModuleType, op: str, kwargs: dict[str, Any], a: Any, result: np.d
 def _ieee_signed_zeros(xp: ModuleType, op: str, kwargs: dict[str, Any], a: Any, r: Any) -> Any:
     """A zero result of max is +0 if the reduced elements hold a +0, else -0 (min: -0 if they
     hold a -0). Non-zero results and NaN are NumPy's already (equal non-zero values have the
-    same bits)."""
+    same bits).
+
+    Found by one integer reduction of ``a``'s bits, without temporaries: in a slot whose min
+    is zero every element is +-0 or positive (a NaN would be the min), and read as signed
+    integers of the same width, -0 (the sign bit alone) is the only negative one: the slot
+    holds a -0 iff its integer min is negative. A slot whose max is zero holds a +0 iff its
+    integer max is not negative (every other element has the sign bit). When zero slots are
+    few, only they are read (an array with a zero in it: ``min`` was 3-6x NumPy's time when
+    this took ``signbit``, ``== 0`` and ``any`` over all of ``a``)."""
     zero = r == 0
     if not bool(zero.any()):
         return r
-    sign = xp.signbit(a)
-    wanted = (a == 0) & (sign if op == "min" else ~sign)    # the zero the rule prefers
-    has = xp.any(wanted, axis=kwargs.get("axis"), keepdims=kwargs.get("keepdims", False))
+    bits = a.view(np.dtype(a.dtype.str.replace("f", "i")))      # (byte order kept)
+    reduce = getattr(xp, op)
+    axis, keepdims = kwargs.get("axis"), kwargs.get("keepdims", False)
+    nd = a.ndim
+    axes = range(nd) if axis is None else [d % nd for d in ((axis,) if isinstance(axis, int) else axis)]
+    kept = [d for d in range(nd) if d not in axes]
+    slots = zero.reshape([a.shape[d] for d in kept])            # (keepdims' ones dropped)
+    if kept and 4 * int(slots.sum()) <= slots.size:             # the zero slots alone
+        where = xp.nonzero(slots)
+        chosen = xp.moveaxis(bits, kept, list(range(len(kept))))[where]   # (zeros, *reduced)
+        ints = reduce(chosen, axis=tuple(range(1, chosen.ndim))) if chosen.ndim > 1 else chosen
+        has = xp.zeros(slots.shape, dtype=bool)
+        has[where] = ints < 0 if op == "min" else ints >= 0
+        has = has.reshape(zero.shape)
+    else:
+        ints = reduce(bits, axis=axis, keepdims=keepdims)
+        has = ints < 0 if op == "min" else ints >= 0
     preferred, other = (-0.0, 0.0) if op == "min" else (0.0, -0.0)
     zeros = xp.where(has, r.dtype.type(preferred), r.dtype.type(other))
     return xp.where(zero, zeros, r).astype(r.dtype, copy=False)
