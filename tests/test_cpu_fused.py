@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import os
+import platform
 import subprocess
 import sys
 import warnings
@@ -758,3 +759,66 @@ def test_the_kernels_scalar_operands_are_numpys_bytes():
     assert _cpu_vm.scalar_bytes([]) == b""
     with pytest.raises(TypeError, match="NumPy scalar"):
         _cpu_vm.scalar_bytes([1.5])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux")
+                    or tuple(int(v) for v in platform.release().split(".")[:2]) < (5, 14),
+                    reason="MADV_POPULATE_WRITE is Linux 5.14+ (elsewhere prefault does nothing)")
+def test_prefault_populates_fresh_memory_once_and_keeps_values():
+    # A new large result is made resident by the calling thread before the pool writes it
+    # (parallel first touches of fresh huge pages were ~3x slower than one thread's): fresh
+    # anonymous memory is populated, resident memory left alone, values never changed
+    import mmap
+
+    from lazyarr.backends import _cpu_vm
+
+    size = 8 << 20
+    region = mmap.mmap(-1, size)               # anonymous, never touched: not resident
+    fresh = np.frombuffer(region, dtype=np.float32)
+    assert _cpu_vm.prefault(fresh) is True
+    assert _cpu_vm.prefault(fresh) is False    # resident now: only probed
+    assert not fresh.any()
+    data = np.arange(1 << 21, dtype=np.float64)
+    assert _cpu_vm.prefault(data) is False
+    np.testing.assert_array_equal(data, np.arange(1 << 21, dtype=np.float64))
+    del fresh
+    region.close()
+
+
+def test_huge_pages_likely_follows_the_kernel_mode_and_numpys_madvise_switch(monkeypatch):
+    # _new_result prefaults only where huge pages back new arrays (with 4 KiB pages the
+    # pool's own faults overlap better than one thread's); in the kernel's "madvise" mode
+    # that is NumPy's private madvise switch, which must exist where lazyarr reads it
+    from numpy._core import multiarray
+
+    assert cpu_fused._transparent_huge_pages.__wrapped__() in ("always", "madvise", "never")
+    assert callable(multiarray._get_madvise_hugepage) and callable(multiarray._set_madvise_hugepage)
+    monkeypatch.setattr(cpu_fused, "_transparent_huge_pages", lambda: "madvise")
+    old = multiarray._set_madvise_hugepage(True)
+    try:
+        assert cpu_fused._huge_pages_likely()
+        multiarray._set_madvise_hugepage(False)
+        assert not cpu_fused._huge_pages_likely()
+    finally:
+        multiarray._set_madvise_hugepage(old)
+    monkeypatch.setattr(cpu_fused, "_transparent_huge_pages", lambda: "always")
+    assert cpu_fused._huge_pages_likely()
+    monkeypatch.setattr(cpu_fused, "_transparent_huge_pages", lambda: "never")
+    assert not cpu_fused._huge_pages_likely()
+
+
+def test_a_new_large_result_on_the_pool_is_prefaulted(monkeypatch):
+    calls = []
+    monkeypatch.setattr(cpu_fused, "_huge_pages_likely", lambda: True)
+    monkeypatch.setattr(cpu_fused._cpu_vm, "prefault", lambda out: calls.append(out.nbytes))
+    old = cpu_fused.set_num_threads(2)
+    try:
+        x = np.arange(1 << 21, dtype=np.float32)
+        with la.config(device="cpu", mode="lazy"):
+            got = ((la.asarray(x) + 3) * 2).to_numpy()
+            small = ((la.asarray(x[:1000]) + 3) * 2).to_numpy()
+    finally:
+        cpu_fused.set_num_threads(old)
+    np.testing.assert_array_equal(got, (x + 3) * 2)
+    np.testing.assert_array_equal(small, (x[:1000] + 3) * 2)
+    assert calls == [x.nbytes]                 # the 8 MiB result only

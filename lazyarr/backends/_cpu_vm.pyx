@@ -22,6 +22,7 @@ cdef extern from "<sched.h>" nogil:
 cnp.import_array()
 
 cdef extern from "_cpu_vm.h" nogil:
+    int lz_prefault(char *p, cnp.npy_intp nbytes)
     ctypedef void (*lz_cast_t)(const char *s, cnp.npy_intp ss, char *d, cnp.npy_intp n)
     ctypedef int (*lz_loop_t)(void *ctx, char *const *data, const cnp.npy_intp *dims,
                               const cnp.npy_intp *strides, void *aux)
@@ -485,6 +486,13 @@ def data_address(cnp.ndarray v):
     """The address of ``v``'s first element (``v.ctypes.data`` without the ctypes object:
     ~50 ns instead of ~1.3 µs; cpu_fused._write_back_plan asks it per input per write)."""
     return <size_t>cnp.PyArray_DATA(v)
+
+
+def prefault(cnp.ndarray out):
+    """Make a new result's memory resident before a parallel run writes it, if it is not
+    (lz_prefault in _cpu_vm.h: parallel first touches of fresh huge pages are ~3x slower than
+    one thread's). True if it populated the memory."""
+    return bool(lz_prefault(<char *>cnp.PyArray_DATA(out), cnp.PyArray_NBYTES(out)))
 
 
 def scalar_bytes(object scalars):
