@@ -727,12 +727,16 @@ def test_a_reduction_of_an_input_alone_runs_numpys_loop(dtype):
     """min/max/any/all (and argmin/argmax over the last axis) of a contiguous input alone run
     NumPy's loop, which beats the VM's there; with the same values as the VM's (the IEEE zero
     rule of min/max included); anything fused in, a strided input, or argmax over a leading
-    axis stays in the VM."""
+    axis stays in the VM, and so does a float32/float64 min/max that reduces the last axis
+    (the VM's folds on both threads beat NumPy's loop there: _VM_FULL_MINMAX_BYTES)."""
     x = random_array(np.random.default_rng(5), np.dtype(dtype), (37, 300))
     lx = la.asarray(x)
+    vm_minmax = dtype in ("float32", "float64")
     for op in ("min", "max", "any", "all", "argmin", "argmax"):
         for axis in (None, 0, 1):
             routed = op not in ("argmin", "argmax") or axis != 0
+            if op in ("min", "max") and vm_minmax and axis == 1:
+                routed = False
             for arr, expect_routed in ((lx, routed), (lx * 1, False), (lx[:, ::2], False)):
                 with la.config(mode="lazy"):
                     plan = la.explain(lambda: getattr(la, op)(arr, axis=axis))
@@ -742,6 +746,26 @@ def test_a_reduction_of_an_input_alone_runs_numpys_loop(dtype):
                     want = np.asarray(getattr(la, op)(arr, axis=axis))
                 np.testing.assert_array_equal(got, want)
                 assert got.dtype == want.dtype
+
+
+def test_a_large_float_min_max_of_an_input_alone_runs_the_vm():
+    # over everything, NumPy's single-threaded loop wins below _VM_FULL_MINMAX_BYTES and the
+    # VM above; along the leading axis alone NumPy's stays; the same values either way (the
+    # IEEE zero rule: the VM's own, NumPy's through the fix-up)
+    n = cpu_fused._VM_FULL_MINMAX_BYTES // 4
+    x = np.random.default_rng(2).random(n, dtype=np.float32).reshape(-1, 1024)
+    x[3, 5], x[7, 9] = 0.0, -0.0
+    lx = la.asarray(x)
+    for op, axis, routed in (("min", None, False), ("max", None, False), ("min", 0, True),
+                             ("max", 1, False), ("min", (0, 1), False)):
+        plan = la.explain(lambda: getattr(la, op)(lx, axis=axis))
+        assert ("NumPy's loop is faster" in str(plan)) == routed, (op, axis)
+        got = np.asarray(getattr(la, op)(lx, axis=axis))
+        want = getattr(np, op)(x, axis=axis)
+        np.testing.assert_array_equal(got, want)
+    assert np.signbit(np.asarray(la.min(lx))) and not np.signbit(np.asarray(la.max(-lx * 0)))
+    small = la.asarray(x[:8])
+    assert "NumPy's loop is faster" in str(la.explain(lambda: la.min(small)))
 
 
 def test_the_kernels_scalar_operands_are_numpys_bytes():

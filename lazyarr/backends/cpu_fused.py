@@ -1138,11 +1138,19 @@ _NUMPY_ON_AN_INPUT = frozenset({"min", "max", "any", "all", "argmin", "argmax"})
 _SMALL_INPUT = 4096
 
 
+#: ... and float32/float64 min/max: the VM's (AVX-512 or AVX2 folds, both threads) beats
+#: NumPy's single-threaded loop where the last axis is reduced (rows of 16 to 4,096: 1.5-12x)
+#: and over everything from this many bytes (16 MiB: 1.1-1.5x; below, 0.4-0.9x), but not
+#: along a leading axis alone (docs/notes/cpu.rst, "Leaf min/max on the VM")
+_VM_FULL_MINMAX_BYTES = 1 << 24
+
+
 def numpy_reduces_faster(lowered: Lowered) -> bool:
     """Whether ``lowered`` is one of those reductions of a C-contiguous input alone (argmin and
     argmax only over the last axis or all: NumPy's loop over a leading axis is 3-15x slower
-    than the VM's). The reference backend then runs it with NumPy under the same lazy-mode
-    rules (IEEE signed zeros of min/max), so the values are the same as the VM's."""
+    than the VM's; float min/max only along leading axes, or over everything below
+    ``_VM_FULL_MINMAX_BYTES``). The reference backend then runs it with NumPy under the same
+    lazy-mode rules (IEEE signed zeros of min/max), so the values are the same as the VM's."""
     instrs = lowered.program.instrs
     if len(instrs) != 2 or instrs[0].op != "input" or instrs[1].op not in _NUMPY_ON_AN_INPUT:
         return False
@@ -1150,8 +1158,12 @@ def numpy_reduces_faster(lowered: Lowered) -> bool:
     if type(x) is not np.ndarray or x.dtype.kind == "c" or not x.flags.c_contiguous \
             or x.size <= _SMALL_INPUT:
         return False
-    axes = instrs[1].arg[0]
-    return instrs[1].op not in ("argmin", "argmax") or axes is None or x.ndim - 1 in axes
+    op, axes = instrs[1].op, instrs[1].arg[0]
+    if op in ("min", "max") and x.dtype.kind == "f" and x.dtype.itemsize >= 4:
+        if axes is None or len(axes) == x.ndim:
+            return x.nbytes < _VM_FULL_MINMAX_BYTES
+        return x.ndim - 1 not in axes
+    return op not in ("argmin", "argmax") or axes is None or x.ndim - 1 in axes
 
 
 # ----------------------------------------------------------------------------- the backend
