@@ -8,7 +8,8 @@ There:  python3 tools/device/gpu_ab.py [--hot-only] $PWD/.ab/old [$PWD/.ab/mid .
 Each tree runs in its own process, the trees in turn, twice (drift shows), with the same data:
 hot small calls (median wall µs with sync; the chain's also under ``errstate(all="ignore")``,
 its host time without the sync, and its GPU span by CUDA events) and, without ``--hot-only``,
-large kernels (CUDA-event medians). asv numbers of
+large kernels (CUDA-event medians: each call alone, host launch work included, and ``_b2b``
+rows: 20 calls back to back between the events, the kernel time). asv numbers of
 two device calls come from two machines; this compares on one. A tree without built Cython
 extensions for this interpreter is built first (``setup.py build_ext --inplace``).
 """
@@ -27,6 +28,18 @@ def events(fn, reps=30):
         a, b = cp.cuda.Event(), cp.cuda.Event()
         a.record(); fn(); b.record(); b.synchronize()
         ts.append(cp.cuda.get_elapsed_time(a, b))
+    ts.sort(); return round(ts[len(ts)//2] * 1000, 1)
+def b2b(fn, calls=20, reps=7):
+    # kernel time: calls back to back between two events (the host's launch work overlaps the
+    # previous kernel), per call; the median of reps such spans
+    fn(); fn(); cp.cuda.Device().synchronize()
+    ts = []
+    for _ in range(reps):
+        a, b = cp.cuda.Event(), cp.cuda.Event()
+        a.record()
+        for _ in range(calls): fn()
+        b.record(); b.synchronize()
+        ts.append(cp.cuda.get_elapsed_time(a, b) / calls)
     ts.sort(); return round(ts[len(ts)//2] * 1000, 1)
 def hot(fn, reps=300):
     for _ in range(min(30, reps)): fn()
@@ -80,6 +93,11 @@ with la.config(device="cuda"):
     out["chain16_2^26_us"] = events(lambda: elementwise_chain(x26, 16).compute())
     m = la.asarray(g.random((16384, 16384), dtype=cp.float32))
     out["sumsq_axis0_us"] = events(lambda: la.sum(m*m, axis=0).compute())
+    # the same kernels back to back (kernel time without the host's launch work)
+    out["chain_2^28_b2b_us"] = b2b(lambda: la.sum(la.sqrt(abs(x*y+1.5))*la.tanh(x)-y).compute())
+    out["axpy_2^28_b2b_us"] = b2b(lambda: (x*y+1.5).compute())
+    out["chain16_2^26_b2b_us"] = b2b(lambda: elementwise_chain(x26, 16).compute())
+    out["jacobi_16384_b2b_us"] = b2b(lambda: jac(m).compute())
     xc = x._node.data if hasattr(x, "_node") else None
     out["cupy_sum_2^28_us"] = events(lambda: cp.sum(xc))
 print("RESULT", json.dumps(out))
