@@ -128,6 +128,14 @@ def mark_read_only(data: Any) -> Any:
     return data
 
 
+def inherit_read_only(memory: Any, view: Any) -> Any:
+    """``view``, a view of ``memory``, marked read-only where ``memory`` is: NumPy's views
+    inherit the flag, CuPy's have none to inherit. Returns ``view``."""
+    if type(memory) is not np.ndarray and view is not memory and read_only(memory):
+        mark_read_only(view)
+    return view
+
+
 def read_only(data: Any) -> bool:
     """Whether writing ``data`` is refused, as NumPy refuses it: a NumPy array's own flag;
     CuPy's arrays have none, so on the GPU the arrays :func:`mark_read_only` marked (the

@@ -40,6 +40,7 @@ cnp.import_array()
 
 import weakref
 
+from lazyarr._devices import inherit_read_only
 from lazyarr._dtypes import SUPPORTED_DTYPES
 
 cdef extern from "Python.h":
@@ -946,7 +947,7 @@ cdef object _device_view(Node node, object data, tuple view_key, object key):
         hit = views.get(key)
         if hit is not None and (<tuple>hit)[0].shape == (<tuple>hit)[1]:
             return (<tuple>hit)[0]
-    view = data[view_key]
+    view = inherit_read_only(data, data[view_key])     # (CuPy's views have no flag)
     if key is not None:
         if views is None:
             node.views = views = {}

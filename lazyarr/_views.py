@@ -132,12 +132,8 @@ def part(x: Any, fn: Any, pending: Any) -> Any:
 
 
 def view_of_memory(memory: Any, fn: Any) -> Any:
-    """``fn(memory)``, read-only where ``memory`` is: NumPy's views inherit the flag, CuPy's
-    have none to inherit (:func:`lazyarr._devices.mark_read_only`)."""
-    view = fn(memory)
-    if type(memory) is not np.ndarray and view is not memory and _devices.read_only(memory):
-        _devices.mark_read_only(view)
-    return view
+    """``fn(memory)``, read-only where ``memory`` is (:func:`lazyarr._devices.inherit_read_only`)."""
+    return _devices.inherit_read_only(memory, fn(memory))
 
 
 def _of_memory(x: Any, fn: Any) -> Any:

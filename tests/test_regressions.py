@@ -625,6 +625,15 @@ def test_gpu_memory_marked_read_only_stays_so_in_its_views():
     assert _devices.read_only(view)
     other = DeviceMemory((3,), (8,))
     assert not _devices.read_only(_views.view_of_memory(other, lambda d: d[0]))
+    from lazyarr import _node, _value_ops
+
+    grid = DeviceMemory((3, 4), (32, 8))
+    grid.dtype = np.dtype(np.float64)
+    leaf = _node.leaf(_devices.mark_read_only(grid), "cuda")
+    row = _value_ops.device_view(leaf, 1)        # the compiled index's view (x[1] on cuda)
+    assert isinstance(row, DeviceMemory) and _devices.read_only(row)
+    del grid, leaf, row
+    gc.collect()
     marked = len(_devices._read_only_memory)
     del base, view
     gc.collect()

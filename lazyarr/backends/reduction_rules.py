@@ -22,6 +22,7 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
+from numpy.lib.array_utils import normalize_axis_tuple
 
 from . import fp_errors
 
@@ -109,21 +110,22 @@ def _ieee_signed_zeros(xp: ModuleType, op: str, kwargs: dict[str, Any], a: Any, 
         return r
     bits = a.view(np.dtype(a.dtype.str.replace("f", "i")))      # (byte order kept)
     reduce = getattr(xp, op)
+
+    def holds_preferred(ints: Any) -> Any:      # the integer min/max of a zero slot
+        return ints < 0 if op == "min" else ints >= 0
     axis, keepdims = kwargs.get("axis"), kwargs.get("keepdims", False)
-    nd = a.ndim
-    axes = range(nd) if axis is None else [d % nd for d in ((axis,) if isinstance(axis, int) else axis)]
-    kept = [d for d in range(nd) if d not in axes]
+    axes = range(a.ndim) if axis is None else normalize_axis_tuple(axis, a.ndim)
+    kept = [d for d in range(a.ndim) if d not in axes]
     slots = zero.reshape([a.shape[d] for d in kept])            # (keepdims' ones dropped)
     if kept and 4 * int(slots.sum()) <= slots.size:             # the zero slots alone
         where = xp.nonzero(slots)
         chosen = xp.moveaxis(bits, kept, list(range(len(kept))))[where]   # (zeros, *reduced)
         ints = reduce(chosen, axis=tuple(range(1, chosen.ndim))) if chosen.ndim > 1 else chosen
         has = xp.zeros(slots.shape, dtype=bool)
-        has[where] = ints < 0 if op == "min" else ints >= 0
+        has[where] = holds_preferred(ints)
         has = has.reshape(zero.shape)
     else:
-        ints = reduce(bits, axis=axis, keepdims=keepdims)
-        has = ints < 0 if op == "min" else ints >= 0
+        has = holds_preferred(reduce(bits, axis=axis, keepdims=keepdims))
     preferred, other = (-0.0, 0.0) if op == "min" else (0.0, -0.0)
     zeros = xp.where(has, r.dtype.type(preferred), r.dtype.type(other))
     return xp.where(zero, zeros, r).astype(r.dtype, copy=False)
