@@ -18,6 +18,7 @@ import numpy as np
 from .. import _fallback
 from .._array import LazyArray
 from ._creation import asarray
+from ._stable_argsort import stable_argsort
 
 
 def argsort(a: Any, axis: int = -1, kind: str | None = None, order: Any = None, *,
@@ -58,18 +59,29 @@ def _sort(name: str, a: Any, axis: int, kind: str | None, order: Any, stable: bo
                 else:
                     memory.sort(axis=axis, kind=kind, stable=stable)
                 return _fallback.wrapped(memory, name, device=x.device)
-        return _fallback.call(name, getattr(np, name), (x, axis), kwargs)
+        return _fallback.call(name, _numpy_argsort if name == "argsort" else np.sort, (x, axis),
+                              kwargs)
     # descending (the standard's; NumPy has none): a stable ascending sort of the reversed
     # array, reversed back, so equal elements keep their original order as the standard asks
     if x.device != "cuda" and kind is None and not stable:
         kwargs["stable"] = True
     flipped = _fallback.call("flip", np.flip, (x,), {"axis": axis})
-    idx = _fallback.call("argsort", np.argsort, (flipped, axis), kwargs)
+    idx = _fallback.call("argsort", _numpy_argsort, (flipped, axis), kwargs)
     n = x.shape[axis] if x.ndim else 1
     idx = (n - 1) - _fallback.call("flip", np.flip, (idx,), {"axis": axis})
     if name == "argsort":
         return idx
     return _fallback.call("take_along_axis", np.take_along_axis, (x, idx), {"axis": axis})
+
+
+def _numpy_argsort(a: Any, axis: Any = -1, kind: str | None = None, order: Any = None, *,
+                   stable: bool | None = None) -> np.ndarray:
+    """``numpy.argsort`` on the CPU; a stable one (what lazyarr's ``argsort`` gives by default)
+    through :func:`stable_argsort`, NumPy's stable indices from its faster default sort."""
+    if order is None and type(a) is np.ndarray and (
+            stable is True and kind is None or stable is None and kind in ("stable", "mergesort")):
+        return stable_argsort(a, axis)
+    return np.argsort(a, axis, kind=kind, order=order, stable=stable)
 
 
 def cumsum(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> Any:
