@@ -190,10 +190,12 @@ if __name__ == "__main__":
     else:
         args = sys.argv[1:]
         md = None
-        if "--md" in args:
+        if "--device" in args:
             assert args[args.index("--device") + 1] == "cpu", "cpu_compilers.py: cpu only"
+            args = [a for a in args if a not in ("--device", "cpu")]
+        if "--md" in args:
             md = args[args.index("--md") + 1]
-            args = [a for a in args if a not in ("--md", md, "--device", "cpu")]
+            args = [a for a in args if a not in ("--md", md)]
         text = markdown(alternate(int(args[0]) if args else 5))
         if md:
             with open(md, "w") as f:
