@@ -104,3 +104,36 @@ def test_la_argsort_is_stable_by_default_and_with_each_spelling():
     np.testing.assert_array_equal(np.take_along_axis(a, got, -1), np.sort(a))
     with pytest.raises(ValueError):
         la.argsort(x, kind="stable", stable=True)
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(t) for t in FLOATS + INTS + [np.bool_]], ids=str)
+@pytest.mark.parametrize("shape", [(0,), (1,), (50,), (4, 30)])
+def test_unique_with_indices_is_numpys(dtype, shape):
+    """``unique(return_index=True)`` (and ``unique_all``) through the stable argsort: NumPy's
+    values, first indices, inverse and counts, equal_nan both ways."""
+    rng = np.random.default_rng(len(shape) + dtype.itemsize)
+    for values in (_edge_values(dtype, rng, shape), _random_values(dtype, rng, shape)):
+        for equal_nan in (True, False):
+            for inverse in (False, True):
+                for counts in (False, True):
+                    want = np.unique(values, return_index=True, return_inverse=inverse,
+                                     return_counts=counts, equal_nan=equal_nan)
+                    got = la.unique(la.asarray(values), return_index=True, return_inverse=inverse,
+                                    return_counts=counts, equal_nan=equal_nan)
+                    for g, w in zip(got, want, strict=True):
+                        g = np.asarray(g)
+                        assert g.dtype == w.dtype and g.shape == w.shape
+                        np.testing.assert_array_equal(g.view(np.uint8) if g.dtype.kind == "f" else g,
+                                                      w.view(np.uint8) if w.dtype.kind == "f" else w)
+        if len(shape) == 1:
+            want = np.unique(values, return_index=True, axis=0)
+            got = la.unique(la.asarray(values), return_index=True, axis=0)
+            for g, w in zip(got, want, strict=True):
+                np.testing.assert_array_equal(np.asarray(g), w)
+        x = la.asarray(values)
+        want = np.unique(values, return_index=True, return_inverse=True, return_counts=True,
+                         equal_nan=False)
+        got = la.unique_all(x)
+        np.testing.assert_array_equal(np.asarray(got.indices), want[1])
+        np.testing.assert_array_equal(np.asarray(got.inverse_indices), want[2].reshape(shape))
+        np.testing.assert_array_equal(np.asarray(got.counts), want[3])

@@ -32,11 +32,16 @@ _NARROW = {("f", 2), ("f", 4), ("i", 1), ("i", 2), ("i", 4), ("u", 1), ("u", 2),
 _WIDE = {("f", 8), ("i", 8), ("u", 8)}
 
 
+def stable_argsort_is_fast(dtype: np.dtype) -> bool:
+    """Whether :func:`stable_argsort` takes a fast route for ``dtype`` (else NumPy's own)."""
+    key = (dtype.kind, dtype.itemsize)
+    return dtype.byteorder in "=|" and (key in _NARROW or key in _WIDE)
+
+
 def stable_argsort(a: np.ndarray, axis: Any = -1) -> np.ndarray:
     """``np.argsort(a, axis=axis, stable=True)``: the same indices."""
     kind = (a.dtype.kind, a.dtype.itemsize)
-    if a.ndim == 0 or a.size < 2 or a.dtype.byteorder not in "=|" \
-            or kind not in _NARROW and kind not in _WIDE:
+    if a.ndim == 0 or a.size < 2 or not stable_argsort_is_fast(a.dtype):
         return np.argsort(a, axis=axis, stable=True)
     if axis is None:
         a, axis = a.reshape(-1), -1
