@@ -601,6 +601,14 @@ class LazyArray(ArrayBase):  # type: ignore[misc]  # compiled base: the node, th
         """Each element repeated, as ``ndarray.repeat``: :func:`lazyarr.repeat`."""
         return _public("repeat")(self, repeats, axis)  # type: ignore[no-any-return]
 
+    def argsort(self, axis: Any = -1, kind: str | None = None, order: Any = None, *,
+                stable: bool | None = None) -> LazyArray:
+        """The indices that sort the array, as ``ndarray.argsort``: :func:`lazyarr.argsort`,
+        stable unless ``kind``/``stable=False`` say otherwise (NumPy's default leaves the
+        order of ties open; on the CPU the stable indices cost about what NumPy's default
+        sort does)."""
+        return _public("argsort")(self, axis, kind, order, stable=stable)  # type: ignore[no-any-return]
+
     @property
     def T(self) -> LazyArray:
         """The transpose (axes reversed), as ``ndarray.T``: a view."""

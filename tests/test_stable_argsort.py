@@ -137,3 +137,15 @@ def test_unique_with_indices_is_numpys(dtype, shape):
         np.testing.assert_array_equal(np.asarray(got.indices), want[1])
         np.testing.assert_array_equal(np.asarray(got.inverse_indices), want[2].reshape(shape))
         np.testing.assert_array_equal(np.asarray(got.counts), want[3])
+
+
+def test_the_argsort_method_is_la_argsort():
+    rng = np.random.default_rng(11)
+    a = rng.integers(0, 3, (4, 40)).astype(np.float64)
+    a[0, :4] = [0.0, -0.0, 0.0, -0.0]
+    x = la.asarray(a)
+    for axis in (-1, 0, None):
+        np.testing.assert_array_equal(np.asarray(x.argsort(axis)), np.argsort(a, axis=axis, stable=True))
+    np.testing.assert_array_equal(np.asarray(x.argsort(kind="stable")), np.argsort(a, stable=True))
+    got = np.asarray(x.argsort(kind="quicksort"))           # NumPy's own: a valid order
+    np.testing.assert_array_equal(np.take_along_axis(a, got, -1), np.sort(a))
