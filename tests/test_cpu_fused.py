@@ -513,9 +513,43 @@ def test_explain_shows_the_vm_program():
     assert plan.backend == "cpu-fused" and len(plan.kernels) == 1
     src = plan.kernels[0].source
     assert "numpy.multiply loop float32,float32->float32" in src
-    assert "lazyarr sqrt loop float32" in src and "-> out" in src
+    # the abs that only the sqrt reads is the sqrt's own pass (cpu_fused._sqrt_of_abs)
+    assert "lazyarr sqrt(abs) loop float32" in src and "-> out" in src
+    assert "absolute" not in src and src.count("] ") + src.count("]\n") >= 2
     assert plan.bytes_read == 40_000 and plan.bytes_written == 40_000
     assert "cpu-fused" in str(plan)
+    src = la.explain(la.sqrt(x * 2.0 + 1.5)).kernels[0].source
+    assert "lazyarr sqrt loop float32" in src
+
+
+def test_sqrt_of_abs_is_one_pass_with_numpys_bits_and_flags():
+    """sqrt(abs(v)) as one VM instruction where the abs has no other reader: NumPy's bits
+    (signed zeros, NaN payloads, signalling NaNs) and its "invalid" warning; an abs read
+    elsewhere too stays its own instruction."""
+    edges = np.array([-0.0, 0.0, np.nan, -np.nan, np.inf, -np.inf, -1.5, 2.25, 1e-45, -1e-45],
+                     np.float32)
+    snan = np.array([0xFFC00123, 0x7FA00001, 0xFFA00001], np.uint32).view(np.float32)
+    for a in (np.resize(np.concatenate([edges, snan]), 1 << 15),
+              np.resize(edges.astype(np.float64), 1 << 15),
+              np.resize(np.array([0x7FF4000000000001], np.uint64).view(np.float64), 1 << 15)):
+        x = la.asarray(a)
+        assert "sqrt(abs) loop" in la.explain(la.sqrt(abs(x))).kernels[0].source
+        with warnings.catch_warnings(record=True) as got_w:
+            warnings.simplefilter("always")
+            got = np.asarray(la.sqrt(abs(x)))
+        with warnings.catch_warnings(record=True) as want_w:
+            warnings.simplefilter("always")
+            want = np.sqrt(np.abs(a))
+        assert [str(w.message) for w in got_w] == [str(w.message) for w in want_w]
+        assert_bits(got, want)
+        with np.errstate(all="ignore"):
+            both = la.sqrt(abs(x)) + abs(x)        # the abs read twice: two instructions
+            assert "sqrt(abs) loop" not in la.explain(both).kernels[0].source
+            assert_bits(np.asarray(both), np.sqrt(np.abs(a)) + np.abs(a))
+            # in a reduction: the same sum as of the values computed apart (without NaNs, whose
+            # payload in a sum depends on the order the partial sums meet)
+            f = np.where(np.isnan(a), a.dtype.type(3), a)
+            assert_bits(la.sum(la.sqrt(abs(la.asarray(f) * 2))), la.sum(la.asarray(np.sqrt(np.abs(f * 2)))))
 
 
 def test_unsupported_program_falls_back_to_reference(rng):

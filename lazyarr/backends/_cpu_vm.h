@@ -245,6 +245,22 @@ LZ_DEF_SQRT(lz_sqrt_f64, npy_double, sqrt)
 static lz_cast_t lz_get_sqrt(int type) {
     return type == LZ_F32 ? lz_sqrt_f32 : type == LZ_F64 ? lz_sqrt_f64 : NULL;
 }
+/* sqrt(abs(x)) in one pass (an instruction of kind "sqrt_abs", cpu_fused._sqrt_of_abs):
+ * NumPy's absolute clears the sign bit and raises nothing, NaNs included, as fabs does, so
+ * the bits and the flags are those of NumPy's two loops. */
+#define LZ_DEF_SQRT_ABS(NAME, T, F, A)                                                       \
+    LZ_CLONES static void NAME(const char *s, npy_intp ss, char *d, npy_intp n) {            \
+        T *o = (T *)d;                                                                       \
+        if (ss == (npy_intp)sizeof(T))                                                       \
+            for (npy_intp i = 0; i < n; i++) o[i] = F(A(((const T *)s)[i]));                 \
+        else                                                                                 \
+            for (npy_intp i = 0; i < n; i++) o[i] = F(A(*(const T *)(s + i * ss)));          \
+    }
+LZ_DEF_SQRT_ABS(lz_sqrt_abs_f32, npy_float, sqrtf, fabsf)
+LZ_DEF_SQRT_ABS(lz_sqrt_abs_f64, npy_double, sqrt, fabs)
+static lz_cast_t lz_get_sqrt_abs(int type) {
+    return type == LZ_F32 ? lz_sqrt_abs_f32 : type == LZ_F64 ? lz_sqrt_abs_f64 : NULL;
+}
 
 /* ---------------------------------------------------------------- where, copies */
 #define LZ_WHERE(T)                                                                          \

@@ -100,6 +100,7 @@ cdef extern from "_cpu_vm.h" nogil:
     lz_cast_t lz_get_cast(int dst, int src)
     lz_cast_t lz_get_imag(int src)
     lz_cast_t lz_get_sqrt(int type)
+    lz_cast_t lz_get_sqrt_abs(int type)
     int lz_execute(const lz_prog *P, lz_run *R, int nthreads)
     cnp.npy_int64 lz_progress(cnp.npy_int64 *progress)
     cnp.npy_intp LZ_GATHER
@@ -204,11 +205,11 @@ cdef class VMProgram:
             elif kind == "imag":                # the imaginary part of complex type code extra
                 ins.kind = VK_CAST
                 ins.cast = lz_get_imag(extra)
-            elif kind == "sqrt":                # lazyarr's own loop for type code extra
+            elif kind == "sqrt" or kind == "sqrt_abs":   # lazyarr's own loops, type code extra
                 ins.kind = VK_CAST
-                ins.cast = lz_get_sqrt(extra)
+                ins.cast = lz_get_sqrt(extra) if kind == "sqrt" else lz_get_sqrt_abs(extra)
                 if ins.cast == NULL:
-                    raise ValueError(f"sqrt instruction {j}: no loop for type code {extra}")
+                    raise ValueError(f"{kind} instruction {j}: no loop for type code {extra}")
             elif kind == "where":
                 ins.kind = VK_WHERE
             else:
