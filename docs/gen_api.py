@@ -152,7 +152,8 @@ def _ops_page() -> str:
 #: LazyArray members autodoc documents (each needs a docstring).
 ARRAY_MEMBERS = ("shape", "dtype", "ndim", "size", "nbytes", "device", "is_materialized", "compute",
                  "data", "to_numpy", "item", "tolist", "flat", "copy", "T", "mT", "transpose", "reshape",
-                 "swapaxes", "squeeze", "ravel", "repeat", "real", "imag", "conj", "conjugate", "to_device")
+                 "swapaxes", "squeeze", "ravel", "repeat", "argsort", "real", "imag", "conj", "conjugate",
+                 "to_device")
 SHAPE_FUNCTIONS = ("transpose", "permute_dims", "matrix_transpose", "swapaxes", "moveaxis",
                    "expand_dims", "squeeze", "flip", "fliplr", "flipud", "broadcast_to",
                    "broadcast_arrays", "reshape", "ravel")
