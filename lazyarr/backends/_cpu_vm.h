@@ -125,7 +125,7 @@ typedef struct {
 #endif
 
 #define LZ_DEF_CAST(NAME, ST, DT, LD, STO)                                                   \
-    LZ_CAST_CLONES static void NAME(const char *s, npy_intp ss, char *d, npy_intp n) {            \
+    LZ_CAST_CLONES static void NAME(const char *s, npy_intp ss, char *d, npy_intp n) {       \
         DT *o = (DT *)d;                                                                     \
         if (ss == (npy_intp)sizeof(ST)) {                                                    \
             const ST *a = (const ST *)s;                                                     \
@@ -247,17 +247,11 @@ static lz_cast_t lz_get_sqrt(int type) {
 }
 /* sqrt(abs(x)) in one pass (an instruction of kind "sqrt_abs", cpu_fused._sqrt_of_abs):
  * NumPy's absolute clears the sign bit and raises nothing, NaNs included, as fabs does, so
- * the bits and the flags are those of NumPy's two loops. */
-#define LZ_DEF_SQRT_ABS(NAME, T, F, A)                                                       \
-    LZ_CLONES static void NAME(const char *s, npy_intp ss, char *d, npy_intp n) {            \
-        T *o = (T *)d;                                                                       \
-        if (ss == (npy_intp)sizeof(T))                                                       \
-            for (npy_intp i = 0; i < n; i++) o[i] = F(A(((const T *)s)[i]));                 \
-        else                                                                                 \
-            for (npy_intp i = 0; i < n; i++) o[i] = F(A(*(const T *)(s + i * ss)));          \
-    }
-LZ_DEF_SQRT_ABS(lz_sqrt_abs_f32, npy_float, sqrtf, fabsf)
-LZ_DEF_SQRT_ABS(lz_sqrt_abs_f64, npy_double, sqrt, fabs)
+ * the bits and the flags are those of NumPy's two loops. The sqrt loop above, of these: */
+static inline npy_float lz_sqrtf_of_abs(npy_float v) { return sqrtf(fabsf(v)); }
+static inline npy_double lz_sqrt_of_abs(npy_double v) { return sqrt(fabs(v)); }
+LZ_DEF_SQRT(lz_sqrt_abs_f32, npy_float, lz_sqrtf_of_abs)
+LZ_DEF_SQRT(lz_sqrt_abs_f64, npy_double, lz_sqrt_of_abs)
 static lz_cast_t lz_get_sqrt_abs(int type) {
     return type == LZ_F32 ? lz_sqrt_abs_f32 : type == LZ_F64 ? lz_sqrt_abs_f64 : NULL;
 }
