@@ -798,6 +798,14 @@ class _Kernel:
             offs_all.append(offs)
         for u, offs in enumerate(offs_all):
             full += self.loads(f"_{u}", offs)
+        if self.spec.unroll > 1:
+            # pins the tile's loads ahead of its arithmetic: without it, NVVM sinks each
+            # element's loads past the previous element's sqrt.rn/div.rn, whose slow paths are
+            # branches, so a thread had one element's loads in flight instead of the tile's.
+            # activemask(): the threads here now, so none waits on a lane that left the loop.
+            # H100, gpu_ab.py --large-only: the chain's sum 2^28 802 -> 738 us kernel-only,
+            # the maps unchanged (docs/notes/gpu.rst, "2026-12-05e")
+            full.append("cuda.syncwarp(cuda.activemask())")
         for u in range(0, self.spec.unroll, 2) if paired else ():
             full += self.pairs(u)
         # a checked kernel tests the whole tile's results at once, branch-free (``&``), after
