@@ -81,7 +81,10 @@ if ! fork_ok; then
 fi
 say "asv launch method: $launch, preimport: ${LAZYARR_BENCH_PREIMPORT:-0}"
 
-asv machine --yes --machine h200 > "$OUT/asv_machine.log" 2>&1 || say "asv machine failed"
+# the card names the machine (an H100 lent for an H200 call gets its own history)
+ASV_MACHINE=${ASV_MACHINE:-$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | grep -q H100 && echo h100 || echo h200)}
+say "asv machine: $ASV_MACHINE"
+asv machine --yes --machine "$ASV_MACHINE" > "$OUT/asv_machine.log" 2>&1 || say "asv machine failed"
 
 # optional: the peer comparison of the same session, for the docs page (WITH_PEERS=1, ~1-2 min)
 if [ "${WITH_PEERS:-0}" = 1 ] && [ -f tools/peers/gpu_peers.py ]; then
@@ -109,11 +112,11 @@ for g in "${groups[@]}"; do
     if [ "$left" -lt 20 ]; then say "no time left for group $i ($g)"; continue; fi
     say "group $i: $g (up to ${left}s)"
     timeout --signal=INT "$left" asv run --config asv.existing.conf.json --set-commit-hash "$commit" \
-        --machine h200 --launch-method "$launch" -a rounds=1 -b "$g" > "$OUT/asv_group$i.log" 2>&1
+        --machine "$ASV_MACHINE" --launch-method "$launch" -a rounds=1 -b "$g" > "$OUT/asv_group$i.log" 2>&1
     say "group $i: exit $? ; $(grep -c 'failed' "$OUT/asv_group$i.log") lines mention failures"
     grep -E '^\[.*(ok|failed)' "$OUT/asv_group$i.log" | tail -8
     mkdir -p "$OUT/results" && cp -r .asv/results/. "$OUT/results/"
 done
 
-say "done; results in \$OUT/results/h200:"
-ls -la "$OUT/results/h200" 2>/dev/null
+say "done; results in \$OUT/results/$ASV_MACHINE:"
+ls -la "$OUT/results/$ASV_MACHINE" 2>/dev/null

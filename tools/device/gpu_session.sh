@@ -86,13 +86,13 @@ say "built; nvidia-smi: $(nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,te
 collect() {   # after every step: a cut call still brings back what is done
     tar czf "$FINAL_OUT/logs.tgz" -C "$OUT" --exclude=./results . 2>/dev/null
     pack_cache
-    if [ -d "$OUT/results/h200" ]; then
+    for m in h200 h100; do [ -d "$OUT/results/$m" ] || continue
         # only this commit's results (and machine.json): the tool returns at most 8 files, and
         # the older commits' files, copied in for asv's comparison, crowded it out (2026-12-02e #5)
         head=$(git rev-parse HEAD | cut -c1-8)
-        mkdir -p "$FINAL_OUT/h200" && cp "$OUT"/results/h200/"$head"*.json "$FINAL_OUT/h200/" 2>/dev/null
+        mkdir -p "$FINAL_OUT/$m" && cp "$OUT"/results/$m/"$head"*.json "$FINAL_OUT/$m/" 2>/dev/null
         cp "$OUT/results/benchmarks.json" "$FINAL_OUT/" 2>/dev/null
-    fi
+    done
 }
 for step in ${STEPS:-probe gpu-tests peers demo}; do
     say "step $step"
