@@ -142,7 +142,7 @@ class CudaBackend:
     the simulated device (:mod:`.simulate`) overrides them and shares everything else."""
 
     name = "cuda"
-    shuffles = True      # warp shuffles in row reductions (the simulator has none)
+    shuffles = True      # warp primitives: shuffles in row reductions, the loads' syncwarp (the simulator has none)
 
     def __init__(self) -> None:
         self._entries: dict[Any, _Entry] = {}

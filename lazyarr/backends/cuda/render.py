@@ -798,11 +798,12 @@ class _Kernel:
             offs_all.append(offs)
         for u, offs in enumerate(offs_all):
             full += self.loads(f"_{u}", offs)
-        if self.spec.unroll > 1:
+        if self.spec.unroll > 1 and self.shuffles:
             # pins the tile's loads ahead of its arithmetic: without it, NVVM sinks each
             # element's loads past the previous element's sqrt.rn/div.rn, whose slow paths are
             # branches, so a thread had one element's loads in flight instead of the tile's.
             # activemask(): the threads here now, so none waits on a lane that left the loop.
+            # (The simulator has no warp primitives; ``shuffles`` is False there.)
             # H100, gpu_ab.py --large-only: the chain's sum 2^28 802 -> 738 us kernel-only,
             # the maps unchanged (docs/notes/gpu.rst, "2026-12-05e")
             full.append("cuda.syncwarp(cuda.activemask())")
@@ -1189,8 +1190,9 @@ class _Kernel:
 def render(program: Program, spec: Spec, shuffles: bool = True, checked: bool = False) -> Rendered:
     """The kernel module source for ``program`` launched as ``spec``.
 
-    ``shuffles=False`` (the simulator, which has no warp shuffles) reduces the lanes of a
-    row through shared memory instead; everything else is the same source. ``checked``:
+    ``shuffles=False`` (the simulator, which has no warp primitives) reduces the lanes of a
+    row through shared memory instead and leaves out the syncwarp that pins a tile's loads;
+    everything else is the same source. ``checked``:
     the kernel records NumPy's floating-point errors (:mod:`.fp_checks`).
     """
     return _Kernel(program, spec, shuffles, checked).render()
