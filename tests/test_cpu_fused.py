@@ -493,6 +493,33 @@ def test_num_threads_environment():
         cpu_fused.set_num_threads(0)
 
 
+def test_a_thread_count_set_later_reaches_bound_runners():
+    """Repeated calls on computed arrays run bound runners (a leaf's ``la.sum``, la.jit's
+    replays) built at their first call. ``set_num_threads`` after that first call must still
+    reach them: a runner bound at one thread kept running on one (a leaf's row sums at
+    4096x4096 float32: 2.0 ms where two threads take 1.2). Fresh process, so the pool starts
+    with no helper."""
+    code = """if True:
+        import numpy as np, lazyarr as la
+        from lazyarr.backends import cpu_fused, _cpu_vm
+        m = la.asarray(np.arange(1 << 20, dtype=np.float32).reshape(256, 4096))
+        x = la.asarray(np.linspace(0, 1, 1 << 20))
+        step = la.jit(lambda a: a * 2 + 1)
+        first = [np.asarray(la.sum(m, axis=1)), np.asarray(step(x))]
+        assert _cpu_vm.pool_helpers() == 0
+        cpu_fused.set_num_threads(3)
+        again = [np.asarray(la.sum(m, axis=1)), np.asarray(step(x))]
+        assert step.traces == 1
+        for a, b in zip(first, again):
+            assert a.tobytes() == b.tobytes()
+        print(_cpu_vm.pool_helpers())
+    """
+    env = dict(os.environ, LAZYARR_NUM_THREADS="1")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "2"
+
+
 def test_program_cache_hit(rng):
     def expr(x, y):
         return la.sum(la.exp(la.asarray(x)) * la.asarray(y) - 0.25, axis=0)

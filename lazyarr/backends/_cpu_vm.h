@@ -1923,6 +1923,16 @@ static int lz_pool_run(const lz_prog *P, lz_run *R, npy_intp nitems, int nthread
 }
 #endif
 
+/* How many helper threads the pool has started (tests: a thread count set after a runner
+ * was bound reaches its calls). */
+static int lz_pool_started(void) {
+#ifdef LZ_HAVE_POOL
+    return __atomic_load_n(&lz_pool.started, __ATOMIC_RELAXED);
+#else
+    return 0;
+#endif
+}
+
 /* Run all items on up to nthreads threads. Returns 0, -1 (loop error), -2 (no memory) or
  * LZ_INTERRUPTED (a Python signal handler raised: the exception is set). */
 static int lz_execute(const lz_prog *P, lz_run *R, int nthreads) {

@@ -102,6 +102,7 @@ cdef extern from "_cpu_vm.h" nogil:
     lz_cast_t lz_get_sqrt(int type)
     lz_cast_t lz_get_sqrt_abs(int type)
     int lz_execute(const lz_prog *P, lz_run *R, int nthreads)
+    int lz_pool_started()
     cnp.npy_int64 lz_progress(cnp.npy_int64 *progress)
     cnp.npy_intp LZ_GATHER
     int LZ_SCALAR_BYTES
@@ -294,6 +295,20 @@ def wait_progress(cnp.ndarray progress, cnp.npy_int64 want, double seconds):
                 break
             sched_yield()
     return v
+
+
+cdef int _pool_threads = 1
+
+
+def set_pool_threads(int n):
+    """The thread count of the bound runners' parallel calls (cpu_fused.set_num_threads)."""
+    global _pool_threads
+    _pool_threads = n
+
+
+def pool_helpers():
+    """How many helper threads the pool has started (tests)."""
+    return lz_pool_started()
 
 
 cpdef object execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tuple order,
@@ -614,7 +629,8 @@ cdef class BoundReduction:
             arrays[rname] = cnp.PyArray_EMPTY(1, &self.m, num, 0)
         fpe = _no_flags(self.nfpe)
         if execute(self.vm, inputs, self.scalars, self.shape, self.order, self.n_outer,
-                   self.mode, self.nthreads, None, arrays, self.nb, self.nchunk,
+                   self.mode, self.nthreads if self.nthreads > 0 else _pool_threads, None,
+                   arrays, self.nb, self.nchunk,
                    self.chunk_rows, fpe):
             self.report(fpe)
         if self.scalar_float and self.result_type >= 0:
@@ -679,6 +695,7 @@ cdef class BoundElementwise:
             return out
         fpe = _no_flags(self.nfpe)
         if execute(self.vm, inputs, self.scalars, self.shape, self.order, self.outer,
-                   self.mode, self.nthreads, out, None, self.nb, 1, 0, fpe, out_read=False):
+                   self.mode, self.nthreads if self.nthreads > 0 else _pool_threads, out, None,
+                   self.nb, 1, 0, fpe, out_read=False):
             self.report(fpe)
         return out

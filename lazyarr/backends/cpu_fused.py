@@ -100,6 +100,7 @@ def _default_threads() -> int:
 
 
 _num_threads = _default_threads()
+_cpu_vm.set_pool_threads(_num_threads)
 
 
 def set_num_threads(n: int) -> int:
@@ -108,6 +109,7 @@ def set_num_threads(n: int) -> int:
     if not 1 <= int(n) <= MAX_THREADS:
         raise ValueError(f"the number of threads must be between 1 and {MAX_THREADS}, got {n}")
     old, _num_threads = _num_threads, int(n)
+    _cpu_vm.set_pool_threads(_num_threads)     # (bound runners read it at each call)
     return old
 
 
@@ -572,14 +574,17 @@ def _layout(shape: tuple[int, ...], axes: tuple[int, ...] | None,
     return mode, tuple(axes) + kept, len(axes)
 
 
-def _threads_for(size: int) -> int:
-    return 1 if size < SERIAL_BELOW else _num_threads
+def _threads_for(size: int, threads: int | None = None) -> int:
+    return 1 if size < SERIAL_BELOW else _num_threads if threads is None else threads
 
 
-def _elementwise_threads(c: Compiled, size: int) -> int:
-    """Threads for an elementwise run of ``size`` elements: the pool from ``PARALLEL_WORK``
-    (one add of float64 from ~200k elements, a 7-op chain with a tanh from ~30k)."""
-    return 1 if c.serial or size * c.work < PARALLEL_WORK else _num_threads
+def _elementwise_threads(c: Compiled, size: int, threads: int | None = None) -> int:
+    """Threads for an elementwise run of ``size`` elements: the pool (``threads``, default
+    the set count) from ``PARALLEL_WORK`` (one add of float64 from ~200k elements, a 7-op
+    chain with a tanh from ~30k)."""
+    if c.serial or size * c.work < PARALLEL_WORK:
+        return 1
+    return _num_threads if threads is None else threads
 
 
 #: an elementwise run goes row by row when an input is not one run over the space and the rows
@@ -709,6 +714,7 @@ class _Launch(NamedTuple):
     reduction: tuple[Any, ...] | None  # _reduction_plan's answer (None: elementwise)
     outer: int = 0                   # elementwise: the outer dims (_rows_outer)
     order: tuple[int, ...] | None = None  # elementwise: a new result's dims in memory (_k_order)
+    parallel: bool = False           # big enough for the pool: ``threads`` is the count then
 
 
 def _k_order(shape: tuple[int, ...], inputs: list[Any]) -> tuple[int, ...] | None:
@@ -780,7 +786,7 @@ def _launch(c: Compiled, lowered: Lowered, inputs: list[np.ndarray]) -> _Launch:
                                 [a.reshape((1,) * (len(shape) - a.ndim) + a.shape).transpose(order)
                                  for a in inputs])
         return _Launch(c, scalars, shape, lowered.shape, _elementwise_threads(c, size), None,
-                       outer, order)
+                       outer, order, _elementwise_threads(c, size, MAX_THREADS) > 1)
     axes = c.red_arg[0]
     fast = -1
     if axes is not None and inputs:      # the memory-fastest dim of the biggest input decides
@@ -797,7 +803,16 @@ def _launch(c: Compiled, lowered: Lowered, inputs: list[np.ndarray]) -> _Launch:
         if order is not None:
             plan = (plan[0], order, *plan[2:])
     m, rsz = plan[3], plan[4]
-    return _Launch(c, scalars, shape, lowered.shape, 1 if c.serial else _threads_for(m * rsz), plan)
+    parallel = not c.serial and _threads_for(m * rsz, MAX_THREADS) > 1
+    return _Launch(c, scalars, shape, lowered.shape, _num_threads if parallel else 1, plan,
+                   parallel=parallel)
+
+
+def _bound_threads(launch: _Launch) -> int:
+    """The thread count a bound runner passes: -1 (the pool's count at each call, so that
+    :func:`set_num_threads` reaches runners bound before it) for a launch big enough for the
+    pool, else 1."""
+    return -1 if launch.parallel else 1
 
 
 def _execute(launch: _Launch, inputs: list[np.ndarray], out: np.ndarray | None = None,
@@ -1018,7 +1033,7 @@ def _bound_reduction(launch: _Launch, dtypes: list[np.dtype] | None) -> Any:
                     and op in ("sum", "prod", "mean") and parts[0][0] == "d")
     top = reduction_rules.FLOAT_MAX.get(result, math.inf)
     return _cpu_vm.BoundReduction(
-        c.vm, launch.scalars, launch.shape, order, n_outer, mode, launch.threads, nb, nchunk,
+        c.vm, launch.scalars, launch.shape, order, n_outer, mode, _bound_threads(launch), nb, nchunk,
         chunk_rows, nparts, m, tuple(("p" + name, "r" + name, dt) for name, dt in parts),
         len(c.fpe), None if dtypes is None else tuple(dtypes), _prepare,
         functools.partial(_report_fp_errors, c),
@@ -1235,7 +1250,7 @@ class CpuFusedBackend:
                 or launch.order is not None:
             return lambda buffers: _execute(launch, [_prepare(b, dt) for b, dt in zip(buffers, dtypes)])
         return _cpu_vm.BoundElementwise(     # (compiled: a jitted small call's replay)
-            c.vm, launch.scalars, launch.shape, launch.outer, launch.threads, c.result,
+            c.vm, launch.scalars, launch.shape, launch.outer, _bound_threads(launch), c.result,
             launch.out_shape, c.vm.block, len(c.fpe), None if as_given else tuple(dtypes),
             _prepare, functools.partial(_report_fp_errors, c))
 
