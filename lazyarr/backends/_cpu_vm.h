@@ -691,7 +691,10 @@ static int lz_exec_block(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_i
         vptr[P->scalar_val[k]] = R->scalars + LZ_SCALAR_BYTES * k;
         vstr[P->scalar_val[k]] = 0;
     }
-    lz_fpe_note(R, P->ninstr);   /* (what the reduction kernel raised since the last block) */
+    /* (what the reduction kernel raised since the last block; a program without
+     * instructions, a leaf's reduction, leaves its flags to the note after each claim of
+     * items: two status reads per block were ~2 % of a leaf's column sums) */
+    if (P->ninstr) lz_fpe_note(R, P->ninstr);
     /* A program with much arithmetic per input byte (P->prefetch) asks for the next block of
      * each contiguous input while it computes this one, a share after each instruction: its
      * loads then overlap the arithmetic, where the hardware prefetcher waits for the next
@@ -716,7 +719,7 @@ static int lz_exec_block(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_i
      * instruction is noted on the first run). The tests after each instruction were 8 % of
      * the samples of a 40,000-element stencil statement (docs/notes/cpu.rst, "One flag test
      * per block"). */
-    if (!R->fpe) return lz_run_instrs(P, R, S, n, out, pf, pflen, npf, 0);
+    if (!R->fpe || !P->ninstr) return lz_run_instrs(P, R, S, n, out, pf, pflen, npf, 0);
     if (R->out_read) return lz_run_instrs(P, R, S, n, out, pf, pflen, npf, 1);
     if (lz_run_instrs(P, R, S, n, out, pf, pflen, npf, 0) < 0) return -1;
     if (!lz_fpe_raised()) return 0;

@@ -1067,8 +1067,13 @@ def _reduction_plan(shape: tuple[int, ...], axes: tuple[int, ...] | None, block:
         nparts = m * nb
     else:
         # rows in fixed chunks (never depending on the thread count), one partial per
-        # (chunk, slot), combined in chunk order: parallel over chunks, streaming rows
-        nchunk = max(1, min(64, rsz // 16, (1 << 22) // max(m, 1)))
+        # (chunk, slot), combined in chunk order: parallel over chunks, streaming rows.
+        # Each chunk's partials (8 bytes a slot) are written once more and read by the
+        # serial combine: at most 64 chunks, and fewer where a chunk's column would hold
+        # under 1 KiB of input (at least 16 chunks, for the pool). Column sums of 4096²
+        # float32 in 64 chunks spent ~9 % on them (docs/notes/cpu.rst, "Fewer chunks").
+        nchunk = max(1, min(64, rsz // 16, (1 << 22) // max(m, 1),
+                            max(16, rsz * itemsize // 1024)))
         chunk_rows = -(-rsz // nchunk)
         nchunk = -(-rsz // chunk_rows) if rsz else 1
         nb = m if m <= 16384 else 8192
