@@ -464,6 +464,76 @@ def test_reductions_over_rows_of_any_length(length, threads):
                 assert_bits(got, results[name])
 
 
+@pytest.mark.parametrize("shape, axis", [((6, 5, 300), 1), ((40, 33, 1030), 1), ((3, 20, 7, 512), (1, 2)),
+                                         ((9, 300, 257), 0), ((4, 64, 300), (0, 1))])
+@pytest.mark.parametrize("layout", ["C", "reversed", "transposed", "broadcast"])
+def test_middle_axis_reductions_read_in_place(shape, axis, layout, threads):
+    """A reduced middle axis keeps an inner space that no single stride walks; blocks then
+    end at the last inner dim's runs (of 256 elements or more) and each input is read in
+    place at that dim's stride, instead of a gathered copy (lz_run_cut). Every kind, leaves
+    and expressions, reversed and transposed inputs, a broadcast (stride 0) operand: NumPy's
+    values (float sums to rounding), the same bits on 1 to 3 threads."""
+    rng = np.random.default_rng(len(shape) * 7 + shape[-1])
+    base = rng.standard_normal(shape).astype(np.float32)
+    if layout == "reversed":
+        a = base[..., ::-1]
+    elif layout == "transposed":       # the same shape, memory in another order
+        a = np.ascontiguousarray(base.swapaxes(0, -1)).swapaxes(0, -1)
+    else:
+        a = base
+    if layout == "broadcast":          # the last dim at stride 0
+        b = np.broadcast_to(rng.integers(-50, 50, shape[:-1] + (1,)), shape)
+        la_b = la.broadcast_to(la.asarray(b[..., :1]), shape)
+    else:
+        b = rng.integers(-50, 50, shape)
+        la_b = la.asarray(b)
+    la_a = la.asarray(a)
+    cases = [("sum", lambda: la.sum(la_a, axis=axis), np.sum(a.astype(np.float64), axis=axis).astype(np.float32)),
+             ("mean", lambda: la.mean(la_a * 2, axis=axis), np.mean((a * 2).astype(np.float64), axis=axis).astype(np.float32)),
+             ("var", lambda: la.var(la_a + la_b, axis=axis), np.var((a + b).astype(np.float64), axis=axis)),
+             ("max", lambda: la.max(la_a - la_b, axis=axis), np.max(a - b, axis=axis)),
+             ("argmin", lambda: la.argmin(la_a, axis=axis[0] if type(axis) is tuple else axis),
+              np.argmin(a, axis=axis[0] if type(axis) is tuple else axis)),
+             ("isum", lambda: la.sum(la_b * 3, axis=axis), np.sum(b * 3, axis=axis)),
+             ("any", lambda: la.any(la_a > 2.5, axis=axis), np.any(a > 2.5, axis=axis))]
+    results = {}
+    for n in (1, 2, 3):
+        threads(n)
+        for name, build, want in cases:
+            got = np.asarray(build())
+            if n == 1:
+                assert got.shape == want.shape, name
+                if got.dtype.kind == "f":
+                    np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-5, err_msg=name)
+                else:
+                    np.testing.assert_array_equal(got, want, err_msg=name)
+                results[name] = got
+            else:
+                assert_bits(got, results[name])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("op", ["sum", "mean", "var", "max"])
+def test_reused_scratch_never_reaches_a_result(op, dtype):
+    """A reduction's big partial and result arrays go back to a small pool after the call
+    (``_cpu_vm._give_scratch``) and the next call of the same size takes them; a result (or
+    a view of one) the caller holds is never given back, so later calls cannot write into
+    it. The pool stays within its cap."""
+    from lazyarr.backends import _cpu_vm
+
+    rng = np.random.default_rng(3)
+    data = [rng.standard_normal((64, 16, 1024)).astype(dtype) for _ in range(3)]
+    kept = [np.asarray(getattr(la, op)(la.asarray(a), axis=1)) for a in data]
+    kept += [np.asarray(getattr(la, op)(la.asarray(a), axis=0)) for a in data]
+    for got, a in zip(kept, data + data):
+        axis = 1 if got.shape == (64, 1024) else 0
+        np.testing.assert_allclose(got, getattr(np, op)(a.astype(np.float64), axis=axis),
+                                   rtol=2e-5 if dtype == np.float32 else 1e-12,
+                                   atol=1e-5 if dtype == np.float32 else 1e-12)
+    assert len({k.__array_interface__["data"][0] for k in kept}) == len(kept)
+    assert 0 < _cpu_vm.spare_bytes() <= _cpu_vm.SPARE_MAX_BYTES
+
+
 @pytest.mark.parametrize("side", [5, 17, 64, 201])
 def test_written_statements_on_any_thread_count(side, threads):
     """Statements written through the chunked write-back, reading what they write or not:

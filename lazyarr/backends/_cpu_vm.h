@@ -677,9 +677,23 @@ static int lz_exec_block(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_i
             continue;
         }
         char *b = R->base[k] + S->ooff[k];
+        const npy_intp *str = R->Istr + k * R->nI;
         if (ds != LZ_GATHER) {
             vptr[v] = b + start * ds;
             vstr[v] = ds;
+        } else if (str[R->nI - 1] != 0 && start / R->Ishape[R->nI - 1] ==
+                   (start + n - 1) / R->Ishape[R->nI - 1]) {
+            /* a block inside one run of the last inner dim: read in place at that dim's
+             * stride (lz_run_cut cuts MODE_RED_B's blocks so; a stride of 0 is gathered,
+             * so that a uniform value stays one that NumPy's loops see at stride 0 only
+             * where the whole input is) */
+            npy_intp rem = start, off = 0;
+            for (int d = R->nI - 1; d >= 0; d--) {
+                off += (rem % R->Ishape[d]) * str[d];
+                rem /= R->Ishape[d];
+            }
+            vptr[v] = b + off;
+            vstr[v] = str[R->nI - 1];
         } else {
             char *g = S->gbuf + k * rb;
             lz_gather(g, b, P->input_isz[k], R->nI, R->Ishape, R->Istr + k * R->nI, start, n);
@@ -1699,6 +1713,29 @@ static int lz_do_rows(const lz_prog *P, lz_run *R, lz_scratch *S, npy_intp t) {
     return lz_poll(S, (r1 - r0) * L);
 }
 
+/* MODE_RED_B over an inner space that no single stride walks (a middle axis reduced:
+ * (512, 32, 1024) over axis 1 keeps (512, 1024)): blocks end where a run of the last inner
+ * dim does, so that lz_exec_block reads each input in place instead of gathering a copy
+ * (docs/notes/cpu.rst, "Middle axes"). 0: blocks of B (runs shorter than LZ_CUT_MIN, no float
+ * reduction, or nothing to gather). */
+#define LZ_CUT_MIN 256
+static npy_intp lz_run_cut(const lz_prog *P, const lz_run *R) {
+    /* float reductions only: integer and bool ones (sums into uint64, any/all) ran 8-13 %
+     * slower in the shorter blocks than with the gathered copy */
+    if (P->red_type != RT_F32 && P->red_type != RT_F64) return 0;
+    if (R->nI < 2 || R->Ishape[R->nI - 1] < LZ_CUT_MIN) return 0;
+    for (int k = 0; k < P->ninputs; k++)
+        if (P->input_val[k] >= 0 && P->input_isz[k] && R->dstride[k] == LZ_GATHER) return R->Ishape[R->nI - 1];
+    return 0;
+}
+
+/* the elements of the block at j: at most B, to the item's end j1, within a run of cut */
+static inline npy_intp lz_block_len(npy_intp B, npy_intp j, npy_intp j1, npy_intp cut) {
+    npy_intp m = j1 - j < B ? j1 - j : B;
+    if (cut && cut - j % cut < m) m = cut - j % cut;
+    return m;
+}
+
 static int lz_do_item(const lz_prog *P, lz_run *R, lz_scratch *S, npy_intp t) {
     const npy_intp B = P->B;
     const int rv = P->result_val;
@@ -1712,6 +1749,7 @@ static int lz_do_item(const lz_prog *P, lz_run *R, lz_scratch *S, npy_intp t) {
         if (o1 > R->Osz) o1 = R->Osz;
         npy_intp o = o0;
         const int rt = P->red_type;
+        const npy_intp cut = lz_run_cut(P, R);
         if (P->red_kind == RK_VAR) return lz_var_rows(P, R, S, c, j0, n, o0, o1);
         if ((P->red_kind == RK_SUM || P->red_kind == RK_PROD) && (rt == RT_F32 || rt == RT_F64)) {
             /* float sums: LZ_ACC_ROWS rows per pass over the partials (the sum of each slot
@@ -1719,8 +1757,8 @@ static int lz_do_item(const lz_prog *P, lz_run *R, lz_scratch *S, npy_intp t) {
              * float products the same, multiplied in row order (lz_accprod8) */
             const npy_intp isz = rt == RT_F32 ? 4 : 8, rb = LZ_RB(P);
             for (; o + LZ_ACC_ROWS <= o1; o += LZ_ACC_ROWS) {
-                for (npy_intp j = j0; j < j0 + n; j += B) {
-                    npy_intp m = j0 + n - j < B ? j0 + n - j : B;
+                for (npy_intp j = j0, m; j < j0 + n; j += m) {
+                    m = lz_block_len(B, j, j0 + n, cut);
                     char *x[LZ_ACC_ROWS];
                     for (int r = 0; r < LZ_ACC_ROWS; r++) {
                         if (lz_exec_block(P, R, S, o + r, j, m, NULL) < 0) return -1;
@@ -1739,8 +1777,8 @@ static int lz_do_item(const lz_prog *P, lz_run *R, lz_scratch *S, npy_intp t) {
             }
         }
         for (; o < o1; o++) {
-            for (npy_intp j = j0; j < j0 + n; j += B) {
-                npy_intp m = j0 + n - j < B ? j0 + n - j : B;
+            for (npy_intp j = j0, m; j < j0 + n; j += m) {
+                m = lz_block_len(B, j, j0 + n, cut);
                 if (lz_exec_block(P, R, S, o, j, m, NULL) < 0) return -1;
                 lz_red_acc(P, R, c * R->Isz + j, S->vptr[rv], S->vstr[rv], m, o, o0);
                 if (lz_poll(S, m)) return LZ_INTERRUPTED;

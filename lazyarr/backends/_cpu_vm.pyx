@@ -19,6 +19,8 @@ from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 cdef extern from "<sched.h>" nogil:
     int sched_yield()
 
+from cpython.ref cimport Py_REFCNT
+
 cnp.import_array()
 
 cdef extern from "_cpu_vm.h" nogil:
@@ -573,6 +575,44 @@ cdef inline bytearray _no_flags(Py_ssize_t n):
     return fpe
 
 
+# Spare scratch arrays. A reduction's float64 partials are scratch: only the VM reads them,
+# and they never reach the result; its float64 results are too once the finishing step has
+# made the result from them (a float32 sum's, rounded into a new array). Big ones, allocated anew per call, came from fresh pages
+# (the allocator hands memory of a few MiB back to the system when it is freed), and the
+# page faults and clearing were ~15 % of a middle-axis sum of (512, 32, 1024) float32
+# (docs/notes/cpu.rst, "Middle axes"). So a call gives them back here (results only where
+# nothing else holds them) and the next call of the same size takes them, up to SPARE_MAX_BYTES in all; the GIL orders the two (a
+# concurrent call of the same size finds none and allocates its own).
+SPARE_MIN_BYTES = 1 << 18
+SPARE_MAX_BYTES = 1 << 25
+cdef dict _spares = {}
+cdef Py_ssize_t _spare_bytes = 0
+
+
+cdef cnp.ndarray _take_scratch(int num, cnp.npy_intp n):
+    global _spare_bytes
+    cdef list free = _spares.get((num, n))
+    cdef cnp.ndarray a
+    if free:
+        a = free.pop()
+        _spare_bytes -= a.nbytes
+        return a
+    return cnp.PyArray_EMPTY(1, &n, num, 0)
+
+
+cdef void _give_scratch(cnp.ndarray a):
+    global _spare_bytes
+    if a.nbytes < SPARE_MIN_BYTES or _spare_bytes + a.nbytes > SPARE_MAX_BYTES:
+        return
+    _spares.setdefault((a.dtype.num, a.shape[0]), []).append(a)
+    _spare_bytes += a.nbytes
+
+
+def spare_bytes():
+    """The bytes of spare partial arrays held (tests)."""
+    return _spare_bytes
+
+
 cdef class BoundReduction:
     """The runner of one reduction launch, called again on new buffers like its first ones
     (``cpu_fused._bound_reduction``: a repeated small ``la.sum``): the partial arrays, the
@@ -618,20 +658,25 @@ cdef class BoundReduction:
         cdef list inputs = _kernel_inputs(buffers, self.dtypes, self.prepare)
         cdef dict arrays = {}
         cdef object fpe
-        cdef cnp.ndarray one
+        cdef cnp.ndarray one, a
         cdef double v
         for pname, rname, num, name in self.names:
             try:
-                arrays[pname] = cnp.PyArray_EMPTY(1, &self.nparts, num, 0)
+                arrays[pname] = _take_scratch(num, self.nparts)
             except MemoryError as exc:
                 raise MemoryError(f"{exc}: the partial results of the {self.op} over "
                                   f"{self.shape} ({self.nparts:,} x {name})") from exc
-            arrays[rname] = cnp.PyArray_EMPTY(1, &self.m, num, 0)
+            arrays[rname] = _take_scratch(num, self.m)
         fpe = _no_flags(self.nfpe)
-        if execute(self.vm, inputs, self.scalars, self.shape, self.order, self.n_outer,
-                   self.mode, self.nthreads if self.nthreads > 0 else _pool_threads, None,
-                   arrays, self.nb, self.nchunk,
-                   self.chunk_rows, fpe):
+        try:
+            flagged = execute(self.vm, inputs, self.scalars, self.shape, self.order,
+                              self.n_outer, self.mode,
+                              self.nthreads if self.nthreads > 0 else _pool_threads, None,
+                              arrays, self.nb, self.nchunk, self.chunk_rows, fpe)
+        finally:
+            for pname, rname, num, name in self.names:
+                _give_scratch(arrays.pop(pname))
+        if flagged:
             self.report(fpe)
         if self.scalar_float and self.result_type >= 0:
             # _finalize's Python-float branch: NumPy's sums start from +0.0; a mean divides
@@ -646,7 +691,12 @@ cdef class BoundReduction:
                 else:
                     (<double *>cnp.PyArray_DATA(one))[0] = v
                 return one.reshape(self.out_shape) if self.out_shape else one
-        return self.finish(arrays)
+        result = self.finish(arrays)
+        for pname, rname, num, name in self.names:
+            a = arrays.pop(rname)
+            if Py_REFCNT(a) == 1:     # only ``a`` holds it: not the result, no view of it
+                _give_scratch(a)
+        return result
 
 
 cdef class BoundElementwise:

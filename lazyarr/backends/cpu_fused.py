@@ -1072,11 +1072,13 @@ def _reduction_plan(shape: tuple[int, ...], axes: tuple[int, ...] | None, block:
         # serial combine: at most 64 chunks, and fewer where a chunk's column would hold
         # under 1 KiB of input (at least 16 chunks, for the pool). Column sums of 4096²
         # float32 in 64 chunks spent ~9 % on them (docs/notes/cpu.rst, "Fewer chunks").
+        nb = m if m <= 16384 else 8192
         nchunk = max(1, min(64, rsz // 16, (1 << 22) // max(m, 1),
                             max(16, rsz * itemsize // 1024)))
+        if m >= 16 * nb:     # the slots' blocks alone feed the pool: no partials to combine
+            nchunk = 1
         chunk_rows = -(-rsz // nchunk)
         nchunk = -(-rsz // chunk_rows) if rsz else 1
-        nb = m if m <= 16384 else 8192
         nparts = nchunk * m
     return mode, order, n_outer, m, rsz, nb, nchunk, chunk_rows, nparts
 
@@ -1129,9 +1131,10 @@ def _finalize(c: Compiled, op: str, arrays: dict[str, np.ndarray], rsz: int, ddo
             # the other part NaN, and so the variance (the parts' means are in rd and ri)
             m2 = np.where(np.isinf(arrays["rd"]) | np.isinf(arrays["ri"]), np.nan, m2)
         with np.errstate(divide="ignore", invalid="ignore"):  # ddof >= n: NumPy warns once
-            val = m2 / max(rsz - ddof, 0)
+            # (in place: the run's own arrays; a new 4 MiB one per step came from fresh pages)
+            val = np.true_divide(m2, max(rsz - ddof, 0), out=m2)
             if op == "std":
-                val = np.sqrt(val)
+                val = np.sqrt(val, out=val)
     elif "rd" in arrays:
         rd = arrays["rd"]
         if rd.size == 1 and result.kind == "f":
@@ -1143,9 +1146,9 @@ def _finalize(c: Compiled, op: str, arrays: dict[str, np.ndarray], rsz: int, ddo
             if result.itemsize == 8 or not abs(v) > reduction_rules.FLOAT_MAX[result]:
                 one = np.array(v, dtype=result)
                 return one.reshape(shape) if shape else one
-        val = rd + 0.0                         # NumPy's sums start from +0.0
+        val = np.add(rd, 0.0, out=rd)          # NumPy's sums start from +0.0 (in place)
         if op == "mean":
-            val = val / rsz
+            val = np.true_divide(val, rsz, out=val)
     else:
         val = arrays["ru"]
         if compute.kind == "i":
