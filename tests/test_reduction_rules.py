@@ -145,6 +145,28 @@ def test_min_max_of_signed_zeros_follow_ieee_maximum_minimum(dtype, mode):
                             assert np.signbit(got) == (op == "min"), (op, n, pos, fill)
 
 
+@pytest.mark.parametrize("dtype", [F32, F64], ids=str)
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_a_product_keeps_the_sign_of_its_zero(axis, dtype, mode):
+    """A product's sign is the product of its factors' signs, a zero one included, in NumPy
+    and under the rule alike: ``prod([-0.0, 1.0])`` is -0.0, three -0.0 give -0.0, two give
+    +0.0. The float64 partial was given ``+ 0.0`` as a sum's is (NumPy's sums start from
+    +0.0), which made every zero product +0.0 (found by hand, 2026-12-05). Leaves and
+    expressions, one value and 40,000 (the pool's blocks), rows and columns."""
+    for rows, cols in ((3, 4), (200, 200)):
+        a = np.ones((rows, cols), dtype)
+        a[:, 1] = -0.0                   # one zero per row: -0.0 rows
+        a[0, :] = -0.0                   # row 0: cols zeros (an even count: +0.0)
+        a[2, 2] = -1.0
+        for x, expression in itertools.product((a, a[::-1, ::-1]), (False, True)):
+            got, want = _run("prod", x, mode, expression, axis=axis), np.prod(x, axis=axis)
+            assert_same(got, want)
+    for n in (1, 2, 3):
+        x = np.full(n, -0.0, dtype)
+        assert_same(_run("prod", x, mode), np.prod(x))
+        assert_same(_run("prod", x, mode, True), np.prod(x))
+
+
 @pytest.mark.parametrize("axis", [0, 1])
 def test_min_max_of_signed_zeros_along_an_axis(axis, mode):
     """Both reduction layouts (rows accumulated into the slots, and slot-major), with one

@@ -633,7 +633,7 @@ cdef class BoundReduction:
     cdef Py_ssize_t nfpe
     cdef tuple dtypes
     cdef object prepare, report, finish, op
-    cdef bint scalar_float, mean
+    cdef bint scalar_float, mean, product
     cdef double top, rsz
     cdef int result_type       # NPY_FLOAT or NPY_DOUBLE for the fast path, else -1
 
@@ -653,6 +653,7 @@ cdef class BoundReduction:
         num = cnp.dtype(result).num
         self.result_type = num if num in (cnp.NPY_FLOAT, cnp.NPY_DOUBLE) else -1
         self.out_shape, self.op = out_shape, op
+        self.product = op == "prod"
 
     def __call__(self, list buffers):
         cdef list inputs = _kernel_inputs(buffers, self.dtypes, self.prepare)
@@ -681,7 +682,9 @@ cdef class BoundReduction:
         if self.scalar_float and self.result_type >= 0:
             # _finalize's Python-float branch: NumPy's sums start from +0.0; a mean divides
             # once; the float64 value rounds once to the result (an overflow: _finalize warns)
-            v = (<double *>cnp.PyArray_DATA(<cnp.ndarray>arrays["rd"]))[0] + 0.0
+            v = (<double *>cnp.PyArray_DATA(<cnp.ndarray>arrays["rd"]))[0]
+            if not self.product:        # (a product keeps its zero's sign, as NumPy's)
+                v = v + 0.0
             if self.mean:
                 v = v / self.rsz
             if not fabs(v) > self.top:

@@ -1140,13 +1140,15 @@ def _finalize(c: Compiled, op: str, arrays: dict[str, np.ndarray], rsz: int, ddo
         if rd.size == 1 and result.kind == "f":
             # one result (a full reduction), in Python floats: the same IEEE operations as
             # the array path below, without its three NumPy calls (~1 µs of a small call)
-            v = rd.item() + 0.0                # NumPy's sums start from +0.0
+            v = rd.item() + (0.0 if op != "prod" else -0.0)   # NumPy's sums start from +0.0
             if op == "mean":
                 v = v / rsz
             if result.itemsize == 8 or not abs(v) > reduction_rules.FLOAT_MAX[result]:
                 one = np.array(v, dtype=result)
                 return one.reshape(shape) if shape else one
-        val = np.add(rd, 0.0, out=rd)          # NumPy's sums start from +0.0 (in place)
+        # NumPy's sums start from +0.0 (in place); a product keeps its zero's sign (-0.0
+        # of [-0.0, 1.0], as NumPy's)
+        val = np.add(rd, 0.0, out=rd) if op != "prod" else rd
         if op == "mean":
             val = np.true_divide(val, rsz, out=val)
     else:
