@@ -574,10 +574,6 @@ def _layout(shape: tuple[int, ...], axes: tuple[int, ...] | None,
     return mode, tuple(axes) + kept, len(axes)
 
 
-def _threads_for(size: int, threads: int | None = None) -> int:
-    return 1 if size < SERIAL_BELOW else _num_threads if threads is None else threads
-
-
 def _elementwise_threads(c: Compiled, size: int, threads: int | None = None) -> int:
     """Threads for an elementwise run of ``size`` elements: the pool (``threads``, default
     the set count) from ``PARALLEL_WORK`` (one add of float64 from ~200k elements, a 7-op
@@ -785,8 +781,9 @@ def _launch(c: Compiled, lowered: Lowered, inputs: list[np.ndarray]) -> _Launch:
             outer = _rows_outer(tuple(shape[d] for d in order),
                                 [a.reshape((1,) * (len(shape) - a.ndim) + a.shape).transpose(order)
                                  for a in inputs])
-        return _Launch(c, scalars, shape, lowered.shape, _elementwise_threads(c, size), None,
-                       outer, order, _elementwise_threads(c, size, MAX_THREADS) > 1)
+        threads = _elementwise_threads(c, size)
+        return _Launch(c, scalars, shape, lowered.shape, threads, None, outer, order,
+                       threads > 1 or _elementwise_threads(c, size, MAX_THREADS) > 1)
     axes = c.red_arg[0]
     fast = -1
     if axes is not None and inputs:      # the memory-fastest dim of the biggest input decides
@@ -803,9 +800,9 @@ def _launch(c: Compiled, lowered: Lowered, inputs: list[np.ndarray]) -> _Launch:
         if order is not None:
             plan = (plan[0], order, *plan[2:])
     m, rsz = plan[3], plan[4]
-    parallel = not c.serial and _threads_for(m * rsz, MAX_THREADS) > 1
+    parallel = not c.serial and m * rsz >= SERIAL_BELOW
     return _Launch(c, scalars, shape, lowered.shape, _num_threads if parallel else 1, plan,
-                   parallel=parallel)
+                   0, None, parallel)
 
 
 def _bound_threads(launch: _Launch) -> int:
@@ -1110,6 +1107,10 @@ def _partial_arrays(op: str, canon: np.dtype) -> tuple[tuple[str, type], ...]:
     return tuple((n, dt[n]) for n in names)
 
 
+#: results from this many on are finished in place (_finalize)
+_IN_PLACE_FROM = 1 << 15
+
+
 def _finalize(c: Compiled, op: str, arrays: dict[str, np.ndarray], rsz: int, ddof: Any,
               shape: tuple[int, ...]) -> np.ndarray:
     """Partials -> the result dtype. Floats: the float64 result rounded once (the accumulation
@@ -1146,11 +1147,13 @@ def _finalize(c: Compiled, op: str, arrays: dict[str, np.ndarray], rsz: int, ddo
             if result.itemsize == 8 or not abs(v) > reduction_rules.FLOAT_MAX[result]:
                 one = np.array(v, dtype=result)
                 return one.reshape(shape) if shape else one
-        # NumPy's sums start from +0.0 (in place); a product keeps its zero's sign (-0.0
-        # of [-0.0, 1.0], as NumPy's)
-        val = np.add(rd, 0.0, out=rd) if op != "prod" else rd
+        # NumPy's sums start from +0.0; a product keeps its zero's sign (-0.0 of [-0.0, 1.0],
+        # as NumPy's). Big arrays in place (a new one came from fresh pages); small ones by
+        # the operators (``out=`` costs ~0.1 µs of a small call)
+        big = rd.size >= _IN_PLACE_FROM
+        val = rd if op == "prod" else np.add(rd, 0.0, out=rd) if big else rd + 0.0
         if op == "mean":
-            val = np.true_divide(val, rsz, out=val)
+            val = np.true_divide(val, rsz, out=val) if big else val / rsz
     else:
         val = arrays["ru"]
         if compute.kind == "i":
