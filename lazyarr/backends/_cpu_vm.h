@@ -696,7 +696,7 @@ static int lz_exec_block(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_i
             vstr[v] = str[R->nI - 1];
         } else {
             char *g = S->gbuf + k * rb;
-            lz_gather(g, b, P->input_isz[k], R->nI, R->Ishape, R->Istr + k * R->nI, start, n);
+            lz_gather(g, b, P->input_isz[k], R->nI, R->Ishape, str, start, n);
             vptr[v] = g;
             vstr[v] = P->input_isz[k];
         }

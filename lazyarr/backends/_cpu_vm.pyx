@@ -577,12 +577,13 @@ cdef inline bytearray _no_flags(Py_ssize_t n):
 
 # Spare scratch arrays. A reduction's float64 partials are scratch: only the VM reads them,
 # and they never reach the result; its float64 results are too once the finishing step has
-# made the result from them (a float32 sum's, rounded into a new array). Big ones, allocated anew per call, came from fresh pages
-# (the allocator hands memory of a few MiB back to the system when it is freed), and the
-# page faults and clearing were ~15 % of a middle-axis sum of (512, 32, 1024) float32
-# (docs/notes/cpu.rst, "Middle axes"). So a call gives them back here (results only where
-# nothing else holds them) and the next call of the same size takes them, up to SPARE_MAX_BYTES in all; the GIL orders the two (a
-# concurrent call of the same size finds none and allocates its own).
+# made the result from them (a float32 sum's, rounded into a new array). Big ones, allocated
+# anew per call, came from fresh pages (the allocator hands memory of a few MiB back to the
+# system when it is freed), and the page faults and clearing were ~15 % of a middle-axis sum
+# of (512, 32, 1024) float32 (docs/notes/cpu.rst, "Middle axes"). So a call gives them back
+# here (results only where nothing else holds them) and the next call of the same size takes
+# them, up to SPARE_MAX_BYTES in all; the GIL orders the two (a concurrent call of the same
+# size finds none and allocates its own).
 SPARE_MIN_BYTES = 1 << 18
 SPARE_MAX_BYTES = 1 << 25
 cdef dict _spares = {}
@@ -673,18 +674,13 @@ cdef class BoundReduction:
             arrays[rname] = (_take_scratch(num, self.m) if self.scratch
                              else cnp.PyArray_EMPTY(1, &self.m, num, 0))
         fpe = _no_flags(self.nfpe)
-        if not self.scratch:        # (small arrays: none of the pool's steps, ~0.2 µs a call)
+        try:
             flagged = execute(self.vm, inputs, self.scalars, self.shape, self.order,
                               self.n_outer, self.mode,
                               self.nthreads if self.nthreads > 0 else _pool_threads, None,
                               arrays, self.nb, self.nchunk, self.chunk_rows, fpe)
-        else:
-            try:
-                flagged = execute(self.vm, inputs, self.scalars, self.shape, self.order,
-                                  self.n_outer, self.mode,
-                                  self.nthreads if self.nthreads > 0 else _pool_threads, None,
-                                  arrays, self.nb, self.nchunk, self.chunk_rows, fpe)
-            finally:
+        finally:
+            if self.scratch:        # (small arrays skip the pool's steps: ~0.2 µs a call)
                 for pname, rname, num, name in self.names:
                     _give_scratch(arrays.pop(pname))
         if flagged:

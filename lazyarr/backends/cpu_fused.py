@@ -574,13 +574,15 @@ def _layout(shape: tuple[int, ...], axes: tuple[int, ...] | None,
     return mode, tuple(axes) + kept, len(axes)
 
 
-def _elementwise_threads(c: Compiled, size: int, threads: int | None = None) -> int:
-    """Threads for an elementwise run of ``size`` elements: the pool (``threads``, default
-    the set count) from ``PARALLEL_WORK`` (one add of float64 from ~200k elements, a 7-op
-    chain with a tanh from ~30k)."""
-    if c.serial or size * c.work < PARALLEL_WORK:
-        return 1
-    return _num_threads if threads is None else threads
+def _elementwise_parallel(c: Compiled, size: int) -> bool:
+    """Whether an elementwise run of ``size`` elements takes the pool: from ``PARALLEL_WORK``
+    (one add of float64 from ~200k elements, a 7-op chain with a tanh from ~30k)."""
+    return not c.serial and size * c.work >= PARALLEL_WORK
+
+
+def _elementwise_threads(c: Compiled, size: int) -> int:
+    """Threads for an elementwise run of ``size`` elements (:func:`_elementwise_parallel`)."""
+    return _num_threads if _elementwise_parallel(c, size) else 1
 
 
 #: an elementwise run goes row by row when an input is not one run over the space and the rows
@@ -783,7 +785,7 @@ def _launch(c: Compiled, lowered: Lowered, inputs: list[np.ndarray]) -> _Launch:
                                  for a in inputs])
         threads = _elementwise_threads(c, size)
         return _Launch(c, scalars, shape, lowered.shape, threads, None, outer, order,
-                       threads > 1 or _elementwise_threads(c, size, MAX_THREADS) > 1)
+                       threads > 1 or _elementwise_parallel(c, size))
     axes = c.red_arg[0]
     fast = -1
     if axes is not None and inputs:      # the memory-fastest dim of the biggest input decides
@@ -1141,7 +1143,9 @@ def _finalize(c: Compiled, op: str, arrays: dict[str, np.ndarray], rsz: int, ddo
         if rd.size == 1 and result.kind == "f":
             # one result (a full reduction), in Python floats: the same IEEE operations as
             # the array path below, without its three NumPy calls (~1 µs of a small call)
-            v = rd.item() + (0.0 if op != "prod" else -0.0)   # NumPy's sums start from +0.0
+            v = rd.item()
+            if op != "prod":                   # NumPy's sums start from +0.0 (a product
+                v = v + 0.0                    # keeps its zero's sign)
             if op == "mean":
                 v = v / rsz
             if result.itemsize == 8 or not abs(v) > reduction_rules.FLOAT_MAX[result]:
