@@ -19,7 +19,7 @@ from ..._plan import InputInfo, Kernel, Plan
 from ..._program import Instr, Lowered, Program
 from ..._shapes import broadcast_shapes
 from .. import numpy_methods
-from . import flags
+from . import flags, stencil
 from . import render as R
 from .compile import load_kernel
 from ..._counters import CounterMap
@@ -61,7 +61,7 @@ class _Entry:
 
     __slots__ = ("fn", "geo", "grid", "block", "acc", "template", "out_slot", "input_slots", "offset_slots",
                  "scalar_slots", "partials_slot", "counter_slot", "fpe_slot", "sites",
-                 "partials_per_block", "held", "constants")
+                 "partials_per_block", "held", "constants", "members")
 
     def __init__(self, fn: Any, geo: R.Geometry, rendered: R.Rendered, sms: int) -> None:
         self.fn, self.geo = fn, geo
@@ -76,6 +76,8 @@ class _Entry:
         self.sites = rendered.fpe_sites                         # checked: the op sites' names
         self.held: flags.Held | None = None                     # checked: its shared slot
         self.constants: Any = None                              # what the template points into
+        # a stencil kernel: where it assumes its inputs lie (stencil.Stencil.members)
+        self.members = geo.spec.stencil.members if geo.spec.stencil is not None else None
         for slot, param in enumerate(rendered.params):
             role = param.role
             if role is Role.OUTPUT:
@@ -215,8 +217,17 @@ class CudaBackend:
         inputs = lowered.inputs
         layout = tuple([(a.shape, a.strides) for a in inputs])
         checked = flags.checking()              # (a kernel without checks under all="ignore")
-        key = (program, layout, checked)
+        key: Any = (program, layout, checked)
         entry = self._entries.get(key)          # a cached kernel: the hot path checks nothing else
+        if entry is not None and entry.members is not None and not stencil.holds(
+                entry.members, inputs, self.pointer):
+            # a stencil's kernel for other shifts: one entry per arrangement of the inputs
+            key = (key, tuple(self.pointer(inputs[k]) - self.pointer(inputs[b])
+                              for k, b, _ in entry.members))
+            entry = self._entries.get(key)
+            if entry is not None and entry.members is not None and not stencil.holds(
+                    entry.members, inputs, self.pointer):
+                entry = key = None
         if entry is None and _runs_on_host(program):    # with NumPy: reference._host_step says why
             from ..reference import for_device, on_host
             host = Lowered(program, [on_host(a) for a in inputs], lowered.scalars,
@@ -226,15 +237,25 @@ class CudaBackend:
             return self._fallback(lowered)
         if entry is None:
             inputs = [self.usable(a) for a in inputs]
-            geo = R.analyze(program, inputs)
+            geo = R.analyze(program, inputs, addresses=self.addresses(inputs))
             if geo.out_size == 0 or geo.work == 0 and geo.spec.kind == "map":
                 return xp.empty(lowered.shape, root.dtype)
             entry = self._compiled(program, geo, checked)
-            if all(a is b for a, b in zip(inputs, lowered.inputs)):
+            if key is not None and all(a is b for a, b in zip(inputs, lowered.inputs)):
                 self._entries[key] = entry
         out = xp.empty(lowered.shape, root.dtype)
         self._launch(entry, self.arguments(entry, inputs, lowered.scalars, out))
         return out
+
+    @staticmethod
+    def pointer(a: Any) -> int:
+        """The address of ``a``'s first element."""
+        return a.data.ptr
+
+    def addresses(self, inputs: list[Any]) -> list[tuple[int, Any] | None]:
+        """Per input: its first element's address and its allocation (stencil.find), or None
+        for what has no memory (a random draw's counters)."""
+        return [None if type(a) is CounterMap else (a.data.ptr, a.data.mem) for a in inputs]
 
     def _launch(self, entry: _Entry, args: list[Any]) -> None:
         if entry.fpe_slot < 0:
@@ -416,13 +437,21 @@ class CudaBackend:
             notes.append(f"{root.op} is not fused: the chain is materialized by the fused kernel "
                          f"into a temporary, then {then}")
         if fused_lowered is not None:
-            geo = R.analyze(fused_lowered.program, [self.usable(a) for a in fused_lowered.inputs])
+            usable = [self.usable(a) for a in fused_lowered.inputs]
+            geo = R.analyze(fused_lowered.program, usable, addresses=self.addresses(usable))
             rendered = R.render(fused_lowered.program, geo.spec, shuffles=self.shuffles,
                                 checked=flags.checking())
             s = geo.spec
             launch = f"grid=({geo.grid(sms)},), block=({s.block},)"
             kernels.append(Kernel(f"lazyarr_kernel[{s.kind}]", rendered.source, launch))
             notes.append(_KIND_NOTES[s.kind].format(u=s.unroll, tx=s.tx, ty=s.ty))
+            for f in s.stencil.fields if s.stencil is not None else ():
+                chain = fused_lowered.program.instrs
+                notes.append(
+                    f"stencil: {' -> '.join(chain[n].op for n in sorted(stencil.subtree(chain, f.rep)) if chain[n].op not in ('input', 'scalar'))} "
+                    f"is read at {len({(di, dj) for _, di, dj in f.tops})} shifts of one buffer: computed once per "
+                    f"element into shared memory, per tile of {stencil.TILE_ROWS}x{stencil.TILE_COLS} outputs "
+                    "(stencil.py)")
             if rendered.fpe_sites:
                 notes.append(f"checks NumPy's floating-point errors of {', '.join(rendered.fpe_sites)}: "
                              "flags derived from values, one word per op (fp_checks); none under "

@@ -31,7 +31,7 @@ import numpy as np
 from ..._program import Instr, Program
 from ..._registry import TRANSCENDENTAL
 from ..._shapes import broadcast_shapes
-from . import fp_checks, helpers
+from . import fp_checks, helpers, stencil
 from .params import FAST_DIVIDEND_LIMIT, Param, Role
 from .templates import select
 
@@ -116,6 +116,8 @@ class Spec:
     # multiply-high and a shift by the dim's magic numbers (params.fast_divisor), not a
     # division; the layout parameters ``mg{j}``, ``sh{j}`` hold them
     fastdiv: bool = False
+    # map/full over 2-d: a field of shifted views computed once per element (.stencil)
+    stencil: stencil.Stencil | None = None
 
     @property
     def block(self) -> int:
@@ -133,7 +135,9 @@ class Geometry:
     def grid(self, sms: int) -> int:
         s = self.spec
         cap = sms * max(1, s.threads_per_sm // s.block)
-        if s.kind in ("map", "full"):
+        if s.stencil is not None:
+            tiles = -(-self.sizes[1] // stencil.TILE_ROWS) * -(-self.sizes[2] // stencil.TILE_COLS)
+        elif s.kind in ("map", "full"):
             tiles = -(-self.work // (s.block * s.unroll))
         elif s.kind == "rows":
             tiles = -(-self.sizes[0] // s.ty)
@@ -182,10 +186,13 @@ def _classes(sizes: list[int], strides: list[list[int]]) -> tuple[str, ...]:
     return tuple(classes)
 
 
-def analyze(program: Program, inputs: list[Any], out: Any = None) -> Geometry:
+def analyze(program: Program, inputs: list[Any], out: Any = None,
+            addresses: list[tuple[int, Any] | None] | None = None) -> Geometry:
     """Pick the kernel kind and geometry for running ``program`` over ``inputs``; ``out``: a
     map's result memory when it is not a new contiguous array (an element-aligned view with
-    non-negative strides, of the result's shape: ``Backend.run_into``)."""
+    non-negative strides, of the result's shape: ``Backend.run_into``); ``addresses``: per
+    input, its first element's address and its allocation (the backend's ``addresses``),
+    for a stencil's shifts (:mod:`.stencil`)."""
     geo = _analyze(program, inputs, out)
     heavy = any(ins.op in HEAVY_OPS for ins in program.instrs)
     kind = geo.spec.kind
@@ -198,6 +205,15 @@ def analyze(program: Program, inputs: list[Any], out: Any = None) -> Geometry:
     geo.spec = replace(geo.spec, unroll=unroll,
                        threads_per_sm=GRID_THREADS_PER_SM[kind],
                        singles=tuple(k for k, a in enumerate(inputs) if a.size == 1))
+    if addresses is not None and kind in ("map", "full") and geo.spec.nd == 2 \
+            and geo.spec.out_class == "c" and geo.work > 0:
+        instrs = program.instrs
+        chain, value = (instrs, len(instrs) - 1) if kind == "map" else (instrs[:-1], program.root.args[0])
+        found = stencil.find(chain, value, geo.spec.classes, geo.strides[:len(inputs)], inputs,
+                             addresses, HEAVY_OPS)
+        if found is not None:
+            geo.spec = replace(geo.spec, stencil=found, fastdiv=False,
+                               unroll=stencil.TILE_ROWS * stencil.TILE_COLS // BLOCK)
     return geo
 
 
@@ -691,10 +707,10 @@ class _Kernel:
             lines.append(f"sv{pos} = ({name} != 0)" if dt == BOOL else f"sv{pos} = {name}")
         return lines
 
-    def loads(self, u: str, offs: dict[int, str]) -> list[str]:
+    def loads(self, u: str, offs: dict[int, str], only: Collection[int] | None = None) -> list[str]:
         return [f"v{n}{u} = " + (f"_C_uint64({_input_name(ins.arg[0])} + {offs[ins.arg[0]]})"
                                  if ins.op == "counter" else _load(ins.arg[0], ins.dtype, offs[ins.arg[0]]))
-                for n, ins in self.inputs if n < len(self.chain)]
+                for n, ins in self.inputs if n < len(self.chain) and (only is None or n in only)]
 
     def pairs(self, u: int) -> list[str]:
         """The paired draws of elements ``u`` and ``u + 1``: both halves of one Philox block
@@ -708,13 +724,17 @@ class _Kernel:
         return lines
 
     def computes(self, u: str, given: Collection[int] = (),
-                 deferred: list[fp_checks.Check] | None = None) -> list[str]:
-        """The chain's values of element ``u`` (``given``: already computed, as ``v{n}{u}``),
-        each checked op's test after them; with ``deferred``, the tests go there instead."""
+                 deferred: list[fp_checks.Check] | None = None,
+                 only: Collection[int] | None = None) -> list[str]:
+        """The chain's values of element ``u`` (``given``: already computed, as ``v{n}{u}``;
+        ``only``: these values alone), each checked op's test after them; with ``deferred``,
+        the tests go there instead."""
         lines = []
         names: dict[int, str] = {}
         checks: list[fp_checks.Check] = []
         for n, ins in enumerate(self.chain):
+            if only is not None and n not in only:
+                continue
             if ins.op in ("input", "counter") or n in given:
                 names[n] = f"v{n}{u}"
             elif ins.op == "scalar":
@@ -839,6 +859,151 @@ class _Kernel:
             tail += ["    " + ln for ln in lines + self.loads(f"_{u}", offs) + self.computes(f"_{u}")
                      + consume(f"_{u}", f"{var}_{u}")]
         return full, tail
+
+    def tiles(self, consume: Any, indent: str) -> list[str]:
+        """The loop over the iteration space; ``consume(u, idx)`` -> lines using the value."""
+        if self.spec.stencil is not None:
+            return [indent + ln for ln in self._stencil_tiles(consume)]
+        return self.flat_tile(consume, indent)
+
+    def _stencil_tiles(self, consume: Any) -> list[str]:
+        """Grid-stride loop over 2-d tiles of ``TILE_ROWS x TILE_COLS`` outputs (a warp per
+        tile row, ``U`` rows a thread). Per tile, each field (:mod:`.stencil`) is computed
+        once per element of its region into shared memory, then each output reads its
+        shifted values there and computes the rest of the chain.
+
+        A region is the tile grown by the shifts' span: ``TILE_COLS`` columns that thread
+        ``(tx, ty)`` covers at rows ``ty + 8k`` (one address per thread and a step, so a
+        thread keeps two numbers across the loop, not one per element: LLVM hoists whatever
+        is fixed per thread out of the loop, and per-element addresses took 180+ registers),
+        then the few columns past them (the halo), flattened over the block."""
+        s, st = self.spec, self.spec.stencil
+        assert st is not None
+        TH, TW = stencil.TILE_ROWS, stencil.TILE_COLS
+        BR = s.block // TW                         # thread rows: a thread's outputs are BR apart
+        given = st.given
+        mine = stencil.consumer(self.chain, self.value_index, given)
+        out = [f"tx = cuda.threadIdx.x % {TW}",
+               f"ty = cuda.threadIdx.x // {TW}",
+               f"ntc = (d1 + {TW - 1}) // {TW}",
+               f"ntiles = ((d0 + {TH - 1}) // {TH}) * ntc"]
+        per_tile: list[str] = []
+        fill: list[str] = []
+        computes: list[str] = []
+        last: list[str] = []
+        for g, f in enumerate(st.fields):
+            rh, rw = f.region
+            hx = rw - TW
+            full_rows, part = divmod(rh, BR)       # slots k < full_rows: every thread's row
+            halos = -(-rh * hx // s.block)         # halo slots of the block (0 without)
+            s0, s1 = (_stride_name(f.base, j) for j in (0, 1))
+
+            def at(di: Any, dj: Any, s0: str = s0, s1: str = s1) -> str:
+                return f"({di}) * {s0} + ({dj}) * {s1}"
+
+            shifts = sorted({(di, dj) for _, di, dj in f.tops})
+
+            def needed(r: str, c: str) -> str:
+                """Whether the element at base coordinates (r, c) is one that some output reads
+                (in a shift's window; one unsigned compare per bound)."""
+                return "(" + " | ".join(
+                    f"((_C_uint64({r} - {di}) < _C_uint64(d0)) & (_C_uint64({c} - {dj}) < _C_uint64(d1)))"
+                    for di, dj in shifts) + ")"
+            # slots: (base row, base column (tile-variant: nothing of them is hoisted out of the
+            # loop), offset from the tile's address (int32, fixed per thread), shared index)
+            slots = [(f"rb{g} + {BR * k}", f"cb{g}", f"o{g}_{k}", f"sb{g} + _C_uint64({k * BR * rw})")
+                     for k in range(full_rows + (part > 0))]
+            slots += [(f"r0 + hr{g}_{h} + {f.di0}", f"c0 + {TW + f.dj0} + hc{g}_{h}", f"oh{g}_{h}", f"hs{g}_{h}")
+                      for h in range(halos)]
+            out += [f"sf{g} = cuda.shared.array({rh * rw}, _NT_{f.dtype.name})",
+                    # (shared indices unsigned: a signed one is wrapped like Python's, a select
+                    # per index that LLVM hoisted out of the loop, one register each)
+                    f"sb{g} = _C_uint64(ty * {rw} + tx)",
+                    f"safe{g} = {at(*f.tops[0][1:])}"]   # (a needed element: the first top's at output 0)
+            out += [f"o{g}_{k} = _C_int32({at(f'ty + {BR * k + f.di0}', f'tx + {f.dj0}')})"
+                    for k in range(full_rows + (part > 0))]
+            for h in range(halos):
+                q = f"(cuda.threadIdx.x + {h * s.block})"
+                out += [f"hv{g}_{h} = {q} < {rh * hx}",
+                        f"hr{g}_{h} = min({q} // {hx}, {rh - 1})",
+                        f"hc{g}_{h} = {q} % {hx}",
+                        f"oh{g}_{h} = _C_int32({at(f'hr{g}_{h} + {f.di0}', f'{TW} + hc{g}_{h} + {f.dj0}')})",
+                        f"hs{g}_{h} = _C_uint64(hr{g}_{h} * {rw} + {TW} + hc{g}_{h})"]
+            # a tile whose region lies in one shift's window reads only elements the outputs
+            # read (the usual tile); one at the array's border tests each element
+            per_tile += [f"ta{g} = {at('r0', 'c0')}",
+                         f"rb{g} = r0 + ty + {f.di0}",
+                         f"cb{g} = c0 + tx + {f.dj0}",
+                         f"clear{g} = " + " | ".join(
+                             f"((r0 + {f.di0 - di} >= 0) & (r0 + {rh + f.di0 - di} <= d0) & "
+                             f"(c0 + {f.dj0 - dj} >= 0) & (c0 + {rw + f.dj0 - dj} <= d1))" for di, dj in shifts)]
+            sub = stencil.subtree(self.chain, f.rep)
+            clear: list[str] = []
+            border: list[str] = []
+            for j, (r, c, addr, index) in enumerate(slots):
+                loads = [f"v{n}_f{g}_{j} = " + (_load(self.chain[n].arg[0], self.chain[n].dtype, "0")
+                                                if s.classes[self.chain[n].arg[0]] == "b" else
+                                                _load(f.base, self.chain[n].dtype, f"a{g}_{j}"))
+                         for n in sorted(sub) if self.chain[n].op == "input"]
+                work = self.computes(f"_f{g}_{j}", only=sub)
+                store = f"sf{g}[{index}] = v{f.rep}_f{g}_{j}"
+                address = [f"if clear{g}:", f"    a{g}_{j} = ta{g} + {addr}", "else:",
+                           f"    a{g}_{j} = ta{g} + {addr} if {needed(r, c)} else safe{g}"]
+                if full_rows <= j < full_rows + (part > 0):      # the last rows: some warps
+                    last += [f"if ty < {part}:", *("    " + ln for ln in address + loads + work + [store])]
+                    continue
+                clear.append(f"a{g}_{j} = ta{g} + {addr}")
+                border.append(f"a{g}_{j} = ta{g} + {addr} if {needed(r, c)} else safe{g}")
+                fill += loads
+                if j >= full_rows:                                 # a halo slot
+                    computes += work + [f"if hv{g}_{j - full_rows - (part > 0)}:", f"    {store}"]
+                else:
+                    computes += work + [store]
+            per_tile += [f"if clear{g}:", *("    " + ln for ln in clear),
+                         "else:", *("    " + ln for ln in border)]
+        if self.shuffles:
+            fill.append("cuda.syncwarp(cuda.activemask())")   # (the loads ahead: see unrolled)
+
+        def output(i: int) -> tuple[list[str], list[str]]:
+            """Output ``i`` of the thread in the tile: (its loads and shared reads, the rest)."""
+            u = f"_{i}"
+            head = [f"cr{u} = r0 + ty + {BR * i}", f"idx{u} = cr{u} * d1 + cc"]
+            offs = {k: ("0" if cls == "b" else f"idx{u}" if cls == "c" else
+                        f"cr{u} * {_stride_name(k, 0)} + cc * {_stride_name(k, 1)}")
+                    for k, cls in enumerate(s.classes)}
+            head += self.loads(u, offs, mine)
+            for g, f in enumerate(st.fields):
+                rw = f.region[1]
+                head += [f"v{n}{u} = sf{g}[sb{g} + _C_uint64({(BR * i + di - f.di0) * rw + dj - f.dj0})]"
+                         for n, di, dj in f.tops if n in mine]
+            return head, self.computes(u, given, only=mine) + consume(u, f"idx{u}")
+        # (a whole tile: every output's loads first, for loads in flight; its shared reads
+        # beside its arithmetic, where they cost no registers across the others)
+        whole_tile: list[str] = []
+        parts = [output(i) for i in range(s.unroll)]
+        for head, _ in parts:
+            whole_tile += [ln for ln in head if not ln.startswith("v") or "sf" not in ln]
+        for head, rest in parts:
+            whole_tile += [ln for ln in head if ln.startswith("v") and "sf" in ln] + rest
+        edge_tile: list[str] = []
+        for i, (head, rest) in enumerate(parts):
+            edge_tile += [f"if r0 + ty + {BR * i} < d0 and cc < d1:", *("    " + ln for ln in head + rest)]
+        out += ["tile = cuda.blockIdx.x",
+                "while tile < ntiles:",
+                "    tr = tile // ntc",
+                f"    r0 = tr * {TH}",
+                f"    c0 = (tile - tr * ntc) * {TW}",
+                f"    whole = (r0 + {TH} <= d0) & (c0 + {TW} <= d1)",
+                "    cc = c0 + tx",
+                *("    " + ln for ln in per_tile + fill + computes + last),
+                "    cuda.syncthreads()",
+                "    if whole:",
+                *("        " + ln for ln in whole_tile),
+                "    else:",
+                *("        " + ln for ln in edge_tile),
+                "    cuda.syncthreads()",
+                "    tile += cuda.gridDim.x"]
+        return out
 
     def flat_tile(self, consume: Any, indent: str) -> list[str]:
         """Grid-stride loop over the flat index; ``consume(u, idx)`` -> lines using the value.
@@ -1053,7 +1218,7 @@ class _Kernel:
                     f"{c} * {_out_stride_name(j)}"
                     for j, c in enumerate([f"c{j}{u}" for j in range(s.nd)] if s.nd > 1 else [idx]))
                 return [f"out[{at}] = {_store(out_dt, self.value(u))}"]
-            body += self.flat_tile(store, "    ")
+            body += self.tiles(store, "    ")
         elif s.kind == "full":
             body += self._full()
         else:
@@ -1073,7 +1238,7 @@ class _Kernel:
         out += ["    last = cuda.shared.array(1, _NT_int32)",
                 "    t = cuda.threadIdx.x"]
         out += self.acc_init("    ")
-        out += self.flat_tile(self.acc_consume, "    ")
+        out += self.tiles(self.acc_consume, "    ")
         out += self.acc_fold("    ")
         out += [f"    {self.assign(self.part_names('sm[t]'), self.part_names('acc'))}"]
         out += self.block_tree("    ", "t", self.spec.block, "1")

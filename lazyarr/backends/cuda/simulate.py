@@ -17,6 +17,7 @@ import warnings
 from typing import Any
 
 import numpy as np
+from numpy.lib.array_utils import byte_bounds
 from numpy.lib.stride_tricks import as_strided
 
 from ..._counters import CounterMap
@@ -31,13 +32,27 @@ _LAUNCH = threading.Lock()      # the simulator runs one kernel at a time
 
 
 def _pointer(a: np.ndarray) -> np.ndarray:
-    """A 1-D array whose element 0 is ``a``'s element 0, spanning every element of ``a``."""
+    """A 1-D array whose element 0 is ``a``'s element 0, spanning every element of ``a`` and
+    on to the end of its allocation, as a device pointer reaches (a stencil's kernel reads
+    its other views through the lowest one: stencil.py)."""
     if a.dtype == np.bool_:
         a = a.view(np.uint8)
     if a.size == 0:
         return np.zeros(1, a.dtype)
     span = 1 + sum((n - 1) * (s // a.itemsize) for n, s in zip(a.shape, a.strides))
+    root = _allocation(a)
+    first = a.__array_interface__["data"][0]
+    lo, hi = byte_bounds(root)
+    if lo <= first < hi:
+        span = max(span, (hi - first) // a.itemsize)
     return as_strided(a, shape=(span,), strides=(a.itemsize,))
+
+
+def _allocation(a: np.ndarray) -> np.ndarray:
+    """The array that owns ``a``'s memory (the end of its chain of bases)."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
 
 
 class SimulatedCudaBackend(CudaBackend):
@@ -52,6 +67,13 @@ class SimulatedCudaBackend(CudaBackend):
 
     def load(self, rendered: R.Rendered, cc: tuple[int, int]) -> Any:
         return simulator_kernel(rendered)
+
+    @staticmethod
+    def pointer(a: Any) -> int:
+        return a.__array_interface__["data"][0]
+
+    def addresses(self, inputs: list[Any]) -> list[tuple[int, Any] | None]:
+        return [None if type(a) is CounterMap else (self.pointer(a), _allocation(a)) for a in inputs]
 
     def usable(self, a: Any) -> Any:
         """Element 0 first (no negative strides: a 1-D view cannot start before its base), whole

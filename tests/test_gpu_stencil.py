@@ -1,0 +1,152 @@
+"""Stencils of a pending array on cuda: the value read at several shifts is computed once per
+element in shared-memory tiles (lazyarr/backends/cuda/stencil.py). Checked against NumPy on
+shapes with partial tiles, every real dtype the fields take, with and without floating-point
+checks, several arrangements of one program, and the flags."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import lazyarr as la
+
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device")]
+
+
+def jacobi(u):
+    return 0.2 * (u[1:-1, 1:-1] + u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+
+
+@pytest.fixture
+def stencils(monkeypatch):
+    """The stencils of the kernels rendered while the test runs (None: a kernel without)."""
+    from lazyarr.backends.cuda import backend as B
+    from lazyarr.backends.cuda import render as R
+    seen = []
+    render = R.render
+
+    def spy(program, spec, *args, **kwargs):
+        seen.append(spec.stencil)
+        return render(program, spec, *args, **kwargs)
+    monkeypatch.setattr(R, "render", spy)
+    for backend in _backends():
+        monkeypatch.setattr(backend, "_entries", {})
+    return seen
+
+
+def _backends():
+    from lazyarr.backends.cuda import backend as B
+    from lazyarr.backends.cuda.simulate import BACKEND as SIM
+    return (B.BACKEND, SIM)
+
+
+def _quiet(checked):
+    return warnings.catch_warnings() if checked else la.errstate(all="ignore")
+
+
+SHAPES = [(70, 70), (130, 45), (66, 34), (5, 200), (200, 6), (3, 3)]
+
+
+@pytest.mark.parametrize("checked", [True, False], ids=["checked", "unchecked"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16], ids=str)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_jacobi_of_a_pending_array_matches_numpy(shape, dtype, checked, stencils, rng):
+    wn = rng.uniform(0, 4, shape).astype(dtype)
+    ref = jacobi(np.sqrt(wn))
+    with la.config(device="cuda", mode="lazy"), _quiet(checked):
+        w = la.asarray(wn)
+        got = np.asarray(jacobi(la.sqrt(w)).compute())
+        total = float(la.sum(jacobi(la.sqrt(w))))
+    assert got.dtype == ref.dtype
+    np.testing.assert_array_equal(got, ref)                  # the same ops in the same order
+    np.testing.assert_allclose(total, ref.sum(dtype=np.float64), rtol=1e-3 if dtype == np.float16 else 1e-5)
+    assert len(stencils) == 2
+    if min(shape) > 3:                                       # (a 1x1 result collapses to 0-d)
+        assert all(s is not None and len(s.fields) == 1 for s in stencils)
+        assert {(di, dj) for _, di, dj in stencils[0].fields[0].tops} == \
+            {(0, 0), (1, -1), (1, 0), (1, 1), (2, 0)}
+
+
+def test_strided_and_transposed_buffers_and_other_inputs_match_numpy(stencils, rng):
+    big = rng.uniform(0.5, 2, (150, 190))
+    z = rng.standard_normal((48, 61))
+    row = rng.standard_normal(61)
+    cases = {
+        "strided": lambda xp, b, z, row: jacobi(xp.exp(b[::3, 1::3])) * z + row,
+        "transposed": lambda xp, b, z, row: jacobi(xp.log(b.T[:50, :63])) - 2.5,
+        "field and its input": lambda xp, b, z, row: jacobi(xp.sqrt(b[:50, :63])) + b[1:49, 1:62],
+    }
+    with la.config(device="cuda", mode="lazy"):
+        for name, fn in cases.items():
+            got = np.asarray(fn(la, *(la.asarray(a) for a in (big, z, row))).compute())
+            np.testing.assert_array_equal(got, fn(np, big, z, row), err_msg=name)
+    assert len(stencils) == 3 and all(s is not None for s in stencils)
+
+
+def test_each_arrangement_of_one_program_gets_its_own_kernel(stencils, rng):
+    """``u[a] + u[b]`` for two pairs of views: the same program over the same layout, other
+    shifts. A kernel compiled for one pair must not serve the other."""
+    wn = rng.uniform(0, 4, (40, 90)).astype(np.float32)
+    pairs = [((slice(None, -2), slice(1, -1)), (slice(2, None), slice(1, -1))),
+             ((slice(1, -1), slice(None, -2)), (slice(1, -1), slice(2, None))),
+             ((slice(None, -2), slice(None, -2)), (slice(2, None), slice(2, None)))]
+    with la.config(device="cuda", mode="lazy"):
+        w = la.asarray(wn)
+        for _ in range(2):                                  # (again: from the kernel cache)
+            for a, b in pairs:
+                u = la.sqrt(w)
+                np.testing.assert_array_equal(np.asarray((u[a] + u[b]).compute()),
+                                              np.sqrt(wn)[a] + np.sqrt(wn)[b])
+    assert len(stencils) == 3
+    assert len({s.fields[0].tops for s in stencils}) == 3
+
+
+def test_two_fields_and_an_integer_field(stencils, rng):
+    an = rng.uniform(0, 4, (60, 70))
+    bn = rng.uniform(-1, 1, (60, 70))
+    kn = rng.integers(-1000, 1000, (60, 70), dtype=np.int32)
+    with la.config(device="cuda", mode="lazy"):
+        a, b, k = la.asarray(an), la.asarray(bn), la.asarray(kn)
+        got = np.asarray((jacobi(la.sqrt(a)) + jacobi(la.exp(b))).compute())
+        np.testing.assert_array_equal(got, jacobi(np.sqrt(an)) + jacobi(np.exp(bn)))
+        q = k // 7
+        got = np.asarray((q[:-2, 1:-1] + q[2:, 1:-1] - q[1:-1, :-2] * q[1:-1, 2:]).compute())
+        qn = kn // 7
+        np.testing.assert_array_equal(got, qn[:-2, 1:-1] + qn[2:, 1:-1] - qn[1:-1, :-2] * qn[1:-1, 2:])
+    assert len(stencils[0].fields) == 2
+    assert stencils[1].fields[0].dtype == np.int32
+
+
+def test_cheap_fields_and_negative_strides_keep_the_flat_kernel(stencils, rng):
+    wn = rng.uniform(0, 4, (50, 60))
+    with la.config(device="cuda", mode="lazy"):
+        w = la.asarray(wn)
+        np.testing.assert_array_equal(np.asarray(jacobi(w * 2.0).compute()), jacobi(wn * 2.0))
+        np.testing.assert_array_equal(np.asarray(jacobi(la.sqrt(w[::-1])).compute()),
+                                      jacobi(np.sqrt(wn[::-1])))
+    assert stencils == [None, None]
+
+
+def test_floating_point_errors_are_numpys(rng):
+    """An element the views read raises the op's warning once, as NumPy's one call does; an
+    element no view reads (the corner) raises none on cuda (what a view of a pending array
+    computes: docs/views-and-writes.rst)."""
+    wn = rng.uniform(0, 4, (70, 70)).astype(np.float32)
+    wn[40, 20] = -1.0
+    with la.config(device="cuda", mode="lazy"):
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            total = float(la.sum(jacobi(la.sqrt(la.asarray(wn)))))
+        assert np.isnan(total)
+        assert [str(w.message) for w in got] == ["invalid value encountered in sqrt"]
+        with la.errstate(invalid="raise"), pytest.raises(FloatingPointError):
+            jacobi(la.sqrt(la.asarray(wn))).compute()
+        wn[40, 20] = 1.0
+        wn[0, 0] = -1.0
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            got = np.asarray(jacobi(la.sqrt(la.asarray(wn))).compute())
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(got, jacobi(np.sqrt(wn)))

@@ -1,0 +1,76 @@
+"""Issue 14's GPU target in one process: the Jacobi step of a pending array plus its sum,
+``sum(0.2 * (u[1:-1, 1:-1] + u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:]))`` with
+``u = sqrt(w)`` pending, float32, in lazyarr (the stencil kernel: ``sqrt`` once per element in
+shared memory, lazyarr/backends/cuda/stencil.py), in lazyarr with the stencil off (the flat
+kernel: ``sqrt`` once per view, five per element), in ``torch.compile`` (inductor) and CuPy
+eager, with CuPy's ``w.sum()`` (the read of ``w``) beside them; alternated over rounds on the
+same data. CUDA-event medians: one call between the events (host work included), and
+``_b2b``: 20 calls back to back (the kernel time). ``--map``: the step materialized instead of
+summed.
+
+Run there (tools/device/README.md): ``python3 tools/device/stencil_vs_torch.py [--side 16384]``
+"""
+from __future__ import annotations
+
+import argparse
+
+import cupy as cp
+import numpy as np
+
+import lazyarr as la
+from chain_vs_torch import span_us
+from lazyarr.backends.cuda import backend as cuda_backend
+from lazyarr.backends.cuda import stencil
+
+
+def jacobi(u):
+    return 0.2 * (u[1:-1, 1:-1] + u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--side", type=int, default=4096)
+    ap.add_argument("--map", action="store_true", help="materialize the step instead of its sum")
+    args = ap.parse_args()
+    import torch
+    w = cp.random.default_rng(0).uniform(0, 1, (args.side, args.side), dtype=cp.float32)
+    tw = torch.from_dlpack(w)
+    if args.map:
+        f = torch.compile(lambda a: jacobi(torch.sqrt(a)))
+    else:
+        f = torch.compile(lambda a: jacobi(torch.sqrt(a)).sum())
+    with la.config(device="cuda"):
+        lw = la.asarray(w)
+        saved = stencil.MIN_SAVED
+
+        def lazy(on: bool):
+            def run():
+                if (stencil.MIN_SAVED == saved) != on:        # (switched: a new entry)
+                    stencil.MIN_SAVED = saved if on else 1 << 30
+                    cuda_backend.BACKEND._entries.clear()
+                v = jacobi(la.sqrt(lw))
+                return (v if args.map else la.sum(v)).compute()
+            return run
+
+        rows = {"lazyarr (stencil)": lazy(True), "lazyarr (flat, stencil off)": lazy(False),
+                "torch.compile": lambda: f(tw),
+                "cupy eager": lambda: jacobi(cp.sqrt(w)) if args.map else jacobi(cp.sqrt(w)).sum(),
+                "cupy w.sum() (read)": lambda: w.sum()}
+        ref = jacobi(np.sqrt(cp.asnumpy(w).astype(np.float64)))
+        for name in ("lazyarr (stencil)", "lazyarr (flat, stencil off)"):
+            got = cp.asnumpy(cp.asarray(rows[name]()))
+            print(name, "max rel. error", float(np.max(np.abs(got - (ref if args.map else ref.sum())) /
+                                                          np.abs(ref if args.map else ref.sum()))))
+        print(f"{torch.cuda.get_device_name()}, {args.side}² float32, {'map' if args.map else 'sum'}")
+        table = {name: [] for name in rows}
+        for _ in range(args.rounds):
+            for name, fn in rows.items():
+                table[name].append((span_us(fn, 1, 20), span_us(fn, 20, 5)))
+        print("| work | one call, µs (per round) | back to back, µs (per round) |\n|---|---|---|")
+        for name, vals in table.items():
+            print(f"| {name} | {' / '.join(str(v[0]) for v in vals)} | {' / '.join(str(v[1]) for v in vals)} |")
+
+
+if __name__ == "__main__":
+    main()
