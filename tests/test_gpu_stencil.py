@@ -22,7 +22,6 @@ def jacobi(u):
 @pytest.fixture
 def stencils(monkeypatch):
     """The stencils of the kernels rendered while the test runs (None: a kernel without)."""
-    from lazyarr.backends.cuda import backend as B
     from lazyarr.backends.cuda import render as R
     seen = []
     render = R.render
