@@ -725,10 +725,13 @@ class _Kernel:
 
     def computes(self, u: str, given: Collection[int] = (),
                  deferred: list[fp_checks.Check] | None = None,
-                 only: Collection[int] | None = None) -> list[str]:
+                 only: Collection[int] | None = None,
+                 implied: Collection[int] | None = None) -> list[str]:
         """The chain's values of element ``u`` (``given``: already computed, as ``v{n}{u}``;
         ``only``: these values alone), each checked op's test after them; with ``deferred``,
-        the tests go there instead."""
+        the tests go there instead. ``implied``: the tests a later one implies (default: the
+        whole chain's, ``self.implied``)."""
+        implied = self.implied if implied is None else implied
         lines = []
         names: dict[int, str] = {}
         checks: list[fp_checks.Check] = []
@@ -752,7 +755,7 @@ class _Kernel:
                 names[n] = f"v{n}{u}"
                 if n in self.site_of:
                     checks.append(fp_checks.check(ins, self.site_of[n], names[n], ops, dts)
-                                  ._replace(implied=n in self.implied))
+                                  ._replace(implied=n in implied))
         if deferred is not None:
             deferred += checks
         else:
@@ -882,6 +885,7 @@ class _Kernel:
         TH, TW = stencil.TILE_ROWS, stencil.TILE_COLS
         BR = s.block // TW                         # thread rows: a thread's outputs are BR apart
         given = st.given
+        deferred: list[fp_checks.Check] = []    # the fields' checks: tested once, after them
         mine = stencil.consumer(self.chain, self.value_index, given)
         out = [f"tx = cuda.threadIdx.x % {TW}",
                f"ty = cuda.threadIdx.x // {TW}",
@@ -938,6 +942,8 @@ class _Kernel:
                              f"((r0 + {f.di0 - di} >= 0) & (r0 + {rh + f.di0 - di} <= d0) & "
                              f"(c0 + {f.dj0 - dj} >= 0) & (c0 + {rw + f.dj0 - dj} <= d1))" for di, dj in shifts)]
             sub = stencil.subtree(self.chain, f.rep)
+            # (its own implications: the ops after it are not computed here)
+            implied = fp_checks.implied_tests(list(self.chain), [n for n in self.site_of if n in sub])
             clear: list[str] = []
             border: list[str] = []
             for j, (r, c, addr, index) in enumerate(slots):
@@ -945,7 +951,9 @@ class _Kernel:
                                                 if s.classes[self.chain[n].arg[0]] == "b" else
                                                 _load(f.base, self.chain[n].dtype, f"a{g}_{j}"))
                          for n in sorted(sub) if self.chain[n].op == "input"]
-                work = self.computes(f"_f{g}_{j}", only=sub)
+                whole_slot = not full_rows <= j < full_rows + (part > 0)
+                work = self.computes(f"_f{g}_{j}", only=sub, implied=implied,
+                                     deferred=deferred if whole_slot else None)
                 store = f"sf{g}[{index}] = v{f.rep}_f{g}_{j}"
                 address = [f"if clear{g}:", f"    a{g}_{j} = ta{g} + {addr}", "else:",
                            f"    a{g}_{j} = ta{g} + {addr} if {needed(r, c)} else safe{g}"]
@@ -963,10 +971,13 @@ class _Kernel:
                          "else:", *("    " + ln for ln in border)]
         if self.shuffles:
             fill.append("cuda.syncwarp(cuda.activemask())")   # (the loads ahead: see unrolled)
+        computes += fp_checks.merged(deferred)
 
-        def output(i: int) -> tuple[list[str], list[str]]:
-            """Output ``i`` of the thread in the tile: (its loads and shared reads, the rest)."""
-            u = f"_{i}"
+        def output(i: int, u: str = "", deferred: list[fp_checks.Check] | None = None,
+                   use: bool = True) -> tuple[list[str], list[str]]:
+            """Output ``i`` of the thread in the tile: (its loads and shared reads, the rest);
+            ``u``: the names' suffix; ``use``: with the value consumed."""
+            u = u or f"_{i}"
             head = [f"cr{u} = r0 + ty + {BR * i}", f"idx{u} = cr{u} * d1 + cc"]
             offs = {k: ("0" if cls == "b" else f"idx{u}" if cls == "c" else
                         f"cr{u} * {_stride_name(k, 0)} + cc * {_stride_name(k, 1)}")
@@ -976,15 +987,29 @@ class _Kernel:
                 rw = f.region[1]
                 head += [f"v{n}{u} = sf{g}[sb{g} + _C_uint64({(BR * i + di - f.di0) * rw + dj - f.dj0})]"
                          for n, di, dj in f.tops if n in mine]
-            return head, self.computes(u, given, only=mine) + consume(u, f"idx{u}")
+            rest = self.computes(u, given, deferred=deferred, only=mine)
+            return head, rest + (consume(u, f"idx{u}") if use else [])
         # (a whole tile: every output's loads first, for loads in flight; its shared reads
-        # beside its arithmetic, where they cost no registers across the others)
+        # beside its arithmetic, where they cost no registers across the others. A checked
+        # kernel tests the tile's results once, after it; a failed tile (an inf or NaN: rare)
+        # computes its outputs again, each with its own checks, from the same shared values:
+        # so the test keeps only the results alive, as a flat map's (render.unrolled))
         whole_tile: list[str] = []
-        parts = [output(i) for i in range(s.unroll)]
+        checks: list[fp_checks.Check] = []
+        parts = [output(i, deferred=checks) for i in range(s.unroll)]
         for head, _ in parts:
             whole_tile += [ln for ln in head if not ln.startswith("v") or "sf" not in ln]
         for head, rest in parts:
             whole_tile += [ln for ln in head if ln.startswith("v") and "sf" in ln] + rest
+        if checks:
+            again: list[str] = []
+            for i in range(s.unroll):
+                head, rest = output(i, f"_r{i}", use=False)
+                again += head + rest
+            # (the barrier-like call keeps LLVM from reusing the values read before it)
+            whole_tile += [fp_checks.usual_test(checks),
+                           *(["    cuda.syncwarp(cuda.activemask())"] if self.shuffles else []),
+                           *("    " + ln for ln in again)]
         edge_tile: list[str] = []
         for i, (head, rest) in enumerate(parts):
             edge_tile += [f"if r0 + ty + {BR * i} < d0 and cc < d1:", *("    " + ln for ln in head + rest)]
