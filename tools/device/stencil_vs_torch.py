@@ -32,6 +32,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--side", type=int, default=4096)
     ap.add_argument("--map", action="store_true", help="materialize the step instead of its sum")
+    ap.add_argument("--variant", action="append", default=[],
+                    help="a row with the stencil module's settings changed: NAME=V[,NAME=V]")
     args = ap.parse_args()
     import torch
     w = cp.random.default_rng(0).uniform(0, 1, (args.side, args.side), dtype=cp.float32)
@@ -42,12 +44,18 @@ def main() -> None:
         f = torch.compile(lambda a: jacobi(torch.sqrt(a)).sum())
     with la.config(device="cuda"):
         lw = la.asarray(w)
-        saved = stencil.MIN_SAVED
+        default = {name: getattr(stencil, name) for name in ("MIN_SAVED", "TILE_ROWS")}
+        current = dict(default)
 
-        def lazy(on: bool):
+        def lazy(**change):
+            """lazyarr with the stencil module's settings changed (a new kernel entry)."""
+            want = {**default, **change}
+
             def run():
-                if (stencil.MIN_SAVED == saved) != on:        # (switched: a new entry)
-                    stencil.MIN_SAVED = saved if on else 1 << 30
+                if want != current:
+                    for name, value in want.items():
+                        setattr(stencil, name, value)
+                    current.update(want)
                     cuda_backend.BACKEND._entries.clear()
                 v = jacobi(la.sqrt(lw))
                 return (v if args.map else la.sum(v)).compute()
@@ -55,13 +63,17 @@ def main() -> None:
 
         def unchecked():
             with la.errstate(all="ignore"):
-                return lazy(True)()
+                return lazy()()
 
-        rows = {"lazyarr (stencil)": lazy(True), "lazyarr (stencil, errstate ignore)": unchecked,
-                "lazyarr (flat, stencil off)": lazy(False),
+        rows = {"lazyarr (stencil)": lazy(), "lazyarr (stencil, errstate ignore)": unchecked,
+                "lazyarr (flat, stencil off)": lazy(MIN_SAVED=1 << 30)}
+        for v in args.variant:          # e.g. TILE_ROWS=32
+            change = {k: int(x) for k, x in (kv.split("=") for kv in v.split(","))}
+            rows[f"lazyarr (stencil, {v})"] = lazy(**change)
+        rows.update({
                 "torch.compile": lambda: f(tw),
                 "cupy eager": lambda: jacobi(cp.sqrt(w)) if args.map else jacobi(cp.sqrt(w)).sum(),
-                "cupy w.sum() (read)": lambda: w.sum()}
+                "cupy w.sum() (read)": lambda: w.sum()})
         ref = jacobi(np.sqrt(cp.asnumpy(w).astype(np.float64)))
         for name in ("lazyarr (stencil)", "lazyarr (flat, stencil off)"):
             got = cp.asnumpy(cp.asarray(rows[name]()))
