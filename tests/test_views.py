@@ -215,8 +215,8 @@ def test_strided_coordinates_on_cuda(what, call, shape, coords, threads_per_sm, 
 
     analyze = R.analyze
 
-    def analyze_as_asked(program, inputs):
-        geo = analyze(program, inputs)
+    def analyze_as_asked(program, inputs, **kwargs):
+        geo = analyze(program, inputs, **kwargs)
         grid = dict(R.GRID_THREADS_PER_SM, map=threads_per_sm, full=threads_per_sm) \
             if threads_per_sm else R.GRID_THREADS_PER_SM
         geo.spec = replace(geo.spec, carry=coords == "carried", threads_per_sm=grid[geo.spec.kind],

@@ -887,10 +887,17 @@ class _Kernel:
         given = st.given
         deferred: list[fp_checks.Check] = []    # the fields' checks: tested once, after them
         mine = stencil.consumer(self.chain, self.value_index, given)
+        # (tiles in row-major order, a block's next one gridDim.x later: its tile row and
+        # column carried forward, not divided out per tile, an int64 division being a
+        # subroutine call)
         out = [f"tx = cuda.threadIdx.x % {TW}",
                f"ty = cuda.threadIdx.x // {TW}",
                f"ntc = (d1 + {TW - 1}) // {TW}",
-               f"ntiles = ((d0 + {TH - 1}) // {TH}) * ntc"]
+               f"ntr = (d0 + {TH - 1}) // {TH}",
+               "gq = cuda.gridDim.x // ntc",
+               "gr = cuda.gridDim.x - gq * ntc",
+               "tr = cuda.blockIdx.x // ntc",
+               "tc = cuda.blockIdx.x - tr * ntc"]
         per_tile: list[str] = []
         fill: list[str] = []
         computes: list[str] = []
@@ -935,12 +942,14 @@ class _Kernel:
                         f"hs{g}_{h} = _C_uint64(hr{g}_{h} * {rw} + {TW} + hc{g}_{h})"]
             # a tile whose region lies in one shift's window reads only elements the outputs
             # read (the usual tile); one at the array's border tests each element
+            # (the test: the region lies in every shift's window, four compares; a tile near
+            # the array's border takes the per-element path)
+            di1, dj1 = max(di for di, _ in shifts), max(dj for _, dj in shifts)
             per_tile += [f"ta{g} = {at('r0', 'c0')}",
                          f"rb{g} = r0 + ty + {f.di0}",
                          f"cb{g} = c0 + tx + {f.dj0}",
-                         f"clear{g} = " + " | ".join(
-                             f"((r0 + {f.di0 - di} >= 0) & (r0 + {rh + f.di0 - di} <= d0) & "
-                             f"(c0 + {f.dj0 - dj} >= 0) & (c0 + {rw + f.dj0 - dj} <= d1))" for di, dj in shifts)]
+                         f"clear{g} = (r0 >= {di1 - f.di0}) & (r0 + {rh} <= d0) & "
+                         f"(c0 >= {dj1 - f.dj0}) & (c0 + {rw} <= d1)"]
             sub = stencil.subtree(self.chain, f.rep)
             # (its own implications: the ops after it are not computed here)
             implied = fp_checks.implied_tests(list(self.chain), [n for n in self.site_of if n in sub])
@@ -973,27 +982,33 @@ class _Kernel:
             fill.append("cuda.syncwarp(cuda.activemask())")   # (the loads ahead: see unrolled)
         computes += fp_checks.merged(deferred)
 
-        def output(i: int, u: str = "", deferred: list[fp_checks.Check] | None = None,
-                   use: bool = True) -> tuple[list[str], list[str]]:
-            """Output ``i`` of the thread in the tile: (its loads and shared reads, the rest);
-            ``u``: the names' suffix; ``use``: with the value consumed."""
+        def output(i: int | str, u: str = "", deferred: list[fp_checks.Check] | None = None,
+                   use: Any = consume) -> tuple[list[str], list[str]]:
+            """Output ``i`` of the thread in the tile (a number, or a loop variable's name):
+            (its loads and shared reads, the rest); ``u``: the names' suffix; ``use``: what
+            consumes the value (None: nothing)."""
             u = u or f"_{i}"
-            head = [f"cr{u} = r0 + ty + {BR * i}", f"idx{u} = cr{u} * d1 + cc"]
+
+            def step(k: int) -> str:                       # ``k * i``, folded for a number
+                return str(k * i) if isinstance(i, int) else f"{k} * {i}"
+            head = [f"cr{u} = r0 + ty + {step(BR)}", f"idx{u} = cr{u} * d1 + cc"]
             offs = {k: ("0" if cls == "b" else f"idx{u}" if cls == "c" else
                         f"cr{u} * {_stride_name(k, 0)} + cc * {_stride_name(k, 1)}")
                     for k, cls in enumerate(s.classes)}
             head += self.loads(u, offs, mine)
             for g, f in enumerate(st.fields):
                 rw = f.region[1]
-                head += [f"v{n}{u} = sf{g}[sb{g} + _C_uint64({(BR * i + di - f.di0) * rw + dj - f.dj0})]"
+                head += [f"v{n}{u} = sf{g}[sb{g} + _C_uint64({step(BR * rw)} + {(di - f.di0) * rw + dj - f.dj0})]"
                          for n, di, dj in f.tops if n in mine]
             rest = self.computes(u, given, deferred=deferred, only=mine)
-            return head, rest + (consume(u, f"idx{u}") if use else [])
-        # (a whole tile: every output's loads first, for loads in flight; its shared reads
+            return head, rest + (use(u, f"idx{u}") if use is not None else [])
+        # A whole tile: every output's loads first, for loads in flight; its shared reads
         # beside its arithmetic, where they cost no registers across the others. A checked
         # kernel tests the tile's results once, after it; a failed tile (an inf or NaN: rare)
         # computes its outputs again, each with its own checks, from the same shared values:
-        # so the test keeps only the results alive, as a flat map's (render.unrolled))
+        # so the test keeps only the results alive, as a flat map's (render.unrolled). The
+        # rare paths (that one, a tile at the array's edge) are loops: one copy of the chain
+        # each, not U (the kernel's source, and its compile, stay smaller).
         whole_tile: list[str] = []
         checks: list[fp_checks.Check] = []
         parts = [output(i, deferred=checks) for i in range(s.unroll)]
@@ -1002,22 +1017,18 @@ class _Kernel:
         for head, rest in parts:
             whole_tile += [ln for ln in head if ln.startswith("v") and "sf" in ln] + rest
         if checks:
-            again: list[str] = []
-            for i in range(s.unroll):
-                head, rest = output(i, f"_r{i}", use=False)
-                again += head + rest
+            head, rest = output("ir", "_r", use=None)
             # (the barrier-like call keeps LLVM from reusing the values read before it)
             whole_tile += [fp_checks.usual_test(checks),
                            *(["    cuda.syncwarp(cuda.activemask())"] if self.shuffles else []),
-                           *("    " + ln for ln in again)]
-        edge_tile: list[str] = []
-        for i, (head, rest) in enumerate(parts):
-            edge_tile += [f"if r0 + ty + {BR * i} < d0 and cc < d1:", *("    " + ln for ln in head + rest)]
-        out += ["tile = cuda.blockIdx.x",
-                "while tile < ntiles:",
-                "    tr = tile // ntc",
+                           f"    for ir in range({s.unroll}):", *("        " + ln for ln in head + rest)]
+        into_first = (lambda u, idx: self.acc_consume(u, idx, acc="_0")) if self.reduction else consume
+        head, rest = output("ie", "_e", use=into_first)
+        edge_tile = [f"for ie in range({s.unroll}):",
+                     f"    if r0 + ty + {BR} * ie < d0 and cc < d1:", *("        " + ln for ln in head + rest)]
+        out += ["while tr < ntr:",
                 f"    r0 = tr * {TH}",
-                f"    c0 = (tile - tr * ntc) * {TW}",
+                f"    c0 = tc * {TW}",
                 f"    whole = (r0 + {TH} <= d0) & (c0 + {TW} <= d1)",
                 "    cc = c0 + tx",
                 *("    " + ln for ln in per_tile + fill + computes + last),
@@ -1027,7 +1038,11 @@ class _Kernel:
                 "    else:",
                 *("        " + ln for ln in edge_tile),
                 "    cuda.syncthreads()",
-                "    tile += cuda.gridDim.x"]
+                "    tc += gr",
+                "    tr += gq",
+                "    if tc >= ntc:",
+                "        tc -= ntc",
+                "        tr += 1"]
         return out
 
     def flat_tile(self, consume: Any, indent: str) -> list[str]:
@@ -1177,12 +1192,14 @@ class _Kernel:
         return seen + [f"{indent}{self.assign(self.part_names(f'acc_{u}'), red.identity_parts())}"
                        for u in range(self.spec.unroll)]
 
-    def acc_consume(self, u: str, idx: str) -> list[str]:
+    def acc_consume(self, u: str, idx: str, acc: str | None = None) -> list[str]:
+        """Element ``u``'s value into accumulator ``acc{acc}`` (default: its own, ``acc{u}``)."""
         red = self.reduction
         assert red is not None
+        acc = f"acc{u if acc is None else acc}"
         # the operand named once (combine may name it several times: min/max)
         prepare = self.assign(self.part_names(f"w{u}"), red.prepare_parts(self.value(u), idx))
-        lines = [prepare, self.combine_into(f"acc{u}", f"acc{u}", f"w{u}")]
+        lines = [prepare, self.combine_into(acc, acc, f"w{u}")]
         if self.checks_reduction:
             # (no test per element: what the thread's inputs held, branch-free; its
             # accumulator tested once, after the fold: fp_checks.thread_check)
