@@ -255,7 +255,8 @@ class CudaBackend:
     def addresses(self, inputs: list[Any]) -> list[tuple[int, Any] | None]:
         """Per input: its first element's address and its allocation (stencil.find), or None
         for what has no memory (a random draw's counters)."""
-        return [None if type(a) is CounterMap else (a.data.ptr, a.data.mem) for a in inputs]
+        return [None if type(a) is CounterMap else (a.data.ptr, a.data.mem) if hasattr(a.data, "ptr")
+                else stencil.host_address(a) for a in inputs]
 
     def _launch(self, entry: _Entry, args: list[Any]) -> None:
         if entry.fpe_slot < 0:

@@ -25,6 +25,7 @@ from . import flags
 from . import render as R
 from .backend import CudaBackend, _Entry
 from .compile import simulator_kernel
+from .stencil import host_address
 
 SIMULATED_SMS = 2
 SIMULATED_CC = (9, 0)
@@ -40,19 +41,12 @@ def _pointer(a: np.ndarray) -> np.ndarray:
     if a.size == 0:
         return np.zeros(1, a.dtype)
     span = 1 + sum((n - 1) * (s // a.itemsize) for n, s in zip(a.shape, a.strides))
-    root = _allocation(a)
-    first = a.__array_interface__["data"][0]
+    first, root = host_address(a)
     lo, hi = byte_bounds(root)
     if lo <= first < hi:
         span = max(span, (hi - first) // a.itemsize)
     return as_strided(a, shape=(span,), strides=(a.itemsize,))
 
-
-def _allocation(a: np.ndarray) -> np.ndarray:
-    """The array that owns ``a``'s memory (the end of its chain of bases)."""
-    while isinstance(a.base, np.ndarray):
-        a = a.base
-    return a
 
 
 class SimulatedCudaBackend(CudaBackend):
@@ -73,7 +67,7 @@ class SimulatedCudaBackend(CudaBackend):
         return a.__array_interface__["data"][0]
 
     def addresses(self, inputs: list[Any]) -> list[tuple[int, Any] | None]:
-        return [None if type(a) is CounterMap else (self.pointer(a), _allocation(a)) for a in inputs]
+        return [None if type(a) is CounterMap else host_address(a) for a in inputs]
 
     def usable(self, a: Any) -> Any:
         """Element 0 first (no negative strides: a 1-D view cannot start before its base), whole

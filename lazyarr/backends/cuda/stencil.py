@@ -177,6 +177,15 @@ def holds(members: Sequence[tuple[int, int, int]], inputs: Sequence[Any], pointe
     return all(pointer(inputs[k]) - pointer(inputs[b]) == d for k, b, d in members)
 
 
+def host_address(a: np.ndarray) -> tuple[int, np.ndarray]:
+    """A host array's first element's address and the array that owns its memory (the end
+    of its chain of bases): the simulator's buffers, and ``explain`` without a GPU."""
+    owner = a
+    while isinstance(owner.base, np.ndarray):
+        owner = owner.base
+    return a.__array_interface__["data"][0], owner
+
+
 def _compute_dtype(dt: np.dtype) -> np.dtype:
     return np.dtype(np.float32) if dt == np.float16 else dt
 
