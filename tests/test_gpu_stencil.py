@@ -174,3 +174,35 @@ def test_a_small_grid_walks_every_tile(shape, stencils, monkeypatch, rng):
         np.testing.assert_allclose(float(la.sum(jacobi(la.sqrt(w)))),
                                    jacobi(np.sqrt(wn)).sum(dtype=np.float64), rtol=1e-5)
     assert len(stencils) == 2 and all(s is not None for s in stencils)
+
+
+def test_find_takes_only_families_whose_offsets_fit_and_shifts_are_unique():
+    """stencil.find on a lowered Jacobi program with made-up layouts: the five views of a
+    row stride that keeps a tile's offsets within int32 form one field; a row stride past
+    that, or one too short to tell rows from columns apart, forms none."""
+    from lazyarr._program import Instr
+    from lazyarr.backends.cuda import render as R
+    from lazyarr.backends.cuda import stencil
+
+    f4 = np.dtype(np.float32)
+    chain = [Instr("scalar", f4, (), 0)]
+    adds = None
+    for k in range(5):
+        chain += [Instr("input", f4, (), (k, 2)), Instr("sqrt", f4, (len(chain),), None)]
+        if k:
+            chain.append(Instr("add", f4, (adds if adds is not None else len(chain) - 3, len(chain) - 1), None))
+            adds = len(chain) - 1
+    chain.append(Instr("multiply", f4, (0, adds), None))
+    shifts = [(1, 1), (0, 1), (2, 1), (1, 0), (1, 2)]      # jacobi's views of u
+    inputs = [np.zeros(1, f4)] * 5
+    owner = object()
+
+    def found(s0):
+        addresses = [(4 * (di * s0 + dj), owner) for di, dj in shifts]
+        return stencil.find(chain, len(chain) - 1, "sssss", [(s0, 1)] * 5, inputs, addresses,
+                            R.HEAVY_OPS)
+    st = found(4096)
+    assert st is not None and len(st.fields) == 1
+    assert sorted((di, dj) for _, di, dj in st.fields[0].tops) == [(0, 0), (1, -1), (1, 0), (1, 1), (2, 0)]
+    assert found(2 ** 31 // 60) is None          # offsets past int32
+    assert found(3) is None                      # (1, 0) and (0, 3): rows and columns ambiguous

@@ -207,7 +207,8 @@ def _families(chain: Sequence[Instr], classes: Sequence[str], strides: Sequence[
             continue
         k = ins.arg[0]
         st = tuple(strides[k])
-        if classes[k] != "s" or addresses[k] is None or len(st) != 2 or min(st) <= 0:
+        if classes[k] != "s" or addresses[k] is None or len(st) != 2 or min(st) <= 0 \
+                or not _offsets_fit(*st):
             continue
         ptr, alloc = addresses[k]
         groups.setdefault((st, inputs[k].dtype, id(alloc)), []).append((k, ptr))
@@ -223,6 +224,12 @@ def _families(chain: Sequence[Instr], classes: Sequence[str], strides: Sequence[
             if shift is not None:
                 member[k] = (fam, *shift, base, ptr - lo)
     return member
+
+
+def _offsets_fit(s0: int, s1: int) -> bool:
+    """A region element's offset from its tile's first element fits the kernel's int32."""
+    span = 2 * MAX_SHIFT + 1
+    return (TILE_ROWS + span) * s0 + (TILE_COLS + span) * s1 < 2 ** 31
 
 
 def _decompose(delta: int, s0: int, s1: int) -> tuple[int, int] | None:
