@@ -121,22 +121,31 @@ def find(chain: Sequence[Instr], value_index: int, classes: Sequence[str],
                 key.append((ins.op, ins.arg, ins.dtype, tuple(key[a] for a in ins.args)))
     if label[value_index] != out:
         return None                  # (one shift, or no position: nothing is shared)
+    # every shifted value by its structure; a field is a structure at two or more shifts
+    # worth computing once, the largest first (``c * sqrt(u[v])`` with a weight per view:
+    # the products differ, their ``sqrt`` is one field), none inside one already taken
     groups: dict[Any, dict[int, tuple[int, int]]] = {}
     for n, ins in enumerate(chain):
-        if label[n] == out and ins.op != "input":
-            for a in ins.args:
-                if label[a] not in (None, out):
-                    groups.setdefault(key[a], {})[a] = label[a][1:]
-    fields = []
+        if label[n] not in (None, out) and ins.op != "input":
+            groups.setdefault(key[n], {})[n] = label[n][1:]
+    candidates = []
     for tops in groups.values():
         rep = min(tops)
-        dt = _compute_dtype(chain[rep].dtype)
-        if len(set(tops.values())) < 2 or dt.kind not in "fiu" or \
-                (len(set(tops.values())) - 1) * _cost(chain, rep, heavy) < MIN_SAVED:
+        nshifts = len(set(tops.values()))
+        cost = _cost(chain, rep, heavy)
+        if nshifts >= 2 and _compute_dtype(chain[rep].dtype).kind in "fiu" and \
+                (nshifts - 1) * cost >= MIN_SAVED:
+            candidates.append((cost, rep, tops))
+    fields = []
+    inside: set[int] = set()
+    for _, rep, tops in sorted(candidates, key=lambda c: (-c[0], c[1])):
+        if any(n in inside for n in tops):
             continue
+        inside.update(*(subtree(chain, n) for n in tops))
         fam = label[rep][0]
         base = next(m[3] for m in member.values() if m[0] == fam)
-        fields.append(Field(base, rep, tuple(sorted((n, di, dj) for n, (di, dj) in tops.items())), dt))
+        fields.append(Field(base, rep, tuple(sorted((n, di, dj) for n, (di, dj) in tops.items())),
+                            _compute_dtype(chain[rep].dtype)))
     if not fields:
         return None
     used = {label[f.rep][0] for f in fields}
