@@ -876,10 +876,10 @@ class _Kernel:
         shifted values there and computes the rest of the chain.
 
         A region is the tile grown by the shifts' span: ``TILE_COLS`` columns that thread
-        ``(tx, ty)`` covers at rows ``ty + 8k`` (one address per thread and a step, so a
-        thread keeps two numbers across the loop, not one per element: LLVM hoists whatever
-        is fixed per thread out of the loop, and per-element addresses took 180+ registers),
-        then the few columns past them (the halo), flattened over the block."""
+        ``(tx, ty)`` covers at rows ``ty + 8k``, then the few columns past them (the halo),
+        flattened over the block. What is fixed per thread (a slot's offset from the tile's
+        first element, int32) is found once: LLVM hoists such values out of the loop
+        anyway, one register each, and per-element coordinates took 180+ registers."""
         s, st = self.spec, self.spec.stencil
         assert st is not None
         TH, TW = stencil.TILE_ROWS, stencil.TILE_COLS
@@ -940,10 +940,9 @@ class _Kernel:
                         f"hc{g}_{h} = {q} % {hx}",
                         f"oh{g}_{h} = _C_int32({at(f'hr{g}_{h} + {f.di0}', f'{TW} + hc{g}_{h} + {f.dj0}')})",
                         f"hs{g}_{h} = _C_uint64(hr{g}_{h} * {rw} + {TW} + hc{g}_{h})"]
-            # a tile whose region lies in one shift's window reads only elements the outputs
-            # read (the usual tile); one at the array's border tests each element
-            # (the test: the region lies in every shift's window, four compares; a tile near
-            # the array's border takes the per-element path)
+            # a tile whose region lies in every shift's window (four compares) reads only
+            # elements that outputs read: the usual tile; one at the array's border tests
+            # each element
             di1, dj1 = max(di for di, _ in shifts), max(dj for _, dj in shifts)
             per_tile += [f"ta{g} = {at('r0', 'c0')}",
                          f"rb{g} = r0 + ty + {f.di0}",
@@ -983,10 +982,10 @@ class _Kernel:
         computes += fp_checks.merged(deferred)
 
         def output(i: int | str, u: str = "", deferred: list[fp_checks.Check] | None = None,
-                   use: Any = consume) -> tuple[list[str], list[str]]:
+                   use: Any = consume) -> tuple[list[str], list[str], list[str]]:
             """Output ``i`` of the thread in the tile (a number, or a loop variable's name):
-            (its loads and shared reads, the rest); ``u``: the names' suffix; ``use``: what
-            consumes the value (None: nothing)."""
+            (its coordinates and loads, its shared reads, the rest); ``u``: the names'
+            suffix; ``use``: what consumes the value (None: nothing)."""
             u = u or f"_{i}"
 
             def step(k: int) -> str:                       # ``k * i``, folded for a number
@@ -996,12 +995,11 @@ class _Kernel:
                         f"cr{u} * {_stride_name(k, 0)} + cc * {_stride_name(k, 1)}")
                     for k, cls in enumerate(s.classes)}
             head += self.loads(u, offs, mine)
-            for g, f in enumerate(st.fields):
-                rw = f.region[1]
-                head += [f"v{n}{u} = sf{g}[sb{g} + _C_uint64({step(BR * rw)} + {(di - f.di0) * rw + dj - f.dj0})]"
-                         for n, di, dj in f.tops if n in mine]
+            reads = [f"v{n}{u} = sf{g}[sb{g} + _C_uint64({step(BR * f.region[1])} + "
+                     f"{(di - f.di0) * f.region[1] + dj - f.dj0})]"
+                     for g, f in enumerate(st.fields) for n, di, dj in f.tops if n in mine]
             rest = self.computes(u, given, deferred=deferred, only=mine)
-            return head, rest + (use(u, f"idx{u}") if use is not None else [])
+            return head, reads, rest + (use(u, f"idx{u}") if use is not None else [])
         # A whole tile: every output's loads first, for loads in flight; its shared reads
         # beside its arithmetic, where they cost no registers across the others. A checked
         # kernel tests the tile's results once, after it; a failed tile (an inf or NaN: rare)
@@ -1012,20 +1010,20 @@ class _Kernel:
         whole_tile: list[str] = []
         checks: list[fp_checks.Check] = []
         parts = [output(i, deferred=checks) for i in range(s.unroll)]
-        for head, _ in parts:
-            whole_tile += [ln for ln in head if not ln.startswith("v") or "sf" not in ln]
-        for head, rest in parts:
-            whole_tile += [ln for ln in head if ln.startswith("v") and "sf" in ln] + rest
+        for head, _, _ in parts:
+            whole_tile += head
+        for _, reads, rest in parts:
+            whole_tile += reads + rest
         if checks:
-            head, rest = output("ir", "_r", use=None)
+            again = sum(output("ir", "_r", use=None), [])
             # (the barrier-like call keeps LLVM from reusing the values read before it)
             whole_tile += [fp_checks.usual_test(checks),
                            *(["    cuda.syncwarp(cuda.activemask())"] if self.shuffles else []),
-                           f"    for ir in range({s.unroll}):", *("        " + ln for ln in head + rest)]
+                           f"    for ir in range({s.unroll}):", *("        " + ln for ln in again)]
         into_first = (lambda u, idx: self.acc_consume(u, idx, acc="_0")) if self.reduction else consume
-        head, rest = output("ie", "_e", use=into_first)
         edge_tile = [f"for ie in range({s.unroll}):",
-                     f"    if r0 + ty + {BR} * ie < d0 and cc < d1:", *("        " + ln for ln in head + rest)]
+                     f"    if r0 + ty + {BR} * ie < d0 and cc < d1:",
+                     *("        " + ln for ln in sum(output("ie", "_e", use=into_first), []))]
         out += ["while tr < ntr:",
                 f"    r0 = tr * {TH}",
                 f"    c0 = tc * {TW}",
