@@ -34,6 +34,18 @@ def span_us(fn, calls: int, reps: int) -> float:
     return round(sorted(ts)[len(ts) // 2] * 1000, 1)
 
 
+def print_alternated(rows: dict, rounds: int, one_reps: int, b2b_reps: int) -> None:
+    """Each row timed in turn, ``rounds`` times over (so drift falls on every row alike), as
+    one call and 20 back to back (``span_us``), printed as a Markdown table."""
+    table = {name: [] for name in rows}
+    for _ in range(rounds):
+        for name, fn in rows.items():
+            table[name].append((span_us(fn, 1, one_reps), span_us(fn, 20, b2b_reps)))
+    print("| work | one call, µs (per round) | back to back, µs (per round) |\n|---|---|---|")
+    for name, vals in table.items():
+        print(f"| {name} | {' / '.join(str(v[0]) for v in vals)} | {' / '.join(str(v[1]) for v in vals)} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--rounds", type=int, default=3)
@@ -55,13 +67,7 @@ def main() -> None:
         rows = {"lazyarr": lazy, "torch.compile": lambda: f(tx, ty), "cupy x.sum() (read)": lambda: x.sum()}
         print(f"{torch.cuda.get_device_name()}, n = 2^{args.log2n}; lazyarr {float(np.asarray(lazy())):.6e}, "
               f"torch.compile {float(f(tx, ty)):.6e}")
-        table = {name: [] for name in rows}
-        for r in range(args.rounds):
-            for name, fn in rows.items():
-                table[name].append((span_us(fn, 1, 30), span_us(fn, 20, 7)))
-        print("| work | one call, µs (per round) | back to back, µs (per round) |\n|---|---|---|")
-        for name, vals in table.items():
-            print(f"| {name} | {' / '.join(str(v[0]) for v in vals)} | {' / '.join(str(v[1]) for v in vals)} |")
+        print_alternated(rows, args.rounds, 30, 7)
 
 
 if __name__ == "__main__":

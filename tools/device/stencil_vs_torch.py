@@ -18,7 +18,7 @@ import cupy as cp
 import numpy as np
 
 import lazyarr as la
-from chain_vs_torch import span_us
+from chain_vs_torch import print_alternated
 from lazyarr.backends.cuda import backend as cuda_backend
 from lazyarr.backends.cuda import stencil
 
@@ -75,18 +75,12 @@ def main() -> None:
                 "cupy eager": lambda: jacobi(cp.sqrt(w)) if args.map else jacobi(cp.sqrt(w)).sum(),
                 "cupy w.sum() (read)": lambda: w.sum()})
         ref = jacobi(np.sqrt(cp.asnumpy(w).astype(np.float64)))
+        want = ref if args.map else ref.sum()
         for name in ("lazyarr (stencil)", "lazyarr (flat, stencil off)"):
             got = cp.asnumpy(cp.asarray(rows[name]()))
-            print(name, "max rel. error", float(np.max(np.abs(got - (ref if args.map else ref.sum())) /
-                                                          np.abs(ref if args.map else ref.sum()))))
+            print(name, "max rel. error", float(np.max(np.abs(got - want) / np.abs(want))))
         print(f"{torch.cuda.get_device_name()}, {args.side}² float32, {'map' if args.map else 'sum'}")
-        table = {name: [] for name in rows}
-        for _ in range(args.rounds):
-            for name, fn in rows.items():
-                table[name].append((span_us(fn, 1, 20), span_us(fn, 20, 5)))
-        print("| work | one call, µs (per round) | back to back, µs (per round) |\n|---|---|---|")
-        for name, vals in table.items():
-            print(f"| {name} | {' / '.join(str(v[0]) for v in vals)} | {' / '.join(str(v[1]) for v in vals)} |")
+        print_alternated(rows, args.rounds, 20, 5)
 
 
 if __name__ == "__main__":

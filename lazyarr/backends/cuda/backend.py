@@ -222,8 +222,7 @@ class CudaBackend:
         if entry is not None and entry.members is not None and not stencil.holds(
                 entry.members, inputs, self.pointer):
             # a stencil's kernel for other shifts: one entry per arrangement of the inputs
-            key = (key, tuple(self.pointer(inputs[k]) - self.pointer(inputs[b])
-                              for k, b, _ in entry.members))
+            key = (key, stencil.distances(entry.members, inputs, self.pointer))
             entry = self._entries.get(key)
             if entry is not None and entry.members is not None and not stencil.holds(
                     entry.members, inputs, self.pointer):
@@ -446,13 +445,14 @@ class CudaBackend:
             launch = f"grid=({geo.grid(sms)},), block=({s.block},)"
             kernels.append(Kernel(f"lazyarr_kernel[{s.kind}]", rendered.source, launch))
             notes.append(_KIND_NOTES[s.kind].format(u=s.unroll, tx=s.tx, ty=s.ty))
+            chain = fused_lowered.program.instrs
             for f in s.stencil.fields if s.stencil is not None else ():
-                chain = fused_lowered.program.instrs
-                notes.append(
-                    f"stencil: {' -> '.join(chain[n].op for n in sorted(stencil.subtree(chain, f.rep)) if chain[n].op not in ('input', 'scalar'))} "
-                    f"is read at {len({(di, dj) for _, di, dj in f.tops})} shifts of one buffer: computed once per "
-                    f"element into shared memory, per tile of {stencil.TILE_ROWS}x{stencil.TILE_COLS} outputs "
-                    "(stencil.py)")
+                ops = " -> ".join(chain[n].op for n in sorted(stencil.subtree(chain, f.rep))
+                                  if chain[n].op not in ("input", "scalar"))
+                shifts = len({(di, dj) for _, di, dj in f.tops})
+                notes.append(f"stencil: {ops} is read at {shifts} shifts of one buffer: computed once "
+                             f"per element into shared memory, per tile of {stencil.TILE_ROWS}x"
+                             f"{stencil.TILE_COLS} outputs (stencil.py)")
             if rendered.fpe_sites:
                 notes.append(f"checks NumPy's floating-point errors of {', '.join(rendered.fpe_sites)}: "
                              "flags derived from values, one word per op (fp_checks); none under "

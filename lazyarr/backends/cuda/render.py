@@ -207,14 +207,21 @@ def analyze(program: Program, inputs: list[Any], out: Any = None,
                        singles=tuple(k for k, a in enumerate(inputs) if a.size == 1))
     if addresses is not None and kind in ("map", "full") and geo.spec.nd == 2 \
             and geo.spec.out_class == "c" and geo.work > 0:
-        instrs = program.instrs
-        chain, value = (instrs, len(instrs) - 1) if kind == "map" else (instrs[:-1], program.root.args[0])
+        chain, value = _chain_and_value(program, kind)
         found = stencil.find(chain, value, geo.spec.classes, geo.strides[:len(inputs)], inputs,
                              addresses, HEAVY_OPS)
         if found is not None:
             geo.spec = replace(geo.spec, stencil=found, fastdiv=False,
                                unroll=stencil.TILE_ROWS * stencil.TILE_COLS // BLOCK)
     return geo
+
+
+def _chain_and_value(program: Program, kind: str) -> tuple[tuple[Instr, ...], int]:
+    """The instructions computed per element (a reduction's own left out) and the value's."""
+    instrs = program.instrs
+    if kind == "map":
+        return instrs, len(instrs) - 1
+    return instrs[:-1], program.root.args[0]
 
 
 def _analyze(program: Program, inputs: list[Any], out: Any = None) -> Geometry:
@@ -610,12 +617,9 @@ class _Kernel:
         self.src = _Source()
         instrs = program.instrs
         self.reduction: Reduction | None = None
-        chain_end = len(instrs)
         if spec.kind != "map":
-            chain_end = len(instrs) - 1
             self.reduction = reduction_of(program.root, instrs[program.root.args[0]].dtype)
-        self.chain = instrs[:chain_end]
-        self.value_index = program.root.args[0] if self.reduction else len(instrs) - 1
+        self.chain, self.value_index = _chain_and_value(program, spec.kind)
         # (a random draw's counters are an input without memory: its value is computed)
         self.inputs = [(n, ins) for n, ins in enumerate(instrs) if ins.op in ("input", "counter")]
         self.input_dtypes = {ins.arg[0]: ins.dtype for _, ins in self.inputs}
@@ -926,7 +930,7 @@ class _Kernel:
                      for k in range(full_rows + (part > 0))]
             slots += [(f"r0 + hr{g}_{h} + {f.di0}", f"c0 + {TW + f.dj0} + hc{g}_{h}", f"oh{g}_{h}", f"hs{g}_{h}")
                       for h in range(halos)]
-            out += [f"sf{g} = cuda.shared.array({rh * rw}, _NT_{f.dtype.name})",
+            out += [f"sf{g} = cuda.shared.array({rh * rw}, _NT_{compute_dtype(f.dtype).name})",
                     # (shared indices unsigned: a signed one is wrapped like Python's, a select
                     # per index that LLVM hoisted out of the loop, one register each)
                     f"sb{g} = _C_uint64(ty * {rw} + tx)",
@@ -959,17 +963,18 @@ class _Kernel:
                                                 if s.classes[self.chain[n].arg[0]] == "b" else
                                                 _load(f.base, self.chain[n].dtype, f"a{g}_{j}"))
                          for n in sorted(sub) if self.chain[n].op == "input"]
-                whole_slot = not full_rows <= j < full_rows + (part > 0)
+                partial = full_rows <= j < full_rows + (part > 0)    # the last rows: some warps
                 work = self.computes(f"_f{g}_{j}", only=sub, implied=implied,
-                                     deferred=deferred if whole_slot else None)
+                                     deferred=None if partial else deferred)
                 store = f"sf{g}[{index}] = v{f.rep}_f{g}_{j}"
-                address = [f"if clear{g}:", f"    a{g}_{j} = ta{g} + {addr}", "else:",
-                           f"    a{g}_{j} = ta{g} + {addr} if {needed(r, c)} else safe{g}"]
-                if full_rows <= j < full_rows + (part > 0):      # the last rows: some warps
+                in_clear = f"a{g}_{j} = ta{g} + {addr}"
+                in_border = f"a{g}_{j} = ta{g} + {addr} if {needed(r, c)} else safe{g}"
+                if partial:
+                    address = [f"if clear{g}:", f"    {in_clear}", "else:", f"    {in_border}"]
                     last += [f"if ty < {part}:", *("    " + ln for ln in address + loads + work + [store])]
                     continue
-                clear.append(f"a{g}_{j} = ta{g} + {addr}")
-                border.append(f"a{g}_{j} = ta{g} + {addr} if {needed(r, c)} else safe{g}")
+                clear.append(in_clear)
+                border.append(in_border)
                 fill += loads
                 if j >= full_rows:                                 # a halo slot
                     computes += work + [f"if hv{g}_{j - full_rows - (part > 0)}:", f"    {store}"]

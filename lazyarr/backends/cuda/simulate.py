@@ -48,7 +48,6 @@ def _pointer(a: np.ndarray) -> np.ndarray:
     return as_strided(a, shape=(span,), strides=(a.itemsize,))
 
 
-
 class SimulatedCudaBackend(CudaBackend):
     name = "cuda-sim"
     shuffles = False
@@ -65,9 +64,6 @@ class SimulatedCudaBackend(CudaBackend):
     @staticmethod
     def pointer(a: Any) -> int:
         return a.__array_interface__["data"][0]
-
-    def addresses(self, inputs: list[Any]) -> list[tuple[int, Any] | None]:
-        return [None if type(a) is CounterMap else host_address(a) for a in inputs]
 
     def usable(self, a: Any) -> Any:
         """Element 0 first (no negative strides: a 1-D view cannot start before its base), whole

@@ -52,7 +52,7 @@ class Field:
     base: int                                  # the input whose pointer the field reads
     rep: int                                   # the chain value computed per element (a top)
     tops: tuple[tuple[int, int, int], ...]     # (chain value, di, dj): the field at output + shift
-    dtype: np.dtype                            # its compute dtype (the shared array's)
+    dtype: np.dtype                            # its value's dtype (the shared array holds its compute dtype)
 
     @property
     def di0(self) -> int:
@@ -133,7 +133,7 @@ def find(chain: Sequence[Instr], value_index: int, classes: Sequence[str],
         rep = min(tops)
         nshifts = len(set(tops.values()))
         cost = _cost(chain, rep, heavy)
-        if nshifts >= 2 and _compute_dtype(chain[rep].dtype).kind in "fiu" and \
+        if nshifts >= 2 and chain[rep].dtype.kind in "fiu" and \
                 (nshifts - 1) * cost >= MIN_SAVED:
             candidates.append((cost, rep, tops))
     fields = []
@@ -145,7 +145,7 @@ def find(chain: Sequence[Instr], value_index: int, classes: Sequence[str],
         fam = label[rep][0]
         base = next(m[3] for m in member.values() if m[0] == fam)
         fields.append(Field(base, rep, tuple(sorted((n, di, dj) for n, (di, dj) in tops.items())),
-                            _compute_dtype(chain[rep].dtype)))
+                            chain[rep].dtype))
     if not fields:
         return None
     used = {label[f.rep][0] for f in fields}
@@ -155,14 +155,7 @@ def find(chain: Sequence[Instr], value_index: int, classes: Sequence[str],
 
 def subtree(chain: Sequence[Instr], n: int) -> frozenset[int]:
     """The chain values ``n`` is computed from, ``n`` included."""
-    seen = {n}
-    todo = [n]
-    while todo:
-        for a in chain[todo.pop()].args:
-            if a not in seen:
-                seen.add(a)
-                todo.append(a)
-    return frozenset(seen)
+    return consumer(chain, n, ())
 
 
 def consumer(chain: Sequence[Instr], value_index: int, given: Collection[int]) -> frozenset[int]:
@@ -181,9 +174,14 @@ def consumer(chain: Sequence[Instr], value_index: int, given: Collection[int]) -
     return frozenset(seen)
 
 
+def distances(members: Sequence[tuple[int, int, int]], inputs: Sequence[Any], pointer: Any) -> tuple[int, ...]:
+    """Each member's byte distance from its base, as ``inputs`` lie (``Stencil.members``)."""
+    return tuple(pointer(inputs[k]) - pointer(inputs[b]) for k, b, _ in members)
+
+
 def holds(members: Sequence[tuple[int, int, int]], inputs: Sequence[Any], pointer: Any) -> bool:
-    """Whether ``inputs`` lie where a stencil kernel assumes (``Stencil.members``)."""
-    return all(pointer(inputs[k]) - pointer(inputs[b]) == d for k, b, d in members)
+    """Whether ``inputs`` lie where a stencil kernel assumes."""
+    return distances(members, inputs, pointer) == tuple(d for _, _, d in members)
 
 
 def host_address(a: np.ndarray) -> tuple[int, np.ndarray]:
@@ -194,9 +192,6 @@ def host_address(a: np.ndarray) -> tuple[int, np.ndarray]:
         owner = owner.base
     return a.__array_interface__["data"][0], owner
 
-
-def _compute_dtype(dt: np.dtype) -> np.dtype:
-    return np.dtype(np.float32) if dt == np.float16 else dt
 
 
 def _cost(chain: Sequence[Instr], n: int, heavy: Collection[str]) -> int:
