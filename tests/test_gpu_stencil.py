@@ -240,8 +240,13 @@ def test_random_stencils_match_numpy(seed, stencils):
     if reduce:
         np.testing.assert_allclose(got, want.sum(dtype=np.float64), rtol=1e-4 if dtype == np.float32 else 1e-10,
                                    atol=1e-3 if dtype == np.float32 else 1e-9)
-    else:
-        assert_same(got, want, exact=exact)
+    elif exact:
+        assert_same(got, want)
+    else:       # libdevice's exp/sin are within an ulp or two of NumPy's in the field's dtype,
+        # and float64 weights make the output float64: compare at the field's precision
+        assert got.dtype == want.dtype and got.shape == want.shape
+        tol = 8 * np.finfo(dtype).eps
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol * float(np.abs(want).max()))
     # (rows of at most 2 * MAX_SHIFT elements make shifts ambiguous: the flat kernel then;
     # a sum of a held pending step may store the step first)
     if rows > 3 and cols > 8:
