@@ -46,7 +46,9 @@ def main() -> None:
     min_saved = stencil.MIN_SAVED
     with la.config(device="cuda"):
         w = la.asarray(wn)
+        traced = la.jit(lambda a: la.sum(jacobi(la.sqrt(a))))
         calls = {"leaf: sum(jacobi(w))": lambda: float(la.sum(jacobi(w))),
+                 "pending, la.jit": lambda: float(traced(w)),
                  "pending: sum(jacobi(sqrt(w)))": lambda: float(la.sum(jacobi(la.sqrt(w)))),
                  "pending, map": lambda: jacobi(la.sqrt(w)).compute(),
                  "leaf, map": lambda: jacobi(w).compute()}

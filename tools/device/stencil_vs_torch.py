@@ -6,7 +6,7 @@ kernel: ``sqrt`` once per view, five per element), in ``torch.compile`` (inducto
 eager, with CuPy's ``w.sum()`` (the read of ``w``) beside them; alternated over rounds on the
 same data. CUDA-event medians: one call between the events (host work included), and
 ``_b2b``: 20 calls back to back (the kernel time). ``--map``: the step materialized instead of
-summed.
+summed. The ``la.jit`` row traces the step once and replays it, as ``torch.compile`` does.
 
 Run there (tools/device/README.md): ``python3 tools/device/stencil_vs_torch.py [--side 16384]``
 """
@@ -65,7 +65,13 @@ def main() -> None:
             with la.errstate(all="ignore"):
                 return lazy()()
 
+        @la.jit
+        def traced(a):          # (la.jit: traced once, replayed: what torch.compile's row is)
+            v = jacobi(la.sqrt(a))
+            return v if args.map else la.sum(v)
+
         rows = {"lazyarr (stencil)": lazy(), "lazyarr (stencil, errstate ignore)": unchecked,
+                "lazyarr (stencil, la.jit)": lambda: traced(lw).compute(),
                 "lazyarr (flat, stencil off)": lazy(MIN_SAVED=1 << 30)}
         for v in args.variant:          # e.g. TILE_ROWS=32
             change = {k: int(x) for k, x in (kv.split("=") for kv in v.split(","))}
@@ -76,7 +82,7 @@ def main() -> None:
                 "cupy w.sum() (read)": lambda: w.sum()})
         ref = jacobi(np.sqrt(cp.asnumpy(w).astype(np.float64)))
         want = ref if args.map else ref.sum()
-        for name in ("lazyarr (stencil)", "lazyarr (flat, stencil off)"):
+        for name in ("lazyarr (stencil)", "lazyarr (stencil, la.jit)", "lazyarr (flat, stencil off)"):
             got = cp.asnumpy(cp.asarray(rows[name]()))
             print(name, "max rel. error", float(np.max(np.abs(got - want) / np.abs(want))))
         print(f"{torch.cuda.get_device_name()}, {args.side}² float32, {'map' if args.map else 'sum'}")
