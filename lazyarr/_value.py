@@ -47,7 +47,7 @@ from ._dtypes import SUPPORTED_DTYPES
 from ._registry import BY_NUMPY, ELEMENTWISE
 from ._value_ops import (  # type: ignore[import-not-found]  # compiled
     ARRAY_CODES, BINARY_STEMS, METHODS, ArrayBase, ScalarBase, make_value, setup, setup_nodes,
-    setup_products, setup_reductions)
+    setup_products, setup_reductions, setup_views)
 
 _NODE = ArrayBase.__dict__["_node"]           # LazyArray's field: the node, once built
 _deferred = _materialize.computing_is_deferred
@@ -189,6 +189,7 @@ def _install() -> None:
                 tuple([by_operator[stem] for stem in BINARY_STEMS]),
                 tuple([by_operator[stem] for stem in ("neg", "pos", "abs", "invert")]))
     setup_reductions(_build._bound_reductions, backends._forced, _build._warn_empty_slices)
+    setup_views(vars(_views), _materialize.tape)
     setup_products(vars(LazyArray)["__matmul__"], vars(LazyArray)["__rmatmul__"], np.matmul)
     # LazyArray's own operators, x[key] and x[key] = v are the slow paths from now on: the
     # slots of its compiled base (ArrayBase) serve them, without a method lookup or a frame

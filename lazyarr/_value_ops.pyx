@@ -39,6 +39,7 @@ from lazyarr._node cimport Node, held_pending, leaf, op_node
 cnp.import_array()
 
 import weakref
+from operator import itemgetter
 
 from lazyarr._devices import inherit_read_only
 from lazyarr._dtypes import SUPPORTED_DTYPES
@@ -788,7 +789,99 @@ cdef object getitem(object self, object key):
             except Exception:
                 return _getitem(self, key)
             return _array(leaf(element, "cuda"))
+    elif data is None and _VIEWS is not None and not PyList_GET_SIZE(DEFERRING) \
+            and type(self) is LazyArray and not (
+            t is int and len(node.shape) == 1 or t is tuple and element_key(<tuple>key, node.shape)):
+        # a basic index of a pending elementwise expression, pushed down to its inputs
+        # (lazyarr/_views.py, view) where that is plain: no broadcast operand, no random
+        # draw, no la.jit trace; the rest is the Python method's
+        view_key = _view_key(key)
+        if view_key is not None:
+            element = _pushed_view(self, node, <tuple>view_key)
+            if element is not None:
+                return element
     return _getitem(self, key)
+
+
+# lazyarr/_views.py's namespace (its store rule's limits are read at each view, as tests
+# change them), its record, the pushable ops and _materialize.tape: given by setup_views()
+cdef dict _VIEWS = None
+cdef object _record = None
+cdef object _pushable_ops = None
+cdef object _tape = None
+cdef object _shape_of = None
+cdef dict _TAKEN = None
+cdef dict _VIEW_SHAPES = {}         # (shape, view key) -> the view's shape (NumPy's, once)
+
+
+def setup_views(dict views_namespace, tape):
+    """Give :func:`_pushed_view` lazyarr/_views.py's module namespace and
+    ``_materialize.tape``."""
+    global _VIEWS, _record, _pushable_ops, _tape, _shape_of, _TAKEN
+    _VIEWS, _tape = views_namespace, tape
+    _record, _pushable_ops = views_namespace["record"], views_namespace["_PUSHABLE"]
+    _shape_of, _TAKEN = views_namespace["shape_of"], views_namespace["_taken"]
+
+
+cdef object _pushed_view(object self, Node node, tuple view_key):
+    """``_views.view(self, itemgetter(view_key))`` for a pending ``node`` whose view goes down
+    to its inputs, without its Python frames (a pending array's view cost ~5 µs, of which a
+    stencil takes five a step); None where the Python method decides (the store rule says
+    store, or the push is not plain)."""
+    cdef object kept, shape_key, out_shape, pushed, out, fn
+    cdef Node leaf_node
+    if node.op not in _pushable_ops or node.leaves is None \
+            or len(node.leaves) > _VIEWS["MAX_PUSHED_LEAVES"] \
+            or _TAKEN.get(id(self), 0) >= _VIEWS["MAX_PUSHED_VIEWS"] or _tape() is not None:
+        return None
+    for leaf_node in node.leaves:
+        if leaf_node.op != "scalar":
+            break
+    else:
+        return None
+    kept = _key_of(view_key)
+    if kept is None:
+        return None
+    fn = itemgetter(view_key)
+    shape_key = (node.shape, kept)
+    out_shape = _VIEW_SHAPES.get(shape_key)
+    if out_shape is None:
+        out_shape = _shape_of(node.shape, fn)       # NumPy's errors, before anything is built
+        if len(_VIEW_SHAPES) >= 4096:
+            _VIEW_SHAPES.clear()
+        _VIEW_SHAPES[shape_key] = out_shape
+    pushed = _push(node, node.shape, view_key, kept, out_shape)
+    if pushed is None:
+        return None
+    out = _array(<Node>pushed)
+    _record(self, out, fn)
+    return out
+
+
+cdef object _push(Node node, tuple shape, tuple view_key, object kept, tuple out_shape):
+    """``_views._push`` for the plain case: constants stay, computed operands of the full
+    shape are viewed (a GPU leaf's view kept on it: :func:`_device_view`), pending ones are
+    built again over the views; None for a broadcast operand or a random draw."""
+    cdef list src
+    cdef object child, data
+    if node.op == "scalar":
+        return node
+    data = node.data
+    if data is not None:
+        if node.shape != shape:
+            return None
+        if node.device == "cuda" and node.op == "leaf":
+            return leaf(_device_view(node, data, view_key, kept), "cuda")
+        return leaf(data[view_key], node.device or "cpu")
+    if node.op == "counter" or node.shape != shape:
+        return None
+    src = []
+    for child in node.src:
+        child = _push(<Node>child, shape, view_key, kept, out_shape)
+        if child is None:
+            return None
+        src.append(child)
+    return op_node(node.op, node.dtype, out_shape, node.device, tuple(src), node.arg)
 
 
 cdef object setitem(object self, object key, object value):

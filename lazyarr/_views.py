@@ -192,25 +192,33 @@ _base_refs: dict[int, weakref.ref[Any]] = {}
 _taken: dict[int, int] = {}             # id(base) -> views pushed down so far (live or not)
 
 
+class _Ref(weakref.ref):  # type: ignore[type-arg]
+    """A weak reference that knows the ids its callback forgets (no closure per view)."""
+    __slots__ = ("vid", "bid")
+
+
+def _view_gone(ref: _Ref) -> None:
+    _base_of.pop(ref.vid, None)
+    views = _views_of.get(ref.bid)
+    if views is not None:
+        views.pop(ref.vid, None)
+
+
+def _base_gone(ref: _Ref) -> None:
+    _views_of.pop(ref.bid, None)
+    _base_refs.pop(ref.bid, None)
+    _taken.pop(ref.bid, None)
+
+
 def record(base: Any, view: Any, fn: Any) -> None:
     """``view`` is ``fn(base)``, pushed down: remember both ways for writes."""
     vid, bid = id(view), id(base)
-
-    def view_gone(_: Any) -> None:
-        _base_of.pop(vid, None)
-        views = _views_of.get(bid)
-        if views is not None:
-            views.pop(vid, None)
-
-    def base_gone(_: Any) -> None:
-        _views_of.pop(bid, None)
-        _base_refs.pop(bid, None)
-        _taken.pop(bid, None)
-
-    ref = weakref.ref(view, view_gone)
+    ref = _Ref(view, _view_gone)
+    ref.vid, ref.bid = vid, bid
     _base_of[vid] = (ref, base, fn)
     if bid not in _base_refs:
-        _base_refs[bid] = weakref.ref(base, base_gone)
+        bref = _base_refs[bid] = _Ref(base, _base_gone)
+        bref.bid = bid
     _views_of.setdefault(bid, {})[vid] = (ref, fn)
     _taken[bid] = _taken.get(bid, 0) + 1
 

@@ -43,6 +43,32 @@ def test_a_stencil_on_a_pending_array_is_one_kernel():
     np.testing.assert_allclose(np.asarray(v), want, rtol=1e-15)
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=[pytest.mark.gpu, pytest.mark.skipif(
+    not la.cuda_available(), reason="needs a cuda device")])])
+def test_views_of_a_pending_array_are_pushed_down_on_either_path(device):
+    """A basic index of a pending elementwise array goes down to its inputs, whether the
+    compiled slot does it (plain keys) or the Python method (a broadcast operand, an
+    np.int64 bound, a key seen for the first time): the same values, nothing computed, and
+    the store rule counts both."""
+    rng = np.random.default_rng(3)
+    a, b, row = rng.random((6, 7)), rng.random((6, 7)), rng.random(7)
+    keys = [(slice(1, -1), slice(None, None, -2)), 2, (None, Ellipsis, 3), (slice(None), None),
+            (Ellipsis,), (slice(np.int64(1), None),), (-1, slice(2, 5))]
+    with la.config(device=device):
+        for key in keys:
+            for u, un in ((la.sqrt(la.asarray(a)) * la.asarray(b), np.sqrt(a) * b),
+                          (la.asarray(a) + la.asarray(row), a + row)):      # (broadcast)
+                v = u[key]
+                assert not u.is_materialized and not v.is_materialized
+                assert _views.views_taken(u) == 1
+                np.testing.assert_array_equal(np.asarray(v.compute()), un[key])
+        u = la.sqrt(la.asarray(a))
+        with pytest.raises(IndexError):
+            u[6]
+        with pytest.raises(IndexError):
+            u[:, 7:, 1]
+
+
 def test_repeated_stencils_store_instead_of_recomputing():
     """k steps of a 3-point stencil: pushing every view down would read 3^k inputs; the
     store rule computes an array once its expression reads too many inputs."""
