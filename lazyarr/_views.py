@@ -5,7 +5,10 @@ kernels take any strides, so it costs nothing to read it in place. A basic index
 *pending* elementwise expression is pushed down to its inputs,
 ``f(a, b)[key] = f(a'[key], b'[key])`` (``a'``: ``a`` broadcast to the expression's shape),
 so ``u[1:-1] + u[:-2] + u[2:]`` on a pending ``u`` is ONE kernel reading ``u``'s inputs
-through three views (docs/views-and-writes.rst).
+through three views (docs/views-and-writes.rst). The plain case of :func:`view` (a key of
+Python ints and slices, every operand of the full shape, no random draw, no ``la.jit`` trace)
+runs in LazyArray's compiled ``getitem`` slot (lazyarr/_value_ops.pyx, ``_pushed_view``) with
+this module's rule, limits and :func:`record`; everything else comes here.
 
 Store or recompute. Pushing a view down recomputes the expression once per view that reads
 it. That is right for a few views of a small expression and wrong for a stencil iterated k
