@@ -225,9 +225,10 @@ _interned: dict[tuple[Any, ...], weakref.ref[Node]] = {}
 
 
 class _Ref(weakref.ref):  # type: ignore[type-arg]
-    """A weak reference that knows its intern key (cheaper than a closure per node)."""
+    """A weak reference that carries a key for its callback (cheaper than a closure per
+    node): here its intern key; lazyarr/_views.py's record keeps ids in it."""
     __slots__ = ("key",)
-    key: tuple[Any, ...]
+    key: Any
 
 
 def _forget(ref: _Ref) -> None:

@@ -830,6 +830,7 @@ cdef object _pushed_view(object self, Node node, tuple view_key):
     store, or the push is not plain)."""
     cdef object kept, shape_key, out_shape, pushed, out, fn
     cdef Node leaf_node
+    # _views._pushable, inline (calling it cost ~0.5 µs of a ~3 µs view here)
     if node.op not in _pushable_ops or node.leaves is None \
             or len(node.leaves) > _VIEWS["MAX_PUSHED_LEAVES"] \
             or _TAKEN.get(id(self), 0) >= _VIEWS["MAX_PUSHED_VIEWS"] or _tape() is not None:

@@ -73,7 +73,8 @@ _ONE_BYTE.flags.writeable = False
 def _pushable(node: Node) -> bool:
     """A view of ``node`` may be pushed down to its inputs: an op views commute with, inputs
     known and few, and one of them an array (pushed into constants alone, a view such as
-    ``[None]`` would lose its shape: constants broadcast to anything)."""
+    ``[None]`` would lose its shape: constants broadcast to anything). The compiled view
+    (lazyarr/_value_ops.pyx, ``_pushed_view``) has this test inline: change both."""
     leaves = node.leaves
     return node.op in _PUSHABLE and leaves is not None and len(leaves) <= MAX_PUSHED_LEAVES \
         and any(leaf.op != "scalar" for leaf in leaves)
@@ -195,33 +196,30 @@ _base_refs: dict[int, weakref.ref[Any]] = {}
 _taken: dict[int, int] = {}             # id(base) -> views pushed down so far (live or not)
 
 
-class _Ref(weakref.ref):  # type: ignore[type-arg]
-    """A weak reference that knows the ids its callback forgets (no closure per view)."""
-    __slots__ = ("vid", "bid")
-
-
-def _view_gone(ref: _Ref) -> None:
-    _base_of.pop(ref.vid, None)
-    views = _views_of.get(ref.bid)
+def _view_gone(ref: Any) -> None:
+    vid, bid = ref.key
+    _base_of.pop(vid, None)
+    views = _views_of.get(bid)
     if views is not None:
-        views.pop(ref.vid, None)
+        views.pop(vid, None)
 
 
-def _base_gone(ref: _Ref) -> None:
-    _views_of.pop(ref.bid, None)
-    _base_refs.pop(ref.bid, None)
-    _taken.pop(ref.bid, None)
+def _base_gone(ref: Any) -> None:
+    _views_of.pop(ref.key, None)
+    _base_refs.pop(ref.key, None)
+    _taken.pop(ref.key, None)
 
 
 def record(base: Any, view: Any, fn: Any) -> None:
-    """``view`` is ``fn(base)``, pushed down: remember both ways for writes."""
+    """``view`` is ``fn(base)``, pushed down: remember both ways for writes. (The weak
+    references carry the ids their callbacks forget: no closure per view.)"""
     vid, bid = id(view), id(base)
-    ref = _Ref(view, _view_gone)
-    ref.vid, ref.bid = vid, bid
+    ref = _node._Ref(view, _view_gone)
+    ref.key = (vid, bid)
     _base_of[vid] = (ref, base, fn)
     if bid not in _base_refs:
-        bref = _base_refs[bid] = _Ref(base, _base_gone)
-        bref.bid = bid
+        bref = _base_refs[bid] = _node._Ref(base, _base_gone)
+        bref.key = bid
     _views_of.setdefault(bid, {})[vid] = (ref, fn)
     _taken[bid] = _taken.get(bid, 0) + 1
 
