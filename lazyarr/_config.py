@@ -70,6 +70,12 @@ def _from_environment() -> Config:
 
 
 _default = _from_environment()
+
+#: The CPU backend's thread-count variables as they were when lazyarr was imported. The
+#: backend loads at its first kernel, and by then a Dask ``LocalCluster`` may have set
+#: ``OMP_NUM_THREADS=1`` in this very process: distributed's nanny puts its workers'
+#: ``pre-spawn-environ`` into ``os.environ`` of the process that starts them.
+THREAD_ENVIRONMENT = {name: os.environ.get(name) for name in ("LAZYARR_NUM_THREADS", "OMP_NUM_THREADS")}
 _override: contextvars.ContextVar[Config | None] = contextvars.ContextVar("lazyarr_config", default=None)
 
 

@@ -554,13 +554,33 @@ def test_written_statements_on_any_thread_count(side, threads):
         assert_bits(v, want2)
 
 
-def test_num_threads_environment():
+@pytest.mark.parametrize("lazyarr_threads, omp_threads, want", [
+    ("3", None, "3"), ("3", "1", "3"),       # ours wins
+    (None, "1", "1"), (None, "5,2", "5"),    # OpenMP's (Dask's workers: 1), its first level
+    (None, "", None), (None, "many", None), (None, "0", None),   # not a count: all cores
+])
+def test_num_threads_environment(lazyarr_threads, omp_threads, want):
     code = "from lazyarr.backends import cpu_fused; print(cpu_fused.get_num_threads())"
-    env = dict(os.environ, LAZYARR_NUM_THREADS="3")
+    env = {k: v for k, v in os.environ.items() if k not in ("LAZYARR_NUM_THREADS", "OMP_NUM_THREADS")}
+    for name, value in (("LAZYARR_NUM_THREADS", lazyarr_threads), ("OMP_NUM_THREADS", omp_threads)):
+        if value is not None:
+            env[name] = value
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "3"
-    with pytest.raises(ValueError):
-        cpu_fused.set_num_threads(0)
+    assert out.stdout.strip() == (want or str(len(os.sched_getaffinity(0))))
+
+
+def test_thread_count_environment_is_read_at_import_lazyarr():
+    """A Dask LocalCluster started after ``import lazyarr`` puts ``OMP_NUM_THREADS=1`` (its
+    workers' setting) into this process's environment before the CPU backend loads."""
+    code = """if True:
+        import os, lazyarr as la
+        os.environ["OMP_NUM_THREADS"] = "1"
+        from lazyarr.backends import cpu_fused
+        print(cpu_fused.get_num_threads())
+    """
+    env = {k: v for k, v in os.environ.items() if k not in ("LAZYARR_NUM_THREADS", "OMP_NUM_THREADS")}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == str(len(os.sched_getaffinity(0)))
 
 
 def test_a_thread_count_set_later_reaches_bound_runners():

@@ -31,6 +31,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._config import THREAD_ENVIRONMENT
 from .._counters import CounterMap
 from .._dtypes import SUPPORTED_DTYPES
 from .._memo import BuildOnce
@@ -83,8 +84,18 @@ PREFETCH_STEPS = 3
 MAX_THREADS = (1 << 31) - 1
 
 
+def _omp_threads() -> int | None:
+    """``OMP_NUM_THREADS``'s first level as a count, or None where it is unset or not a
+    positive integer (the variable is OpenMP's, not ours: a value OpenMP would reject is
+    left to OpenMP). Dask's nanny sets it to 1 in every worker process, so that the worker's
+    threads are its parallelism; numexpr and the BLAS libraries honour it too. Read as it was
+    at ``import lazyarr`` (``_config.THREAD_ENVIRONMENT`` says why)."""
+    first = (THREAD_ENVIRONMENT["OMP_NUM_THREADS"] or "").split(",")[0].strip()
+    return int(first) if first.isdigit() and 1 <= int(first) <= MAX_THREADS else None
+
+
 def _default_threads() -> int:
-    env = os.environ.get("LAZYARR_NUM_THREADS")
+    env = THREAD_ENVIRONMENT["LAZYARR_NUM_THREADS"]    # (read at ``import lazyarr``)
     if env:
         try:
             n = int(env)
@@ -93,6 +104,9 @@ def _default_threads() -> int:
         if not 1 <= n <= MAX_THREADS:
             raise ValueError(f"LAZYARR_NUM_THREADS={env!r} must be between 1 and {MAX_THREADS}")
         return n
+    omp = _omp_threads()
+    if omp is not None:
+        return omp
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
