@@ -607,12 +607,15 @@ def _bound_reduction(op: str, result_dtype: np.dtype, shape: tuple[int, ...], ar
 
 #: The store rule for reductions (docs/design.rst, "Store or recompute"). A reduction of a
 #: pending array that a variable still holds (``y.mean()`` with ``y`` used again, as in
-#: ``(y - y.mean()) / y.std()``) computes the array first and keeps it, when its expression
-#: weighs at least this much per element: a transcendental op weighs 8, arithmetic 1, so one
-#: ``exp`` or eight additions. Storing costs one write and one read of the array; each later
-#: use then reads it instead of recomputing the expression. Below the weight (``y = x * 2``)
-#: recomputing is cheaper than the extra pass, and the reduction stays fused.
-STORE_MIN_WEIGHT = 8
+#: ``(y - y.mean()) / y.std()``) computes the array first and keeps it, when recomputing its
+#: expression for one more use would cost at least the store: one write of the array into
+#: fresh memory and one read. Weights per element: a transcendental op 8, arithmetic 1.
+#: Measured on the 2-core CPU at 2^24 elements (docs/notes/cpu.rst, "The store rule's
+#: weight"): the store costs 6.1 ms in float32 and 11.2 in float64, an ``exp`` 2.8 and 5.4,
+#: so a store pays for one reuse from about two transcendental ops: ``exp(sin(x) * 3)``
+#: (weight 17) is stored, softmax's ``exp(x - max)`` (9) is recomputed (stored, NPBench's
+#: softmax took 278 ms at preset L; recomputed 199). Below the weight the reduction stays fused.
+STORE_MIN_WEIGHT = 16
 _MAX_WEIGHED = 64    # interior nodes weighed at most (a bigger expression is stored anyway)
 
 

@@ -124,11 +124,11 @@ def _any(mask: LazyArray) -> bool:
 
 
 def _stored(x: LazyArray) -> LazyArray:
-    """``x`` computed first when it is pending and its expression weighs at least the store
-    rule's ``STORE_MIN_WEIGHT`` per element (docs/design.rst, "Store or recompute"): nanvar
-    reads ``x`` in three kernels, and recomputing an ``exp`` three times costs more than one
-    write and the reads."""
-    if not x.is_materialized and recompute_weight(x._node) >= STORE_MIN_WEIGHT:
+    """``x`` computed first when it is pending and recomputing it for its two later reads
+    weighs at least the store rule's ``STORE_MIN_WEIGHT`` per element (docs/design.rst,
+    "Store or recompute"): nanvar reads ``x`` in three kernels, and recomputing an ``exp``
+    twice more costs about one write and a read."""
+    if not x.is_materialized and 2 * recompute_weight(x._node) >= STORE_MIN_WEIGHT:
         x.compute()
     return x
 

@@ -37,7 +37,7 @@ import numpy as np
 
 from .. import _devices, _fallback, _node, _views
 from .._array import LazyArray
-from .._build import STORE_MIN_WEIGHT, recompute_weight
+from .._build import recompute_weight
 from .._materialize import materialize, tape
 from ._creation import asarray, copy
 from ._joining import concatenate
@@ -65,6 +65,8 @@ def _fusable(x: LazyArray) -> bool:
 #: axis=0), 2048^2: 5.2 ms, computed then copied 5.9 ms) and saves the temporary; an
 #: expensive one is slower (the same with sqrt(x) * 2: 13.6 ms against 7.4 ms).
 MIN_FUSED_RUN = 1024
+#: an expression evaluated once per copy weighs less than this in all (``_cheap_to_repeat``)
+REPEAT_STORE_WEIGHT = 8
 
 
 def _broadcast_copy(x: LazyArray, fn: Callable[[Any], Any], out_shape: tuple[int, ...],
@@ -89,11 +91,13 @@ def _broadcast_copy(x: LazyArray, fn: Callable[[Any], Any], out_shape: tuple[int
 
 def _cheap_to_repeat(node: Any, copies: int) -> bool:
     """Whether evaluating ``node``'s expression once per copy costs less than storing it once
-    and copying it: the store rule of reductions (``_build.STORE_MIN_WEIGHT``) applied to the
-    ``copies - 1`` extra evaluations. ``repeat(x * 2, 2)`` fuses (5.2 ms against 5.9 computed
-    then copied, 2048^2 float32); ``repeat(sqrt(x) * 2, 2)`` is computed first (fused: 13.6
-    ms, computed then copied: 7.4)."""
-    return recompute_weight(node) * (copies - 1) < STORE_MIN_WEIGHT
+    and copying it: the ``copies - 1`` extra evaluations weigh less than ``REPEAT_STORE_WEIGHT``
+    (the store rule's weights, ``_build.recompute_weight``; its own threshold, measured: a
+    repeated copy reads through an index map, which costs more per element than a
+    reduction's plain read). ``repeat(x * 2, 2)`` fuses (5.2 ms against 5.9 computed then
+    copied, 2048^2 float32); ``repeat(sqrt(x) * 2, 2)`` is computed first (fused: 13.6 ms,
+    computed then copied: 7.4)."""
+    return recompute_weight(node) * (copies - 1) < REPEAT_STORE_WEIGHT
 
 
 def _on_buffer(x: LazyArray, name: str, library: Callable[[Any, Any], Any]) -> LazyArray:
