@@ -74,14 +74,15 @@ def test_overlapping_operands_take_the_copy_path(direct, case):
     np.testing.assert_array_equal(np.asarray(a), want)
     if case in ("reversed", "broadcast row of itself"):
         # a view of the target read with another row stride: a 6x6 target is one chunk of the
-        # write-back, computed whole before it is written (one pass); a bigger one declines
+        # write-back, computed whole before it is written (one pass); a bigger one declines,
+        # unless the view is small enough to be copied first (the broadcast row: 600 elements)
         assert direct == [True]
         big, b = RNG.standard_normal((600, 600)), la.asarray(np.zeros((600, 600)))
         b[...] = big
         want, direct[:] = big + (big[::-1] if case == "reversed" else big[2]), []
         b += b[::-1] if case == "reversed" else b[2]
         np.testing.assert_array_equal(np.asarray(b), want)
-        assert direct == [False]
+        assert direct == [case != "reversed"]
     if case == "transposed target":
         assert direct == [True]        # read only as itself: written in place, row by row
     # (a pending `a[:-1] * 2` is computed by the write barrier first: then nothing overlaps)
@@ -206,6 +207,36 @@ def test_other_overlaps_as_numpy(direct, chunk_bytes, pool, case):
     assert direct == expect
 
 
+@pytest.mark.parametrize("case", ["floyd-warshall", "a row as a column", "too big to copy"])
+def test_small_reads_of_the_target_without_a_row_bound_are_copied_first(direct, chunk_bytes,
+                                                                          pool, case):
+    """An input that reads the target with no row bound (a broadcast row of it, its row read
+    as a column) and holds at most 1/8 of the target's elements is copied first, as NumPy
+    copies an input that overlaps a ufunc's output, and the value is written in place; a
+    bigger one (a transpose) keeps the temporary, unless the target is one chunk."""
+    if case == "floyd-warshall":     # path[:] = minimum(path, add.outer(path[:, k], path[k]))
+        P = RNG.integers(0, 50, (60, 60)).astype(np.int32)
+        want, path = P.copy(), la.asarray(P.copy())
+        for k in (0, 7, 59):
+            want[:] = np.minimum(want, np.add.outer(want[:, k], want[k]) - 3)   # (row k changes)
+            path[:] = la.minimum(path, la.add.outer(path[:, k], path[k]) - 3)
+        got, expect = path, [True] * 3
+    elif case == "a row as a column":    # row i adds old u[0, i]: row 0 is written first
+        want, u = RNG.standard_normal((40, 30)), None
+        u = la.asarray(want.copy())
+        want[:30] = want[:30] + want[0, :30][:, None] * 2
+        u[:30] = u[:30] + u[0, :30][:, None] * 2
+        got, expect = u, [True]
+    else:
+        want = RNG.standard_normal((30, 30))
+        u = la.asarray(want.copy())
+        want[:] = want + want.T * 2
+        u[:] = u + u.T * 2
+        got, expect = u, [30 * 30 * 8 <= chunk_bytes]
+    np.testing.assert_array_equal(np.asarray(got), want)
+    assert direct == expect
+
+
 def test_a_target_that_fits_one_chunk_is_cut_for_every_thread():
     """A write of a 201² grid (317 KB, one chunk of CHUNK_BYTES) ran as one work item, on one
     thread: with the pool it is cut into WRITE_BACK_ITEMS chunks per thread, each at least 4x
@@ -314,6 +345,12 @@ def test_writes_into_a_computed_array_allocate_no_array_of_its_size():
         x[1:-1] = y * 2 + 1
 
     assert _peak(rows) < W.nbytes // 8
+    path = la.asarray((W * 100).astype(np.int32))
+
+    def floyd_warshall_step():       # the row it reads in every row: a copy of 512 elements
+        path[:] = la.minimum(path, la.add.outer(path[:, 5], path[5]))
+
+    assert _peak(floyd_warshall_step) < W.nbytes // 8
 
 
 def test_the_write_back_plan_reads_row_extents_and_views_as_numpy_lays_them_out():

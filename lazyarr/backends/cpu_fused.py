@@ -692,6 +692,39 @@ def _write_back_plan(inputs: list[np.ndarray], out: np.ndarray, shared: list[boo
     return chunk, back, fwd
 
 
+#: an input that reads the memory a write goes to, with no row bound, is copied first when its
+#: own elements number at most the target's / SNAPSHOT_FRACTION (:func:`_snapshot_small_reads`)
+SNAPSHOT_FRACTION = 8
+
+
+def _snapshot_small_reads(inputs: list[Any], shared: list[bool],
+                          out: np.ndarray) -> tuple[list[Any], list[bool]]:
+    """``inputs`` with each one that shares memory with ``out``, is broadcast along dim 0
+    or read through another row stride (no row bound: :func:`_write_back_plan`), and holds
+    few elements of its own, replaced by a copy: NumPy copies an input that overlaps a
+    ufunc's output (``NPY_ITER_COPY_IF_OVERLAP``) in the same way. Floyd-Warshall's
+    ``path[:] = minimum(path, add.outer(path[:, k], path[k]))`` reads row ``k`` in every row:
+    copying those 850 elements lets the value be written in place in parallel chunks,
+    instead of into an 850² temporary and copied."""
+    if out.ndim == 0 or out.shape[0] < 2:
+        return inputs, shared
+    s0 = out.strides[0]
+    inputs, shared = list(inputs), list(shared)
+    for k, (a, sh) in enumerate(zip(inputs, shared)):
+        if not sh or _same_view(a, out):
+            continue
+        b = a if a.shape == out.shape else np.broadcast_to(a, out.shape)
+        if s0 != 0 and b.strides[0] == s0:
+            continue                                   # bounded: the write-back handles it
+        # its own elements: one along each dim it repeats (stride 0)
+        own = tuple(slice(0, 1) if st == 0 else slice(None) for st in a.strides)
+        if a[own].size * SNAPSHOT_FRACTION > out.size:
+            continue
+        inputs[k] = np.broadcast_to(a[own].copy(), a.shape)
+        shared[k] = False
+    return inputs, shared
+
+
 _side = threading.local()
 
 
@@ -1297,8 +1330,10 @@ class CpuFusedBackend:
         if not _writes_into(c, lowered, out):
             return False
         inputs = [_prepare(b, dt) for b, dt in zip(lowered.inputs, c.input_dtypes)]
-        launch = _launch(c, lowered, inputs)
         shared = [type(a) is not CounterMap and np.may_share_memory(a, out) for a in inputs]
+        if any(shared):
+            inputs, shared = _snapshot_small_reads(inputs, shared, out)
+        launch = _launch(c, lowered, inputs)
         if out.flags.c_contiguous and all(not s or _same_view(a, out) for a, s in zip(inputs, shared)):
             _execute(launch, inputs, out, out_read=any(shared))
             return True
