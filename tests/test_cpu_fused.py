@@ -610,6 +610,25 @@ def test_a_thread_count_set_later_reaches_bound_runners():
     assert out.stdout.strip() == "2"
 
 
+def test_a_pending_reduction_makes_its_runner_once(monkeypatch):
+    """A reduction of a pending expression builds its launch at each call, its runner once
+    per program, scalars and shapes (conv2d_bias's loop of small reductions); other
+    scalars or another view's shape make a runner of their own, and the values are NumPy's."""
+    made = []
+    real = cpu_fused._bound_reduction
+    monkeypatch.setattr(cpu_fused, "_bound_reduction", lambda *a: made.append(1) or real(*a))
+    monkeypatch.setattr(cpu_fused, "_reduction_runners", {})
+    a = np.random.default_rng(7).random((40, 30, 6))
+    x = la.asarray(a)
+    with backends.use_backend("cpu-fused"):
+        for scale, start, n in [(2.5, 1, 10), (2.5, 1, 10), (2.5, 2, 10), (2.5, 1, 12),
+                                (3.5, 1, 10), (3.5, 3, 10)]:
+            got = la.sum(x[:, start:start + n] * scale, axis=(0, 1))
+            np.testing.assert_allclose(np.asarray(got), np.sum(a[:, start:start + n] * scale, axis=(0, 1)),
+                                       rtol=1e-13)
+    assert len(made) == 3          # 2.5 over 10 columns (wherever they start), over 12, 3.5
+
+
 def test_program_cache_hit(rng):
     def expr(x, y):
         return la.sum(la.exp(la.asarray(x)) * la.asarray(y) - 0.25, axis=0)

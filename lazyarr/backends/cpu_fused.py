@@ -907,7 +907,22 @@ def _execute(launch: _Launch, inputs: list[np.ndarray], out: np.ndarray | None =
             fill = {"sum": 0, "prod": 1, "any": False, "all": True}.get(
                 op, np.true_divide(np.zeros((), c.compute), 0))
             return np.full(launch.out_shape, fill, dtype=c.result)
-    return _bound_reduction(launch, None)(inputs)
+    # the runner of this launch, made once: a pending expression's reduction builds its
+    # launch each call, and making the runner cost ~3-4 µs of a ~33 µs call (conv2d_bias's
+    # loop of 14,161 small reductions, docs/notes/cpu.rst 2026-12-05h)
+    key = (id(c), launch.scalars, launch.shape, launch.out_shape, launch.reduction, launch.parallel)
+    hit = _reduction_runners.get(key)
+    if hit is None or hit[0] is not c:          # (an id reused by a newer program: rebuilt)
+        if len(_reduction_runners) >= _MAX_REDUCTION_RUNNERS:
+            _reduction_runners.clear()
+        hit = _reduction_runners[key] = (c, _bound_reduction(launch, None))
+    return hit[1](inputs)
+
+
+#: the runners :func:`_execute` made for reduction launches, by the launch's program (its id,
+#: the entry holding the program itself) and everything else the runner depends on
+_reduction_runners: dict[tuple[Any, ...], tuple[Compiled, Any]] = {}
+_MAX_REDUCTION_RUNNERS = 1024
 
 
 #: a new result of at least this many bytes, written by the pool, is made resident first
