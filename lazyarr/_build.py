@@ -565,7 +565,7 @@ def reduce(opdef: OpDef, x: Any, axis: Any = None, keepdims: bool = False, dtype
         if run is not None:
             return _node.leaf(run([node.data]), "cpu")
     if held and node.data is None and node.src and not stopping() \
-            and recompute_weight(node) >= STORE_MIN_WEIGHT:
+            and recompute_weight(node) >= store_min_weight(node):
         materialize(node)      # the store rule: computed once, read by this and later uses
     result = _node.op_node(opdef.name, result_dtype, shape, device, (node,), arg)
     materialize(result)
@@ -608,15 +608,26 @@ def _bound_reduction(op: str, result_dtype: np.dtype, shape: tuple[int, ...], ar
 #: The store rule for reductions (docs/design.rst, "Store or recompute"). A reduction of a
 #: pending array that a variable still holds (``y.mean()`` with ``y`` used again, as in
 #: ``(y - y.mean()) / y.std()``) computes the array first and keeps it, when recomputing its
-#: expression for one more use would cost at least the store: one write of the array into
-#: fresh memory and one read. Weights per element: a transcendental op 8, arithmetic 1.
-#: Measured on the 2-core CPU at 2^24 elements (docs/notes/cpu.rst, "The store rule's
-#: weight"): the store costs 6.1 ms in float32 and 11.2 in float64, an ``exp`` 2.8 and 5.4,
-#: so a store pays for one reuse from about two transcendental ops: ``exp(sin(x) * 3)``
-#: (weight 17) is stored, softmax's ``exp(x - max)`` (9) is recomputed (stored, NPBench's
-#: softmax took 278 ms at preset L; recomputed 199). Below the weight the reduction stays fused.
+#: expression for one more use would cost at least the store: one write of the array and one
+#: read. Weights per element: a transcendental op 8, arithmetic 1 (:func:`recompute_weight`).
+#: Measured on the 2-core CPU (docs/notes/cpu.rst, "The store rule's weight"): at 2^24
+#: elements the store costs 6.1 ms in float32 and 11.2 in float64, an ``exp`` 2.8 and 5.4,
+#: so a store that goes to memory pays for one reuse from about two transcendental ops
+#: (``exp(sin(x) * 3)``, weight 17); softmax's ``exp(x - max)`` (9) is recomputed (stored,
+#: NPBench's softmax took 278 ms at preset L, recomputed 199). An array of up to
+#: STORE_CACHED_BYTES stays in the cache between its write and its read, and its store pays
+#: from one transcendental op (softmax rows of 2^20 float32: stored 0.57 ms, recomputed 0.70;
+#: of 2^23: 10.3 against 7.7).
 STORE_MIN_WEIGHT = 16
+STORE_MIN_WEIGHT_CACHED = 8
+STORE_CACHED_BYTES = 16 << 20
 _MAX_WEIGHED = 64    # interior nodes weighed at most (a bigger expression is stored anyway)
+
+
+def store_min_weight(node: Node) -> int:
+    """The recompute weight from which storing ``node`` pays for one more use of it."""
+    nbytes = math.prod(node.shape) * node.dtype.itemsize
+    return STORE_MIN_WEIGHT_CACHED if nbytes <= STORE_CACHED_BYTES else STORE_MIN_WEIGHT
 
 
 def recompute_weight(node: Node) -> int:

@@ -36,8 +36,14 @@ def test_cheap_or_unheld_arrays_keep_the_fused_reduction(kernels, case):
         value = y.mean()
         assert not y.is_materialized
     elif case == "one transcendental":              # softmax's exp(x - max), weight 9: an
-        y = la.exp(x - 0.5)                         # exp again costs less than a store
-        value = y.mean()
+        from lazyarr import _build                  # exp again costs less than a store that
+        old = _build.STORE_CACHED_BYTES             # goes to memory (arrays over 16 MiB:
+        _build.STORE_CACHED_BYTES = X.nbytes - 1    # this one is made to count as one)
+        try:
+            y = la.exp(x - 0.5)
+            value = y.mean()
+        finally:
+            _build.STORE_CACHED_BYTES = old
         assert not y.is_materialized
     elif case == "temporary":
         value = la.mean(la.exp(la.sin(x)))
@@ -51,6 +57,18 @@ def test_cheap_or_unheld_arrays_keep_the_fused_reduction(kernels, case):
     want = {"cheap": (X * 2 + 1).mean(), "one transcendental": np.exp(X - 0.5).mean()}.get(
         case, np.exp(np.sin(X)).mean())
     np.testing.assert_allclose(float(value), want, rtol=1e-12)
+
+
+def test_one_transcendental_op_is_stored_while_the_array_fits_the_cache(kernels):
+    """Up to ``STORE_CACHED_BYTES`` the store stays in the cache between its write and its read,
+    and it pays from one transcendental op (weight 8); this array is 40 KB."""
+    x = la.asarray(X)
+    y = la.exp(x - 0.5)
+    got = y / y.sum()
+    assert y.is_materialized and kernels[0] == 4     # y (input, scalar, subtract, exp), then
+    np.testing.assert_allclose(np.asarray(got), np.exp(X - 0.5) / np.exp(X - 0.5).sum(),
+                               rtol=1e-12)
+    assert len(kernels) == 3                         # its sum, and the division reading it
 
 
 def test_the_rule_follows_every_reduction_and_axis(kernels):

@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import _fallback
 from .._array import LazyArray
-from .._build import STORE_MIN_WEIGHT, recompute_weight
+from .._build import recompute_weight, store_min_weight
 from .._stack import user_stacklevel
 from ._creation import asarray, copy, full
 from ._elementwise import FUNCTIONS as _EW
@@ -125,10 +125,10 @@ def _any(mask: LazyArray) -> bool:
 
 def _stored(x: LazyArray) -> LazyArray:
     """``x`` computed first when it is pending and recomputing it for its two later reads
-    weighs at least the store rule's ``STORE_MIN_WEIGHT`` per element (docs/design.rst,
-    "Store or recompute"): nanvar reads ``x`` in three kernels, and recomputing an ``exp``
-    twice more costs about one write and a read."""
-    if not x.is_materialized and 2 * recompute_weight(x._node) >= STORE_MIN_WEIGHT:
+    weighs at least what the store rule stores from (``_build.store_min_weight``, per element:
+    docs/design.rst, "Store or recompute"): nanvar reads ``x`` in three kernels, and
+    recomputing an ``exp`` twice more costs about one write and a read."""
+    if not x.is_materialized and 2 * recompute_weight(x._node) >= store_min_weight(x._node):
         x.compute()
     return x
 
