@@ -912,15 +912,16 @@ def _execute(launch: _Launch, inputs: list[np.ndarray], out: np.ndarray | None =
     # loop of 14,161 small reductions, docs/notes/cpu.rst 2026-12-05h)
     key = (id(c), launch.scalars, launch.shape, launch.out_shape, launch.reduction, launch.parallel)
     hit = _reduction_runners.get(key)
-    if hit is None or hit[0] is not c:          # (an id reused by a newer program: rebuilt)
+    if hit is None:
         if len(_reduction_runners) >= _MAX_REDUCTION_RUNNERS:
             _reduction_runners.clear()
         hit = _reduction_runners[key] = (c, _bound_reduction(launch, None))
     return hit[1](inputs)
 
 
-#: the runners :func:`_execute` made for reduction launches, by the launch's program (its id,
-#: the entry holding the program itself) and everything else the runner depends on
+#: the runners :func:`_execute` made for reduction launches, by the launch's program (its id:
+#: the entry holds the program, so no other object takes that id while the entry lives) and
+#: everything else the runner depends on
 _reduction_runners: dict[tuple[Any, ...], tuple[Compiled, Any]] = {}
 _MAX_REDUCTION_RUNNERS = 1024
 
