@@ -671,11 +671,10 @@ def _write_back_plan(inputs: list[np.ndarray], out: np.ndarray, shared: list[boo
         for a, sh in zip(inputs, shared):
             if not sh or _same_view(a, out):
                 continue
-            b = a if a.shape == out.shape else np.broadcast_to(a, out.shape)
-            if s0 == 0 or b.strides[0] != s0:
+            b = _in_rows_of(a, out)
+            if b is None:
                 # no bound: one chunk computes the whole value before anything is written,
-                # whatever the inputs read (floyd_warshall's
-                # path[:] = minimum(path, add.outer(path[:, k], path[k]))), if it fits
+                # whatever the inputs read (a transpose of the target), if it fits
                 return (rows, 0, 0) if fits else None
             lo_k, hi_k = _row_extent(b)
             first, last, s = lo - hi_k, hi - lo_k, s0      # d·s in [first, last]
@@ -690,6 +689,15 @@ def _write_back_plan(inputs: list[np.ndarray], out: np.ndarray, shared: list[boo
     if chunk * row_bytes > MAX_CHUNK_BYTES:
         return None
     return chunk, back, fwd
+
+
+def _in_rows_of(a: np.ndarray, out: np.ndarray) -> np.ndarray | None:
+    """``a`` broadcast to ``out``'s shape where it steps through memory by ``out``'s row
+    stride along dim 0 (so a row bound exists: :func:`_write_back_plan`), else None (a
+    broadcast along dim 0, a transpose, another row stride)."""
+    b = a if a.shape == out.shape else np.broadcast_to(a, out.shape)
+    s0 = out.strides[0]
+    return b if s0 != 0 and b.strides[0] == s0 else None
 
 
 #: an input that reads the memory a write goes to, with no row bound, is copied first when its
@@ -708,13 +716,9 @@ def _snapshot_small_reads(inputs: list[Any], shared: list[bool],
     instead of into an 850² temporary and copied."""
     if out.ndim == 0 or out.shape[0] < 2:
         return inputs, shared
-    s0 = out.strides[0]
     inputs, shared = list(inputs), list(shared)
     for k, (a, sh) in enumerate(zip(inputs, shared)):
-        if not sh or _same_view(a, out):
-            continue
-        b = a if a.shape == out.shape else np.broadcast_to(a, out.shape)
-        if s0 != 0 and b.strides[0] == s0:
+        if not sh or _same_view(a, out) or _in_rows_of(a, out) is not None:
             continue                                   # bounded: the write-back handles it
         # its own elements: one along each dim it repeats (stride 0)
         own = tuple(slice(0, 1) if st == 0 else slice(None) for st in a.strides)
