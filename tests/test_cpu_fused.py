@@ -512,6 +512,72 @@ def test_middle_axis_reductions_read_in_place(shape, axis, layout, threads):
                 assert_bits(got, results[name])
 
 
+@pytest.mark.parametrize("shape, key, axis", [
+    ((40, 4096), (slice(1, -1), slice(1, -1)), None),       # a stencil's view: rows of 4094
+    ((9, 5000), (slice(None), slice(3, None)), None),       # runs longer than a block
+    ((30, 700), (slice(None, None, -1), slice(2, -3)), None),   # rows upside down
+    ((7, 6, 600), (slice(None), slice(1, None), slice(None, -2)), (1, 2)),  # kept slots, mode A
+    ((5, 3, 2100), (slice(None), slice(None), slice(None, None, -1)), None)])
+def test_reductions_of_views_end_blocks_with_rows(shape, key, axis, threads, monkeypatch):
+    """A full reduction of views (``sum(u[1:-1, 1:-1] + u[:-2, 1:-1])``) runs its blocks
+    within the rows (cpu_fused._block_cut), so each view is read in place rather than gathered
+    across a row's end: every kind, NumPy's values (float sums to rounding), the same bits on 1
+    to 3 threads, and arg-reductions' flat positions."""
+    rng = np.random.default_rng(shape[-1])
+    base = rng.standard_normal(shape).astype(np.float32)
+    ibase = rng.integers(-9, 9, shape)
+    a, b = base[key], ibase[key]
+    shifted = tuple(slice(k.start, None if k.stop is None else k.stop, k.step) for k in key)
+    la_a, la_b = la.asarray(base)[key], la.asarray(ibase)[shifted]
+    c = a + b
+    n_outer = 0 if axis is None else 1
+    assert cpu_fused._block_cut(a.shape, (cpu_fused._MODE_RED_A, tuple(range(a.ndim)), n_outer,
+                                          1, a.size), [a], 2048) == a.shape[-1]
+    cases = [("sum", lambda: la.sum(la_a + la_b, axis=axis), np.sum(c.astype(np.float64), axis=axis)),
+             ("mean", lambda: la.mean(la_a * 2, axis=axis), np.mean((a * 2).astype(np.float64), axis=axis)),
+             ("var", lambda: la.var(la_a - la_b, axis=axis), np.var((a - b).astype(np.float64), axis=axis)),
+             ("max", lambda: la.max(la_a - la_b, axis=axis), np.max(a - b, axis=axis)),
+             ("prod", lambda: la.prod(1 + la_a / 1e4, axis=axis),
+              np.prod((1 + a / np.float32(1e4)).astype(np.float64), axis=axis)),
+             ("isum", lambda: la.sum(la_b * 3, axis=axis), np.sum(b * 3, axis=axis)),
+             ("all", lambda: la.all(la_a < 4.2, axis=axis), np.all(a < 4.2, axis=axis))]
+    if axis is None:
+        cases.append(("argmax", lambda: la.argmax(la_a + la_b), np.argmax(c)))
+        cases.append(("argmin", lambda: la.argmin(la_b - la_a), np.argmin(b - a)))
+    cuts = []
+    real_cut = cpu_fused._block_cut
+    monkeypatch.setattr(cpu_fused, "_block_cut", lambda *args: cuts.append(real_cut(*args)) or cuts[-1])
+    results = {}
+    for n in (1, 2, 3):
+        threads(n)
+        for name, build, want in cases:
+            with la.config(eager_max_size=0):          # (the operators stay pending: one kernel)
+                got = np.asarray(build())
+            if n == 1:
+                assert got.shape == np.shape(want), name
+                if got.dtype.kind == "f":
+                    np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-4, err_msg=name)
+                else:
+                    np.testing.assert_array_equal(got, want, err_msg=name)
+                results[name] = got
+            else:
+                assert_bits(got, results[name])
+    assert cuts and set(cuts) == {a.shape[-1]}
+
+
+def test_block_cut_decides_by_layout_and_row_length():
+    """Blocks end with rows only where an input would be gathered across a row's end, and the
+    rows are long (as an elementwise run decides, cpu_fused._rows_outer)."""
+    cut = cpu_fused._block_cut
+    plan = lambda shape: (cpu_fused._MODE_RED_A, tuple(range(len(shape))), 0, 1, math.prod(shape))
+    u = np.zeros((64, 4096), np.float32)
+    assert cut((62, 4094), plan((62, 4094)), [u[1:-1, 1:-1], u[:-2, 2:]], 4096) == 4094
+    assert cut((64, 4096), plan((64, 4096)), [u, u], 4096) == 0          # one run: no cut
+    assert cut((64, 100), plan((64, 100)), [u[:, :100]], 4096) == 0      # short rows: gathered
+    assert cut((64, 300), plan((64, 300)), [u[:, :300], u[:, 1:301]], 4096) == 300   # two views
+    assert cut((62, 4094), (cpu_fused._MODE_RED_B, (1, 0), 1, 4094, 62), [u[1:-1, 1:-1]], 4096) == 0
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("op", ["sum", "mean", "var", "max"])
 def test_reused_scratch_never_reaches_a_result(op, dtype):

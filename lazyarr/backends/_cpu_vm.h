@@ -405,6 +405,11 @@ typedef struct {
     char *scalars;      /* LZ_SCALAR_BYTES per scalar */
     char *out;          /* MODE_EW output (C order) */
     npy_intp nb;        /* MODE_RED_A: blocks per slot; MODE_RED_B: slots per item */
+    /* MODE_RED_A: 0 (a slot's blocks are B elements each over its whole inner index), or the
+     * length of the runs that its blocks end with (ceil(cut / B) blocks per run): a block then
+     * stays inside one run of the last inner dim, where a view is read in place instead of
+     * gathered (cpu_fused._block_cut) */
+    npy_intp cut;
     npy_intp nchunk, chunk_rows;  /* MODE_RED_B: the reduce rows in fixed chunks, one partial each */
     /* MODE_RED_ROWS: nrows slots of row_len elements each, consecutive in the (all inner)
      * iteration order; a work item runs rows_per_item rows (lz_do_rows) */
@@ -1789,6 +1794,11 @@ static int lz_do_item(const lz_prog *P, lz_run *R, lz_scratch *S, npy_intp t) {
     if (R->mode == MODE_RED_ROWS) return lz_do_rows(P, R, S, t);
     npy_intp o = t / R->nb, b = t % R->nb;
     npy_intp start = b * B, n = R->Isz - start;
+    if (R->cut) {                     /* MODE_RED_A's blocks within runs of cut elements */
+        const npy_intp per = (R->cut + B - 1) / B;
+        start = (b / per) * R->cut + (b % per) * B;
+        n = R->cut - (b % per) * B;
+    }
     if (n > B) n = B;
     if (R->mode == MODE_EW && R->wb) return lz_do_chunk(P, R, S, t);
     if (R->mode == MODE_EW) {

@@ -66,7 +66,7 @@ cdef extern from "_cpu_vm.h" nogil:
         cnp.npy_intp *dstride
         char *scalars
         char *out
-        cnp.npy_intp nb, nchunk, chunk_rows
+        cnp.npy_intp nb, cut, nchunk, chunk_rows
         cnp.npy_intp nrows, row_len, rows_per_item
         double *pd
         double *pm2
@@ -317,7 +317,7 @@ cpdef object execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tu
                      int n_outer, int mode, int nthreads, out=None, dict partials=None,
                      cnp.npy_intp nb=0, cnp.npy_intp nchunk=1, cnp.npy_intp chunk_rows=0,
                      bytearray fpe=None, tuple writeback=None, cnp.ndarray progress=None,
-                     bint out_read=True):
+                     bint out_read=True, cnp.npy_intp cut=0):
     """Run ``prog`` over the iteration space ``shape``.
 
     ``order`` lists the dims of ``shape``: the first ``n_outer`` form the outer index,
@@ -326,7 +326,8 @@ cpdef object execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tu
     ``out`` (C-contiguous, ``shape``); reduction modes fill the partial/result arrays of
     ``partials``, named by their lz_run fields (``pd``, ``pm2``, ``pi``, ``pidx``, ``pu``,
     ``rd``, ``rm2``, ``ri``, ``ridx``, ``ru``; a missing one is NULL).
-    ``nb`` is the block count per slot (mode A), the slots per work item (mode B) or the
+    ``nb`` is the block count per slot (mode A: ``ceil(cut / B)`` per run of ``cut`` elements
+    when ``cut`` is given, a run the blocks end with), the slots per work item (mode B) or the
     rows per work item (mode ``row_blocks``: ``n_outer`` kept dims, then the reduced ones, all
     run as inner dims, a block of ``nb`` whole rows at a time).
     ``fpe`` (``ninstr + 1`` bytes, zeroed) receives the floating-point exceptions raised, as
@@ -464,6 +465,7 @@ cpdef object execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tu
         if partials is not None:
             _set_partials(&R, partials)
         R.nb = nb
+        R.cut = cut if mode == MODES["slot_major"] else 0
         R.nchunk, R.chunk_rows = nchunk, chunk_rows
         R.check_signals = PyThread_get_thread_ident() == _main_thread
         if fpe is not None:
@@ -630,7 +632,7 @@ cdef class BoundReduction:
     cdef bytes scalars
     cdef tuple shape, order, names, out_shape
     cdef int n_outer, mode, nthreads
-    cdef cnp.npy_intp nb, nchunk, chunk_rows, nparts, m
+    cdef cnp.npy_intp nb, nchunk, chunk_rows, nparts, m, cut
     cdef Py_ssize_t nfpe
     cdef tuple dtypes
     cdef object prepare, report, finish, op
@@ -642,11 +644,11 @@ cdef class BoundReduction:
                  int mode, int nthreads, cnp.npy_intp nb, cnp.npy_intp nchunk,
                  cnp.npy_intp chunk_rows, cnp.npy_intp nparts, cnp.npy_intp m, tuple names,
                  Py_ssize_t nfpe, tuple dtypes, prepare, report, finish, bint scalar_float, bint mean,
-                 double top, double rsz, result, tuple out_shape, str op):
+                 double top, double rsz, result, tuple out_shape, str op, cnp.npy_intp cut=0):
         self.vm, self.scalars, self.shape, self.order = vm, scalars, shape, order
         self.n_outer, self.mode, self.nthreads = n_outer, mode, nthreads
         self.nb, self.nchunk, self.chunk_rows = nb, nchunk, chunk_rows
-        self.nparts, self.m = nparts, m
+        self.nparts, self.m, self.cut = nparts, m, cut
         self.names = tuple([(p, r, cnp.dtype(dt).num, cnp.dtype(dt).name) for p, r, dt in names])
         self.nfpe, self.prepare, self.report, self.finish = nfpe, prepare, report, finish
         self.dtypes = dtypes
@@ -678,7 +680,7 @@ cdef class BoundReduction:
             flagged = execute(self.vm, inputs, self.scalars, self.shape, self.order,
                               self.n_outer, self.mode,
                               self.nthreads if self.nthreads > 0 else _pool_threads, None,
-                              arrays, self.nb, self.nchunk, self.chunk_rows, fpe)
+                              arrays, self.nb, self.nchunk, self.chunk_rows, fpe, cut=self.cut)
         finally:
             if self.scratch:        # (small arrays skip the pool's steps: ~0.2 µs a call)
                 for pname, rname, num, name in self.names:

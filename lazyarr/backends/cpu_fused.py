@@ -852,10 +852,49 @@ def _launch(c: Compiled, lowered: Lowered, inputs: list[np.ndarray]) -> _Launch:
         order = _k_order(shape, inputs)
         if order is not None:
             plan = (plan[0], order, *plan[2:])
+    cut = _block_cut(shape, plan, inputs, c.vm.block)
+    if cut:             # (mode A) ceil(cut / B) blocks per run of the inner index
+        nb = (plan[4] // cut) * -(-cut // c.vm.block)
+        plan = (*plan[:5], nb, *plan[6:8], plan[3] * nb)
+    plan = (*plan, cut)
     m, rsz = plan[3], plan[4]
     parallel = not c.serial and m * rsz >= SERIAL_BELOW
     return _Launch(c, scalars, shape, lowered.shape, _num_threads if parallel else 1, plan,
                    0, None, parallel)
+
+
+def _block_cut(shape: tuple[int, ...], plan: tuple[Any, ...], inputs: list[Any],
+               block: int) -> int:
+    """Mode A's blocks end with the runs of its last inner dim (the run's length; 0: blocks of
+    ``block`` over a slot's whole inner index) when an input is not one strided run over the
+    inner dims (a view such as ``u[:-2, 1:-1]`` in a full sum) and the runs are long, as
+    :func:`_rows_outer` decides for an elementwise run: each block then reads such an input in
+    place, where a block across two runs gathers a copy of it first (a 4096² float32 Jacobi
+    step's ``sum`` of a pending ``sqrt``: 21.6 -> 14.9 ms, docs/notes/cpu.rst 2026-12-06). A run
+    shorter than ``block`` makes more, shorter blocks: the same rule's row lengths decide."""
+    mode, order, n_outer = plan[0], plan[1], plan[2]
+    inner = [d for d in order[n_outer:] if shape[d] != 1]
+    if mode != _MODE_RED_A or len(inner) < 2:
+        return 0
+    gathered, itemsize = 0, 4
+    for a in inputs:
+        itemsize = max(itemsize, a.itemsize) if type(a) is not CounterMap else itemsize
+        off = len(shape) - a.ndim
+        step, run = None, 1
+        for d in reversed(inner):
+            e = d - off
+            s = 0 if e < 0 or a.shape[e] == 1 else a.strides[e]
+            if step is None:
+                step = s
+            elif s != step * run:
+                gathered += 1
+                break
+            run *= shape[d]
+    if not gathered:
+        return 0
+    run = shape[inner[-1]]
+    need = ROW_RUN_MANY_BYTES if gathered > 1 else ROW_RUN_MIN_BYTES
+    return run if run * itemsize >= need and run < plan[4] else 0
 
 
 def _bound_threads(launch: _Launch) -> int:
@@ -903,7 +942,7 @@ def _execute(launch: _Launch, inputs: list[np.ndarray], out: np.ndarray | None =
         return out
     op = c.reduction
     assert op is not None and c.compute is not None and c.canon is not None
-    mode, order, n_outer, m, rsz, nb, nchunk, chunk_rows, nparts = launch.reduction
+    mode, order, n_outer, m, rsz, nb, nchunk, chunk_rows, nparts, cut = launch.reduction
     if m == 0:
         return np.empty(launch.out_shape, c.result)
     if rsz == 0:
@@ -1091,7 +1130,7 @@ def _bound_reduction(launch: _Launch, dtypes: list[np.dtype] | None) -> Any:
     c = launch.c
     op = c.reduction
     assert op is not None and c.compute is not None and c.canon is not None
-    mode, order, n_outer, m, rsz, nb, nchunk, chunk_rows, nparts = launch.reduction
+    mode, order, n_outer, m, rsz, nb, nchunk, chunk_rows, nparts, cut = launch.reduction
     parts = _partial_arrays(op, c.canon)
     ddof, out_shape, result = c.red_arg[3], launch.out_shape, c.result
     # a full float sum/prod/mean: _finalize's Python-float branch, taken in C
@@ -1104,7 +1143,7 @@ def _bound_reduction(launch: _Launch, dtypes: list[np.dtype] | None) -> Any:
         len(c.fpe), None if dtypes is None else tuple(dtypes), _prepare,
         functools.partial(_report_fp_errors, c),
         functools.partial(_finalize, c, op, rsz=rsz, ddof=ddof, shape=out_shape),
-        scalar_float, op == "mean", top, rsz, result, out_shape, op)
+        scalar_float, op == "mean", top, rsz, result, out_shape, op, cut)
 
 
 def _report_fp_errors(c: Compiled, fpe: bytearray) -> None:
