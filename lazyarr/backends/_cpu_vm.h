@@ -394,7 +394,28 @@ typedef struct {
 /* MODE_RED_B float sums: rows accumulated per pass over the partials (lz_accsum8) */
 #define LZ_ACC_ROWS 8
 
+/* A stencil's field (cpu_stencil.py): one subexpression of a family of views of one buffer
+ * (``sqrt(u)`` read as ``u[1:-1, 1:-1]``, ``u[:-2, 1:-1]``, ...), computed once per element
+ * of the 2-d space's rows into a per-thread ring of rows and read from there at each view's
+ * shift, instead of once per view. Its program F has one input, the base (the family's
+ * lowest-addressed view) read at the element; its root is the field's value, written into
+ * the ring. The main program reads each shifted value as an input (top_input) that the VM
+ * points into the ring, block by block (lz_fields_prepare). */
+#define LZ_FIELD_TOPS 16
+typedef struct lz_run lz_run;
 typedef struct {
+    const lz_prog *F;
+    lz_run *Rf;                   /* F's run: its scalar operands and floating-point flags */
+    char *base;                   /* the base's first element */
+    npy_intp s0, s1;              /* its byte strides over the space's rows and columns */
+    npy_intp osize;               /* the field value's itemsize */
+    int ntops;
+    int top_input[LZ_FIELD_TOPS]; /* the main program's input that reads the field at ... */
+    int di[LZ_FIELD_TOPS], dj[LZ_FIELD_TOPS];   /* ... this shift from the base (di >= 0) */
+    int di0, di1, dj0, dj1;       /* the shifts' span */
+} lz_field;
+
+struct lz_run {
     int mode, nO, nI;
     npy_intp Oshape[NPY_MAXDIMS], Ishape[NPY_MAXDIMS];
     npy_intp Osz, Isz;
@@ -442,7 +463,12 @@ typedef struct {
      * flags are noted too. The run stops after the item in which [1] becomes nonzero (the
      * reader gave up: what is written is then not the whole value) */
     npy_int64 *progress;
-} lz_run;
+    /* the stencil fields (lz_field; nfields 0: none) of a 2-d space of rows x cols, whose
+     * blocks each lie in one row (MODE_EW by rows, or MODE_RED_A cut at the rows) */
+    int nfields;
+    lz_field *fields;
+    npy_intp rows, cols;
+};
 
 /* progress[0] of a pipelined run, read with acquire order (what it counts is written) */
 static inline npy_int64 lz_progress(npy_int64 *progress) {
@@ -486,6 +512,7 @@ typedef struct {
     npy_intp *vstr;
     char *regs, *gbuf, *stage, *end;
     char *wbuf;                 /* a write-back's chunk of results (lz_do_chunk), or NULL */
+    char *fields;               /* the stencil fields' rings and F's scratch (lz_field_area) */
     npy_intp *ooff;
     /* interruption (see lz_poll) */
     int check_signals;          /* this thread runs Python's signal handlers */
@@ -528,13 +555,37 @@ static size_t lz_chunk_bytes(const lz_prog *P, const lz_run *R) {
     return R->wb ? (size_t)(R->wb_chunk * R->wb_rowsize * P->instr[P->ninstr - 1].osize) : 0;
 }
 
+/* A field's per-thread area: the ring (D rows of up to B + span values, each with its key:
+ * the field row, the block's first column and length it holds), then F's value pointers,
+ * strides and registers. */
+typedef struct { npy_intp p, j, n; } lz_ring_key;
+static size_t lz_ring_row_bytes(const lz_prog *P, const lz_field *f) {
+    return LZ_ALIGN((size_t)(P->B + f->dj1 - f->dj0 + 8) * (size_t)f->osize + 64);
+}
+/* a ring row per field row and per block of a row (rows longer than B: the blocks of one
+ * row run one after another, each reading its own columns of the same field rows) */
+static size_t lz_ring_rows(const lz_prog *P, const lz_run *R, const lz_field *f) {
+    return (size_t)(f->di1 - f->di0 + 1) * (size_t)((R->cols + P->B - 1) / P->B);
+}
+static size_t lz_field_bytes(const lz_prog *P, const lz_run *R, const lz_field *f) {
+    const size_t D = lz_ring_rows(P, R, f);
+    return LZ_ALIGN(D * sizeof(lz_ring_key)) + D * lz_ring_row_bytes(P, f)
+        + 2 * LZ_ALIGN(sizeof(char *) * (f->F->nvals + 1)) + (size_t)LZ_RB(f->F) * (f->F->nregs + 1);
+}
+static size_t lz_field_area(const lz_prog *P, const lz_run *R) {
+    size_t need = 0;
+    for (int k = 0; k < R->nfields; k++) need += lz_field_bytes(P, R, &R->fields[k]);
+    return need;
+}
+
 static int lz_scratch_init(const lz_prog *P, const lz_run *R, lz_scratch *S) {
     size_t rb = (size_t)LZ_RB(P);
     size_t a = LZ_ALIGN(sizeof(char *) * (P->nvals + 1));
     size_t b = LZ_ALIGN(sizeof(npy_intp) * (P->nvals + 1));
     size_t c = LZ_ALIGN(sizeof(npy_intp) * (P->ninputs + 1));
     size_t w = LZ_ALIGN(lz_chunk_bytes(P, R));
-    size_t need = a + b + c + rb * (P->nregs + 1) + rb * (P->ninputs + 1) + LZ_ACC_ROWS * rb + w + 64;
+    size_t fa = lz_field_area(P, R);
+    size_t need = a + b + c + rb * (P->nregs + 1) + rb * (P->ninputs + 1) + LZ_ACC_ROWS * rb + w + fa + 64;
     if (need > lz_tls_size) {
         free(lz_tls_buf);
         lz_tls_buf = (char *)malloc(need);
@@ -551,6 +602,13 @@ static int lz_scratch_init(const lz_prog *P, const lz_run *R, lz_scratch *S) {
     S->stage = S->gbuf + rb * (P->ninputs + 1);
     S->end = S->stage + LZ_ACC_ROWS * rb;
     S->wbuf = w ? S->end : NULL;
+    S->fields = fa ? S->end + w : NULL;
+    size_t at = 0;
+    for (int k = 0; k < R->nfields; k++) {   /* empty rings: this call's data is new */
+        lz_ring_key *key = (lz_ring_key *)(S->fields + at);
+        for (size_t d = 0; d < lz_ring_rows(P, R, &R->fields[k]); d++) key[d].p = -1;
+        at += lz_field_bytes(P, R, &R->fields[k]);
+    }
     return 0;
 }
 
@@ -649,6 +707,78 @@ static int lz_run_instrs(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_i
     return 0;
 }
 
+/* F over m elements of the base from src (stride f->s1) into dst: blocks of F's B, the flags
+ * noted per instruction where a block raised one (F reads only its input: a block runs
+ * again alike, as lz_exec_block does) */
+static int lz_field_run(const lz_field *f, lz_scratch *FS, const char *src, npy_intp m, char *dst) {
+    const lz_prog *F = f->F;
+    const int iv = F->input_val[0];
+    for (int k = 0; k < F->nscalars; k++) {
+        FS->vptr[F->scalar_val[k]] = f->Rf->scalars + LZ_SCALAR_BYTES * k;
+        FS->vstr[F->scalar_val[k]] = 0;
+    }
+    for (npy_intp a = 0; a < m; a += F->B) {
+        const npy_intp n = m - a < F->B ? m - a : F->B;
+        FS->vptr[iv] = (char *)src + a * f->s1;
+        FS->vstr[iv] = f->s1;
+        char *out = dst + a * f->osize;
+        if (lz_run_instrs(F, f->Rf, FS, n, out, NULL, NULL, 0, 0) < 0) return -1;
+        if (f->Rf->fpe && lz_fpe_raised()) {
+            lz_fpe_take();
+            if (lz_run_instrs(F, f->Rf, FS, n, out, NULL, NULL, 0, 1) < 0) return -1;
+        }
+    }
+    return 0;
+}
+
+/* For the block of row i, columns [j, j+n): each field's rows i+di0 .. i+di1 in the thread's
+ * ring (computed where the ring does not hold them for this block's columns), and each top
+ * input pointed at its row and shift. A field row p holds the columns that the views whose
+ * output row p - di exists read, so no element outside the views is computed. */
+static int lz_fields_prepare(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_intp o,
+                             npy_intp start, npy_intp n) {
+    const npy_intp flat = o * R->Isz + start, i = flat / R->cols, j = flat % R->cols;
+    size_t at = 0;
+    for (int k = 0; k < R->nfields; k++) {
+        const lz_field *f = &R->fields[k];
+        const lz_prog *F = f->F;
+        const npy_intp D = f->di1 - f->di0 + 1, seg = (j / P->B) * D;
+        const size_t nring = lz_ring_rows(P, R, f);
+        lz_ring_key *key = (lz_ring_key *)(S->fields + at);
+        const size_t rowb = lz_ring_row_bytes(P, f);
+        char *ring = S->fields + at + LZ_ALIGN(nring * sizeof(lz_ring_key));
+        lz_scratch FS;
+        FS.vptr = (char **)(ring + nring * rowb);
+        FS.vstr = (npy_intp *)((char *)FS.vptr + LZ_ALIGN(sizeof(char *) * (F->nvals + 1)));
+        FS.regs = (char *)FS.vstr + LZ_ALIGN(sizeof(char *) * (F->nvals + 1));
+        at += lz_field_bytes(P, R, f);
+        for (npy_intp p = i + f->di0; p <= i + f->di1; p++) {
+            const npy_intp d = seg + p % D;
+            if (key[d].p == p && key[d].j == j && key[d].n == n) continue;
+            int lo = f->dj1, hi = f->dj0;
+            for (int t = 0; t < f->ntops; t++)
+                if (p - f->di[t] >= 0 && p - f->di[t] < R->rows) {
+                    if (f->dj[t] < lo) lo = f->dj[t];
+                    if (f->dj[t] > hi) hi = f->dj[t];
+                }
+            if (lo <= hi &&
+                lz_field_run(f, &FS, f->base + p * f->s0 + (j + lo) * f->s1, n + hi - lo,
+                             ring + d * rowb + (lo - f->dj0) * f->osize) < 0)
+                return -1;
+            key[d].p = p;
+            key[d].j = j;
+            key[d].n = n;
+        }
+        for (int t = 0; t < f->ntops; t++) {
+            const int v = P->input_val[f->top_input[t]];
+            if (v < 0) continue;
+            S->vptr[v] = ring + (seg + (i + f->di[t]) % D) * rowb + (f->dj[t] - f->dj0) * f->osize;
+            S->vstr[v] = f->osize;
+        }
+    }
+    return 0;
+}
+
 /* Run the program over block (o, [start, start+n)); `out` receives the root if it writes
  * to the output array. Returns 0, or -1 if a NumPy loop reported an error. */
 static int lz_exec_block(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_intp o,
@@ -714,6 +844,7 @@ static int lz_exec_block(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_i
      * instructions, a leaf's reduction, leaves its flags to the note after each claim of
      * items: two status reads per block were ~2 % of a leaf's column sums) */
     if (P->ninstr) lz_fpe_note(R, P->ninstr);
+    if (R->nfields && lz_fields_prepare(P, R, S, o, start, n) < 0) return -1;
     /* A program with much arithmetic per input byte (P->prefetch) asks for the next block of
      * each contiguous input while it computes this one, a share after each instruction: its
      * loads then overlap the arithmetic, where the hardware prefetcher waits for the next

@@ -12,7 +12,7 @@ from cpython.exc cimport PyErr_Occurred
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from cpython.pythread cimport PyThread_get_thread_ident
 from libc.math cimport fabs
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memset
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
@@ -55,6 +55,18 @@ cdef extern from "_cpu_vm.h" nogil:
         int result_val, red_kind, red_type, red_pre
         cnp.npy_intp B, esz
         int prefetch
+    ctypedef struct lz_run
+    ctypedef struct lz_field:
+        const lz_prog *F
+        lz_run *Rf
+        char *base
+        cnp.npy_intp s0, s1, osize
+        int ntops
+        int top_input[16]
+        int di[16]
+        int dj[16]
+        int di0, di1, dj0, dj1
+    int LZ_FIELD_TOPS
     ctypedef struct lz_run:
         int mode, nO, nI
         cnp.npy_intp Oshape[64]
@@ -89,6 +101,9 @@ cdef extern from "_cpu_vm.h" nogil:
         cnp.npy_intp wb_rows, wb_rowsize, wb_chunk, wb_back, wb_fwd
         char *wb_side
         cnp.npy_int64 *progress
+        int nfields
+        lz_field *fields
+        cnp.npy_intp rows, cols
     ctypedef struct lz_enum_entry:
         const char *name
         int value
@@ -317,7 +332,7 @@ cpdef object execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tu
                      int n_outer, int mode, int nthreads, out=None, dict partials=None,
                      cnp.npy_intp nb=0, cnp.npy_intp nchunk=1, cnp.npy_intp chunk_rows=0,
                      bytearray fpe=None, tuple writeback=None, cnp.ndarray progress=None,
-                     bint out_read=True, cnp.npy_intp cut=0):
+                     bint out_read=True, cnp.npy_intp cut=0, tuple fields=None):
     """Run ``prog`` over the iteration space ``shape``.
 
     ``order`` lists the dims of ``shape``: the first ``n_outer`` form the outer index,
@@ -342,6 +357,11 @@ cpdef object execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tu
     stores in ``[0]`` how many elements of ``out`` (C order) are written as it goes (read it
     with :func:`progress_of`; the whole count means ``fpe`` is complete too) and stops early
     once ``[1]`` is set nonzero.
+    ``fields`` (a 2-d ``shape`` whose blocks lie in rows: elementwise mode by rows, or mode A cut
+    at them): the stencil fields (lz_field in _cpu_vm.h; cpu_stencil.py), each ``(F, scalars,
+    fpe, base, s0, s1, tops)``: F's VMProgram, its scalar bytes and flags' bytearray (or None),
+    the base view (an array whose first element F reads, at byte strides ``s0``, ``s1`` over
+    the rows and columns), and ``(input, di, dj)`` per shifted read.
     ``out_read``: an input may read ``out``'s memory (``x += 1`` computed into ``x``); False
     lets the VM test the floating-point status once per block and run a block that raised a
     flag again to tell which instruction did (lz_exec_block), which a run reading what it
@@ -360,6 +380,10 @@ cpdef object execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tu
     cdef cnp.npy_intp *ashape
     cdef cnp.npy_intp *astrides
     cdef cnp.npy_intp *strides = <cnp.npy_intp *>malloc(sizeof(cnp.npy_intp) * (nin * nd + 1))
+    cdef lz_field *fl
+    cdef lz_run *frs = NULL
+    cdef VMProgram fprog
+    cdef int nf = 0 if fields is None else len(fields)
     memset(&R, 0, sizeof(lz_run))
     R.base = <char **>malloc(sizeof(char *) * (nin + 1))
     R.Ostr = <cnp.npy_intp *>malloc(sizeof(cnp.npy_intp) * (nin * nd + 1))
@@ -480,6 +504,37 @@ cpdef object execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tu
             R.progress = <cnp.npy_int64 *>cnp.PyArray_DATA(progress)
         if R.Osz == 0 or R.Isz == 0 or nb == 0:
             return 0
+        if nf:
+            if nd != 2:
+                raise ValueError("fields: a 2-d space")
+            R.fields = <lz_field *>calloc(nf, sizeof(lz_field))
+            frs = <lz_run *>calloc(nf, sizeof(lz_run))
+            if R.fields == NULL or frs == NULL:
+                raise MemoryError()
+            R.nfields, R.rows, R.cols = nf, shape[0], shape[1]
+            for k in range(nf):
+                fprog, fscalars, ffpe, fbase, fs0, fs1, tops = fields[k]
+                if not 2 <= len(tops) <= LZ_FIELD_TOPS or fprog.P.ninputs != 1:
+                    raise ValueError("fields: a one-input program read at 2 to 16 shifts")
+                if ffpe is not None and len(ffpe) != fprog.P.ninstr + 1:
+                    raise ValueError("fields: fpe of ninstr + 1 bytes")
+                fl = &R.fields[k]
+                fl.F = &fprog.P
+                fl.Rf = &frs[k]
+                frs[k].scalars = <char *>fscalars
+                frs[k].fpe = NULL if ffpe is None else <unsigned char *>PyByteArray_AS_STRING(ffpe)
+                fl.base = <char *>cnp.PyArray_DATA(<cnp.ndarray>fbase)
+                fl.s0, fl.s1 = fs0, fs1
+                fl.osize = fprog.P.instr[fprog.P.ninstr - 1].osize
+                fl.ntops = len(tops)
+                for t in range(fl.ntops):
+                    fl.top_input[t], fl.di[t], fl.dj[t] = tops[t]
+                    if not 0 <= fl.top_input[t] < nin or fl.di[t] < 0:
+                        raise ValueError("fields: a top is an input at a shift di >= 0")
+                fl.di0 = min([top[1] for top in tops])
+                fl.di1 = max([top[1] for top in tops])
+                fl.dj0 = min([top[2] for top in tops])
+                fl.dj1 = max([top[2] for top in tops])
         with nogil:
             ok = lz_execute(&prog.P, &R, nthreads)
         _raise_pending()
@@ -495,6 +550,8 @@ cpdef object execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tu
                 flags |= R.fpe[k]
         return flags
     finally:
+        free(R.fields)
+        free(frs)
         free(strides)
         free(R.base)
         free(R.Ostr)
@@ -660,7 +717,9 @@ cdef class BoundReduction:
         # (every partial and result array has 8-byte elements: float64, int64, uint64)
         self.scratch = 8 * max(nparts, m) >= SPARE_MIN_BYTES
 
-    def __call__(self, list buffers):
+    def __call__(self, list buffers, tuple fields=None):
+        """The reduction of ``buffers``; ``fields``: the stencil fields of this call
+        (:func:`execute`)."""
         cdef list inputs = _kernel_inputs(buffers, self.dtypes, self.prepare)
         cdef dict arrays = {}
         cdef object fpe
@@ -680,7 +739,8 @@ cdef class BoundReduction:
             flagged = execute(self.vm, inputs, self.scalars, self.shape, self.order,
                               self.n_outer, self.mode,
                               self.nthreads if self.nthreads > 0 else _pool_threads, None,
-                              arrays, self.nb, self.nchunk, self.chunk_rows, fpe, cut=self.cut)
+                              arrays, self.nb, self.nchunk, self.chunk_rows, fpe, cut=self.cut,
+                              fields=fields)
         finally:
             if self.scratch:        # (small arrays skip the pool's steps: ~0.2 µs a call)
                 for pname, rname, num, name in self.names:

@@ -33,6 +33,7 @@ import numpy as np
 
 from .._config import THREAD_ENVIRONMENT
 from .._counters import CounterMap
+from . import cpu_stencil
 from .._dtypes import SUPPORTED_DTYPES
 from .._memo import BuildOnce
 from .._shapes import broadcast_shapes
@@ -1153,7 +1154,92 @@ def _report_fp_errors(c: Compiled, fpe: bytearray) -> None:
 
 def run_compiled(c: Compiled, lowered: Lowered, out: np.ndarray | None = None) -> np.ndarray:
     inputs = [_prepare(b, dt) for b, dt in zip(lowered.inputs, c.input_dtypes)]
-    return _execute(_launch(c, lowered, inputs), inputs, out)
+    launch = _launch(c, lowered, inputs)
+    if out is None and _fields_fit(launch):
+        plan = cpu_stencil.find(lowered.program, inputs, launch.shape, _compiled_or_none)
+        if plan is not None:
+            result = _run_fields(plan, lowered, inputs)
+            if result is not None:
+                return result
+    return _execute(launch, inputs, out)
+
+
+def _compiled_or_none(program: Program) -> Compiled | None:
+    """The compiled program, or None where the VM cannot run it (cpu_stencil's programs)."""
+    c = get_compiled(program)
+    return None if isinstance(c, Unsupported) else c
+
+
+def _fields_fit(launch: _Launch) -> bool:
+    """Whether a launch's blocks each lie in one row of a big enough 2-d space, as stencil
+    fields need (cpu_stencil): an elementwise run by rows into a new C-ordered result, or a
+    full reduction cut at the rows (mode A, no outer dims)."""
+    shape = launch.shape
+    if len(shape) != 2 or shape[0] * shape[1] < cpu_stencil.MIN_ELEMENTS:
+        return False
+    if launch.reduction is None:
+        return launch.outer == 1 and launch.order is None and launch.out_shape == shape
+    mode, order, n_outer = launch.reduction[:3]
+    return mode == _MODE_RED_A and n_outer == 0 and order == (0, 1) and launch.reduction[9] == shape[1]
+
+
+def _stencil_of(c: Compiled, lowered: Lowered) -> cpu_stencil.Plan | None:
+    """The stencil fields a run of ``lowered`` would use (``la.explain``), or None."""
+    if any(type(b) is not np.ndarray for b in lowered.inputs):
+        return None
+    inputs = [_prepare(b, dt) for b, dt in zip(lowered.inputs, c.input_dtypes)]
+    launch = _launch(c, lowered, inputs)
+    if not _fields_fit(launch):
+        return None
+    plan = cpu_stencil.find(lowered.program, inputs, launch.shape, _compiled_or_none)
+    return plan if plan is not None and _fields_launch(plan, lowered, inputs) is not None else None
+
+
+def _fields_launch(plan: cpu_stencil.Plan, lowered: Lowered, inputs: list[np.ndarray]
+                   ) -> tuple[_Launch, list[np.ndarray]] | None:
+    """The launch of ``plan``'s main program and its inputs (the lowered ones, then one
+    stand-in per shifted value: the VM points those into the fields' rings), or None where
+    that launch would not keep its blocks in rows."""
+    c = plan.main
+    shape = tuple(lowered.shape if c.reduction is None else inputs[plan.fields[0].base].shape)
+    main_inputs = inputs + [np.broadcast_to(np.zeros((), dt), shape) for dt in plan.tops]
+    main = lowered._replace(program=None, inputs=main_inputs,
+                            scalars=[lowered.scalars[p] for p in plan.scalars])
+    launch = _launch(c, main, main_inputs)
+    if launch.shape != shape or not _fields_fit(launch):
+        return None
+    return launch, main_inputs
+
+
+def _run_fields(plan: cpu_stencil.Plan, lowered: Lowered, inputs: list[np.ndarray]) -> Any:
+    """Run the main program of ``plan`` with its fields (None, with nothing run, where its
+    launch does not keep its blocks in rows: :func:`_fields_launch`), the fields' own
+    floating-point errors reported after the run's."""
+    c = plan.main
+    found = _fields_launch(plan, lowered, inputs)
+    if found is None:
+        return None
+    launch, main_inputs = found
+    shape = launch.shape
+    fpes = [bytearray(len(f.compiled.fpe)) for f in plan.fields]
+    fields = tuple(
+        (f.compiled.vm, _cpu_vm.scalar_bytes([lowered.scalars[p] for p in f.scalars]), fpe,
+         inputs[f.base], inputs[f.base].strides[0], inputs[f.base].strides[1], f.tops)
+        for f, fpe in zip(plan.fields, fpes))
+    if c.reduction is None:
+        out = _new_result(shape, c.result, launch.threads)
+        fpe = bytearray(len(c.fpe))
+        if _cpu_vm.execute(c.vm, main_inputs, launch.scalars, shape, (0, 1), 1, _MODE_EW,
+                           launch.threads, out=out, nb=-(-shape[1] // c.vm.block), fpe=fpe,
+                           out_read=False, fields=fields):
+            _report_fp_errors(c, fpe)
+        result = out
+    else:
+        result = _bound_reduction(launch, None)(main_inputs, fields)
+    for f, fpe in zip(plan.fields, fpes):
+        if any(fpe):
+            _report_fp_errors(f.compiled, fpe)
+    return result
 
 
 @functools.lru_cache(maxsize=4096)
@@ -1444,8 +1530,21 @@ class CpuFusedBackend:
         written = int(np.prod(lowered.shape, dtype=np.int64)) * c.result.itemsize
         src = [f"block {c.vm.block} elements, {c.vm.nregs} register(s) per thread, "
                f"up to {_num_threads} thread(s)"]
-        src += c.listing
         notes = ["one pass over the inputs; intermediates live in per-thread block registers"]
+        stencil = _stencil_of(c, lowered)
+        if stencil is None:
+            src += c.listing
+        else:                            # the main program, then each field's
+            src = [f"block {stencil.main.vm.block} elements, {stencil.main.vm.nregs} register(s) "
+                   f"per thread, up to {_num_threads} thread(s)", *stencil.main.listing]
+            for k, f in enumerate(stencil.fields):
+                reads = ", ".join(f"input {i} at ({di}, {dj})" for i, di, dj in f.tops)
+                src.append(f"field {k}: computed once per element of input {f.base}'s rows "
+                           f"(a ring of rows per thread), read as {reads}")
+                src += ["  " + line for line in f.compiled.listing]
+                ops = " -> ".join(line.split(" = ", 1)[1].split("(", 1)[0] for line in f.compiled.listing)
+                notes.append(f"stencil: {ops} is read at {len(f.tops)} shifts of one buffer: "
+                             f"computed once per element, not once per view (cpu_stencil.py)")
         if c.reduction:
             axes = c.red_arg[0]
             src.append(f"sink: {c.reduction} over axes {'all' if axes is None else axes}, "
