@@ -178,3 +178,23 @@ def test_explain_shows_the_fields():
     assert text.count("sqrt loop") == 1          # once, in the field's program
     small = la.asarray(np.ones((64, 64), np.float32))
     assert "stencil" not in str(la.explain(lambda: la.sum(jacobi(la.sqrt(small)))))
+
+
+def test_rings_stay_small_and_integer_powers_stay_off_the_pool(fields_used, monkeypatch):
+    """Rows so long that a thread's rings would pass ``MAX_RING_BYTES`` run without fields; so
+    does a field with NumPy's integer power (it raises through the GIL: the calling thread
+    alone carries that back). The values and the errors are NumPy's either way."""
+    w = np.random.default_rng(4).random((40, 3000)).astype(np.float32) + 0.5
+    with monkeypatch.context() as m:
+        m.setattr(cpu_stencil, "MAX_RING_BYTES", 1000)
+        np.testing.assert_array_equal(np.asarray(jacobi(la.sqrt(la.asarray(w)))),
+                                      jacobi(np.sqrt(w)))
+    assert fields_used and not any(fields_used)
+    np.asarray(jacobi(la.sqrt(la.asarray(w))))
+    assert fields_used[-1], "the same call with the default bound takes the fields"
+    fields_used.clear()
+    k = np.random.default_rng(5).integers(1, 5, (300, 300))
+    np.testing.assert_array_equal(np.asarray(jacobi(la.asarray(k) ** 7)), jacobi(k ** 7))
+    with pytest.raises(ValueError, match="negative"):
+        np.asarray(jacobi(la.asarray(k) ** -1))
+    assert fields_used and not any(fields_used)

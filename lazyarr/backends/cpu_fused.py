@@ -1206,7 +1206,8 @@ def _fields_launch(plan: cpu_stencil.Plan, lowered: Lowered, inputs: list[np.nda
     main = lowered._replace(program=None, inputs=main_inputs,
                             scalars=[lowered.scalars[p] for p in plan.scalars])
     launch = _launch(c, main, main_inputs)
-    if launch.shape != shape or not _fields_fit(launch):
+    if launch.shape != shape or not _fields_fit(launch) \
+            or cpu_stencil.ring_bytes(plan, shape[1], c.vm.block) > cpu_stencil.MAX_RING_BYTES:
         return None
     return launch, main_inputs
 

@@ -46,6 +46,20 @@ from .cuda import stencil as _stencil
 MIN_ELEMENTS = 1 << 16
 #: every op of a field counts as heavy in find's rule (see the module docstring)
 HEAVY = frozenset(OPS)
+#: the most bytes of field rings a thread may keep (rows of millions of elements would need
+#: a ring row per block of the row: no fields there)
+MAX_RING_BYTES = 8 << 20
+
+
+def ring_bytes(plan: Plan, cols: int, block: int) -> int:
+    """The bytes of ``plan``'s rings per thread (lz_field_bytes in _cpu_vm.h, roughly)."""
+    total = 0
+    for f in plan.fields:
+        di = [t[1] for t in f.tops]
+        dj = [t[2] for t in f.tops]
+        rows = (max(di) - min(di) + 1) * -(-cols // block)
+        total += rows * (block + max(dj) - min(dj) + 8) * f.compiled.result.itemsize
+    return total
 
 
 class Field(NamedTuple):
@@ -139,7 +153,10 @@ def _plan(program: Program, found: _stencil.Stencil, compile_program: Any) -> Pl
             tops.append((top_input[n], di, dj))
         body, scalars = _renumbered(chain, _stencil.subtree(chain, f.rep), {})
         compiled = compile_program(Program(body))
-        if compiled is None or sum(ins.op == "input" for ins in body) != 1 or len(tops) > 16:
+        # (a field that may raise through the GIL, NumPy's integer power, would run on the
+        # pool's threads: the calling thread alone carries such an exception back)
+        if compiled is None or compiled.serial or len(tops) > 16 \
+                or sum(ins.op == "input" for ins in body) != 1:
             return None
         fields.append(Field(compiled, scalars, f.base, tuple(tops)))
     keep = _stencil.consumer(chain, value, top_input)
