@@ -198,3 +198,21 @@ def test_rings_stay_small_and_integer_powers_stay_off_the_pool(fields_used, monk
     with pytest.raises(ValueError, match="negative"):
         np.asarray(jacobi(la.asarray(k) ** -1))
     assert fields_used and not any(fields_used)
+
+
+def test_a_jitted_stencil_takes_its_fields(fields_used):
+    """``la.jit``'s replay runs the fields too, and checks each call that its inputs lie as
+    the first call's did (another layout runs without them, with the same values)."""
+    @la.jit
+    def step(w):
+        return la.sum(jacobi(la.sqrt(w)))
+
+    rng = np.random.default_rng(6)
+    for w in [rng.random((300, 300)).astype(np.float32) + 0.5 for _ in range(3)]:
+        got = float(step(la.asarray(w)))
+        np.testing.assert_allclose(got, np.sum(jacobi(np.sqrt(w)).astype(np.float64)), rtol=1e-6)
+    assert len(fields_used) >= 3 and all(fields_used[-2:])
+    fields_used.clear()
+    wide = rng.random((300, 600)).astype(np.float32)[:, ::2] + 0.5   # columns two apart
+    got = float(step(la.asarray(wide)))
+    np.testing.assert_allclose(got, np.sum(jacobi(np.sqrt(wide)).astype(np.float64)), rtol=1e-6)
