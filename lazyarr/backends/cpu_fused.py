@@ -853,11 +853,11 @@ def _launch(c: Compiled, lowered: Lowered, inputs: list[np.ndarray]) -> _Launch:
         order = _k_order(shape, inputs)
         if order is not None:
             plan = (plan[0], order, *plan[2:])
-    cut = _block_cut(shape, plan, inputs, c.vm.block)
-    if cut:             # (mode A) ceil(cut / B) blocks per run of the inner index
-        nb = (plan[4] // cut) * -(-cut // c.vm.block)
-        plan = (*plan[:5], nb, *plan[6:8], plan[3] * nb)
-    plan = (*plan, cut)
+    if plan[0] == _MODE_RED_A and len(shape) - plan[2] >= 2:   # (two inner dims at least)
+        cut = _block_cut(shape, plan, inputs, c.vm.block)
+        if cut:         # ceil(cut / B) blocks per run of the inner index
+            nb = (plan[4] // cut) * -(-cut // c.vm.block)
+            plan = (*plan[:5], nb, *plan[6:8], plan[3] * nb, cut)
     m, rsz = plan[3], plan[4]
     parallel = not c.serial and m * rsz >= SERIAL_BELOW
     return _Launch(c, scalars, shape, lowered.shape, _num_threads if parallel else 1, plan,
@@ -1155,7 +1155,7 @@ def _report_fp_errors(c: Compiled, fpe: bytearray) -> None:
 def run_compiled(c: Compiled, lowered: Lowered, out: np.ndarray | None = None) -> np.ndarray:
     inputs = [_prepare(b, dt) for b, dt in zip(lowered.inputs, c.input_dtypes)]
     launch = _launch(c, lowered, inputs)
-    if out is None and _fields_fit(launch):
+    if out is None and len(launch.shape) == 2 and _fields_fit(launch):
         plan = cpu_stencil.find(lowered.program, inputs, launch.shape, _compiled_or_none)
         if plan is not None:
             result = _run_fields(plan, lowered, inputs)
@@ -1251,7 +1251,8 @@ def _run_fields(plan: cpu_stencil.Plan, lowered: Lowered, inputs: list[np.ndarra
 @functools.lru_cache(maxsize=4096)
 def _reduction_plan(shape: tuple[int, ...], axes: tuple[int, ...] | None, block: int,
                     fast: int = -1, rows_min: int = ROWS_MIN, itemsize: int = 8) -> tuple[Any, ...]:
-    """Everything about a reduction call that depends on the shapes only (cached)."""
+    """Everything about a reduction call that depends on the shapes only (cached); its last
+    entry, the blocks' cut, is 0 here: :func:`_launch` sets it from the inputs' layout."""
     mode, order, n_outer = _layout(shape, axes, fast, rows_min)
     osz = math.prod(shape[d] for d in order[:n_outer])
     isz = math.prod(shape[d] for d in order[n_outer:])
@@ -1277,7 +1278,7 @@ def _reduction_plan(shape: tuple[int, ...], axes: tuple[int, ...] | None, block:
         chunk_rows = -(-rsz // nchunk)
         nchunk = -(-rsz // chunk_rows) if rsz else 1
         nparts = nchunk * m
-    return mode, order, n_outer, m, rsz, nb, nchunk, chunk_rows, nparts
+    return mode, order, n_outer, m, rsz, nb, nchunk, chunk_rows, nparts, 0   # (cut: _block_cut)
 
 
 @functools.lru_cache(maxsize=256)
