@@ -124,6 +124,7 @@ cdef extern from "_cpu_vm.h" nogil:
     cnp.npy_intp LZ_GATHER
     int LZ_SCALAR_BYTES
     int VK_UFUNC, VK_CAST, VK_WHERE
+    int MODE_RED_A
 
 cdef const char *CAPSULE_NAME = b"numpy_1.24_ufunc_call_info"
 
@@ -489,7 +490,7 @@ cpdef object execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tu
         if partials is not None:
             _set_partials(&R, partials)
         R.nb = nb
-        R.cut = cut if mode == MODES["slot_major"] else 0
+        R.cut = cut if mode == MODE_RED_A else 0
         R.nchunk, R.chunk_rows = nchunk, chunk_rows
         R.check_signals = PyThread_get_thread_ident() == _main_thread
         if fpe is not None:
@@ -739,8 +740,8 @@ cdef class BoundReduction:
             flagged = execute(self.vm, inputs, self.scalars, self.shape, self.order,
                               self.n_outer, self.mode,
                               self.nthreads if self.nthreads > 0 else _pool_threads, None,
-                              arrays, self.nb, self.nchunk, self.chunk_rows, fpe, cut=self.cut,
-                              fields=fields)
+                              arrays, self.nb, self.nchunk, self.chunk_rows, fpe, None, None,
+                              True, self.cut, fields)   # (positional: a direct C call)
         finally:
             if self.scratch:        # (small arrays skip the pool's steps: ~0.2 µs a call)
                 for pname, rname, num, name in self.names:
