@@ -4,7 +4,7 @@ through several shifted views is computed once per element into a ring of rows.
 Every case is checked three ways: against NumPy, against the same call with fields turned off
 (the same bits for elementwise results: only how many times each op runs changes; a float64
 sum to rounding, as the main program's blocks may be longer), and on 1 to 3 threads (the same
-bits). A spy on the VM's ``execute`` proves the fields were used.
+bits). Spies on the two ways a run goes prove which one it took.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 
 import lazyarr as la
 from lazyarr import backends
-from lazyarr.backends import _cpu_vm, cpu_fused, cpu_stencil
+from lazyarr.backends import cpu_fused, cpu_stencil
 
 
 @pytest.fixture(autouse=True)
@@ -26,15 +26,23 @@ def fused():
 
 @pytest.fixture
 def fields_used(monkeypatch):
-    """The fields of each VM call (a list per call: () when it had none)."""
+    """Per fused run: True when it ran with stencil fields (cpu_fused._run_fields), False
+    when it ran without (cpu_fused._execute)."""
     calls = []
-    real = _cpu_vm.execute
+    run_fields, execute = cpu_fused._run_fields, cpu_fused._execute
 
-    def spy(*args, **kwargs):
-        calls.append(kwargs.get("fields") or ())
-        return real(*args, **kwargs)
+    def with_fields(*args):
+        result = run_fields(*args)
+        if result is not None:
+            calls.append(True)
+        return result
 
-    monkeypatch.setattr(_cpu_vm, "execute", spy)
+    def without(*args, **kwargs):
+        calls.append(False)
+        return execute(*args, **kwargs)
+
+    monkeypatch.setattr(cpu_fused, "_run_fields", with_fields)
+    monkeypatch.setattr(cpu_fused, "_execute", without)
     return calls
 
 
