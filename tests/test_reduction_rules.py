@@ -354,3 +354,27 @@ def test_fuzz_oracle_leaves_numpy_reductions_of_numpy_scalars_to_numpy():
                    S.Step("var", (0,), (("dtype", np.dtype("float16")), ("ddof", 0)), "numpy")),
                   (5,))
     assert S.check(expr) == {}
+
+
+@pytest.mark.parametrize("op", ["var", "std"])
+@pytest.mark.parametrize("shape, kw", [((100, 37), {}), ((100, 37), {"axis": 0}),
+                                       ((100, 37), {"axis": (1,), "ddof": 1, "keepdims": True}),
+                                       ((5, 6, 7), {"axis": (0, 2), "ddof": 2}),
+                                       ((3, 4), {"axis": -1}), ((0, 3), {"axis": 1})])
+def test_var_steps_are_numpys_own(op, shape, kw, rng, monkeypatch):
+    """``reduction_rules.reduce`` computes a float var/std as NumPy's own steps (a sum, the
+    deviations, their squares, a sum: what the cuda backend hands to CuPy instead of its ``var``
+    kernel): with NumPy they are ``np.var``'s calls on the float64 values, so the bits are
+    NumPy's; a slice with no degrees of freedom keeps NumPy's own call and its warning."""
+    from lazyarr.backends import numpy_methods, reduction_rules
+
+    steps = []
+    real = numpy_methods.var
+    monkeypatch.setattr(numpy_methods, "var", lambda *args: steps.append(1) or real(*args))
+    a = rng.standard_normal(shape).astype(np.float32) * 100 + 7
+    got = reduction_rules.reduce(np, op, dict(kw), a, F32)
+    assert steps, "NumPy's steps were not taken"
+    want = getattr(np, op)(a.astype(np.float64), **kw).astype(np.float32)
+    assert_same(np.asarray(got), np.asarray(want))
+    with pytest.warns(RuntimeWarning, match="Degrees of freedom"):
+        reduction_rules.reduce(np, op, {"ddof": 5}, a.ravel()[:4], F32)
