@@ -89,13 +89,14 @@ def find(program: Program, inputs: Sequence[Any], shape: tuple[int, ...],
     if len(shape) != 2 or shape[0] * shape[1] < MIN_ELEMENTS \
             or min(shape) <= 2 * _stencil.MAX_SHIFT:
         return None
-    # The answer depends on the inputs' strides and on where they lie relative to each other
-    # only (views of one buffer at fixed shifts): the last one per program is kept under that
-    # signature (the analysis costs ~80-100 µs of Python; the signature ~1 µs).
+    # The answer depends on the inputs' shapes, strides and where they lie relative to each
+    # other only (views of one buffer at fixed shifts): the last one per program is kept under
+    # that signature (the analysis costs ~80-100 µs of Python; the signature ~1 µs). (The
+    # shapes: a broadcast row at a member's address and strides is no member.)
     if any(type(a) is not np.ndarray for a in inputs):
         return None
     at = [_cpu_vm.data_address(a) for a in inputs]
-    signature = (shape, *((a.strides, a.dtype.num, p - at[0]) for a, p in zip(inputs, at)))
+    signature = (shape, *((a.shape, a.strides, a.dtype.num, p - at[0]) for a, p in zip(inputs, at)))
     hit = _found.get(program)
     if hit is not None and hit[0] == signature:
         return hit[1]
