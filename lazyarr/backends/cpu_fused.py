@@ -624,10 +624,18 @@ def _rows_outer(shape: tuple[int, ...], inputs: list[np.ndarray]) -> int:
             itemsize = max(itemsize, a.itemsize)
             if not (a.shape == shape and a.flags.c_contiguous):
                 gathered += 1
-    if not gathered:
+    if not gathered:            # (the common case, without a call)
         return 0
-    need = ROW_RUN_MANY_BYTES if gathered > 1 else ROW_RUN_MIN_BYTES
-    return len(shape) - 1 if shape[-1] * itemsize >= need else 0
+    return len(shape) - 1 if _long_rows(shape[-1], itemsize, gathered) else 0
+
+
+def _long_rows(run: int, itemsize: int, gathered: int) -> bool:
+    """Whether runs of ``run`` elements are long enough to go block by block within them
+    (:func:`_rows_outer`, :func:`_block_cut`): some input would be gathered otherwise, and the
+    runs hold ROW_RUN_MIN_BYTES of the widest input, ROW_RUN_MANY_BYTES with two such inputs."""
+    if not gathered:
+        return False
+    return run * itemsize >= (ROW_RUN_MANY_BYTES if gathered > 1 else ROW_RUN_MIN_BYTES)
 
 
 #: a write-back's chunk of results: about this many bytes per thread (they stay in its L2),
@@ -891,11 +899,8 @@ def _block_cut(shape: tuple[int, ...], plan: tuple[Any, ...], inputs: list[Any],
                 gathered += 1
                 break
             run *= shape[d]
-    if not gathered:
-        return 0
     run = shape[inner[-1]]
-    need = ROW_RUN_MANY_BYTES if gathered > 1 else ROW_RUN_MIN_BYTES
-    return run if run * itemsize >= need and run < plan[4] else 0
+    return run if _long_rows(run, itemsize, gathered) and run < plan[4] else 0
 
 
 def _bound_threads(launch: _Launch) -> int:
@@ -1155,13 +1160,21 @@ def _report_fp_errors(c: Compiled, fpe: bytearray) -> None:
 def run_compiled(c: Compiled, lowered: Lowered, out: np.ndarray | None = None) -> np.ndarray:
     inputs = [_prepare(b, dt) for b, dt in zip(lowered.inputs, c.input_dtypes)]
     launch = _launch(c, lowered, inputs)
-    if out is None and len(launch.shape) == 2 and _fields_fit(launch):
-        plan = cpu_stencil.find(lowered.program, inputs, launch.shape, _compiled_or_none)
+    if out is None and len(launch.shape) == 2:
+        plan = _fields_of(lowered, inputs, launch)
         if plan is not None:
             result = _run_fields(plan, lowered, inputs)
             if result is not None:
                 return result
     return _execute(launch, inputs, out)
+
+
+def _fields_of(lowered: Lowered, inputs: list[np.ndarray], launch: _Launch) -> cpu_stencil.Plan | None:
+    """The stencil fields of ``lowered`` on ``inputs`` where ``launch`` keeps its blocks in
+    rows (:func:`_fields_fit`), or None."""
+    if not _fields_fit(launch):
+        return None
+    return cpu_stencil.find(lowered.program, inputs, launch.shape, _compiled_or_none)
 
 
 def _run_on(c: Compiled, lowered: Lowered, buffers: list[Any]) -> Any:
@@ -1193,10 +1206,7 @@ def _stencil_of(c: Compiled, lowered: Lowered) -> cpu_stencil.Plan | None:
     if any(type(b) is not np.ndarray for b in lowered.inputs):
         return None
     inputs = [_prepare(b, dt) for b, dt in zip(lowered.inputs, c.input_dtypes)]
-    launch = _launch(c, lowered, inputs)
-    if not _fields_fit(launch):
-        return None
-    plan = cpu_stencil.find(lowered.program, inputs, launch.shape, _compiled_or_none)
+    plan = _fields_of(lowered, inputs, _launch(c, lowered, inputs))
     return plan if plan is not None and _fields_launch(plan, lowered, inputs) is not None else None
 
 
@@ -1539,15 +1549,12 @@ class CpuFusedBackend:
         inputs = [InputInfo.of(b) for b in lowered.inputs]
         read = sum(i.nbytes for i in inputs)
         written = int(np.prod(lowered.shape, dtype=np.int64)) * c.result.itemsize
-        src = [f"block {c.vm.block} elements, {c.vm.nregs} register(s) per thread, "
-               f"up to {_num_threads} thread(s)"]
         notes = ["one pass over the inputs; intermediates live in per-thread block registers"]
         stencil = _stencil_of(c, lowered)
-        if stencil is None:
-            src += c.listing
-        else:                            # the main program, then each field's
-            src = [f"block {stencil.main.vm.block} elements, {stencil.main.vm.nregs} register(s) "
-                   f"per thread, up to {_num_threads} thread(s)", *stencil.main.listing]
+        run = c if stencil is None else stencil.main     # (then each field's program after it)
+        src = [f"block {run.vm.block} elements, {run.vm.nregs} register(s) per thread, "
+               f"up to {_num_threads} thread(s)", *run.listing]
+        if stencil is not None:
             for k, f in enumerate(stencil.fields):
                 reads = ", ".join(f"input {i} at ({di}, {dj})" for i, di, dj in f.tops)
                 src.append(f"field {k}: computed once per element of input {f.base}'s rows "
