@@ -10,27 +10,12 @@ from __future__ import annotations
 import argparse
 import cProfile
 import pstats
-import statistics
 
 import cupy
 from cupy._core import _accelerator
+from gpu_probe import events_ms  # (beside this script)
 
 import lazyarr as la
-
-
-def event_ms(fn, rounds: int) -> float:
-    """Median CUDA-event time of ``fn`` (ms), after one warm call."""
-    fn()
-    cupy.cuda.Device().synchronize()
-    times = []
-    for _ in range(rounds):
-        start, end = cupy.cuda.Event(), cupy.cuda.Event()
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(cupy.cuda.get_elapsed_time(start, end))
-    return statistics.median(times)
 
 
 def main() -> None:
@@ -58,7 +43,7 @@ def main() -> None:
         rows[f"standardize {mode}"] = lambda lx=lx, mode=mode: _run(
             mode, lambda: (lx - la.mean(lx)) / la.std(lx))
     for name, fn in rows.items():
-        print(f"{name:28s} {event_ms(fn, args.rounds):9.3f} ms")
+        print(f"{name:28s} {events_ms(fn, args.rounds):9.3f} ms")
     for accel in (["cub"], ["cub", "cutensor"]):
         try:
             _accelerator.set_reduction_accelerators(accel)
@@ -69,7 +54,7 @@ def main() -> None:
         print(f"with accelerators {accel}:")
         for name in ("cupy x.std()", "cupy x.var(dtype=float64)", "cupy x.sum()", "la.std lazy",
                      "standardize lazy", "standardize eager"):
-            print(f"  {name:26s} {event_ms(rows[name], args.rounds):9.3f} ms")
+            print(f"  {name:26s} {events_ms(rows[name], args.rounds):9.3f} ms")
     _accelerator.set_reduction_accelerators([])
     _accelerator.set_routine_accelerators([])
     with la.config(device="cuda", mode="lazy"):
