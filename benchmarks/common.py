@@ -92,7 +92,9 @@ def prepare(device: str, mode: str | None = None, n: int | None = None,
         raise NotImplementedError(f"size {n} is not benchmarked on {device}")
     if n is not None and n > int(os.environ.get("LAZYARR_BENCH_MAX_SIZE", 1 << 62)):
         raise NotImplementedError(f"LAZYARR_BENCH_MAX_SIZE excludes size {n}")
-    options = {"device": device}
+    # a setup's warm-up call compiles the kernel before the timed calls: no op-by-op first
+    # calls while it compiles (backends/cuda/first_calls.py) inside a measurement
+    options = {"device": device, "compile": "wait"}
     if mode is not None:
         options["mode"] = mode
     la.set_config(**options)

@@ -17,6 +17,7 @@ import sys as _sys
 from . import _dask, _dispatch, _fallback
 from . import _value  # noqa: F401  (loaded for what it installs: the element read, ScalarValue)
 from ._array import LazyArray
+from ._compile_thread import wait_compiles
 from ._config import Config, config, get_config, set_config
 from ._devices import cuda_available
 from ._dtypes import SUPPORTED_DTYPES as _SUPPORTED_DTYPES
@@ -72,7 +73,7 @@ def __getattr__(name: str) -> _Any:
 
 __all__ = [
     "LazyArray", "Plan", "Kernel", "Config", "OpDef", "OPS",
-    "config", "set_config", "get_config", "cuda_available",
+    "config", "set_config", "get_config", "cuda_available", "wait_compiles",
     "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "float32", "float64", "pi", "e", "inf", "nan", "euler_gamma", "newaxis", "ndarray",
     "dtype", "finfo", "iinfo", "FallbackWarning", "FallbackError", "jit", "JitWarning",

@@ -1,8 +1,9 @@
-"""Configuration: evaluation mode, default device, what a NumPy fallback call does, and up to
-what size an operator on computed CPU arrays runs at once.
+"""Configuration: evaluation mode, default device, what a NumPy fallback call does, up to
+what size an operator on computed CPU arrays runs at once, and whether a new GPU kernel's first
+calls wait for its compile.
 
 The process-wide default comes from the environment (``LAZYARR_MODE``, ``LAZYARR_DEVICE``,
-``LAZYARR_FALLBACK``, ``LAZYARR_EAGER_MAX_SIZE``) and :func:`set_config`; :func:`config`
+``LAZYARR_FALLBACK``, ``LAZYARR_EAGER_MAX_SIZE``, ``LAZYARR_COMPILE``) and :func:`set_config`; :func:`config`
 overrides it for a ``with`` block. Overrides live in a :class:`contextvars.ContextVar`, so they are
 local to the thread or asyncio task that entered the block.
 """
@@ -17,9 +18,10 @@ from dataclasses import dataclass, replace
 MODES = ("lazy", "eager")
 DEVICES = ("auto", "cpu", "cuda")
 FALLBACKS = ("allow", "warn", "error")
-_CHOICES = {"mode": MODES, "device": DEVICES, "fallback": FALLBACKS}
+COMPILES = ("background", "wait")
+_CHOICES = {"mode": MODES, "device": DEVICES, "fallback": FALLBACKS, "compile": COMPILES}
 _ENV = {"mode": "LAZYARR_MODE", "device": "LAZYARR_DEVICE", "fallback": "LAZYARR_FALLBACK",
-        "eager_max_size": "LAZYARR_EAGER_MAX_SIZE"}
+        "eager_max_size": "LAZYARR_EAGER_MAX_SIZE", "compile": "LAZYARR_COMPILE"}
 _OPTIONS = (*_CHOICES, "eager_max_size")
 
 
@@ -33,12 +35,16 @@ class Config:
     are computed CPU arrays (or numbers) of at most this many elements, with a result no
     bigger, runs at once with NumPy, as in eager mode: there is nothing to fuse, and NumPy's
     loop costs less than a kernel (docs/guide.rst, "Small arrays"; 32,768 elements, 256 KiB of
-    float64: measured in docs/notes/cpu.rst, 2026-12-04c). 0 turns it off."""
+    float64: measured in docs/notes/cpu.rst, 2026-12-04c). 0 turns it off.
+    ``compile``: on a GPU, a new kernel compiles in ``"background"`` while its first calls run
+    op by op with CuPy (the same values and floating-point warnings; docs/gpu-backend.rst,
+    "A new kernel's first calls"), or each call waits for it (``"wait"``)."""
 
     mode: str = "lazy"
     device: str = "auto"
     fallback: str = "allow"
     eager_max_size: int = 32768
+    compile: str = "background"
 
 
 def _validate(source: str, key: str, value: object) -> str | int:

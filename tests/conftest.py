@@ -17,6 +17,12 @@ from lazyarr.backends import cpu_fused
 # "Small arrays"); that path has its own tests (tests/test_small_eager.py) and runs elsewhere
 # only when asked: LAZYARR_TEST_EAGER_MAX_SIZE=4096 runs the suite with the default.
 la.set_config(eager_max_size=int(os.environ.get("LAZYARR_TEST_EAGER_MAX_SIZE", "0")))
+# A new GPU kernel's first calls run op by op while it compiles in the background (the
+# default: backends/cuda/first_calls.py). The suite tests the kernels, most of them in one
+# call, so it waits for each compile; tests/test_first_calls.py tests the other path (and its
+# subprocesses inherit the variable).
+os.environ["LAZYARR_COMPILE"] = "wait"
+la.set_config(compile="wait")
 
 # Every backend that can run here: the reference interpreter, plus each fused backend that
 # imports (the Cython CPU backend once built; "cuda" only on a GPU machine).

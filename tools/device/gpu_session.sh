@@ -23,6 +23,10 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
     --target /tmp/site .whl/*.whl $(ls .whl-asv/*.whl .whl-extra/*.whl 2>/dev/null) || { say "wheel install failed"; exit 1; }
 export PYTHONPATH=/tmp/site:$PWD PATH=/tmp/site/bin:$PATH
 export LAZYARR_WHEELS_AT=/tmp/site   # benchmarks/run_asv_gpu.sh then skips its own install
+# The probes and peer scripts time warm kernels after a warm-up call: that call waits for its
+# compile (no op-by-op calls while it compiles: backends/cuda/first_calls.py). A script that
+# measures the background compile sets la.config(compile=...) itself (first_result.py).
+export LAZYARR_COMPILE=${LAZYARR_COMPILE:-wait}
 # .whl-extra (dask, array-api-compat, hypothesis, ndindex, ...: tests/test_dask.py,
 # test_consumers.py and the conformance suite skip without them) and .aat (a copy of
 # ../shared/array-api-tests, which the device does not get): carry both for those tests

@@ -3,25 +3,29 @@
 Per call: look the (program, input layout) pair up in a dictionary; on a hit, allocate the
 output, build the argument tuple and launch the cached CuPy ``Function`` (no Numba dispatcher,
 no rendering). On a miss: :func:`render.analyze` + :func:`render.render`, then
-:func:`compile.load_kernel` (memory cache, disk cache, or Numba compile).
+:func:`compile.load_kernel` (memory cache, disk cache, or Numba compile). A kernel that must be
+compiled compiles on the background thread while its first calls run op by op
+(:mod:`.first_calls`), unless ``la.config(compile="wait")``.
 """
 from __future__ import annotations
 
 import functools
 import weakref
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
+from ... import _compile_thread
+from ..._config import get_config
 from ..._devices import asarray as asarray_on
 from ..._devices import may_share_memory
 from ..._plan import InputInfo, Kernel, Plan
 from ..._program import Instr, Lowered, Program
 from ..._shapes import broadcast_shapes
 from .. import numpy_methods
-from . import flags, stencil
+from . import first_calls, flags, stencil
 from . import render as R
-from .compile import load_kernel
+from .compile import load_cached, load_kernel
 from ..._counters import CounterMap
 from .params import PER_CALL, Role
 from .templates import RUN_ON_HOST, select
@@ -148,6 +152,7 @@ class CudaBackend:
 
     def __init__(self) -> None:
         self._entries: dict[Any, _Entry] = {}
+        self._later: dict[Any, _Later] = {}             # key -> a kernel compiling in the background
         self._buffers: dict[Any, tuple[Any, Any]] = {}
         self._through: dict[int, _Through] = {}     # id(out) -> a write through a temporary
 
@@ -164,6 +169,21 @@ class CudaBackend:
     def load(self, rendered: R.Rendered, cc: tuple[int, int]) -> Any:
         """The launchable kernel for a rendered source."""
         return load_kernel(rendered, cc)
+
+    def loaded(self, rendered: R.Rendered, cc: tuple[int, int]) -> Any:
+        """The launchable kernel if it needs no compile (loaded already, or in the disk
+        cache), else None."""
+        return load_cached(rendered, cc)
+
+    def compile_later(self, rendered: R.Rendered, cc: tuple[int, int]) -> Any:
+        """A future of :meth:`load` run on the compile thread, on this thread's device."""
+        import cupy
+        device = cupy.cuda.runtime.getDevice()
+
+        def build() -> Any:
+            with cupy.cuda.Device(device):
+                return self.load(rendered, cc)
+        return _compile_thread.submit(build)
 
     def launch(self, entry: _Entry, args: tuple) -> None:
         entry.fn(entry.grid, entry.block, args)
@@ -236,10 +256,17 @@ class CudaBackend:
             return self._fallback(lowered)
         if entry is None:
             inputs = [self.usable(a) for a in inputs]
-            geo = R.analyze(program, inputs, addresses=self.addresses(inputs))
-            if geo.out_size == 0 or geo.work == 0 and geo.spec.kind == "map":
-                return xp.empty(lowered.shape, root.dtype)
-            entry = self._compiled(program, geo, checked)
+            later = self._later.get(key) if key is not None else None
+            if later is None:
+                geo = R.analyze(program, inputs, addresses=self.addresses(inputs))
+                if geo.out_size == 0 or geo.work == 0 and geo.spec.kind == "map":
+                    return xp.empty(lowered.shape, root.dtype)
+                entry = self._compiled(program, geo, checked,
+                                       later_key=key if self._may_compile_later(program, geo) else None)
+            else:
+                entry = self._finished(key, later)
+            if entry is None:           # compiling: this call runs op by op
+                return first_calls.run(xp, lowered._replace(inputs=inputs), checked)
             if key is not None and all(a is b for a, b in zip(inputs, lowered.inputs)):
                 self._entries[key] = entry
         out = xp.empty(lowered.shape, root.dtype)
@@ -263,17 +290,45 @@ class CudaBackend:
         else:
             self.launch_checked(entry, args)
 
-    def _compiled(self, program: Program, geo: R.Geometry, checked: bool) -> _Entry:
+    def _compiled(self, program: Program, geo: R.Geometry, checked: bool,
+                  later_key: Any = None) -> _Entry | None:
+        """The entry of ``program``'s kernel, compiled now if it must be; with ``later_key``,
+        None instead of a compile, which then runs on the compile thread (:meth:`_finished`
+        takes it)."""
         sms, cc = self.device_info()
         rendered = R.render(program, geo.spec, shuffles=self.shuffles, checked=checked)
-        try:
-            kernel = self.load(rendered, cc)
-        except Exception as exc:
-            raise RuntimeError(
-                f"lazyarr could not compile the CUDA kernel for the expression "
-                f"{' -> '.join(program.ops())} ({program.root.dtype}, {geo.spec.kind} kernel): "
-                f"{type(exc).__name__}: {exc}") from exc
+        if later_key is not None:
+            kernel = self.loaded(rendered, cc)
+            if kernel is None:
+                self._later[later_key] = _Later(self.compile_later(rendered, cc), program, geo,
+                                                rendered, sms)
+                return None
+        else:
+            try:
+                kernel = self.load(rendered, cc)
+            except Exception as exc:
+                raise _compile_error(program, geo, exc) from exc
         entry = _Entry(kernel, geo, rendered, sms)
+        self.prepare_constants(entry)
+        return entry
+
+    @staticmethod
+    def _may_compile_later(program: Program, geo: R.Geometry) -> bool:
+        """Whether a call may run op by op while this kernel compiles (first_calls)."""
+        return get_config().compile == "background" and geo.work > 0 \
+            and first_calls.runs_op_by_op(program)
+
+    def _finished(self, key: Any, later: _Later) -> _Entry | None:
+        """The entry of a kernel compiled in the background, None while it compiles; a
+        compile that failed raises here, as it would have in the call that started it."""
+        if not later.future.done():
+            return None
+        del self._later[key]
+        try:
+            kernel = later.future.result()
+        except Exception as exc:
+            raise _compile_error(later.program, later.geo, exc) from exc
+        entry = _Entry(kernel, later.geo, later.rendered, later.sms)
         self.prepare_constants(entry)
         return entry
 
@@ -308,17 +363,28 @@ class CudaBackend:
         self._launch(entry, self.arguments(entry, inputs, lowered.scalars, out))
         return True
 
-    def _into_entry(self, program: Program, inputs: list[Any], out: Any, checked: bool) -> _Entry | None:
+    def _into_entry(self, program: Program, inputs: list[Any], out: Any, checked: bool,
+                    wait: bool = False) -> _Entry | None:
         """The cached launch of ``program`` writing ``out`` through its strides (None: an input
-        this device must copy first, run's way)."""
+        this device must copy first, run's way, or the kernel compiling in the background,
+        unless ``wait``)."""
         key = (program, tuple([(a.shape, a.strides) for a in inputs]), checked, out.strides)
         entry = self._entries.get(key)
         if entry is None:
             usable = [self.usable(a) for a in inputs]
             if any(a is not b for a, b in zip(usable, inputs)):
                 return None
-            entry = self._entries[key] = self._compiled(program, R.analyze(program, inputs, out),
-                                                        checked)
+            later = self._later.get(key)
+            if later is None:
+                geo = R.analyze(program, inputs, out)
+                entry = self._compiled(program, geo, checked,
+                                       later_key=key if not wait and self._may_compile_later(program, geo)
+                                       else None)
+            else:
+                entry = self._finished(key, later)
+            if entry is None:           # compiling: the caller computes and copies meanwhile
+                return None
+            self._entries[key] = entry
         return entry
 
     def _through_temporary(self, lowered: Lowered, out: Any, checked: bool) -> bool:
@@ -329,7 +395,8 @@ class CudaBackend:
         view written) launches the two kernels again into the same temporary, with no
         allocation, overlap test or entry lookup (docs/notes/gpu.rst 2026-12-04d)."""
         temp = self.run(lowered)
-        copy_entry = self._into_entry(_copy_program(temp.dtype, temp.ndim), [temp], out, checked)
+        copy_entry = self._into_entry(_copy_program(temp.dtype, temp.ndim), [temp], out, checked,
+                                      wait=True)
         if copy_entry is None:          # (never: a temporary is contiguous)
             return False
         self._launch(copy_entry, self.arguments(copy_entry, [temp], [], out))
@@ -470,6 +537,22 @@ class CudaBackend:
                 written += chain_bytes
                 read += chain_bytes
         return Plan(self.name, "cuda", program, kernels, inputs_info, read, written, notes)
+
+
+class _Later(NamedTuple):
+    """A kernel compiling on the compile thread, with what its entry is made of."""
+    future: Any
+    program: Program
+    geo: R.Geometry
+    rendered: R.Rendered
+    sms: int
+
+
+def _compile_error(program: Program, geo: R.Geometry, exc: Exception) -> RuntimeError:
+    return RuntimeError(
+        f"lazyarr could not compile the CUDA kernel for the expression "
+        f"{' -> '.join(program.ops())} ({program.root.dtype}, {geo.spec.kind} kernel): "
+        f"{type(exc).__name__}: {exc}")
 
 
 def _scalar_type(param: Any) -> Any:

@@ -446,20 +446,43 @@ def load_kernel(rendered: Rendered, cc: tuple[int, int]) -> Any:
     return _kernels.get(key, lambda: _load_or_build(rendered, cc, key))
 
 
-def _load_or_build(rendered: Rendered, cc: tuple[int, int], key: str) -> Any:
+def load_cached(rendered: Rendered, cc: tuple[int, int]) -> Any:
+    """:func:`load_kernel`'s kernel if it needs no build (in memory, or loaded from the disk
+    cache now), else None."""
+    key = cache_key(rendered, cc)
+    fn = _kernels.values.get(key)
+    if fn is None:
+        fn = _load_from_disk(key)
+        if fn is not None:
+            fn = _kernels.get(key, lambda: fn)
+    return fn
+
+
+def _load_from_disk(key: str) -> Any:
+    """The kernel of the disk cache's entry ``key``, or None (no entry, or a damaged one)."""
     from cupy.cuda import function
 
     hit = read_cache(key)
-    module = function.Module()
-    if hit is not None:
-        kind, entry, payload = hit
-        try:
-            module.load(payload)
-            stats["disk_hits"] += 1
-        except Exception as exc:
-            _warn_damaged(cache_dir() / f"{key}.bin", f"the driver rejected it: {exc}")
-            hit = None
     if hit is None:
+        return None
+    kind, entry, payload = hit
+    module = function.Module()
+    try:
+        module.load(payload)
+    except Exception as exc:
+        _warn_damaged(cache_dir() / f"{key}.bin", f"the driver rejected it: {exc}")
+        return None
+    stats["disk_hits"] += 1
+    fn = module.get_function(entry)
+    _modules.append(module)      # keep every loaded module alive with its functions
+    return fn
+
+
+def _load_or_build(rendered: Rendered, cc: tuple[int, int], key: str) -> Any:
+    from cupy.cuda import function
+
+    fn = _load_from_disk(key)
+    if fn is None:
         t0 = _time.perf_counter()
         ptx, entry = compile_ptx(rendered, cc)
         t1 = _time.perf_counter()
@@ -479,6 +502,6 @@ def _load_or_build(rendered: Rendered, cc: tuple[int, int], key: str) -> Any:
         stats["format"] = kind  # type: ignore[assignment]
         write_cache(key, kind, entry, payload)
         stats["compiled"] += 1
-    fn = module.get_function(entry)
-    _modules.append(module)      # keep every loaded module alive with its functions
+        fn = module.get_function(entry)
+        _modules.append(module)      # keep every loaded module alive with its functions
     return fn

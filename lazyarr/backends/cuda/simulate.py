@@ -20,6 +20,7 @@ import numpy as np
 from numpy.lib.array_utils import byte_bounds
 from numpy.lib.stride_tricks import as_strided
 
+from ... import _compile_thread
 from ..._counters import CounterMap
 from . import flags
 from . import render as R
@@ -60,6 +61,14 @@ class SimulatedCudaBackend(CudaBackend):
 
     def load(self, rendered: R.Rendered, cc: tuple[int, int]) -> Any:
         return simulator_kernel(rendered)
+
+    def loaded(self, rendered: R.Rendered, cc: tuple[int, int]) -> Any:
+        """None: every new kernel is built (on the compile thread under ``compile=
+        "background"``, so the simulated device runs that path)."""
+        return None
+
+    def compile_later(self, rendered: R.Rendered, cc: tuple[int, int]) -> Any:
+        return _compile_thread.submit(lambda: self.load(rendered, cc))
 
     @staticmethod
     def pointer(a: Any) -> int:

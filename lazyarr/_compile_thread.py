@@ -1,0 +1,81 @@
+"""The thread that compiles new GPU kernels in the background (``la.config(compile=
+"background")``: backends/cuda/first_calls.py says what runs meanwhile).
+
+One daemon thread takes the jobs in order. At exit the compile under way finishes (its kernel
+reaches the disk cache, so the next run of the script loads it) and the queued ones are
+dropped; a daemon thread, so that an exit never waits for a queue of compiles.
+"""
+from __future__ import annotations
+
+import atexit
+import concurrent.futures
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any
+
+#: how long an exit waits for the compile under way, in seconds
+EXIT_WAIT_S = 30.0
+
+_jobs: queue.SimpleQueue[tuple[concurrent.futures.Future, Callable[[], Any]]] = queue.SimpleQueue()
+_pending: set[concurrent.futures.Future] = set()
+_lock = threading.Lock()
+_thread: threading.Thread | None = None
+_stopping = False
+
+
+def submit(build: Callable[[], Any]) -> concurrent.futures.Future:
+    """Run ``build`` on the compile thread; its future holds the result or the exception."""
+    global _thread
+    future: concurrent.futures.Future = concurrent.futures.Future()
+    with _lock:
+        _pending.add(future)
+        if _thread is None:
+            _thread = threading.Thread(target=_work, name="lazyarr-compile", daemon=True)
+            _thread.start()
+    _jobs.put((future, build))
+    return future
+
+
+def _work() -> None:
+    while True:
+        future, build = _jobs.get()
+        if _stopping or not future.set_running_or_notify_cancel():
+            _done(future, cancel=True)
+            continue
+        try:
+            future.set_result(build())
+        except BaseException as exc:      # (handed to the call that takes the kernel)
+            future.set_exception(exc)
+        _done(future)
+
+
+def _done(future: concurrent.futures.Future, cancel: bool = False) -> None:
+    if cancel and not future.done():
+        future.cancel()
+    with _lock:
+        _pending.discard(future)
+
+
+def wait_compiles(timeout: float | None = None) -> int:
+    """Wait until the GPU kernels compiling in the background are ready (or ``timeout``
+    seconds pass); return how many are still compiling. After a warm-up call, before timing
+    a loop, this makes every call of the loop launch the compiled kernel.
+
+    >>> import lazyarr as la
+    >>> la.wait_compiles()
+    0
+    """
+    with _lock:
+        futures = list(_pending)
+    done, not_done = concurrent.futures.wait(futures, timeout=timeout)
+    return len(not_done)
+
+
+@atexit.register
+def _at_exit() -> None:
+    global _stopping
+    _stopping = True
+    with _lock:
+        running = [f for f in _pending if f.running()]
+    concurrent.futures.wait(running, timeout=EXIT_WAIT_S)

@@ -1,0 +1,230 @@
+"""A new cuda kernel's first calls run op by op while it compiles in the background
+(``la.config(compile="background")``: lazyarr/backends/cuda/first_calls.py).
+
+Held: the compile of every new kernel is held (its future never completes while the test runs),
+so every call of an eligible program runs op by op; its values and NumPy's floating-point
+warnings are checked against the kernel's, and the cuda FP-error suite runs again that way.
+Then the path end to end: the kernel launched once its compile is done, a failed compile
+raised at the next call, the programs that wait for their compile (the option and the compile
+thread: tests/test_compile_thread.py). On the GPU
+(``pytest -m gpu``) op by op is CuPy; on the simulated device NumPy.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+
+import numpy as np
+import pytest
+import test_gpu_fp_errors as FP
+from helpers import GPU_DTYPES, SIMULATED, assert_same, random_array
+from test_fp_errors import CASES
+
+import lazyarr as la
+from lazyarr._registry import TRANSCENDENTAL
+
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not la.cuda_available(), reason="needs a CUDA GPU with CuPy")]
+
+
+def _backend():
+    if SIMULATED:
+        from lazyarr.backends.cuda.simulate import BACKEND
+    else:
+        from lazyarr.backends.cuda.backend import BACKEND
+    return BACKEND
+
+
+@pytest.fixture
+def fresh(monkeypatch):
+    """The cuda backend with no kernel cached in it, compiles in the background."""
+    backend = _backend()
+    monkeypatch.setattr(backend, "_entries", {})
+    monkeypatch.setattr(backend, "_later", {})
+    monkeypatch.setattr(backend, "_through", {})
+    with la.config(compile="background", device="cuda", mode="lazy"):
+        yield backend
+
+
+class _Runs:
+    """How many calls ran op by op since the test began (truthy when some did). Counted by
+    first_calls itself: a spy's frame would stand between lazyarr's and the user's line that
+    the warnings name."""
+    def __init__(self):
+        from lazyarr.backends.cuda import first_calls
+        self.stats, self.start = first_calls.stats, first_calls.stats["calls"]
+
+    def __len__(self):
+        return self.stats["calls"] - self.start
+
+    def __eq__(self, n):
+        return len(self) == n
+
+
+@pytest.fixture
+def runs():
+    return _Runs()
+
+
+@pytest.fixture
+def held(fresh, monkeypatch, runs):
+    """Every new kernel's compile held: the calls run op by op. Yields their count."""
+    monkeypatch.setattr(fresh, "compile_later", lambda rendered, cc: concurrent.futures.Future())
+    monkeypatch.setattr(fresh, "loaded", lambda rendered, cc: None)     # no disk cache either
+    yield runs
+
+
+def _launches(monkeypatch, backend):
+    count = []
+    real = type(backend).launch
+    monkeypatch.setattr(type(backend), "launch", lambda self, e, a: count.append(1) or real(self, e, a))
+    return count
+
+
+EXPRESSIONS = {
+    "chain": lambda x, y: la.sqrt(la.abs(x * y + 1.5)) * la.tanh(x) - y,
+    "axpy": lambda x, y: x * 2.5 + y,
+    "compare and where": lambda x, y: la.where(x > y, x - y, y * 3),
+    "cast": lambda x, y: (x + y).astype(np.float64) / 3,
+    "sum": lambda x, y: la.sum(x * y + 1),
+    "row sums": lambda x, y: la.sum(x - y, axis=1),
+    "column max": lambda x, y: la.max(x * y, axis=0),
+    "mean": lambda x, y: la.mean(x + y),
+    "any": lambda x, y: la.any(x > y, axis=1),
+}
+_EXACT_SUMS = {"chain": False, "sum": False, "row sums": False, "mean": False}
+
+
+@pytest.mark.parametrize("dtype", [d for d in GPU_DTYPES if d.kind in "iuf"], ids=str)
+@pytest.mark.parametrize("name", list(EXPRESSIONS))
+def test_op_by_op_gives_the_kernels_values(name, dtype, held, rng):
+    """The same values as the kernel's: maps exactly (the transcendentals within the GPU
+    suite's tolerance: CUDA's math functions on both sides), sums to their last bits."""
+    xs = random_array(rng, dtype, (33, 70)), random_array(rng, dtype, (33, 70))
+    fn = EXPRESSIONS[name]
+    with np.errstate(all="ignore"):
+        try:
+            first = np.asarray(fn(*(la.asarray(a) for a in xs)))
+        except TypeError:       # (tanh of bool, ...: the same error as NumPy's, both paths)
+            return
+        assert held, "the call did not run op by op"
+        with la.config(compile="wait"):
+            kernel = np.asarray(fn(*(la.asarray(a) for a in xs)))
+    assert first.dtype == kernel.dtype and first.shape == kernel.shape
+    inexact = name == "chain" or (not _EXACT_SUMS.get(name, True) and kernel.dtype.kind == "f")
+    if inexact:
+        tol = {2: 2e-3, 4: 2e-5, 8: 1e-12}[kernel.dtype.itemsize]
+        np.testing.assert_allclose(first, kernel, rtol=tol, atol=tol)
+    else:
+        assert_same(first, kernel)
+
+
+def test_transcendentals_are_the_ones_the_kernels_call(held, rng):
+    """Each elementwise transcendental of float32 op by op against the kernel's."""
+    x = rng.uniform(0.1, 0.9, 257).astype(np.float32)
+    for op in sorted(TRANSCENDENTAL):
+        fn = getattr(la, op, None)
+        if fn is None or getattr(fn, "nin", 1) != 1:
+            continue
+        with np.errstate(all="ignore"):
+            first = np.asarray(fn(la.asarray(x)))
+            with la.config(compile="wait"):
+                kernel = np.asarray(fn(la.asarray(x)))
+        np.testing.assert_allclose(first, kernel, rtol=2e-5, atol=2e-5, err_msg=op)
+    assert held
+
+
+@pytest.mark.parametrize("name, fn, arrays", CASES, ids=[c[0] for c in CASES])
+def test_the_warnings_are_numpys_op_by_op(name, fn, arrays, held):
+    FP.test_the_warnings_are_numpys(name, fn, arrays)
+    assert held
+
+
+@pytest.mark.parametrize("dt", FP.FLOATS, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("op", [op for op in FP.UNARY if op not in ("spacing", "rad2deg")])
+def test_unary_edge_values_op_by_op(op, dt, held):
+    FP.test_unary_ops_each_edge_value(op, dt)
+    assert held
+
+
+@pytest.mark.parametrize("dt", FP.FLOATS, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("op", ["add", "subtract", "multiply", "divide", "floor_divide",
+                                "remainder", "power", "hypot", "maximum", "arctan2"])
+def test_binary_edge_values_op_by_op(op, dt, held):
+    FP.test_binary_ops_each_pair_of_edge_values(op, dt)
+    assert held
+
+
+@pytest.mark.parametrize("check", [FP.test_integer_division_by_zero, FP.test_reductions,
+                                   FP.test_the_warning_names_the_users_line,
+                                   FP.test_errstate_ignore_raise_call,
+                                   FP.test_in_place_write_and_jit_replays],
+                         ids=lambda f: f.__name__)
+def test_fp_error_rules_op_by_op(check, held):
+    check()
+    assert held
+
+
+def test_casts_op_by_op(held):
+    for src, dst in [(np.float64, np.int64), (np.float64, np.int8), (np.float32, np.uint8),
+                     (np.float64, np.uint32), (np.float64, np.float16)]:
+        FP.test_casts(src, dst)
+    assert held
+
+
+def test_the_kernel_runs_once_compiled(fresh, monkeypatch, runs):
+    launches = _launches(monkeypatch, fresh)
+    x = la.asarray(np.arange(1000, dtype=np.float32))
+    want = np.cos(np.arange(1000, dtype=np.float32) * np.float32(0.25)) + np.float32(7.5)
+    first = np.asarray(la.cos(x * 0.25) + 7.5)
+    assert runs == 1 and not launches
+    assert la.wait_compiles(timeout=120) == 0
+    again = np.asarray(la.cos(x * 0.25) + 7.5)
+    assert runs == 1 and launches == [1]
+    np.testing.assert_allclose(first, want, rtol=2e-6)
+    assert_same(again, first)
+    np.asarray(la.cos(x * 0.25) + 7.5)
+    assert launches == [1, 1] and runs == 1
+
+
+def test_a_failed_compile_raises_at_the_next_call(fresh, monkeypatch):
+    def broken(rendered, cc):
+        raise ValueError("no such instruction")
+    monkeypatch.setattr(fresh, "load", broken)
+    x = la.asarray(np.arange(10.0))
+    np.testing.assert_array_equal(np.asarray(x * 3 + 1), np.arange(10.0) * 3 + 1)
+    assert la.wait_compiles(timeout=60) == 0
+    with pytest.raises(RuntimeError, match="could not compile the CUDA kernel.*no such instruction"):
+        np.asarray(x * 3 + 1)
+
+
+@pytest.mark.parametrize("case", ["complex", "random", "var", "host op"])
+def test_programs_op_by_op_cannot_run_wait_for_their_kernel(case, fresh, monkeypatch, runs):
+    later = []
+    monkeypatch.setattr(fresh, "compile_later", lambda r, cc: later.append(1) or concurrent.futures.Future())
+    x = la.asarray(np.linspace(0.5, 2, 64))
+    if case == "complex":
+        got, want = (x * 1j + 2) * 3, (np.linspace(0.5, 2, 64) * 1j + 2) * 3
+    elif case == "random":
+        got = la.random.default_rng(5, fused=True).random(64) * x
+        want = np.asarray(la.asarray(la.random.default_rng(5, fused=True).random(64),
+                                     device="cpu")) * np.linspace(0.5, 2, 64)
+    elif case == "var":     # (its chain is a program of its own, which may run op by op)
+        got, want = la.var(la.asarray(np.linspace(0.5, 2, 64))), np.var(np.linspace(0.5, 2, 64))
+    else:
+        got, want = la.logaddexp(x, 1.0) * 2, np.logaddexp(np.linspace(0.5, 2, 64), 1.0) * 2
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+    assert not later and runs == 0
+
+
+def test_writes_into_arrays_while_the_kernel_compiles(held):
+    base = np.arange(40.0).reshape(5, 8)
+    u = la.asarray(base.copy())
+    u[1:-1, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+    v = la.asarray(base.copy())
+    v[:, 2] = la.sin(v[:, 3]) + 1
+    want_u, want_v = base.copy(), base.copy()
+    want_u[1:-1, 1:-1] = 0.25 * (base[:-2, 1:-1] + base[2:, 1:-1] + base[1:-1, :-2] + base[1:-1, 2:])
+    want_v[:, 2] = np.sin(base[:, 3]) + 1
+    assert_same(np.asarray(u), want_u)
+    np.testing.assert_allclose(np.asarray(v), want_v, rtol=1e-12)
+    assert held

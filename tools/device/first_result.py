@@ -1,0 +1,144 @@
+"""A new expression's first result on the GPU (issue 13 item 3): in a warm process, under
+``compile="background"`` (the default: the first calls run op by op with CuPy while the kernel
+compiles, backends/cuda/first_calls.py) and under ``compile="wait"``; then a fresh process's
+first call against the floor of importing CuPy and numba-cuda and creating the context.
+Each expression is new to the process and to the kernel cache (a fresh ``LAZYARR_CACHE_DIR``).
+
+    python tools/device/first_result.py [--count 10] [--log2n 20]
+
+Prints, per mode, the median and maximum time to the first result on the host, and for the
+background mode the compile's own time (until ``la.wait_compiles()``), the first op-by-op
+result against the kernel's (bit-identical elements; largest relative difference), and the
+call after the compile (the kernel's). Development tool; results in docs/notes/gpu.rst.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+os.environ["LAZYARR_CACHE_DIR"] = tempfile.mkdtemp(prefix="lazyarr-first-")
+sys.path.insert(0, ROOT)
+
+import numpy as np  # noqa: E402
+
+#: the steps the new expressions are made of (each expression a different sequence)
+STEPS = [
+    lambda a, x, y: a * y + 1.5,
+    lambda a, x, y: la.sqrt(la.abs(a)),
+    lambda a, x, y: la.tanh(a) - y,
+    lambda a, x, y: a * a - x,
+    lambda a, x, y: la.sin(a) + 0.25,
+    lambda a, x, y: la.maximum(a, y) * 2,
+    lambda a, x, y: la.exp(-la.abs(a)),
+    lambda a, x, y: (a - x) / 3,
+]
+
+
+def expressions(count: int, offset: int):
+    """``count`` new chains of three steps, each with a reduction or not (by parity)."""
+    seqs = list(itertools.permutations(range(len(STEPS)), 3))[offset:offset + count]
+
+    def make(seq, reduce):
+        def f(x, y):
+            a = x
+            for k in seq:
+                a = STEPS[k](a, x, y)
+            return la.sum(a) if reduce else a
+        return f
+    return [make(seq, i % 2 == 0) for i, seq in enumerate(seqs)]
+
+
+def to_host(v):
+    return np.asarray(v.get() if hasattr(v, "get") else v)
+
+
+def warm_process(count: int, log2n: int) -> None:
+    n = 1 << log2n
+    rng = np.random.default_rng(0)
+    xn, yn = (rng.standard_normal(n).astype(np.float32) for _ in range(2))
+    x, y = la.asarray(xn, device="cuda"), la.asarray(yn, device="cuda")
+    # warm-up: CuPy's kernels for these ops and float32, lazyarr's first compile of a process
+    with la.config(compile="wait"):
+        for f in expressions(4, 200):
+            to_host(la.asarray(f(x, y), device="cpu"))
+        for f in STEPS:
+            with la.config(mode="eager"):
+                to_host(la.asarray(f(x, x, y), device="cpu"))
+                to_host(la.asarray(la.sum(f(x, x, y)), device="cpu"))
+    for mode, offset in (("background", 0), ("wait", count)):
+        first, compile_s, after, same, worst = [], [], [], [], []
+        for f in expressions(count, offset):
+            with la.config(compile=mode):
+                t0 = time.perf_counter()
+                r1 = to_host(la.asarray(f(x, y), device="cpu"))
+                first.append(time.perf_counter() - t0)
+                if mode == "background":
+                    la.wait_compiles()
+                    compile_s.append(time.perf_counter() - t0)
+                    t1 = time.perf_counter()
+                    r2 = to_host(la.asarray(f(x, y), device="cpu"))
+                    after.append(time.perf_counter() - t1)
+                    same.append(float(np.mean(r1.view(np.uint32) == r2.view(np.uint32))))
+                    with np.errstate(all="ignore"):
+                        rel = np.abs(r1.astype(np.float64) - r2) / np.maximum(np.abs(r2), 1e-30)
+                    worst.append(float(np.nanmax(rel)) if rel.size else 0.0)
+        ms = [1e3 * t for t in first]
+        print(f"warm process, compile={mode}: first result median {statistics.median(ms):.1f} ms, "
+              f"max {max(ms):.1f} ms ({len(ms)} new expressions, 2^{log2n} float32)")
+        if compile_s:
+            print(f"  the compile in the background: median {1e3 * statistics.median(compile_s):.0f} ms; "
+                  f"the call after it {1e3 * statistics.median(after):.2f} ms; op by op against the "
+                  f"kernel: {min(same) * 100:.2f}-{max(same) * 100:.2f} % of elements bit-identical, "
+                  f"largest relative difference {max(worst):.2e}")
+
+
+FRESH = textwrap.dedent("""
+    import os, sys, time
+    t0 = time.perf_counter()
+    mode = sys.argv[1]
+    if mode == "floor":
+        import cupy, numba.cuda  # noqa: F401
+        cupy.zeros(1).get()
+    else:
+        sys.path.insert(0, {root!r})
+        import numpy as np
+        import lazyarr as la
+        x = la.asarray(np.linspace(-1, 1, 1 << 20, dtype=np.float32), device="cuda")
+        with la.config(compile=mode):
+            v = float(la.sum(la.sqrt(la.abs(x * 2.5 + {k})) * la.tanh(x) - x * x))
+    print(time.perf_counter() - t0)
+""")
+
+
+def fresh_processes(rounds: int) -> None:
+    rows = {"floor": [], "background": [], "wait": []}
+    for r in range(rounds):
+        for mode in rows:
+            env = dict(os.environ, LAZYARR_CACHE_DIR=tempfile.mkdtemp(prefix="lazyarr-fresh-"))
+            code = FRESH.format(root=ROOT, k=f"{1.5 + r}")
+            out = subprocess.run([sys.executable, "-c", code, mode], capture_output=True,
+                                 text=True, env=env, check=True)
+            rows[mode].append(float(out.stdout.split()[-1]))
+    for mode, ts in rows.items():
+        print(f"fresh process, {mode}: median {1e3 * statistics.median(ts):.0f} ms "
+              f"({', '.join(f'{1e3 * t:.0f}' for t in ts)})")
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--count", type=int, default=10)
+    ap.add_argument("--log2n", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    import lazyarr as la
+    warm_process(args.count, args.log2n)
+    if os.environ.get("LAZYARR_CUDA_SIM") != "1":      # (a smoke test of the above: no CuPy)
+        fresh_processes(args.rounds)
