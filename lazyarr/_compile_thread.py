@@ -4,32 +4,46 @@
 One daemon thread takes the jobs in order. At exit the compile under way finishes (its kernel
 reaches the disk cache, so the next run of the script loads it) and the queued ones are
 dropped; a daemon thread, so that an exit never waits for a queue of compiles.
+
+While jobs are pending, Python's thread switch interval is :data:`SWITCH_S` instead of its
+5 ms: a compile (Numba: Python code) holds the GIL, and every CuPy call of the calls that run
+meanwhile releases it (a kernel launch, a copy) and then waits for the compile thread's turn
+to end. At 5 ms a turn, the op-by-op call of a 7-op chain with its checks took ~0.5 s on an
+H100 (docs/notes/gpu.rst, "A new kernel's first calls").
 """
 from __future__ import annotations
 
 import atexit
 import concurrent.futures
 import queue
+import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 #: how long an exit waits for the compile under way, in seconds
 EXIT_WAIT_S = 30.0
+#: Python's thread switch interval while compiles are pending (sys.setswitchinterval)
+SWITCH_S = 0.0002
 
 _jobs: queue.SimpleQueue[tuple[concurrent.futures.Future, Callable[[], Any]]] = queue.SimpleQueue()
 _pending: set[concurrent.futures.Future] = set()
 _lock = threading.Lock()
 _thread: threading.Thread | None = None
 _stopping = False
+_interval: float | None = None       # the switch interval to restore when none is pending
 
 
 def submit(build: Callable[[], Any]) -> concurrent.futures.Future:
     """Run ``build`` on the compile thread; its future holds the result or the exception."""
-    global _thread
+    global _thread, _interval
     future: concurrent.futures.Future = concurrent.futures.Future()
     with _lock:
         _pending.add(future)
+        if _interval is None:
+            _interval = sys.getswitchinterval()
+            sys.setswitchinterval(min(SWITCH_S, _interval))
         if _thread is None:
             _thread = threading.Thread(target=_work, name="lazyarr-compile", daemon=True)
             _thread.start()
@@ -51,10 +65,14 @@ def _work() -> None:
 
 
 def _done(future: concurrent.futures.Future, cancel: bool = False) -> None:
+    global _interval
     if cancel and not future.done():
         future.cancel()
     with _lock:
         _pending.discard(future)
+        if not _pending and _interval is not None:
+            sys.setswitchinterval(_interval)
+            _interval = None
 
 
 def wait_compiles(timeout: float | None = None) -> int:
@@ -69,7 +87,11 @@ def wait_compiles(timeout: float | None = None) -> int:
     with _lock:
         futures = list(_pending)
     done, not_done = concurrent.futures.wait(futures, timeout=timeout)
-    return len(not_done)
+    while True:     # (the thread's bookkeeping of a job follows its result at once)
+        with _lock:
+            if not any(f in _pending for f in done):
+                return len(not_done)
+        time.sleep(0.0005)
 
 
 @atexit.register

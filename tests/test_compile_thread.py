@@ -41,14 +41,21 @@ def test_an_exit_does_not_wait_for_queued_compiles():
     assert out.returncode == 0, out.stderr
 
 
-def test_wait_compiles_counts_what_is_left():
-    from lazyarr import _compile_thread as T
+def test_wait_compiles_counts_what_is_left_and_the_switch_interval_comes_back():
+    import sys
     import threading
+
+    from lazyarr import _compile_thread as T
+    before = sys.getswitchinterval()
     gate = threading.Event()
     f = T.submit(gate.wait)
-    assert la.wait_compiles(timeout=0.05) == 1
-    gate.set()
+    try:
+        assert la.wait_compiles(timeout=0.05) == 1
+        assert sys.getswitchinterval() == pytest.approx(min(T.SWITCH_S, before))
+    finally:
+        gate.set()
     assert la.wait_compiles(timeout=30) == 0 and f.done()
+    assert sys.getswitchinterval() == before
 
 
 def test_a_failed_job_hands_its_exception_to_its_future():

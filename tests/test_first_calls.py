@@ -135,8 +135,8 @@ def test_transcendentals_are_the_ones_the_kernels_call(held, rng):
 
 @pytest.mark.parametrize("name, fn, arrays", CASES, ids=[c[0] for c in CASES])
 def test_the_warnings_are_numpys_op_by_op(name, fn, arrays, held):
+    """(The cases whose programs run op by op do so; the others wait for their kernel.)"""
     FP.test_the_warnings_are_numpys(name, fn, arrays)
-    assert held
 
 
 @pytest.mark.parametrize("dt", FP.FLOATS, ids=lambda d: np.dtype(d).name)
@@ -147,14 +147,13 @@ def test_unary_edge_values_op_by_op(op, dt, held):
 
 
 @pytest.mark.parametrize("dt", FP.FLOATS, ids=lambda d: np.dtype(d).name)
-@pytest.mark.parametrize("op", ["add", "subtract", "multiply", "divide", "floor_divide",
-                                "remainder", "power", "hypot", "maximum", "arctan2"])
+@pytest.mark.parametrize("op", ["add", "subtract", "multiply", "divide", "power", "arctan2"])
 def test_binary_edge_values_op_by_op(op, dt, held):
     FP.test_binary_ops_each_pair_of_edge_values(op, dt)
     assert held
 
 
-@pytest.mark.parametrize("check", [FP.test_integer_division_by_zero, FP.test_reductions,
+@pytest.mark.parametrize("check", [FP.test_reductions,
                                    FP.test_the_warning_names_the_users_line,
                                    FP.test_errstate_ignore_raise_call,
                                    FP.test_in_place_write_and_jit_replays],
@@ -165,8 +164,7 @@ def test_fp_error_rules_op_by_op(check, held):
 
 
 def test_casts_op_by_op(held):
-    for src, dst in [(np.float64, np.int64), (np.float64, np.int8), (np.float32, np.uint8),
-                     (np.float64, np.uint32), (np.float64, np.float16)]:
+    for src, dst in [(np.float64, np.float16), (np.float64, np.float32), (np.int64, np.float16)]:
         FP.test_casts(src, dst)
     assert held
 
@@ -190,6 +188,7 @@ def test_a_failed_compile_raises_at_the_next_call(fresh, monkeypatch):
     def broken(rendered, cc):
         raise ValueError("no such instruction")
     monkeypatch.setattr(fresh, "load", broken)
+    monkeypatch.setattr(fresh, "loaded", lambda rendered, cc: None)     # not in the disk cache
     x = la.asarray(np.arange(10.0))
     np.testing.assert_array_equal(np.asarray(x * 3 + 1), np.arange(10.0) * 3 + 1)
     assert la.wait_compiles(timeout=60) == 0
@@ -197,7 +196,9 @@ def test_a_failed_compile_raises_at_the_next_call(fresh, monkeypatch):
         np.asarray(x * 3 + 1)
 
 
-@pytest.mark.parametrize("case", ["complex", "random", "var", "host op"])
+@pytest.mark.parametrize("case", ["complex", "random", "var", "host op", "remainder",
+                                  "floor_divide", "hypot", "maximum", "integer power",
+                                  "float to int"])
 def test_programs_op_by_op_cannot_run_wait_for_their_kernel(case, fresh, monkeypatch, runs):
     later = []
     monkeypatch.setattr(fresh, "compile_later", lambda r, cc: later.append(1) or concurrent.futures.Future())
@@ -210,8 +211,15 @@ def test_programs_op_by_op_cannot_run_wait_for_their_kernel(case, fresh, monkeyp
                                      device="cpu")) * np.linspace(0.5, 2, 64)
     elif case == "var":     # (its chain is a program of its own, which may run op by op)
         got, want = la.var(la.asarray(np.linspace(0.5, 2, 64))), np.var(np.linspace(0.5, 2, 64))
-    else:
+    elif case == "host op":
         got, want = la.logaddexp(x, 1.0) * 2, np.logaddexp(np.linspace(0.5, 2, 64), 1.0) * 2
+    else:       # CuPy's values differ from NumPy's (first_calls.SAME_ON_CUPY)
+        xn = np.linspace(0.5, 2, 64)
+        fn = {"remainder": lambda a: (a + 1) % 0.75, "floor_divide": lambda a: (a * 3) // 0.5,
+              "hypot": lambda a: np.hypot(a, 2.0) + 1, "maximum": lambda a: np.maximum(a, 1.0) * 2,
+              "integer power": lambda a: (a * 4).astype(np.int64) ** 3 + 1,
+              "float to int": lambda a: (a * 7).astype(np.int32) + 1}[case]
+        got, want = fn(x), fn(xn)
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
     assert not later and runs == 0
 

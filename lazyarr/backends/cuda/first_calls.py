@@ -17,10 +17,19 @@ once it is loaded (``CudaBackend.run``). What the op-by-op call keeps of the ker
   whole arrays as it does on one element), in the kernel's site order and names, and handled
   as the error state says, at the user's line.
 
-Programs with a step CuPy does not compute as the kernel does are not run this way (their
-first call waits for the compile, as under ``compile="wait"``): complex values, random draws,
-the host's ops (``reference.CUPY_ON_HOST``) and var/std/argmin/argmax (their chain is, through
-``CudaBackend._fallback``).
+Only the ops that CuPy computes as the kernels do run this way (:data:`SAME_ON_CUPY`: IEEE
+arithmetic, comparisons and logic, and the CUDA math functions). A program with another step
+waits for its compile, as under ``compile="wait"``: the ops whose templates copy NumPy's own
+loops where CuPy's differ (on an H100: ``remainder(0, inf)`` NaN against NumPy's 0,
+``floor_divide(inf, 1)`` inf against NaN, ``hypot(1, DBL_MAX)`` inf), integer division, power
+and shifts, float-to-integer casts, ``maximum``/``minimum`` (NumPy's signed-zero ties),
+complex values, random draws, the host's ops, and var/std/argmin/argmax (their chain is a
+program of its own, through ``CudaBackend._fallback``).
+
+One synchronization per call: each checked site's ``usual`` test (nothing raised) is reduced on
+the device, the tests are read together at the end, and only when one fails does the program
+run again with every site's flags derived (:func:`_flags`). Intermediates are dropped after
+their last use, as eager mode does.
 """
 from __future__ import annotations
 
@@ -34,13 +43,24 @@ import numpy as np
 from ..._program import Instr, Lowered, Program
 from ..._registry import OPS
 from .. import fp_errors
-from ..reference import CUPY_ON_HOST, _apply, reduction_kwargs
+from ..reference import _apply, reduction_kwargs
 from . import flags, fp_checks
 from .render import NATIVE_REDUCTIONS, reduction_of
 
 _OPERANDS = ("_a0", "_a1", "_a2")
 #: calls run op by op in this process (tests/test_first_calls.py counts them)
 stats = {"calls": 0}
+#: the elementwise ops whose CuPy kernels compute what lazyarr's templates do (IEEE arithmetic,
+#: comparisons, logic, the CUDA math functions: cuda/templates.py), float-only where noted
+SAME_ON_CUPY = frozenset({
+    "add", "subtract", "multiply", "negative", "positive", "square", "abs", "equal",
+    "not_equal", "less", "less_equal", "greater", "greater_equal", "isnan", "isinf",
+    "isfinite", "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
+    "bitwise_or", "bitwise_xor", "invert", "where", "floor", "ceil", "trunc", "rint"})
+SAME_ON_CUPY_FLOAT = frozenset({
+    "divide", "reciprocal", "power", "sqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2",
+    "log10", "log1p", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
+    "arcsinh", "arccosh", "arctanh", "arctan2"})
 
 
 @functools.lru_cache(maxsize=4096)
@@ -48,63 +68,94 @@ def runs_op_by_op(program: Program) -> bool:
     """Whether ``program``'s first calls may run op by op while its kernel compiles."""
     instrs = program.instrs
     for ins in instrs:
-        if ins.op in ("input", "scalar"):
-            if ins.dtype.kind == "c":
-                return False
-            continue
-        if ins.op == "counter" or ins.op in CUPY_ON_HOST or ins.dtype.kind == "c" \
-                or any(instrs[a].dtype.kind == "c" for a in ins.args):
+        if ins.dtype.kind == "c" or any(instrs[a].dtype.kind == "c" for a in ins.args):
             return False
-        kind = OPS[ins.op].kind
-        if kind == "reduction":
-            if ins.op not in NATIVE_REDUCTIONS or ins is not program.root:
+        if ins.op in ("input", "scalar"):
+            continue
+        if ins.op == "astype":
+            if ins.dtype.kind in "iub" and instrs[ins.args[0]].dtype.kind == "f":
+                return False        # (out-of-range and NaN values: NumPy's C conversion)
+        elif ins.op in NATIVE_REDUCTIONS:
+            if ins is not program.root:
                 return False
-        elif kind != "elementwise" and ins.op != "astype":
+        elif ins.op in SAME_ON_CUPY_FLOAT:
+            if ins.dtype.kind != "f":
+                return False
+        elif ins.op not in SAME_ON_CUPY:
             return False
     return True
 
 
 @functools.lru_cache(maxsize=4096)
-def _site_bits(ins: Instr, dtypes: tuple[np.dtype, ...]) -> Any:
-    """The compiled flag expression of one op site (NPY_FPE bits, 0 where none), of the
+def _site_check(ins: Instr, dtypes: tuple[np.dtype, ...]) -> tuple[Any, Any]:
+    """The compiled ``usual`` and flag expressions of one op site (fp_checks.check), of the
     result ``_r`` and the operands ``_a0``..."""
     check = fp_checks.check(ins, 0, "_r", list(_OPERANDS[:len(dtypes)]), list(dtypes))
-    return compile(check.bits, f"<fp check of {ins.op}>", "eval")
+    return (compile(check.usual, f"<fp test of {ins.op}>", "eval"),
+            compile(check.bits, f"<fp check of {ins.op}>", "eval"))
 
 
-def _word(xp: Any, bits: Any) -> int:
-    """The OR of a site's bits over its elements (a Python int, or an array of them)."""
-    if not hasattr(bits, "dtype"):
-        return int(bits)
-    if bits.size == 0 or not bool(bits.any()):
-        return 0
-    return sum(b for b in (fp_checks.DIVIDE, fp_checks.OVERFLOW, fp_checks.INVALID)
-               if bool((bits & b).any()))
+_NAMESPACE = {"math": math, "abs": abs}
 
 
-def _reduce_bits(xp: Any, ins: Instr, a: Any, r: Any) -> int:
+def _all(xp: Any, test: Any) -> Any:
+    """Whether ``test`` holds everywhere: a device boolean (no synchronization)."""
+    return xp.all(xp.asarray(test))
+
+
+def _word(xp: Any, bits: Any) -> Any:
+    """The OR of a site's NPY_FPE bits over its elements, as a device integer."""
+    bits = xp.asarray(bits)
+    word = xp.zeros((), np.int64)
+    for b in (fp_checks.DIVIDE, fp_checks.OVERFLOW, fp_checks.INVALID):
+        word = word + b * xp.any((bits & b) != 0)
+    return word
+
+
+def _reduce_bits(xp: Any, ins: Instr, a: Any, r: Any) -> Any:
     """The kernel's "reduce" site (a float sum/prod/mean): a NaN result from a slice without a
     NaN is invalid, an infinite result from a slice without an infinity an overflow
     (``fp_checks.thread_check``, ``combine_check``, ``result_check``)."""
     kw = reduction_kwargs(ins.op, ins.arg)
-    axis = kw["axis"]
-    had_nan = xp.isnan(a).any(axis=axis, keepdims=kw["keepdims"])
-    had_inf = xp.isinf(a).any(axis=axis, keepdims=kw["keepdims"])
-    bits = fp_checks.INVALID * (xp.isnan(r) & ~had_nan) | fp_checks.OVERFLOW * (xp.isinf(r) & ~had_inf)
-    return _word(xp, xp.asarray(bits))
+    had_nan = xp.isnan(a).any(axis=kw["axis"], keepdims=kw["keepdims"])
+    had_inf = xp.isinf(a).any(axis=kw["axis"], keepdims=kw["keepdims"])
+    return fp_checks.INVALID * (xp.isnan(r) & ~had_nan) | fp_checks.OVERFLOW * (xp.isinf(r) & ~had_inf)
 
 
 def run(xp: Any, lowered: Lowered, checked: bool) -> Any:
     """``lowered``'s value computed op by op with ``xp`` (CuPy; NumPy on the simulated
     device), its floating-point flags derived as the checked kernel's are when ``checked``."""
     stats["calls"] += 1
+    value, tests = _run(xp, lowered, checked, flags_now=False)
+    if tests and not all(_host(xp, tests)):
+        # some site raised: again, with each site's flags (rare: NaN/inf values)
+        value, words = _run(xp, lowered, checked, flags_now=True)
+        raised = [(int(w), name) for w, name in zip(_host(xp, [w for w, _ in words]),
+                                                      [n for _, n in words]) if int(w)]
+        if raised:
+            flags.settle()              # the earlier launches' warnings first, in their order
+            fp_errors.report(raised)
+    return xp.asarray(value)
+
+
+def _host(xp: Any, values: list[Any]) -> list[Any]:
+    """Device scalars read in one copy."""
+    return [v.item() for v in xp.stack([xp.asarray(v) for v in values])] if xp is not np \
+        else [np.asarray(v).item() for v in values]
+
+
+def _run(xp: Any, lowered: Lowered, checked: bool, flags_now: bool) -> tuple[Any, list[Any]]:
+    """The value, and per checked site its ``usual`` test (or with ``flags_now`` its flags
+    word and name), on the device."""
     instrs = lowered.program.instrs
     root = lowered.program.root
+    last = list(range(len(instrs)))
+    for n, ins in enumerate(instrs):
+        for a in ins.args:
+            last[a] = n
     values: list[Any] = [None] * len(instrs)
-    raised: list[tuple[int, str]] = []
-    sites = 0
-    quiet = np.errstate(all="ignore") if xp is np else contextlib.nullcontext()
-    with quiet:
+    out: list[Any] = []
+    with np.errstate(all="ignore") if xp is np else contextlib.nullcontext():
         for n, ins in enumerate(instrs):
             if ins.op == "input":
                 values[n] = lowered.inputs[ins.arg[0]]
@@ -113,25 +164,32 @@ def run(xp: Any, lowered: Lowered, checked: bool) -> Any:
                 values[n] = lowered.scalars[ins.arg]
                 continue
             operands = [values[a] for a in ins.args]
-            values[n] = _apply(xp, ins.op, ins.arg, operands, ins.dtype)
-            if not checked:
-                continue
-            if ins is root and OPS[ins.op].kind == "reduction":
-                red = reduction_of(ins, instrs[ins.args[0]].dtype)
-                if ins.op in ("sum", "prod", "mean") and red.acc.kind == "f":
-                    raised.append((_reduce_bits(xp, ins, xp.asarray(operands[0]), xp.asarray(values[n])),
-                                   "reduce"))
-                continue
-            dtypes = tuple(instrs[a].dtype for a in ins.args)
-            name = fp_checks.site_name(ins, list(dtypes))
-            if name is None or sites >= fp_checks.MAX_SITES - 1:
-                continue
-            sites += 1
-            env = dict(zip(_OPERANDS, operands), _r=values[n])
-            raised.append((_word(xp, eval(_site_bits(ins, dtypes), {"math": math, "abs": abs}, env)),
-                           name))
-    raised = [(w, name) for w, name in raised if w]
-    if raised:
-        flags.settle()                  # the earlier launches' warnings first, in their order
-        fp_errors.report(raised, flags.user_line())
-    return xp.asarray(values[-1])
+            r = values[n] = _apply(xp, ins.op, ins.arg, operands, ins.dtype)
+            if checked:
+                out += _site(xp, ins, instrs, operands, r, ins is root, len(out), flags_now)
+            for a in set(ins.args):
+                if last[a] == n:
+                    values[a] = None
+    return values[-1], out
+
+
+def _site(xp: Any, ins: Instr, instrs: Any, operands: list[Any], r: Any, at_root: bool,
+          sites: int, flags_now: bool) -> list[Any]:
+    """The site's test or (``flags_now``) flags word and name: [] where the kernel checks
+    nothing (an op that cannot raise, past fp_checks.MAX_SITES)."""
+    if at_root and OPS[ins.op].kind == "reduction":
+        if ins.op not in ("sum", "prod", "mean") or \
+                reduction_of(ins, instrs[ins.args[0]].dtype).acc.kind != "f":
+            return []
+        if not flags_now:
+            return [_all(xp, xp.isfinite(xp.asarray(r)))]
+        return [(_word(xp, _reduce_bits(xp, ins, xp.asarray(operands[0]), xp.asarray(r))), "reduce")]
+    dtypes = tuple(instrs[a].dtype for a in ins.args)
+    name = fp_checks.site_name(ins, list(dtypes))
+    if name is None or sites >= fp_checks.MAX_SITES - 1:
+        return []
+    usual, bits = _site_check(ins, dtypes)
+    env = dict(zip(_OPERANDS, operands), _r=r)
+    if not flags_now:
+        return [_all(xp, eval(usual, _NAMESPACE, env))]
+    return [(_word(xp, eval(bits, _NAMESPACE, env)), name)]
