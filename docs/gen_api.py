@@ -244,11 +244,12 @@ def _api_page() -> tuple[str, set[str]]:
             "   ``la.ndarray(shape, dtype)`` makes an uninitialized one, as ``numpy.ndarray`` does.", ""]
     documented.update(scalar_aliases + NUMPY_OBJECTS + ("ndarray",))
     api += ["Configuration and devices", "-------------------------", ""]
-    api += [f".. autofunction:: {n}" for n in ("config", "set_config", "get_config", "cuda_available")]
+    api += [f".. autofunction:: {n}" for n in ("config", "set_config", "get_config", "cuda_available",
+                                              "wait_compiles")]
     api += ["", ".. autoclass:: Config", "   :members:", "", ".. autoclass:: FallbackWarning", "",
             ".. autoclass:: FallbackError", ""]
-    documented.update(("config", "set_config", "get_config", "cuda_available", "Config",
-                       "FallbackWarning", "FallbackError"))
+    documented.update(("config", "set_config", "get_config", "cuda_available", "wait_compiles",
+                       "Config", "FallbackWarning", "FallbackError"))
     api += ["Plans", "-----", "", ".. autofunction:: explain", "", ".. autoclass:: Plan", "",
             ".. autoclass:: Kernel", ""]
     documented.update(("explain", "Plan", "Kernel"))
@@ -339,7 +340,7 @@ def check_documented(documented: set[str]) -> None:
             problems.append(f"LazyArray.{name}: not listed in gen_api.ARRAY_MEMBERS")
         elif name in ARRAY_MEMBERS and not (getattr(la.LazyArray, name).__doc__ or "").strip():
             problems.append(f"LazyArray.{name}: no docstring")
-    autodoc = CREATION + BUILDING + LINALG + LOGIC + NAN_REDUCTIONS + SHAPE_FUNCTIONS + JOINING + ("config", "set_config", "get_config", "cuda_available", "explain", "where",
+    autodoc = CREATION + BUILDING + LINALG + LOGIC + NAN_REDUCTIONS + SHAPE_FUNCTIONS + JOINING + ("config", "set_config", "get_config", "cuda_available", "wait_compiles", "explain", "where",
                           "clip", "astype", "angle", "Config", "Plan", "Kernel", "LazyArray", "frexp", "modf")
     problems += [f"lazyarr.{n}: no docstring" for n in autodoc if not (getattr(la, n).__doc__ or "").strip()]
     if problems:

@@ -236,3 +236,20 @@ def test_writes_into_arrays_while_the_kernel_compiles(held):
     assert_same(np.asarray(u), want_u)
     np.testing.assert_allclose(np.asarray(v), want_v, rtol=1e-12)
     assert held
+
+
+def test_the_compile_starts_after_the_first_result(fresh, monkeypatch):
+    """A process's first compile imports Numba (~1 s, much of it holding the GIL): the call
+    that runs op by op starts it after its own value is computed."""
+    from lazyarr.backends.cuda import first_calls
+    events = []
+    real_run = first_calls.run
+    monkeypatch.setattr(first_calls, "run", lambda *a: events.append("value") or real_run(*a))
+    monkeypatch.setattr(fresh, "loaded", lambda rendered, cc: None)
+    monkeypatch.setattr(fresh, "compile_later",
+                        lambda r, cc: events.append("compile") or concurrent.futures.Future())
+    x = la.asarray(np.arange(6.0))
+    np.testing.assert_array_equal(np.asarray(la.sqrt(x) * 2 - x), np.sqrt(np.arange(6.0)) * 2 - np.arange(6.0))
+    assert events == ["value", "compile"]
+    np.asarray(la.sqrt(x) * 2 - x)      # still compiling: op by op, no second compile
+    assert events == ["value", "compile", "value"]

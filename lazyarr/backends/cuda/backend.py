@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import functools
 import weakref
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -266,7 +267,9 @@ class CudaBackend:
             else:
                 entry = self._finished(key, later)
             if entry is None:           # compiling: this call runs op by op
-                return first_calls.run(xp, lowered._replace(inputs=inputs), checked)
+                value = first_calls.run(xp, lowered._replace(inputs=inputs), checked)
+                self._start_compiles()
+                return value
             if key is not None and all(a is b for a, b in zip(inputs, lowered.inputs)):
                 self._entries[key] = entry
         out = xp.empty(lowered.shape, root.dtype)
@@ -300,8 +303,7 @@ class CudaBackend:
         if later_key is not None:
             kernel = self.loaded(rendered, cc)
             if kernel is None:
-                self._later[later_key] = _Later(self.compile_later(rendered, cc), program, geo,
-                                                rendered, sms)
+                self._later[later_key] = _Later(program, geo, rendered, sms, cc)
                 return None
         else:
             try:
@@ -318,9 +320,19 @@ class CudaBackend:
         return get_config().compile == "background" and geo.work > 0 \
             and first_calls.runs_op_by_op(program)
 
+    def _start_compiles(self) -> None:
+        """Start the compiles that the calls before asked for. A call that runs op by op
+        starts them after its result: a process's first compile imports Numba (~1 s, much of
+        it holding the GIL), which the first result then does not wait for."""
+        for later in self._later.values():
+            if later.future is None:
+                later.future = self.compile_later(later.rendered, later.cc)
+
     def _finished(self, key: Any, later: _Later) -> _Entry | None:
         """The entry of a kernel compiled in the background, None while it compiles; a
         compile that failed raises here, as it would have in the call that started it."""
+        if later.future is None:
+            self._start_compiles()
         if not later.future.done():
             return None
         del self._later[key]
@@ -539,13 +551,16 @@ class CudaBackend:
         return Plan(self.name, "cuda", program, kernels, inputs_info, read, written, notes)
 
 
-class _Later(NamedTuple):
-    """A kernel compiling on the compile thread, with what its entry is made of."""
-    future: Any
+@dataclass
+class _Later:
+    """A kernel to compile on the compile thread (``future``: None until started), with what
+    its entry is made of."""
     program: Program
     geo: R.Geometry
     rendered: R.Rendered
     sms: int
+    cc: tuple[int, int]
+    future: Any = None
 
 
 def _compile_error(program: Program, geo: R.Geometry, exc: Exception) -> RuntimeError:
