@@ -18,8 +18,9 @@ def test_defaults_and_context_manager():
     with la.config(mode="eager") as cfg:
         assert cfg.mode == "eager" and la.get_config().mode == "eager"
         with la.config(mode="lazy", device="cpu"):
-            assert la.get_config() == la.Config(mode="lazy", device="cpu",
-                                                eager_max_size=base.eager_max_size)
+            assert la.get_config() == la.Config(mode="lazy", device="cpu",       # (the suite's
+                                                eager_max_size=base.eager_max_size,  # settings:
+                                                compile=base.compile)                # conftest.py)
         assert la.get_config().mode == "eager"
     assert la.get_config() == base
 
