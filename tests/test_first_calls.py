@@ -253,3 +253,30 @@ def test_the_compile_starts_after_the_first_result(fresh, monkeypatch):
     assert events == ["value", "compile"]
     np.asarray(la.sqrt(x) * 2 - x)      # still compiling: op by op, no second compile
     assert events == ["value", "compile", "value"]
+
+
+def test_threads_share_a_kernel_compiling_in_the_background(fresh):
+    """Several threads' first calls of one new expression: each gets its value (op by op or
+    the kernel), and the kernel serves them all once compiled."""
+    import threading
+    x = la.asarray(np.linspace(0, 1, 300))
+    want = np.linspace(0, 1, 300) * 1.75 - 0.5
+    got, errors = [], []
+
+    def call():
+        try:
+            with la.config(compile="background", device="cuda", mode="lazy"):
+                for _ in range(5):
+                    got.append(np.asarray(x * 1.75 - 0.5))
+        except Exception as exc:        # (reported below)
+            errors.append(exc)
+    threads = [threading.Thread(target=call) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(got) == 20
+    for g in got:
+        assert_same(g, want)
+    assert la.wait_compiles(timeout=60) == 0
+    assert_same(np.asarray(x * 1.75 - 0.5), want)

@@ -324,7 +324,7 @@ class CudaBackend:
         """Start the compiles that the calls before asked for. A call that runs op by op
         starts them after its result: a process's first compile imports Numba (~1 s, much of
         it holding the GIL), which the first result then does not wait for."""
-        for later in self._later.values():
+        for later in list(self._later.values()):       # (another thread may add one)
             if later.future is None:
                 later.future = self.compile_later(later.rendered, later.cc)
 
@@ -335,7 +335,7 @@ class CudaBackend:
             self._start_compiles()
         if not later.future.done():
             return None
-        del self._later[key]
+        self._later.pop(key, None)      # (threads finishing the same key: each makes the entry)
         try:
             kernel = later.future.result()
         except Exception as exc:
