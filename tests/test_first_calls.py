@@ -280,3 +280,17 @@ def test_threads_share_a_kernel_compiling_in_the_background(fresh):
         assert_same(g, want)
     assert la.wait_compiles(timeout=60) == 0
     assert_same(np.asarray(x * 1.75 - 0.5), want)
+
+
+def test_a_call_without_memory_for_its_temporaries_waits_for_the_kernel(fresh, monkeypatch, runs):
+    """Op by op needs temporaries the fused kernel does not: where they do not fit (CuPy's
+    OutOfMemoryError is a MemoryError), the call waits for the kernel."""
+    from lazyarr.backends.cuda import first_calls
+
+    def no_memory(*args):
+        raise MemoryError("out of memory allocating 4,294,967,296 bytes")
+    monkeypatch.setattr(first_calls, "run", no_memory)
+    launches = _launches(monkeypatch, fresh)
+    x = la.asarray(np.linspace(-3, 3, 500))
+    assert_same(np.asarray(la.abs(x) * 0.5 - x), np.abs(np.linspace(-3, 3, 500)) * 0.5 - np.linspace(-3, 3, 500))
+    assert launches == [1]

@@ -9,6 +9,7 @@ compiled compiles on the background thread while its first calls run op by op
 """
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 import weakref
 from dataclasses import dataclass
@@ -267,9 +268,15 @@ class CudaBackend:
             else:
                 entry = self._finished(key, later)
             if entry is None:           # compiling: this call runs op by op
-                value = first_calls.run(xp, lowered._replace(inputs=inputs), checked)
-                self._start_compiles()
-                return value
+                try:
+                    value = first_calls.run(xp, lowered._replace(inputs=inputs), checked)
+                except MemoryError:
+                    # (CuPy's OutOfMemoryError) op by op needs temporaries the kernel does
+                    # not: this call waits for the kernel instead
+                    entry = self._compiled_now(key)
+                else:
+                    self._start_compiles()
+                    return value
             if key is not None and all(a is b for a, b in zip(inputs, lowered.inputs)):
                 self._entries[key] = entry
         out = xp.empty(lowered.shape, root.dtype)
@@ -327,6 +334,15 @@ class CudaBackend:
         for later in list(self._later.values()):       # (another thread may add one)
             if later.future is None:
                 later.future = self.compile_later(later.rendered, later.cc)
+
+    def _compiled_now(self, key: Any) -> _Entry:
+        """The entry of the kernel compiling in the background under ``key``, once compiled."""
+        self._start_compiles()
+        later = self._later[key]
+        concurrent.futures.wait([later.future])
+        entry = self._finished(key, later)
+        assert entry is not None
+        return entry
 
     def _finished(self, key: Any, later: _Later) -> _Entry | None:
         """The entry of a kernel compiled in the background, None while it compiles; a

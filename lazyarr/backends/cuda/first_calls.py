@@ -29,7 +29,8 @@ program of its own, through ``CudaBackend._fallback``).
 One synchronization per call: each checked site's ``usual`` test (nothing raised) is reduced on
 the device, the tests are read together at the end, and only when one fails does the program
 run again with every site's flags derived (:func:`_flags`). Intermediates are dropped after
-their last use, as eager mode does.
+their last use, as eager mode does (a call whose temporaries do not fit in GPU memory waits for
+the kernel: ``CudaBackend.run``).
 """
 from __future__ import annotations
 
