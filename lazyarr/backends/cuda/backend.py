@@ -338,7 +338,9 @@ class CudaBackend:
     def _compiled_now(self, key: Any) -> _Entry:
         """The entry of the kernel compiling in the background under ``key``, once compiled."""
         self._start_compiles()
-        later = self._later[key]
+        later = self._later.get(key)
+        if later is None:               # (another thread took it: its entry is kept)
+            return self._entries[key]
         concurrent.futures.wait([later.future])
         entry = self._finished(key, later)
         assert entry is not None
