@@ -108,7 +108,7 @@ sys.path.insert(0, {root!r})
 {cache_setup}
 import numpy as np
 import lazyarr as la
-la.set_config(mode={mode!r}, device={device!r})
+la.set_config(mode={mode!r}, device={device!r}, compile={compile!r})
 if {device!r} == "cuda":
     import cupy as xp
     a = xp.random.default_rng(0).random(1 << 20, dtype=xp.float32) * 2 - 1
@@ -134,13 +134,15 @@ for var, sub in (("LAZYARR_CACHE_DIR", "lazyarr"), ("CUPY_CACHE_DIR", "cupy"), (
 _warm_dirs: dict[tuple[str, str], str] = {}
 
 
-def _warm_cache_dir(device, mode):
+def _warm_cache_dir(device, mode, compile="wait"):
     """A cache directory filled by one earlier process that ran the chain."""
-    key = (device, mode)
+    key = (device, mode, compile)
     if key not in _warm_dirs:
         d = tempfile.mkdtemp(prefix="lazyarr-asv-warm-")
         code = _COLD_SETUP.format(cache_setup=_WARM_CACHE.format(cache_dir=d), mode=mode,
-                                  device=device, root=lazyarr_root()) + _COLD_STMT
+                                  device=device, root=lazyarr_root(), compile=compile) + _COLD_STMT
+        if compile == "background":     # (the kernel itself too, before the process exits)
+            code += "\nla.wait_compiles()"
         subprocess.run([sys.executable, "-c", code], check=True, env=dict(os.environ))
         _warm_dirs[key] = d
     return _warm_dirs[key]
@@ -150,7 +152,9 @@ class ColdStart(Benchmark):
     """Time from the first materialization call to the result in a new Python process
     (the chain on 2**20 elements): ``no_cache`` with empty kernel caches (compile included),
     ``disk_cache`` with the caches an earlier process wrote. On the CPU no compiler runs
-    (the Cython backend is built ahead), so both show first-call setup only."""
+    (the Cython backend is built ahead), so both show first-call setup only. On cuda the
+    call waits for its kernel's compile (``compile="wait"``: what this series measured
+    before a new kernel's first calls ran op by op; :class:`FirstResult` measures that)."""
 
     params = [DEVICES, MODES]
     param_names = ["device", "mode"]
@@ -161,13 +165,49 @@ class ColdStart(Benchmark):
 
     def timeraw_first_call_no_cache(self, device, mode):
         setup = _COLD_SETUP.format(cache_setup=_FRESH_CACHE, mode=mode, device=device,
-                                   root=lazyarr_root())
+                                   root=lazyarr_root(), compile="wait")
         return _COLD_STMT, setup
 
     def timeraw_first_call_disk_cache(self, device, mode):
         cache = _warm_cache_dir(device, mode)
         setup = _COLD_SETUP.format(cache_setup=_WARM_CACHE.format(cache_dir=cache), mode=mode,
-                                   device=device, root=lazyarr_root())
+                                   device=device, root=lazyarr_root(), compile="wait")
+        return _COLD_STMT, setup
+
+
+_NEW_KERNEL_CACHE = """
+d = tempfile.mkdtemp(prefix="lazyarr-asv-new-")
+atexit.register(shutil.rmtree, d, True)
+os.environ["LAZYARR_CACHE_DIR"] = d
+os.environ["CUPY_CACHE_DIR"] = os.path.join({cache_dir!r}, "cupy")
+"""
+
+
+class FirstResult(Benchmark):
+    """A new expression's first result in a new process on cuda, lazy mode, under the default
+    ``compile="background"`` (the call runs op by op while the kernel compiles: issue 13 item
+    3; docs/gpu-backend.rst, "A new kernel's first calls"): ``new_kernel`` with lazyarr's
+    kernel cache empty and CuPy's holding what an earlier process of the same script compiled
+    (a machine where CuPy has run before), ``no_cache`` with both empty. ``ColdStart`` is the
+    same call waiting for its compile."""
+
+    params = [["cuda"]]
+    param_names = ["device"]
+    repeat = (3, 5, 20.0)
+
+    def setup(self, device):
+        prepare(device, "lazy")
+
+    def timeraw_new_kernel(self, device):
+        cache = _warm_cache_dir(device, "lazy", "background")
+        setup = _COLD_SETUP.format(cache_setup=_NEW_KERNEL_CACHE.format(cache_dir=cache),
+                                   mode="lazy", device=device, root=lazyarr_root(),
+                                   compile="background")
+        return _COLD_STMT, setup
+
+    def timeraw_no_cache(self, device):
+        setup = _COLD_SETUP.format(cache_setup=_FRESH_CACHE, mode="lazy", device=device,
+                                   root=lazyarr_root(), compile="background")
         return _COLD_STMT, setup
 
 
