@@ -14,20 +14,21 @@ H100 (docs/notes/gpu.rst, "A new kernel's first calls").
 from __future__ import annotations
 
 import atexit
-import concurrent.futures
-import queue
 import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:       # (imported at the first compile: 6 ms of ``import lazyarr`` otherwise)
+    import concurrent.futures
 
 #: how long an exit waits for the compile under way, in seconds
 EXIT_WAIT_S = 30.0
 #: Python's thread switch interval while compiles are pending (sys.setswitchinterval)
 SWITCH_S = 0.0002
 
-_jobs: queue.SimpleQueue[tuple[concurrent.futures.Future, Callable[[], Any]]] = queue.SimpleQueue()
+_jobs: Any = None                    # a queue.SimpleQueue of (future, build), made with the thread
 _pending: set[concurrent.futures.Future] = set()
 _lock = threading.Lock()
 _thread: threading.Thread | None = None
@@ -37,7 +38,9 @@ _interval: float | None = None       # the switch interval to restore when none 
 
 def submit(build: Callable[[], Any]) -> concurrent.futures.Future:
     """Run ``build`` on the compile thread; its future holds the result or the exception."""
-    global _thread, _interval
+    global _thread, _interval, _jobs
+    import concurrent.futures
+    import queue
     future: concurrent.futures.Future = concurrent.futures.Future()
     with _lock:
         _pending.add(future)
@@ -45,6 +48,7 @@ def submit(build: Callable[[], Any]) -> concurrent.futures.Future:
             _interval = sys.getswitchinterval()
             sys.setswitchinterval(min(SWITCH_S, _interval))
         if _thread is None:
+            _jobs = queue.SimpleQueue()
             _thread = threading.Thread(target=_work, name="lazyarr-compile", daemon=True)
             _thread.start()
     _jobs.put((future, build))
@@ -86,6 +90,9 @@ def wait_compiles(timeout: float | None = None) -> int:
     """
     with _lock:
         futures = list(_pending)
+    if not futures:
+        return 0
+    import concurrent.futures
     done, not_done = concurrent.futures.wait(futures, timeout=timeout)
     while True:     # (the thread's bookkeeping of a job follows its result at once)
         with _lock:
@@ -100,4 +107,6 @@ def _at_exit() -> None:
     _stopping = True
     with _lock:
         running = [f for f in _pending if f.running()]
-    concurrent.futures.wait(running, timeout=EXIT_WAIT_S)
+    if running:
+        import concurrent.futures
+        concurrent.futures.wait(running, timeout=EXIT_WAIT_S)
