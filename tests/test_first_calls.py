@@ -198,7 +198,8 @@ def test_a_failed_compile_raises_at_the_next_call(fresh, monkeypatch):
 
 @pytest.mark.parametrize("case", ["complex", "random", "var", "host op", "remainder",
                                   "floor_divide", "hypot", "maximum", "integer power",
-                                  "float to int"])
+                                  "float to int", "floor of int", "to float16",
+                                  "int32 to float16"])
 def test_programs_op_by_op_cannot_run_wait_for_their_kernel(case, fresh, monkeypatch, runs):
     later = []
     monkeypatch.setattr(fresh, "compile_later", lambda r, cc: later.append(1) or concurrent.futures.Future())
@@ -218,7 +219,13 @@ def test_programs_op_by_op_cannot_run_wait_for_their_kernel(case, fresh, monkeyp
         fn = {"remainder": lambda a: (a + 1) % 0.75, "floor_divide": lambda a: (a * 3) // 0.5,
               "hypot": lambda a: np.hypot(a, 2.0) + 1, "maximum": lambda a: np.maximum(a, 1.0) * 2,
               "integer power": lambda a: (a * 4).astype(np.int64) ** 3 + 1,
-              "float to int": lambda a: (a * 7).astype(np.int32) + 1}[case]
+              "float to int": lambda a: (a * 7).astype(np.int32) + 1,
+              "floor of int": lambda a: np.floor(a.astype(np.int64) * 3) + 1,
+              "to float16": lambda a: (a * 3).astype(np.float16) + 1,
+              "int32 to float16": lambda a: (a + 0).astype(np.float16) + 1}[case]
+        if case == "int32 to float16":
+            xn = np.arange(64, dtype=np.int32) * 1001
+            x = la.asarray(xn)
         got, want = fn(x), fn(xn)
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
     assert not later and runs == 0

@@ -19,16 +19,22 @@ once it is loaded (``CudaBackend.run``). What the op-by-op call keeps of the ker
 
 Only the ops that CuPy computes as the kernels do run this way (:data:`SAME_ON_CUPY`: IEEE
 arithmetic, comparisons and logic, and the CUDA math functions). A program with another step
-waits for its compile, as under ``compile="wait"``: the ops whose templates copy NumPy's own
-loops where CuPy's differ (on an H100: ``remainder(0, inf)`` NaN against NumPy's 0,
-``floor_divide(inf, 1)`` inf against NaN, ``hypot(1, DBL_MAX)`` inf), integer division, power
-and shifts, float-to-integer casts, ``maximum``/``minimum`` (NumPy's signed-zero ties),
-complex values, random draws, the host's ops, and var/std/argmin/argmax (their chain is a
-program of its own, through ``CudaBackend._fallback``).
+waits for its compile, as under ``compile="wait"``:
+
+* the ops whose templates copy NumPy's own loops where CuPy's differ (on an H100:
+  ``remainder(0, inf)`` NaN against NumPy's 0, ``floor_divide(inf, 1)`` inf against NaN,
+  ``hypot(1, DBL_MAX)`` inf), integer division, power and shifts;
+* ``maximum``/``minimum`` (CuPy's are CUDA's ``fmax``/``fmin`` with a canonical NaN: NumPy's
+  signed-zero ties and NaN payloads are not kept), ``sign`` (CuPy's of NaN is 0);
+* float-to-integer casts, casts to float16 from float64 or wide integers (the kernel rounds
+  through float32), ``floor``/``ceil``/``trunc``/``rint`` of integers (NumPy 2 keeps their
+  dtype);
+* complex values, random draws, the host's ops, and var/std/argmin/argmax (their chain is a
+  program of its own, through ``CudaBackend._fallback``).
 
 One synchronization per call: each checked site's ``usual`` test (nothing raised) is reduced on
 the device, the tests are read together at the end, and only when one fails does the program
-run again with every site's flags derived (:func:`_flags`). Intermediates are dropped after
+run again with every site's flags derived (:func:`_run`'s ``flags_now``). Intermediates are dropped after
 their last use, as eager mode does (a call whose temporaries do not fit in GPU memory waits for
 the kernel: ``CudaBackend.run``).
 """
@@ -57,11 +63,12 @@ SAME_ON_CUPY = frozenset({
     "add", "subtract", "multiply", "negative", "positive", "square", "abs", "equal",
     "not_equal", "less", "less_equal", "greater", "greater_equal", "isnan", "isinf",
     "isfinite", "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
-    "bitwise_or", "bitwise_xor", "invert", "where", "floor", "ceil", "trunc", "rint"})
+    "bitwise_or", "bitwise_xor", "invert", "where"})
 SAME_ON_CUPY_FLOAT = frozenset({
     "divide", "reciprocal", "power", "sqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2",
     "log10", "log1p", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
-    "arcsinh", "arccosh", "arctanh", "arctan2"})
+    "arcsinh", "arccosh", "arctanh", "arctan2", "floor", "ceil", "trunc", "rint"})
+_F16, _F32 = np.dtype(np.float16), np.dtype(np.float32)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -74,8 +81,11 @@ def runs_op_by_op(program: Program) -> bool:
         if ins.op in ("input", "scalar"):
             continue
         if ins.op == "astype":
-            if ins.dtype.kind in "iub" and instrs[ins.args[0]].dtype.kind == "f":
+            src = instrs[ins.args[0]].dtype
+            if ins.dtype.kind in "iub" and src.kind == "f":
                 return False        # (out-of-range and NaN values: NumPy's C conversion)
+            if ins.dtype == _F16 and not (src == _F32 or src.kind in "biu" and src.itemsize <= 2):
+                return False        # (the kernel rounds through float32 first: exact from these)
         elif ins.op in NATIVE_REDUCTIONS:
             if ins is not program.root:
                 return False
@@ -165,7 +175,10 @@ def _run(xp: Any, lowered: Lowered, checked: bool, flags_now: bool) -> tuple[Any
                 values[n] = lowered.scalars[ins.arg]
                 continue
             operands = [values[a] for a in ins.args]
-            r = values[n] = _apply(xp, ins.op, ins.arg, operands, ins.dtype)
+            r = _apply(xp, ins.op, ins.arg, operands, ins.dtype)
+            if getattr(r, "dtype", ins.dtype) != ins.dtype:
+                r = xp.asarray(r).astype(ins.dtype)     # (a library's promotion of a scalar)
+            values[n] = r
             if checked:
                 out += _site(xp, ins, instrs, operands, r, ins is root, len(out), flags_now)
             for a in set(ins.args):
