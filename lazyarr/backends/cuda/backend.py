@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import functools
+import math
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +25,7 @@ from ..._devices import may_share_memory
 from ..._plan import InputInfo, Kernel, Plan
 from ..._program import Instr, Lowered, Program
 from ..._shapes import broadcast_shapes
-from .. import numpy_methods
+from .. import numpy_methods, reduction_rules
 from . import first_calls, flags, stencil
 from . import render as R
 from .compile import load_cached, load_kernel
@@ -486,12 +487,39 @@ class CudaBackend:
         from ..reference import apply
         xp = self.xp()
         program, root = lowered.program, lowered.program.root
+        if root.op in ("var", "std"):
+            two_pass = self._var_two_pass(lowered)
+            if two_pass is not None:
+                return two_pass
         child = root.args[0]
         if program.instrs[child].op == "input":
             tmp = lowered.inputs[program.instrs[child].arg[0]]
         else:
             tmp = self.run(_chain_of(lowered))
         return xp.asarray(apply(xp, root.op, root.arg, [tmp], lazy_rules=root.dtype))
+
+    def _var_two_pass(self, lowered: Lowered) -> Any:
+        """``var``/``std`` of a real chain as two of lazyarr's own reductions over its float64
+        values (NumPy's ``_var`` steps, ``reduction_rules._var_steps``, fused): the mean (a
+        sum kept as the reduced axes, divided by the count), then the sum of the squared
+        deviations from it (the mean a second input, broadcast), divided by ``count - ddof``,
+        rooted for ``std``, rounded once to the result dtype. The chain runs in both passes
+        (nothing stored); its floating-point errors are reported by the first. None where
+        this does not apply (complex values, a ``dtype=``, no degrees of freedom): the
+        caller's way then."""
+        found = _var_shape(lowered)
+        if found is None:
+            return None
+        xp, root = self.xp(), lowered.program.root
+        count, ddof = found[2], root.arg[3] or 0
+        mean = xp.asarray(self.run(_var_pass(lowered, found)))
+        mean = xp.true_divide(mean, count, out=mean)
+        with np.errstate(all="ignore"):     # (the chain's errors: reported by the first pass)
+            total = xp.asarray(self.run(_var_pass(lowered, found, mean)))
+        total = xp.true_divide(total, count - ddof, out=total)
+        if root.op == "std":
+            total = xp.sqrt(total, out=total)
+        return total.astype(root.dtype)
 
     # ------------------------------------------------------------------ plan
     def plan(self, lowered: Lowered) -> Plan:
@@ -518,6 +546,18 @@ class CudaBackend:
         except Exception:
             sms = 132
             notes.append("no GPU here: launch configuration shown for an H200 (132 SMs, sm_90)")
+        found = _var_shape(lowered)
+        if found is not None:           # var/std: two reductions (_var_two_pass)
+            first = self.plan(_var_pass(lowered, found))
+            mean = self.xp().zeros(tuple(1 if j in found[1] else n for j, n in enumerate(found[0])), _F64)
+            with np.errstate(all="ignore"):     # (as it runs: unchecked)
+                second = self.plan(_var_pass(lowered, found, mean))
+            notes.append(f"{root.op} runs as two of lazyarr's reductions of the chain's float64 "
+                         "values: their mean, then the sum of their squared deviations from it "
+                         "(the chain computed in both, nothing stored)")
+            return Plan(self.name, "cuda", program, first.kernels + second.kernels, inputs_info,
+                        first.bytes_read + second.bytes_read, first.bytes_written + second.bytes_written,
+                        notes + first.notes + second.notes)
         fused_lowered = lowered
         if root.op in R.FALLBACK_REDUCTIONS:
             child = root.args[0]
@@ -586,6 +626,53 @@ def _compile_error(program: Program, geo: R.Geometry, exc: Exception) -> Runtime
         f"lazyarr could not compile the CUDA kernel for the expression "
         f"{' -> '.join(program.ops())} ({program.root.dtype}, {geo.spec.kind} kernel): "
         f"{type(exc).__name__}: {exc}")
+
+
+_F64 = np.dtype(np.float64)
+
+
+def _var_pass(lowered: Lowered, found: tuple[tuple[int, ...], tuple[int, ...], int],
+              mean: Any = None) -> Lowered:
+    """A pass of ``CudaBackend._var_two_pass``: the sum of the chain's float64 values over the
+    reduced axes, kept (``mean`` None), or the sum of their squared deviations from ``mean``
+    (an input, broadcast), with the var's ``keepdims``."""
+    shape, reduced, _ = found
+    program, root = lowered.program, lowered.program.root
+    axes, keepdims = root.arg[0], root.arg[1]
+    chain, x = list(program.instrs[:-1]), root.args[0]
+    loop = reduction_rules.loop_dtype(root.op, chain[x].dtype, root.dtype, None)
+    for dt in dict.fromkeys((loop, _F64)):
+        if chain[x].dtype != dt:
+            chain.append(Instr("astype", dt, (x,), dt))
+            x = len(chain) - 1
+    if mean is None:
+        kept = tuple(1 if j in reduced else n for j, n in enumerate(shape))
+        chain.append(Instr("sum", _F64, (x,), (axes, True, None, None)))
+        return Lowered(Program(tuple(chain)), lowered.inputs, lowered.scalars, kept, lowered.device)
+    k = len(chain)
+    chain += [Instr("input", _F64, (), (len(lowered.inputs), mean.ndim)),
+              Instr("subtract", _F64, (x, k), None), Instr("multiply", _F64, (k + 1, k + 1), None),
+              Instr("sum", _F64, (k + 2,), (axes, keepdims, None, None))]
+    return Lowered(Program(tuple(chain)), [*lowered.inputs, mean], lowered.scalars, lowered.shape,
+                   lowered.device)
+
+
+def _var_shape(lowered: Lowered) -> tuple[tuple[int, ...], tuple[int, ...], int] | None:
+    """For a var/std that runs as two reductions (``CudaBackend._var_two_pass``): the chain's
+    shape, the reduced axes and their element count; None where it does not (complex values,
+    a ``dtype=``, no degrees of freedom)."""
+    program, root = lowered.program, lowered.program.root
+    if root.op not in ("var", "std"):
+        return None
+    axes, _, dtype, ddof = root.arg
+    child = root.args[0]
+    if dtype is not None or root.dtype.kind != "f" or program.instrs[child].dtype.kind == "c" \
+            or child != len(program.instrs) - 2:
+        return None
+    shape = broadcast_shapes(*(a.shape for a in lowered.inputs)) if lowered.inputs else ()
+    reduced = tuple(range(len(shape))) if axes is None else tuple(axes)
+    count = math.prod(shape[j] for j in reduced)
+    return None if count - (ddof or 0) <= 0 else (shape, reduced, count)
 
 
 def _scalar_type(param: Any) -> Any:
