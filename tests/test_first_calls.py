@@ -299,3 +299,15 @@ def test_a_call_without_memory_for_its_temporaries_waits_for_the_kernel(fresh, m
     x = la.asarray(np.linspace(-3, 3, 500))
     assert_same(np.asarray(la.abs(x) * 0.5 - x), np.abs(np.linspace(-3, 3, 500)) * 0.5 - np.linspace(-3, 3, 500))
     assert launches == [1]
+
+
+def test_a_float_sites_test_is_one_isfinite():
+    """(One CuPy kernel per site where ``abs`` and ``<`` are two: fewer compiles at a process's
+    first new expression.) Integer division keeps its own test."""
+    from lazyarr._program import Instr
+    from lazyarr.backends.cuda.first_calls import _site_check
+    f32, i32 = np.dtype(np.float32), np.dtype(np.int32)
+    usual, _ = _site_check(Instr("log", f32, (0,), None), (f32,))
+    assert usual.co_names == ("isfinite", "_r")
+    usual, _ = _site_check(Instr("floor_divide", i32, (0, 1), None), (i32, i32))
+    assert "isfinite" not in usual.co_names

@@ -102,8 +102,15 @@ def _site_check(ins: Instr, dtypes: tuple[np.dtype, ...]) -> tuple[Any, Any]:
     """The compiled ``usual`` and flag expressions of one op site (fp_checks.check), of the
     result ``_r`` and the operands ``_a0``..."""
     check = fp_checks.check(ins, 0, "_r", list(_OPERANDS[:len(dtypes)]), list(dtypes))
-    return (compile(check.usual, f"<fp test of {ins.op}>", "eval"),
+    usual = "isfinite(_r)" if check.usual == _FINITE else check.usual
+    return (compile(usual, f"<fp test of {ins.op}>", "eval"),
             compile(check.bits, f"<fp check of {ins.op}>", "eval"))
+
+
+#: a real float op's ``usual`` test: evaluated as the array module's ``isfinite`` (the same
+#: truth, NaN included; one kernel where ``abs`` and ``<`` are two, each compiled by CuPy at
+#: its first use in a process)
+_FINITE = "((abs(_r) < math.inf))"
 
 
 _NAMESPACE = {"math": math, "abs": abs}
@@ -205,5 +212,5 @@ def _site(xp: Any, ins: Instr, instrs: Any, operands: list[Any], r: Any, at_root
     usual, bits = _site_check(ins, dtypes)
     env = dict(zip(_OPERANDS, operands), _r=r)
     if not flags_now:
-        return [_all(xp, eval(usual, _NAMESPACE, env))]
+        return [_all(xp, eval(usual, {**_NAMESPACE, "isfinite": xp.isfinite}, env))]
     return [(_word(xp, eval(bits, _NAMESPACE, env)), name)]
