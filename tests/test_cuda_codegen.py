@@ -301,7 +301,10 @@ def test_explain_cuda_without_gpu():
     assert k.name == "lazyarr_kernel[rows]" and "def lazyarr_kernel" in k.source
     assert "grid=" in k.launch and "block=" in k.launch
     assert plan.bytes_read == 64 * 32 * 4 and plan.bytes_written == 64 * 4
-    plan = la.explain(lambda: la.var(x * 2), device="cuda")
+    plan = la.explain(lambda: la.var(x * 2), device="cuda")     # (backend._var_two_pass)
+    assert len(plan.kernels) == 2 and any("two of lazyarr's reductions" in n for n in plan.notes)
+    assert [k.name for k in plan.kernels] == ["lazyarr_kernel[full]"] * 2
+    plan = la.explain(lambda: la.argmax(x * 2), device="cuda")
     assert len(plan.kernels) == 2 and any("second launch" in n for n in plan.notes)
 
 

@@ -549,7 +549,9 @@ class CudaBackend:
         found = _var_shape(lowered)
         if found is not None:           # var/std: two reductions (_var_two_pass)
             first = self.plan(_var_pass(lowered, found))
-            mean = self.xp().zeros(tuple(1 if j in found[1] else n for j, n in enumerate(found[0])), _F64)
+            # (a stand-in of the mean's shape: planning reads shapes and strides, and runs
+            # without CuPy)
+            mean = np.zeros(tuple(1 if j in found[1] else n for j, n in enumerate(found[0])), _F64)
             with np.errstate(all="ignore"):     # (as it runs: unchecked)
                 second = self.plan(_var_pass(lowered, found, mean))
             notes.append(f"{root.op} runs as two of lazyarr's reductions of the chain's float64 "
