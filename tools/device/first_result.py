@@ -93,6 +93,7 @@ def warm_process(count: int, log2n: int) -> None:
         ms = [1e3 * t for t in first]
         print(f"warm process, compile={mode}: first result median {statistics.median(ms):.1f} ms, "
               f"max {max(ms):.1f} ms ({len(ms)} new expressions, 2^{log2n} float32)")
+        print(f"  in order: {', '.join(f'{t:.1f}' for t in ms)} ms")
         if compile_s:
             print(f"  the compile in the background: median {1e3 * statistics.median(compile_s):.0f} ms; "
                   f"the call after it {1e3 * statistics.median(after):.2f} ms; op by op against the "
