@@ -487,10 +487,9 @@ class CudaBackend:
         from ..reference import apply
         xp = self.xp()
         program, root = lowered.program, lowered.program.root
-        if root.op in ("var", "std"):
-            two_pass = self._var_two_pass(lowered)
-            if two_pass is not None:
-                return two_pass
+        two_pass = self._var_two_pass(lowered)
+        if two_pass is not None:
+            return two_pass
         child = root.args[0]
         if program.instrs[child].op == "input":
             tmp = lowered.inputs[program.instrs[child].arg[0]]
@@ -511,7 +510,7 @@ class CudaBackend:
         if found is None:
             return None
         xp, root = self.xp(), lowered.program.root
-        count, ddof = found[2], root.arg[3] or 0
+        count, ddof = found[1], root.arg[3] or 0
         mean = xp.asarray(self.run(_var_pass(lowered, found)))
         mean = xp.true_divide(mean, count, out=mean)
         with np.errstate(all="ignore"):     # (the chain's errors: reported by the first pass)
@@ -551,7 +550,7 @@ class CudaBackend:
             first = self.plan(_var_pass(lowered, found))
             # (a stand-in of the mean's shape: planning reads shapes and strides, and runs
             # without CuPy)
-            mean = np.zeros(tuple(1 if j in found[1] else n for j, n in enumerate(found[0])), _F64)
+            mean = np.zeros(found[0], _F64)
             with np.errstate(all="ignore"):     # (as it runs: unchecked)
                 second = self.plan(_var_pass(lowered, found, mean))
             notes.append(f"{root.op} runs as two of lazyarr's reductions of the chain's float64 "
@@ -633,12 +632,11 @@ def _compile_error(program: Program, geo: R.Geometry, exc: Exception) -> Runtime
 _F64 = np.dtype(np.float64)
 
 
-def _var_pass(lowered: Lowered, found: tuple[tuple[int, ...], tuple[int, ...], int],
-              mean: Any = None) -> Lowered:
+def _var_pass(lowered: Lowered, found: tuple[tuple[int, ...], int], mean: Any = None) -> Lowered:
     """A pass of ``CudaBackend._var_two_pass``: the sum of the chain's float64 values over the
     reduced axes, kept (``mean`` None), or the sum of their squared deviations from ``mean``
     (an input, broadcast), with the var's ``keepdims``."""
-    shape, reduced, _ = found
+    kept = found[0]
     program, root = lowered.program, lowered.program.root
     axes, keepdims = root.arg[0], root.arg[1]
     chain, x = list(program.instrs[:-1]), root.args[0]
@@ -648,7 +646,6 @@ def _var_pass(lowered: Lowered, found: tuple[tuple[int, ...], tuple[int, ...], i
             chain.append(Instr("astype", dt, (x,), dt))
             x = len(chain) - 1
     if mean is None:
-        kept = tuple(1 if j in reduced else n for j, n in enumerate(shape))
         chain.append(Instr("sum", _F64, (x,), (axes, True, None, None)))
         return Lowered(Program(tuple(chain)), lowered.inputs, lowered.scalars, kept, lowered.device)
     k = len(chain)
@@ -659,10 +656,11 @@ def _var_pass(lowered: Lowered, found: tuple[tuple[int, ...], tuple[int, ...], i
                    lowered.device)
 
 
-def _var_shape(lowered: Lowered) -> tuple[tuple[int, ...], tuple[int, ...], int] | None:
-    """For a var/std that runs as two reductions (``CudaBackend._var_two_pass``): the chain's
-    shape, the reduced axes and their element count; None where it does not (complex values,
-    a ``dtype=``, no degrees of freedom)."""
+def _var_shape(lowered: Lowered) -> tuple[tuple[int, ...], int] | None:
+    """For a var/std that runs as two reductions (``CudaBackend._var_two_pass``): the shape of
+    the mean (the chain's, the reduced axes kept as 1) and the count of the reduced elements;
+    None where it does not (not a var/std, complex values, a ``dtype=``, no degrees of
+    freedom)."""
     program, root = lowered.program, lowered.program.root
     if root.op not in ("var", "std"):
         return None
@@ -674,7 +672,8 @@ def _var_shape(lowered: Lowered) -> tuple[tuple[int, ...], tuple[int, ...], int]
     shape = broadcast_shapes(*(a.shape for a in lowered.inputs)) if lowered.inputs else ()
     reduced = tuple(range(len(shape))) if axes is None else tuple(axes)
     count = math.prod(shape[j] for j in reduced)
-    return None if count - (ddof or 0) <= 0 else (shape, reduced, count)
+    kept = tuple(1 if j in reduced else n for j, n in enumerate(shape))
+    return None if count - (ddof or 0) <= 0 else (kept, count)
 
 
 def _scalar_type(param: Any) -> Any:

@@ -50,7 +50,7 @@ import numpy as np
 from ..._program import Instr, Lowered, Program
 from ..._registry import OPS
 from .. import fp_errors
-from ..reference import _apply, reduction_kwargs
+from ..reference import _apply, _last_uses, reduction_kwargs
 from . import flags, fp_checks
 from .render import NATIVE_REDUCTIONS, reduction_of
 
@@ -167,10 +167,7 @@ def _run(xp: Any, lowered: Lowered, checked: bool, flags_now: bool) -> tuple[Any
     word and name), on the device."""
     instrs = lowered.program.instrs
     root = lowered.program.root
-    last = list(range(len(instrs)))
-    for n, ins in enumerate(instrs):
-        for a in ins.args:
-            last[a] = n
+    last = _last_uses(instrs)
     values: list[Any] = [None] * len(instrs)
     out: list[Any] = []
     with np.errstate(all="ignore") if xp is np else contextlib.nullcontext():
