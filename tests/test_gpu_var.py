@@ -84,10 +84,28 @@ def test_no_degrees_of_freedom_and_complex_take_the_other_way(runs):
     with la.config(device="cuda", mode="lazy"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert np.asarray(la.var(la.asarray(np.arange(3.0)) * 2, ddof=3)) == \
-            np.var(np.arange(3.0) * 2, ddof=3)      # (8 / 0: inf)
+            np.var(np.arange(3.0) * 2, ddof=3)      # (8 / 0: inf; CuPy's var gives NaN)
         z = np.array([1 + 2j, 3 - 1j, -2 + 0.5j])
         np.testing.assert_allclose(np.asarray(la.var(la.asarray(z) * 2)), np.var(z * 2), rtol=1e-12)
     assert "sum" not in runs
+
+
+@pytest.mark.parametrize("mode", ["lazy", "eager"])
+@pytest.mark.parametrize("dtype", [np.int16, np.float32, np.float64])
+@pytest.mark.parametrize("op", ["var", "std"])
+def test_no_degrees_of_freedom_divides_by_zero_as_numpy(op, dtype, mode):
+    """``ddof >= n``: NumPy's sum of squares over 0 (inf, NaN for a constant slice), where
+    CuPy's own var gives NaN (seen on an H100): NumPy's steps run with CuPy instead."""
+    a = np.array([[0, 1, 1], [2, 2, 2]]).astype(dtype)
+    for kw in ({"axis": 1, "ddof": 3}, {"ddof": 6}, {"axis": 0, "ddof": 5}):
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            want = getattr(np, op)(a, **kw)
+            with la.config(device="cuda", mode=mode):
+                x = la.asarray(a)
+                got = np.asarray(getattr(la, op)(x * 1 if mode == "lazy" else x, **kw))
+        assert got.dtype == want.dtype and got.shape == np.shape(want), kw
+        np.testing.assert_array_equal(got, want, err_msg=str(kw))
 
 
 def test_explain_shows_the_two_reductions():

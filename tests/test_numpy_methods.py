@@ -59,3 +59,19 @@ def test_std_into_an_integer_array_raises_at_build():
             assert la.std(a, dtype=np.int16).dtype == np.int16     # 0-d: converted, as NumPy
             with pytest.raises(TypeError, match="boolean subtract"):
                 la.var(a > 3, dtype=bool)
+
+
+@pytest.mark.parametrize("in_dtype", [np.int8, np.uint16, np.bool_, np.float32, np.float64])
+@pytest.mark.parametrize("op", ["var", "std"])
+def test_no_degrees_of_freedom_divides_by_zero_as_numpy(op, in_dtype):
+    """``ddof >= n`` without a ``dtype=``: CuPy's var gives NaN, so on the GPU these steps
+    run (``reference._reduce``); NumPy's answer is its sum of squares over 0 (inf, or NaN where
+    the slice is constant), in float64 for integer data."""
+    a = np.array([[0, 1, 1], [2, 2, 2]]).astype(in_dtype)
+    for axes, ddof in [((1,), 3), ((1,), 4), (None, 6), ((0,), 2)]:
+        with np.errstate(all="ignore"), pytest.warns(RuntimeWarning, match="Degrees of freedom"):
+            want = getattr(np, op)(a, axis=axes, ddof=ddof)
+        with np.errstate(all="ignore"):
+            got = np.asarray(getattr(M, op)(np, a, axes, False, None, ddof))
+        assert got.dtype == want.dtype and got.shape == np.shape(want), (axes, ddof)
+        np.testing.assert_array_equal(got, want)

@@ -77,8 +77,8 @@ def rounded_once(val: np.ndarray, result: np.dtype) -> np.ndarray:
 def _var_steps(xp: ModuleType, op: str, x: Any, kw: dict[str, Any]) -> Any:
     """``var``/``std`` of the float64 values ``x`` as NumPy's own steps (``numpy_methods``:
     a sum, the deviations, their squares, a sum; ``numpy/_core/_methods.py``'s ``_var``), on any
-    array module; None where another keyword is given or a slice has no degrees of freedom
-    (``xp``'s own call then, with NumPy's warning). With NumPy these are ``np.var``'s own calls
+    array module; None where another keyword is given, or with NumPy where a slice has no
+    degrees of freedom (``np.var`` itself then). With NumPy these are ``np.var``'s own calls
     (the same bits); with CuPy they replace its ``var`` kernel, whose full reduction of 2^26
     values took 50 ms on an H100 where a sum takes 0.1 (docs/notes/gpu.rst, 2026-12-06)."""
     if not kw.keys() <= {"axis", "keepdims", "ddof"}:
@@ -87,8 +87,8 @@ def _var_steps(xp: ModuleType, op: str, x: Any, kw: dict[str, Any]) -> Any:
     axes = None if axis is None else normalize_axis_tuple(axis, x.ndim)
     n = x.size if axes is None else int(np.prod([x.shape[j] for j in axes]))
     ddof = kw.get("ddof", 0) or 0
-    if n - ddof <= 0:
-        return None
+    if n - ddof <= 0 and xp is np:
+        return None     # (CuPy's var gives NaN there where NumPy divides by zero: the steps)
     steps = numpy_methods.var if op == "var" else numpy_methods.std
     return xp.asarray(steps(xp, x, axes, bool(kw.get("keepdims", False)), None, ddof))
 

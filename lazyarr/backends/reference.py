@@ -137,7 +137,9 @@ def _reduce(xp: ModuleType, op: str, arg: Any, a: Any, lazy_rules: Any, fn: Any,
         ruled = reduction_rules.reduce(xp, op, kw, a, lazy_rules)
         if ruled is not None:
             return ruled
-    if xp.__name__ != "numpy" and numpy_methods.needs_numpy_steps(op, arg[2]):
+    if xp.__name__ != "numpy" and (numpy_methods.needs_numpy_steps(op, arg[2]) or
+                                   op in ("var", "std") and _empty_slices(arg, a)):
+        # (no degrees of freedom: NumPy divides by zero, to inf or NaN; CuPy's var gives NaN)
         return _numpy_steps(xp, op, arg, a)
     return fn(a, **kw)
 
