@@ -48,7 +48,8 @@ def _scalar_type_names() -> dict[str, type]:
     """NumPy's other names of the dtypes above (platform aliases such as intp, double, int_)."""
     names = {}
     for name in _np.__all__:
-        t = getattr(_np, name)
+        t = vars(_np).get(name)     # (not getattr: that imports NumPy's lazy submodules, f2py,
+        # ma, testing: ~40 ms of `import lazyarr`; the scalar types are module attributes)
         if isinstance(t, type) and issubclass(t, _np.generic) and not t.__subclasses__():
             if _np.dtype(t) in _SUPPORTED_DTYPES:
                 names[name] = t

@@ -31,17 +31,21 @@ def cuda_simulated() -> bool:
 
 @functools.cache
 def cuda_available() -> bool:
-    """True when CuPy and numba-cuda import and see at least one GPU (or when the cuda device
-    is simulated: ``LAZYARR_CUDA_SIM=1``)."""
+    """True when CuPy imports and sees at least one GPU and Numba is installed (or when the
+    cuda device is simulated: ``LAZYARR_CUDA_SIM=1``).
+
+    Numba is found, not imported: importing ``numba.cuda`` takes ~0.3 s, which a new
+    expression's first result does not need (it runs with CuPy while its kernel compiles,
+    backends/cuda/first_calls.py), so the compile pays it, on the compile thread. A Numba
+    that is installed but cannot compile says so at the first compile (``RuntimeError``)."""
     if cuda_simulated():
         return True
+    import importlib.util
     try:
+        if importlib.util.find_spec("numba") is None:
+            return False
         import cupy
-        from numba import cuda
-    except Exception:
-        return False
-    try:
-        return bool(cupy.cuda.runtime.getDeviceCount() > 0 and cuda.is_available())
+        return bool(cupy.cuda.runtime.getDeviceCount() > 0)
     except Exception:
         return False
 

@@ -90,6 +90,9 @@ EXPRESSIONS = {
     "column max": lambda x, y: la.max(x * y, axis=0),
     "mean": lambda x, y: la.mean(x + y),
     "any": lambda x, y: la.any(x > y, axis=1),
+    "maximum": lambda x, y: la.maximum(x, y) * 2,
+    "minimum of a scalar": lambda x, y: la.minimum(x - y, 0),
+    "fmax and fmin": lambda x, y: la.fmax(x, y) - la.fmin(y, x),
 }
 _EXACT_SUMS = {"chain": False, "sum": False, "row sums": False, "mean": False}
 
@@ -116,6 +119,30 @@ def test_op_by_op_gives_the_kernels_values(name, dtype, held, rng):
         np.testing.assert_allclose(first, kernel, rtol=tol, atol=tol)
     else:
         assert_same(first, kernel)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int32, np.bool_], ids=str)
+@pytest.mark.parametrize("op", ["maximum", "minimum", "fmax", "fmin"])
+def test_selects_pick_the_kernels_operand_bit_for_bit(op, dtype, held):
+    """Ties of signed zeros and NaNs of either sign and payload in either operand: the same
+    bits as the kernel's select (cuda/templates.py), where CuPy's own would give a canonical
+    NaN and CUDA's zero ties."""
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        nan2 = -np.array(np.nan, dt)                # a NaN of the other sign
+        a = np.array([0.0, -0.0, np.nan, 1.0, np.nan, nan2, -np.inf, 2.0], dt)
+        b = np.array([-0.0, 0.0, 1.0, np.nan, nan2, np.nan, -np.inf, 2.0], dt)
+    else:
+        a = np.array([0, 1, 1, 0, 5, -3, 7, 7][: 8]).astype(dt)
+        b = np.array([1, 0, 1, 0, 4, -2, 7, 8]).astype(dt)
+    fn = getattr(la, op)
+    first = np.asarray(fn(la.asarray(a), la.asarray(b)))
+    assert held, "the call did not run op by op"
+    with la.config(compile="wait"):
+        kernel = np.asarray(fn(la.asarray(a), la.asarray(b)))
+    assert first.dtype == kernel.dtype == dt
+    bits = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[dt.itemsize]
+    np.testing.assert_array_equal(first.view(bits), kernel.view(bits))
 
 
 def test_transcendentals_are_the_ones_the_kernels_call(held, rng):
@@ -198,7 +225,7 @@ def test_a_failed_compile_raises_at_the_next_call(fresh, monkeypatch):
 
 
 @pytest.mark.parametrize("case", ["complex", "random", "host op", "remainder",
-                                  "floor_divide", "hypot", "maximum", "integer power",
+                                  "floor_divide", "hypot", "sign", "integer power",
                                   "float to int", "floor of int", "to float16",
                                   "int32 to float16"])
 def test_programs_op_by_op_cannot_run_wait_for_their_kernel(case, fresh, monkeypatch, runs):
@@ -216,7 +243,7 @@ def test_programs_op_by_op_cannot_run_wait_for_their_kernel(case, fresh, monkeyp
     else:       # CuPy's values differ from NumPy's (first_calls.SAME_ON_CUPY)
         xn = np.linspace(0.5, 2, 64)
         fn = {"remainder": lambda a: (a + 1) % 0.75, "floor_divide": lambda a: (a * 3) // 0.5,
-              "hypot": lambda a: np.hypot(a, 2.0) + 1, "maximum": lambda a: np.maximum(a, 1.0) * 2,
+              "hypot": lambda a: np.hypot(a, 2.0) + 1, "sign": lambda a: np.sign(a - 1) * 2,
               "integer power": lambda a: (a * 4).astype(np.int64) ** 3 + 1,
               "float to int": lambda a: (a * 7).astype(np.int32) + 1,
               "floor of int": lambda a: np.floor(a.astype(np.int64) * 3) + 1,

@@ -115,22 +115,26 @@ FRESH = textwrap.dedent("""
         x = la.asarray(np.linspace(-1, 1, 1 << 20, dtype=np.float32), device="cuda")
         with la.config(compile=mode):
             v = float(la.sum(la.sqrt(la.abs(x * 2.5 + {k})) * la.tanh(x) - x * x))
-    print(time.perf_counter() - t0)
+    t = time.perf_counter() - t0
+    print("numba.cuda" in sys.modules, t)     # (imported by the first result, or not yet)
 """)
 
 
 def fresh_processes(rounds: int) -> None:
-    rows = {"floor": [], "background": [], "wait": []}
+    rows: dict[str, list[float]] = {"floor": [], "background": [], "wait": []}
+    imported: dict[str, bool] = {}
     for r in range(rounds):
         for mode in rows:
             env = dict(os.environ, LAZYARR_CACHE_DIR=tempfile.mkdtemp(prefix="lazyarr-fresh-"))
             code = FRESH.format(root=ROOT, k=f"{1.5 + r}")
             out = subprocess.run([sys.executable, "-c", code, mode], capture_output=True,
                                  text=True, env=env, check=True)
-            rows[mode].append(float(out.stdout.split()[-1]))
+            numba, t = out.stdout.split()[-2:]
+            rows[mode].append(float(t))
+            imported[mode] = numba == "True"
     for mode, ts in rows.items():
         print(f"fresh process, {mode}: median {1e3 * statistics.median(ts):.0f} ms "
-              f"({', '.join(f'{1e3 * t:.0f}' for t in ts)})")
+              f"({', '.join(f'{1e3 * t:.0f}' for t in ts)}; numba.cuda imported: {imported[mode]})")
 
 
 if __name__ == "__main__":

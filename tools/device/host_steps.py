@@ -17,7 +17,9 @@ import time
 
 import numpy as np
 
-import lazyarr as la
+# the steps below look up the compiled kernel's entry: the first call waits for its compile
+os.environ.setdefault("LAZYARR_COMPILE", "wait")
+import lazyarr as la  # noqa: E402
 from lazyarr._materialize import select
 from lazyarr._program import lower_cached
 

@@ -18,14 +18,15 @@ once it is loaded (``CudaBackend.run``). What the op-by-op call keeps of the ker
   as the error state says, at the user's line.
 
 Only the ops that CuPy computes as the kernels do run this way (:data:`SAME_ON_CUPY`: IEEE
-arithmetic, comparisons and logic, and the CUDA math functions). A program with another step
-waits for its compile, as under ``compile="wait"``:
+arithmetic, comparisons and logic, and the CUDA math functions), and ``maximum``/``minimum``/
+``fmax``/``fmin`` as the kernels' own selects (:data:`SELECTS`: CuPy's are CUDA's ``fmax``/
+``fmin`` with a canonical NaN, which keep neither NumPy's signed-zero ties nor its NaN
+payloads). A program with another step waits for its compile, as under ``compile="wait"``:
 
 * the ops whose templates copy NumPy's own loops where CuPy's differ (on an H100:
   ``remainder(0, inf)`` NaN against NumPy's 0, ``floor_divide(inf, 1)`` inf against NaN,
   ``hypot(1, DBL_MAX)`` inf), integer division, power and shifts;
-* ``maximum``/``minimum`` (CuPy's are CUDA's ``fmax``/``fmin`` with a canonical NaN: NumPy's
-  signed-zero ties and NaN payloads are not kept), ``sign`` (CuPy's of NaN is 0);
+* ``sign`` (CuPy's of NaN is 0);
 * float-to-integer casts, casts to float16 from float64 or wide integers (the kernel rounds
   through float32), ``floor``/``ceil``/``trunc``/``rint`` of integers (NumPy 2 keeps their
   dtype);
@@ -71,6 +72,36 @@ SAME_ON_CUPY_FLOAT = frozenset({
 _F16, _F32 = np.dtype(np.float16), np.dtype(np.float32)
 
 
+def _select(wins: Any) -> Any:
+    """An op that picks one operand per element, as ``where(wins(a, b, dtype), a, b)``: the
+    bits of the operand picked (NaN payloads and zero signs included)."""
+    def op(xp: Any, a: Any, b: Any, dtype: np.dtype) -> Any:
+        return xp.where(wins(xp, a, b, dtype), a, b)
+    return op
+
+
+def _ge_or_gt(xp: Any, a: Any, b: Any, dtype: np.dtype, ge: Any, gt: Any) -> Any:
+    """The comparison of cuda/templates.py's select for ``dtype``: on ties, integers and
+    float16 keep the first operand (``>=``), float32/float64 the second (``>``; NumPy's SIMD
+    loops)."""
+    return ge(a, b) if dtype.kind != "f" or dtype == _F16 else gt(a, b)
+
+
+#: the select ops, as cuda/templates.py computes them (NaN: maximum/minimum keep a NaN of the
+#: first operand, else the compare's winner, so a NaN second operand too; fmax/fmin keep the
+#: first operand unless the second is NaN-free and wins)
+SELECTS = {
+    "maximum": _select(lambda xp, a, b, dt: _ge_or_gt(xp, a, b, dt, xp.greater_equal, xp.greater)
+                       | (xp.isnan(a) if dt.kind == "f" else False)),
+    "minimum": _select(lambda xp, a, b, dt: _ge_or_gt(xp, a, b, dt, xp.less_equal, xp.less)
+                       | (xp.isnan(a) if dt.kind == "f" else False)),
+    "fmax": _select(lambda xp, a, b, dt: _ge_or_gt(xp, a, b, dt, xp.greater_equal, xp.greater)
+                    | (xp.isnan(b) if dt.kind == "f" else False)),
+    "fmin": _select(lambda xp, a, b, dt: _ge_or_gt(xp, a, b, dt, xp.less_equal, xp.less)
+                    | (xp.isnan(b) if dt.kind == "f" else False)),
+}
+
+
 @functools.lru_cache(maxsize=4096)
 def runs_op_by_op(program: Program) -> bool:
     """Whether ``program``'s first calls may run op by op while its kernel compiles."""
@@ -92,6 +123,9 @@ def runs_op_by_op(program: Program) -> bool:
         elif ins.op in SAME_ON_CUPY_FLOAT:
             if ins.dtype.kind != "f":
                 return False
+        elif ins.op in SELECTS:
+            if any(instrs[a].dtype != ins.dtype for a in ins.args):
+                return False        # (mixed operands: the kernel's casts; not taken here)
         elif ins.op not in SAME_ON_CUPY:
             return False
     return True
@@ -179,7 +213,14 @@ def _run(xp: Any, lowered: Lowered, checked: bool, flags_now: bool) -> tuple[Any
                 values[n] = lowered.scalars[ins.arg]
                 continue
             operands = [values[a] for a in ins.args]
-            r = _apply(xp, ins.op, ins.arg, operands, ins.dtype)
+            select = SELECTS.get(ins.op)
+            if select is not None:
+                # (a scalar operand as an array of its dtype: a Python scalar in a compare
+                # would take part in the promotion)
+                r = select(xp, *(xp.asarray(v, instrs[a].dtype) for v, a in zip(operands, ins.args)),
+                           ins.dtype)
+            else:
+                r = _apply(xp, ins.op, ins.arg, operands, ins.dtype)
             if getattr(r, "dtype", ins.dtype) != ins.dtype:
                 r = xp.asarray(r).astype(ins.dtype)     # (a library's promotion of a scalar)
             values[n] = r
