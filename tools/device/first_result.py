@@ -1,7 +1,9 @@
 """A new expression's first result on the GPU (issue 13 item 3): in a warm process, under
 ``compile="background"`` (the default: the first calls run op by op with CuPy while the kernel
 compiles, backends/cuda/first_calls.py) and under ``compile="wait"``; then a fresh process's
-first call against the floor of importing CuPy and numba-cuda and creating the context.
+first call against the floor of importing CuPy and numba-cuda and creating the context (and
+``background+numba``: numba.cuda imported before lazyarr, as ``la.cuda_available()`` did
+until 2026-12-06c).
 Each expression is new to the process and to the kernel cache (a fresh ``LAZYARR_CACHE_DIR``).
 
     python tools/device/first_result.py [--count 10] [--log2n 20]
@@ -110,6 +112,9 @@ FRESH = textwrap.dedent("""
         cupy.zeros(1).get()
     else:
         sys.path.insert(0, {root!r})
+        if mode == "background+numba":      # (as before 2026-12-06c: Numba imported first)
+            import numba.cuda  # noqa: F401
+            mode = "background"
         import numpy as np
         import lazyarr as la
         x = la.asarray(np.linspace(-1, 1, 1 << 20, dtype=np.float32), device="cuda")
@@ -121,7 +126,8 @@ FRESH = textwrap.dedent("""
 
 
 def fresh_processes(rounds: int) -> None:
-    rows: dict[str, list[float]] = {"floor": [], "background": [], "wait": []}
+    rows: dict[str, list[float]] = {"floor": [], "background": [], "background+numba": [],
+                                   "wait": []}
     imported: dict[str, bool] = {}
     for r in range(rounds):
         for mode in rows:
