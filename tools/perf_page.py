@@ -623,7 +623,9 @@ What the suite measures
 * ``bench_corpus``: each script of the drop-in corpus (``corpus/scripts/``, docs/testing.rst)
   that runs correctly, at its preset L: NumPy vs lazyarr on the CPU, CuPy vs lazyarr on cuda.
 * ``bench_overhead``: a cached call on 1024 elements, graph building, the cold first call in a
-  fresh process with and without the disk cache (``timeraw_``), ``import lazyarr``.
+  fresh process with and without the disk cache (``timeraw_``; on cuda waiting for the
+  compile, ``ColdStart``), a new expression's first result under the default background
+  compile (``FirstResult``, cuda), ``import lazyarr``.
 * ``bench_library``: ``sort``/``argsort``/``cumsum``/``unique`` of a pending chain against the
   computed input, ``sum(maximum(A @ B + bias, 0))`` against ``A @ B`` alone (issue 18).
 * ``bench_memory``: peak RSS on the CPU (``peakmem_``), CuPy pool growth and CUDA-event
@@ -706,6 +708,20 @@ def small_calls_sections() -> list[str]:
         "tanh(x) - y)``; issue 13: ≤ 10 µs a plain call, ≤ 5 µs under ``la.jit``), beside "
         "NumPy's own forms; and two loops of small statements. The machine runs at two speeds "
         "(docs/notes/cpu.rst): compare within a table.", "tools/peers/small_calls.py")
+
+
+def first_result_sections() -> list[str]:
+    """Issue 13, item 3: a new expression's first result on the GPU
+    (``tools/device/first_result.py``)."""
+    return _peer_tables(
+        "first_result", "a new expression's first result",
+        "Issue 13 item 3: a new expression's first result in a warm process (≤ 150 ms asked) "
+        "and a fresh process's first call against the floor of importing CuPy and numba-cuda "
+        "and creating the context (≤ 0.2 s above it asked). New three-step chains of 2^20 "
+        "float32 (half of them summed), each new to the process and to a fresh kernel cache, "
+        "under ``compile=\"background\"`` (the default: docs/gpu-backend.rst, \"A new kernel's "
+        "first calls\") and ``compile=\"wait\"``; the last row imports ``numba.cuda`` before "
+        "lazyarr, as the first result did until 2026-12-06c.", "tools/device/first_result.py")
 
 
 def cpu_compilers_sections() -> list[str]:
@@ -794,6 +810,7 @@ def build(args: argparse.Namespace) -> str:
     parts += inplace_stencil_sections()
     parts += small_calls_sections()
     parts += cpu_compilers_sections()
+    parts += first_result_sections()
     parts += library_calls_sections()
     for device, source in (("cpu", args.cpu_peers), ("cuda", args.gpu_peers)):
         title = f"{DEVICE_NAMES[device]}: lazyarr and its peers"

@@ -6,7 +6,7 @@ first call against the floor of importing CuPy and numba-cuda and creating the c
 until 2026-12-06c).
 Each expression is new to the process and to the kernel cache (a fresh ``LAZYARR_CACHE_DIR``).
 
-    python tools/device/first_result.py [--count 10] [--log2n 20]
+    python tools/device/first_result.py [--count 10] [--log2n 20] [--md out.md]
 
 Prints, per mode, the median and maximum time to the first result on the host, and for the
 background mode the compile's own time (until ``la.wait_compiles()``), the first op-by-op
@@ -62,7 +62,9 @@ def to_host(v):
     return np.asarray(v.get() if hasattr(v, "get") else v)
 
 
-def warm_process(count: int, log2n: int) -> None:
+def warm_process(count: int, log2n: int) -> dict[str, list[float]]:
+    """Per mode, each new expression's first result in ms (printed as it goes)."""
+    found: dict[str, list[float]] = {}
     n = 1 << log2n
     rng = np.random.default_rng(0)
     xn, yn = (rng.standard_normal(n).astype(np.float32) for _ in range(2))
@@ -93,6 +95,7 @@ def warm_process(count: int, log2n: int) -> None:
                         rel = np.abs(r1.astype(np.float64) - r2) / np.maximum(np.abs(r2), 1e-30)
                     worst.append(float(np.nanmax(rel)) if rel.size else 0.0)
         ms = [1e3 * t for t in first]
+        found[mode] = ms
         print(f"warm process, compile={mode}: first result median {statistics.median(ms):.1f} ms, "
               f"max {max(ms):.1f} ms ({len(ms)} new expressions, 2^{log2n} float32)")
         print(f"  in order: {', '.join(f'{t:.1f}' for t in ms)} ms")
@@ -101,6 +104,7 @@ def warm_process(count: int, log2n: int) -> None:
                   f"the call after it {1e3 * statistics.median(after):.2f} ms; op by op against the "
                   f"kernel: {min(same) * 100:.2f}-{max(same) * 100:.2f} % of elements bit-identical, "
                   f"largest relative difference {max(worst):.2e}")
+    return found
 
 
 FRESH = textwrap.dedent("""
@@ -125,7 +129,8 @@ FRESH = textwrap.dedent("""
 """)
 
 
-def fresh_processes(rounds: int) -> None:
+def fresh_processes(rounds: int) -> dict[str, list[float]]:
+    """Per mode (and the floor), each round's fresh process to its first result, in ms."""
     rows: dict[str, list[float]] = {"floor": [], "background": [], "background+numba": [],
                                    "wait": []}
     imported: dict[str, bool] = {}
@@ -141,6 +146,29 @@ def fresh_processes(rounds: int) -> None:
     for mode, ts in rows.items():
         print(f"fresh process, {mode}: median {1e3 * statistics.median(ts):.0f} ms "
               f"({', '.join(f'{1e3 * t:.0f}' for t in ts)}; numba.cuda imported: {imported[mode]})")
+    return {mode: [1e3 * t for t in ts] for mode, ts in rows.items()}
+
+
+def markdown(warm: dict[str, list[float]], fresh: dict[str, list[float]], log2n: int) -> str:
+    """The table of docs/performance.rst ("GPU: a new expression's first result")."""
+    import cupy
+    name = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"].decode()
+
+    def each(ts: list[float]) -> str:
+        return f"{statistics.median(ts):,.0f} ms ({', '.join(f'{t:,.0f}' for t in ts)})"
+    n, r = len(warm["background"]), len(fresh["floor"])
+    return "\n".join([
+        f"# first result of a new expression, 2^{log2n} float32, cuda ({name}), one run",
+        "",
+        "| first result | background (default) | wait |",
+        "|---|---|---|",
+        f"| warm process, median of {n} new expressions | {statistics.median(warm['background']):.1f} ms "
+        f"| {statistics.median(warm['wait']):.1f} ms |",
+        f"| warm process, the slowest of {n} | {max(warm['background']):,.1f} ms | {max(warm['wait']):,.1f} ms |",
+        f"| fresh process, median of {r} rounds (floor: {each(fresh['floor'])}) | "
+        f"{each(fresh['background'])} | {each(fresh['wait'])} |",
+        f"| fresh process, numba.cuda imported before lazyarr | {each(fresh['background+numba'])} | |",
+        ""])
 
 
 if __name__ == "__main__":
@@ -148,8 +176,13 @@ if __name__ == "__main__":
     ap.add_argument("--count", type=int, default=10)
     ap.add_argument("--log2n", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--device", choices=["cuda"], default="cuda")
+    ap.add_argument("--md", help="also write the table here (docs/_static/perf/first_result_cuda.md)")
     args = ap.parse_args()
     import lazyarr as la
-    warm_process(args.count, args.log2n)
+    warm = warm_process(args.count, args.log2n)
     if os.environ.get("LAZYARR_CUDA_SIM") != "1":      # (a smoke test of the above: no CuPy)
-        fresh_processes(args.rounds)
+        fresh = fresh_processes(args.rounds)
+        if args.md:
+            with open(args.md, "w") as f:
+                f.write(markdown(warm, fresh, args.log2n))
