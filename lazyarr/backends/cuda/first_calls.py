@@ -19,14 +19,14 @@ once it is loaded (``CudaBackend.run``). What the op-by-op call keeps of the ker
 
 Only the ops that CuPy computes as the kernels do run this way (:data:`SAME_ON_CUPY`: IEEE
 arithmetic, comparisons and logic, and the CUDA math functions), and ``maximum``/``minimum``/
-``fmax``/``fmin`` as the kernels' own selects (:data:`SELECTS`: CuPy's are CUDA's ``fmax``/
-``fmin`` with a canonical NaN, which keep neither NumPy's signed-zero ties nor its NaN
-payloads). A program with another step waits for its compile, as under ``compile="wait"``:
+``fmax``/``fmin`` and ``sign`` as the kernels' own selects (:data:`SELECTS`: CuPy's are CUDA's
+``fmax``/``fmin`` with a canonical NaN, which keep neither NumPy's signed-zero ties nor its NaN
+payloads, and CuPy's ``sign`` of NaN is 0). A program with another step waits for its
+compile, as under ``compile="wait"``:
 
 * the ops whose templates copy NumPy's own loops where CuPy's differ (on an H100:
   ``remainder(0, inf)`` NaN against NumPy's 0, ``floor_divide(inf, 1)`` inf against NaN,
   ``hypot(1, DBL_MAX)`` inf), integer division, power and shifts;
-* ``sign`` (CuPy's of NaN is 0);
 * float-to-integer casts, casts to float16 from float64 or wide integers (the kernel rounds
   through float32), ``floor``/``ceil``/``trunc``/``rint`` of integers (NumPy 2 keeps their
   dtype);
@@ -89,7 +89,7 @@ def _ge_or_gt(xp: Any, a: Any, b: Any, dtype: np.dtype, ge: Any, gt: Any) -> Any
 
 #: the select ops, as cuda/templates.py computes them (NaN: maximum/minimum keep a NaN of the
 #: first operand, else the compare's winner, so a NaN second operand too; fmax/fmin keep the
-#: first operand unless the second is NaN-free and wins)
+#: first operand unless the second is NaN-free and wins; sign: helpers.H_fsign)
 SELECTS = {
     "maximum": _select(lambda xp, a, b, dt: _ge_or_gt(xp, a, b, dt, xp.greater_equal, xp.greater)
                        | (xp.isnan(a) if dt.kind == "f" else False)),
@@ -99,7 +99,15 @@ SELECTS = {
                     | (xp.isnan(b) if dt.kind == "f" else False)),
     "fmin": _select(lambda xp, a, b, dt: _ge_or_gt(xp, a, b, dt, xp.less_equal, xp.less)
                     | (xp.isnan(b) if dt.kind == "f" else False)),
+    "sign": lambda xp, a, dt: _float_sign(xp, a, dt) if dt.kind == "f" else xp.sign(a),
 }
+
+
+def _float_sign(xp: Any, a: Any, dtype: np.dtype) -> Any:
+    """helpers.H_fsign as selects: 1, -1, +0 for either zero, a NaN as it is (CuPy's sign of
+    NaN is 0)."""
+    one, zero = xp.asarray(1, dtype), xp.asarray(0, dtype)
+    return xp.where(a > 0, one, xp.where(a < 0, -one, xp.where(a == 0, zero, a)))
 
 
 @functools.lru_cache(maxsize=4096)
