@@ -114,3 +114,5 @@ def test_explain_shows_the_two_reductions():
         plan = la.explain(lambda: la.std(la.sqrt(x) + 1))
     assert [k.name for k in plan.kernels] == ["lazyarr_kernel[full]"] * 2
     assert any("two of lazyarr's reductions" in n for n in plan.notes)
+    assert len(plan.notes) == len(set(plan.notes))          # (each told once)
+    assert any(n.startswith("second pass: ") for n in plan.notes)

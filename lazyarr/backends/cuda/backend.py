@@ -556,9 +556,12 @@ class CudaBackend:
             notes.append(f"{root.op} runs as two of lazyarr's reductions of the chain's float64 "
                          "values: their mean, then the sum of their squared deviations from it "
                          "(the chain computed in both, nothing stored)")
+            # (the second pass's notes where they differ from the first's: the same kernel
+            # kind is not told twice)
+            again = [f"second pass: {n}" for n in second.notes if n not in first.notes]
             return Plan(self.name, "cuda", program, first.kernels + second.kernels, inputs_info,
                         first.bytes_read + second.bytes_read, first.bytes_written + second.bytes_written,
-                        notes + first.notes + second.notes)
+                        notes + first.notes + again)
         fused_lowered = lowered
         if root.op in R.FALLBACK_REDUCTIONS:
             child = root.args[0]
