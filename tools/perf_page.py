@@ -718,7 +718,8 @@ def first_result_sections() -> list[str]:
         "Issue 13 item 3: a new expression's first result in a warm process (≤ 150 ms asked) "
         "and a fresh process's first call against the floor of importing CuPy and numba-cuda "
         "and creating the context (≤ 0.2 s above it asked). New three-step chains of 2^20 "
-        "float32 (half of them summed), each new to the process and to a fresh kernel cache, "
+        "values (the dtype in the table's heading; half of them summed), each new to the "
+        "process and to a fresh kernel cache, "
         "under ``compile=\"background\"`` (the default: docs/gpu-backend.rst, \"A new kernel's "
         "first calls\") and ``compile=\"wait\"``; the last row imports ``numba.cuda`` before "
         "lazyarr, as the first result did until 2026-12-06c.", "tools/device/first_result.py")

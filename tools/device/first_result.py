@@ -6,7 +6,7 @@ first call against the floor of importing CuPy and numba-cuda and creating the c
 until 2026-12-06c).
 Each expression is new to the process and to the kernel cache (a fresh ``LAZYARR_CACHE_DIR``).
 
-    python tools/device/first_result.py [--count 10] [--log2n 20] [--md out.md]
+    python tools/device/first_result.py [--count 10] [--log2n 20] [--dtype float64] [--md out.md]
 
 Prints, per mode, the median and maximum time to the first result on the host, and for the
 background mode the compile's own time (until ``la.wait_compiles()``), the first op-by-op
@@ -30,6 +30,9 @@ os.environ["LAZYARR_CACHE_DIR"] = tempfile.mkdtemp(prefix="lazyarr-first-")
 sys.path.insert(0, ROOT)
 
 import numpy as np  # noqa: E402
+
+#: the data's dtype (``--dtype``)
+DTYPE = np.dtype(np.float64)
 
 #: the steps the new expressions are made of (each expression a different sequence)
 STEPS = [
@@ -67,9 +70,9 @@ def warm_process(count: int, log2n: int) -> dict[str, list[float]]:
     found: dict[str, list[float]] = {}
     n = 1 << log2n
     rng = np.random.default_rng(0)
-    xn, yn = (rng.standard_normal(n).astype(np.float32) for _ in range(2))
+    xn, yn = (rng.standard_normal(n).astype(DTYPE) for _ in range(2))
     x, y = la.asarray(xn, device="cuda"), la.asarray(yn, device="cuda")
-    # warm-up: CuPy's kernels for these ops and float32, lazyarr's first compile of a process
+    # warm-up: CuPy's kernels for these ops and this dtype, lazyarr's first compile of a process
     with la.config(compile="wait"):
         for f in expressions(4, 200):
             to_host(la.asarray(f(x, y), device="cpu"))
@@ -90,14 +93,15 @@ def warm_process(count: int, log2n: int) -> dict[str, list[float]]:
                     t1 = time.perf_counter()
                     r2 = to_host(la.asarray(f(x, y), device="cpu"))
                     after.append(time.perf_counter() - t1)
-                    same.append(float(np.mean(r1.view(np.uint32) == r2.view(np.uint32))))
+                    bits = np.dtype(f"u{r1.dtype.itemsize}")
+                    same.append(float(np.mean(r1.view(bits) == r2.view(bits))))
                     with np.errstate(all="ignore"):
                         rel = np.abs(r1.astype(np.float64) - r2) / np.maximum(np.abs(r2), 1e-30)
                     worst.append(float(np.nanmax(rel)) if rel.size else 0.0)
         ms = [1e3 * t for t in first]
         found[mode] = ms
         print(f"warm process, compile={mode}: first result median {statistics.median(ms):.1f} ms, "
-              f"max {max(ms):.1f} ms ({len(ms)} new expressions, 2^{log2n} float32)")
+              f"max {max(ms):.1f} ms ({len(ms)} new expressions, 2^{log2n} {np.dtype(DTYPE).name})")
         print(f"  in order: {', '.join(f'{t:.1f}' for t in ms)} ms")
         if compile_s:
             print(f"  the compile in the background: median {1e3 * statistics.median(compile_s):.0f} ms; "
@@ -121,7 +125,7 @@ FRESH = textwrap.dedent("""
             mode = "background"
         import numpy as np
         import lazyarr as la
-        x = la.asarray(np.linspace(-1, 1, 1 << 20, dtype=np.float32), device="cuda")
+        x = la.asarray(np.linspace(-1, 1, 1 << 20, dtype={dtype!r}), device="cuda")
         with la.config(compile=mode):
             v = float(la.sum(la.sqrt(la.abs(x * 2.5 + {k})) * la.tanh(x) - x * x))
     t = time.perf_counter() - t0
@@ -137,7 +141,7 @@ def fresh_processes(rounds: int) -> dict[str, list[float]]:
     for r in range(rounds):
         for mode in rows:
             env = dict(os.environ, LAZYARR_CACHE_DIR=tempfile.mkdtemp(prefix="lazyarr-fresh-"))
-            code = FRESH.format(root=ROOT, k=f"{1.5 + r}")
+            code = FRESH.format(root=ROOT, k=f"{1.5 + r}", dtype=np.dtype(DTYPE).name)
             out = subprocess.run([sys.executable, "-c", code, mode], capture_output=True,
                                  text=True, env=env, check=True)
             numba, t = out.stdout.split()[-2:]
@@ -158,7 +162,7 @@ def markdown(warm: dict[str, list[float]], fresh: dict[str, list[float]], log2n:
         return f"{statistics.median(ts):,.0f} ms ({', '.join(f'{t:,.0f}' for t in ts)})"
     n, r = len(warm["background"]), len(fresh["floor"])
     return "\n".join([
-        f"# first result of a new expression, 2^{log2n} float32, cuda ({name}), one run",
+        f"# first result of a new expression, 2^{log2n} {np.dtype(DTYPE).name}, cuda ({name}), one run",
         "",
         "| first result | background (default) | wait |",
         "|---|---|---|",
@@ -177,8 +181,11 @@ if __name__ == "__main__":
     ap.add_argument("--log2n", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--device", choices=["cuda"], default="cuda")
+    ap.add_argument("--dtype", default="float64", help="float32 programs wait for their kernel "
+                    "(CuPy flushes float32 subnormals: first_calls.runs_op_by_op)")
     ap.add_argument("--md", help="also write the table here (docs/_static/perf/first_result_cuda.md)")
     args = ap.parse_args()
+    DTYPE = np.dtype(args.dtype)
     import lazyarr as la
     warm = warm_process(args.count, args.log2n)
     if os.environ.get("LAZYARR_CUDA_SIM") != "1":      # (a smoke test of the above: no CuPy)
