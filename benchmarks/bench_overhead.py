@@ -111,12 +111,12 @@ import lazyarr as la
 la.set_config(mode={mode!r}, device={device!r}, compile={compile!r})
 if {device!r} == "cuda":
     import cupy as xp
-    a = xp.random.default_rng(0).random(1 << 20, dtype=xp.float32) * 2 - 1
-    b = xp.random.default_rng(1).random(1 << 20, dtype=xp.float32) * 2 - 1
+    a = xp.random.default_rng(0).random(1 << 20, dtype=xp.{dtype}) * 2 - 1
+    b = xp.random.default_rng(1).random(1 << 20, dtype=xp.{dtype}) * 2 - 1
     xp.cuda.runtime.deviceSynchronize()
 else:
-    a = np.random.default_rng(0).random(1 << 20, dtype=np.float32) * 2 - 1
-    b = np.random.default_rng(1).random(1 << 20, dtype=np.float32) * 2 - 1
+    a = np.random.default_rng(0).random(1 << 20, dtype=np.{dtype}) * 2 - 1
+    b = np.random.default_rng(1).random(1 << 20, dtype=np.{dtype}) * 2 - 1
 x, y = la.asarray(a), la.asarray(b)
 """
 _COLD_STMT = "float(la.sum(la.sqrt(abs(x * y + 1.5)) * la.tanh(x) - y))"
@@ -134,12 +134,20 @@ for var, sub in (("LAZYARR_CACHE_DIR", "lazyarr"), ("CUPY_CACHE_DIR", "cupy"), (
 _warm_dirs: dict[tuple[str, str], str] = {}
 
 
+def _cold_setup(compile, **kw):
+    """``_COLD_SETUP`` filled in: float32 data, but float64 under ``compile="background"``,
+    where float64 programs run op by op while their kernel compiles and float32 ones wait
+    (CuPy flushes float32 subnormals: lazyarr/backends/cuda/first_calls.py)."""
+    return _COLD_SETUP.format(compile=compile, dtype="float64" if compile == "background"
+                              else "float32", **kw)
+
+
 def _warm_cache_dir(device, mode, compile="wait"):
     """A cache directory filled by one earlier process that ran the chain."""
     key = (device, mode, compile)
     if key not in _warm_dirs:
         d = tempfile.mkdtemp(prefix="lazyarr-asv-warm-")
-        code = _COLD_SETUP.format(cache_setup=_WARM_CACHE.format(cache_dir=d), mode=mode,
+        code = _cold_setup(cache_setup=_WARM_CACHE.format(cache_dir=d), mode=mode,
                                   device=device, root=lazyarr_root(), compile=compile) + _COLD_STMT
         if compile == "background":     # (the kernel itself too, before the process exits)
             code += "\nla.wait_compiles()"
@@ -164,13 +172,13 @@ class ColdStart(Benchmark):
         prepare(device, mode)
 
     def timeraw_first_call_no_cache(self, device, mode):
-        setup = _COLD_SETUP.format(cache_setup=_FRESH_CACHE, mode=mode, device=device,
+        setup = _cold_setup(cache_setup=_FRESH_CACHE, mode=mode, device=device,
                                    root=lazyarr_root(), compile="wait")
         return _COLD_STMT, setup
 
     def timeraw_first_call_disk_cache(self, device, mode):
         cache = _warm_cache_dir(device, mode)
-        setup = _COLD_SETUP.format(cache_setup=_WARM_CACHE.format(cache_dir=cache), mode=mode,
+        setup = _cold_setup(cache_setup=_WARM_CACHE.format(cache_dir=cache), mode=mode,
                                    device=device, root=lazyarr_root(), compile="wait")
         return _COLD_STMT, setup
 
@@ -186,7 +194,8 @@ os.environ["CUPY_CACHE_DIR"] = os.path.join({cache_dir!r}, "cupy")
 class FirstResult(Benchmark):
     """A new expression's first result in a new process on cuda, lazy mode, under the default
     ``compile="background"`` (the call runs op by op while the kernel compiles: issue 13 item
-    3; docs/gpu-backend.rst, "A new kernel's first calls"): ``new_kernel`` with lazyarr's
+    3; docs/gpu-backend.rst, "A new kernel's first calls"; float64 data: a float32 program
+    waits for its kernel, as ``ColdStart``): ``new_kernel`` with lazyarr's
     kernel cache empty and CuPy's holding what an earlier process of the same script compiled
     (a machine where CuPy has run before), ``no_cache`` with both empty. ``ColdStart`` is the
     same call waiting for its compile."""
@@ -200,13 +209,13 @@ class FirstResult(Benchmark):
 
     def timeraw_new_kernel(self, device):
         cache = _warm_cache_dir(device, "lazy", "background")
-        setup = _COLD_SETUP.format(cache_setup=_NEW_KERNEL_CACHE.format(cache_dir=cache),
+        setup = _cold_setup(cache_setup=_NEW_KERNEL_CACHE.format(cache_dir=cache),
                                    mode="lazy", device=device, root=lazyarr_root(),
                                    compile="background")
         return _COLD_STMT, setup
 
     def timeraw_no_cache(self, device):
-        setup = _COLD_SETUP.format(cache_setup=_FRESH_CACHE, mode="lazy", device=device,
+        setup = _cold_setup(cache_setup=_FRESH_CACHE, mode="lazy", device=device,
                                    root=lazyarr_root(), compile="background")
         return _COLD_STMT, setup
 
