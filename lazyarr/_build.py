@@ -29,7 +29,7 @@ from ._devices import xp as xp_for
 from ._dtypes import WEAK_SCALAR_TYPES, check_dtype, scalar_fits, scalar_to_dtype
 from ._materialize import computing_is_deferred, materialize, stopping
 from ._node import Node
-from ._operands import Operand, cast, common_device, made, operands_of, placed
+from ._operands import Operand, cast, common_device, made, numpy_scalar_node, operands_of, placed
 from ._operands import scalar_node as _scalar_node
 from ._program import lower_cached
 from ._registry import COMPARE, OPS, OpDef
@@ -140,15 +140,21 @@ def elementwise(opdef: OpDef, *args: Any) -> Node:
     ``_elementwise``.
     """
     key: list[Any] = [opdef.name]
-    for a in args:
+    operands: list[Operand] = list(args)
+    for i, a in enumerate(args):
         t = type(a)
         if t is Node:
             key += (a.dtype, a.shape, a.device)
         elif t is float or t is int or t is complex:
             key.append(t)
+        elif isinstance(a, np.generic) and opdef.name != "power" and \
+                (node := numpy_scalar_node(a)) is not None:
+            # (a NumPy scalar: a constant node of its dtype; not for power, whose integer
+            # exponents _elementwise checks at each call)
+            operands[i] = node
+            key += (node.dtype, node.shape, node.device)
         else:
             return _elementwise(opdef, args)
-    operands: list[Operand] = list(args)
     rule = _rules.get(tuple(key))
     if rule is None or not rule.fast:
         return _elementwise(opdef, args)

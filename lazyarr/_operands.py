@@ -83,6 +83,29 @@ def common_device(operands: list[Operand]) -> str:
     return device or resolve_device(None)
 
 
+# (NumPy scalar type, value[, sign of a zero]) -> its scalar node, as _scalar_nodes for Python
+# numbers: a NumPy scalar operand (``x * np.float64(dt)``, ``np.sqrt(2.0)``) keeps its own
+# dtype (NumPy 2: it is not weak), and building its node each time cost ~5 µs an operator.
+_numpy_scalar_nodes: dict[tuple[Any, ...], Node] = {}
+_SUPPORTED_SCALAR_KINDS = frozenset("biuf")
+
+
+def numpy_scalar_node(x: Any) -> Node | None:
+    """A NumPy scalar of a real supported dtype as a constant node of its dtype, memoized; None
+    for any other (complex, datetime, ...: ``to_operand`` makes or refuses those)."""
+    dtype = x.dtype
+    if dtype.kind not in _SUPPORTED_SCALAR_KINDS or x != x:     # (NaN: never equal, not kept)
+        return None
+    key = (type(x), x) if x or dtype.kind != "f" else (type(x), x, bool(np.signbit(x)))
+    node = _numpy_scalar_nodes.get(key)
+    if node is None:
+        node = _node.scalar(np.asarray(x, dtype=check_dtype(dtype, "a scalar operand"))[()])
+        if len(_numpy_scalar_nodes) >= _MAX_SCALAR_NODES:
+            _numpy_scalar_nodes.clear()
+        _numpy_scalar_nodes[key] = node
+    return node
+
+
 def to_operand(x: Any, device: str | None = None) -> Operand:
     """A node, a weak Python scalar, or anything array-like as a new leaf."""
     if type(x) is Node or type(x) in WEAK_SCALAR_TYPES:

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _array, _build, _config, _dispatch, _materialize, _node, _views, _writes, backends
+from . import _array, _build, _config, _dispatch, _materialize, _node, _operands, _views, _writes, backends
 from ._array import LazyArray
 from ._dtypes import SUPPORTED_DTYPES
 from ._registry import BY_NUMPY, ELEMENTWISE
@@ -187,7 +187,8 @@ def _install() -> None:
     by_operator = {op.operator: op.name for op in ELEMENTWISE if op.operator is not None}
     setup_nodes(_build._rules, _build._cast_operands,
                 tuple([by_operator[stem] for stem in BINARY_STEMS]),
-                tuple([by_operator[stem] for stem in ("neg", "pos", "abs", "invert")]))
+                tuple([by_operator[stem] for stem in ("neg", "pos", "abs", "invert")]),
+                _operands.numpy_scalar_node)
     setup_reductions(_build._bound_reductions, backends._forced, _build._warn_empty_slices)
     setup_views(vars(_views), _materialize.tape)
     setup_products(vars(LazyArray)["__matmul__"], vars(LazyArray)["__rmatmul__"], np.matmul)

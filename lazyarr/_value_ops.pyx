@@ -74,6 +74,7 @@ cdef object _setitem = None          # LazyArray's __setitem__ (every other writ
 # the node builder's fast path (lazyarr/_build.py, ``elementwise``), given by setup_nodes()
 cdef dict _rules = None              # _build._rules: memoized NumPy rules by operand types
 cdef object _cast_operands = None    # _build._cast_operands
+cdef object _numpy_scalar_node = None    # _operands.numpy_scalar_node
 cdef tuple OP_NAMES = ()             # the registry's op name of each binary operator code
 cdef tuple UNARY_NAMES = ()          # ... and of each unary one (code - NEG)
 
@@ -286,14 +287,16 @@ cpdef object computed_product(str path, object func, object a, object b):
     return out
 
 
-def setup_nodes(dict rules, cast_operands, tuple op_names, tuple unary_names):
+def setup_nodes(dict rules, cast_operands, tuple op_names, tuple unary_names,
+                numpy_scalar_node):
     """Give the module the node builder's pieces for :func:`_lazy_node`: ``rules``
     (``_build._rules``), ``cast_operands`` (``_build._cast_operands``), ``op_names`` (the
-    registry's op of each operator in :data:`BINARY_STEMS`' order) and ``unary_names`` (of
-    ``-x``, ``+x``, ``abs(x)``, ``~x``). (The nodes themselves: lazyarr/_node.pxd's builders.)"""
-    global _rules, _cast_operands, OP_NAMES, UNARY_NAMES
+    registry's op of each operator in :data:`BINARY_STEMS`' order), ``unary_names`` (of
+    ``-x``, ``+x``, ``abs(x)``, ``~x``) and ``numpy_scalar_node``
+    (``_operands.numpy_scalar_node``). (The nodes themselves: lazyarr/_node.pxd's builders.)"""
+    global _rules, _cast_operands, OP_NAMES, UNARY_NAMES, _numpy_scalar_node
     assert len(op_names) == REFLECTED and len(unary_names) == INPLACE - NEG
-    _rules, _cast_operands = rules, cast_operands
+    _rules, _cast_operands, _numpy_scalar_node = rules, cast_operands, numpy_scalar_node
     OP_NAMES, UNARY_NAMES = op_names, unary_names
 
 
@@ -356,6 +359,19 @@ cdef object _lazy_node(object name, object x, object y, int nin):
         elif t is float or t is int or t is complex:
             key.append(t)
             operands.append(v)
+        elif isinstance(v, cnp.generic):
+            # a NumPy scalar: a constant node of its own dtype (memoized; None for a dtype
+            # the slow path decides). Not for power: the builder checks integer exponents
+            # at each call (``x ** np.int64(-1)`` raises).
+            if name == "power":
+                return None
+            node = _numpy_scalar_node(v)
+            if node is None:
+                return None
+            key.append(node.dtype)
+            key.append(node.shape)
+            key.append(node.device)
+            operands.append(node)
         else:
             return None
     rule = _rules.get(tuple(key))
