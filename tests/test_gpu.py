@@ -652,3 +652,15 @@ def test_npymath_ops_are_fused_on_cuda():
                 plan = la.explain(e)
                 assert len(plan.kernels) == 1 and "not fused" not in " ".join(plan.notes)
             _compare(e.to_numpy(), np.copysign(np.logaddexp(np.fmod(a, 2.0), a), -1.0) + 1, True)
+
+
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+def test_arg_reductions_of_float32_subnormals_in_lazy_mode(op):
+    """CuPy's kernels flush float32 subnormals (``-ftz=true``): the chain is written as float64
+    for CuPy's argmax/argmin (``backend._fallback_chain``), so tiny values keep their order."""
+    a = np.array([[1e-40, 2e-40, 0.0, -1e-40, -3e-40], [0.0, -0.0, 5e-45, 1e-44, 1e-38]],
+                 np.float32)
+    with la.config(device="cuda", mode="lazy"):
+        for axis in (None, 0, 1):
+            for x in (la.asarray(a), la.asarray(a) * 1):       # a leaf, and a chain
+                assert_same(np.asarray(getattr(la, op)(x, axis=axis)), getattr(np, op)(a, axis=axis))

@@ -490,11 +490,11 @@ class CudaBackend:
         two_pass = self._var_two_pass(lowered)
         if two_pass is not None:
             return two_pass
-        child = root.args[0]
-        if program.instrs[child].op == "input":
-            tmp = lowered.inputs[program.instrs[child].arg[0]]
+        chain = _fallback_chain(lowered)
+        if chain is None:
+            tmp = lowered.inputs[program.instrs[root.args[0]].arg[0]]
         else:
-            tmp = self.run(_chain_of(lowered))
+            tmp = self.run(chain)
         return xp.asarray(apply(xp, root.op, root.arg, [tmp], lazy_rules=root.dtype))
 
     def _var_two_pass(self, lowered: Lowered) -> Any:
@@ -565,16 +565,17 @@ class CudaBackend:
         fused_lowered = lowered
         if root.op in R.FALLBACK_REDUCTIONS:
             child = root.args[0]
-            if program.instrs[child].op != "input":
-                fused_lowered = _chain_of(lowered)
-            else:
-                fused_lowered = None  # type: ignore[assignment]
+            fused_lowered = _fallback_chain(lowered)  # type: ignore[assignment]
+            temp = (fused_lowered or lowered).program.instrs[-1 if fused_lowered else child].dtype
             chain_bytes = int(np.prod(broadcast_shapes(*(a.shape for a in lowered.inputs)))) * \
-                program.instrs[child].dtype.itemsize
+                temp.itemsize
             then = (f"NumPy's steps for {root.op}(dtype=...) run with CuPy (numpy_methods: sums, "
                     "divides, a square; several launches)"
                     if numpy_methods.needs_numpy_steps(root.op, root.arg[2])
                     else f"CuPy's {root.op} runs on it (a second launch)")
+            if temp != program.instrs[child].dtype:
+                then += (f"; the {program.instrs[child].dtype} values are written as {temp} "
+                         "(CuPy's kernels flush float32 subnormals)")
             notes.append(f"{root.op} is not fused: the chain is materialized by the fused kernel "
                          f"into a temporary, then {then}")
         if fused_lowered is not None:
@@ -632,7 +633,7 @@ def _compile_error(program: Program, geo: R.Geometry, exc: Exception) -> Runtime
         f"{type(exc).__name__}: {exc}")
 
 
-_F64 = np.dtype(np.float64)
+_F64, _F32 = np.dtype(np.float64), np.dtype(np.float32)
 
 
 def _var_pass(lowered: Lowered, found: tuple[tuple[int, ...], int], mean: Any = None) -> Lowered:
@@ -723,6 +724,24 @@ def _runs_on_host(program: Program) -> bool:
         elif select(ins.op, key) is None:
             return True
     return False
+
+
+def _fallback_chain(lowered: Lowered) -> Lowered | None:
+    """What ``CudaBackend._fallback`` computes before CuPy's reduction: the chain under the
+    root, or None where the root reads an input as it is. An argmin/argmax of float32 values
+    gets them widened to float64 by the chain's kernel (exact, in the same order): CuPy's
+    kernels flush float32 subnormals (``-ftz=true``), so its argmax of [1e-40, 2e-40] would
+    be 0."""
+    program = lowered.program
+    root = program.root
+    widen = root.op in ("argmin", "argmax") and program.instrs[root.args[0]].dtype == _F32
+    if program.instrs[root.args[0]].op == "input" and not widen:
+        return None
+    chain = _chain_of(lowered)
+    if widen:
+        instrs = chain.program.instrs
+        chain = chain._replace(program=Program(instrs + (Instr("astype", _F64, (len(instrs) - 1,), _F64),)))
+    return chain
 
 
 def _chain_of(lowered: Lowered) -> Lowered:
