@@ -6,7 +6,8 @@ CuPy departs from that when ``dtype=`` is given (seen on the H200 with CuPy 14.2
 returns float64 for an integer dtype, ``mean(dtype=uint64)`` of negative int8 values gives 0,
 and ``var(int8 data, dtype=float32)`` is 1.5e-4 away from NumPy's; ``var`` of a slice with
 no degrees of freedom (``ddof >= n``) is NaN where NumPy divides by zero (inf unless the
-squares sum to 0; seen on an H100). So on the cuda device these run as NumPy's steps with CuPy. Written against the array-module API: CI checks it with NumPy.
+squares sum to 0; seen on an H100). So on the cuda device these run as NumPy's steps with
+CuPy. Written against the array-module API: CI checks it with NumPy.
 """
 from __future__ import annotations
 
