@@ -433,7 +433,9 @@ class LazyArray(ArrayBase):  # type: ignore[misc]  # compiled base: the node, th
         two first uses its memory as memory (a write, a view, an export) gets a buffer of its
         own (lazyarr/_views.py, "Memory ownership"). A computed ``self`` is copied now.
         ``order`` ("C" by default, as ``ndarray.copy``; "K", "A", "F") is the copy's memory
-        layout, as NumPy's; a pending copy is computed C-contiguous ("F" copies now)."""
+        layout, as NumPy's, for a computed ``self``; a pending copy takes the expression's
+        layout (NumPy's order "K" of its inputs: C-contiguous unless they are not), and "F"
+        copies now (docs/not-supported.rst)."""
         if order not in ("K", "A", "C", "F"):
             raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got '{order}')")
         node = self._node

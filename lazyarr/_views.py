@@ -182,7 +182,9 @@ def claim(x: Any) -> Any:
                                         and sys.getrefcount(node) <= 3):
         node.owner = weakref.ref(x)
     else:
-        x._node = node = _node.leaf(node.data.copy(), x.device)
+        # (order="K": the copy keeps the layout, so x's strides stay NumPy's; an F-ordered
+        # result copied C-ordered made x.ravel() a view where NumPy's is a copy)
+        x._node = node = _node.leaf(node.data.copy(order="K"), x.device)
         node.owner = weakref.ref(x)
     return node.data
 
