@@ -46,7 +46,8 @@ def check_dtype(dtype: object, what: str = "array") -> np.dtype:
 
 
 def scalar_to_dtype(value: int | float | complex | bool, dtype: np.dtype) -> np.generic:
-    """Convert a Python scalar operand to ``dtype`` exactly as a NumPy ufunc does.
+    """Convert a Python scalar operand (or a NumPy scalar, to its own dtype) to ``dtype``
+    exactly as a NumPy ufunc does.
 
     An out-of-range Python int raises ``OverflowError`` (NumPy's own message);
     a float that overflows a smaller float type becomes inf, silently, as in NumPy (a complex

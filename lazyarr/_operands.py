@@ -83,27 +83,17 @@ def common_device(operands: list[Operand]) -> str:
     return device or resolve_device(None)
 
 
-# (NumPy scalar type, value[, sign of a zero]) -> its scalar node, as _scalar_nodes for Python
-# numbers: a NumPy scalar operand (``x * np.float64(dt)``, ``np.sqrt(2.0)``) keeps its own
-# dtype (NumPy 2: it is not weak), and building its node each time cost ~5 µs an operator.
-_numpy_scalar_nodes: dict[tuple[Any, ...], Node] = {}
 _SUPPORTED_SCALAR_KINDS = frozenset("biuf")
 
 
 def numpy_scalar_node(x: Any) -> Node | None:
-    """A NumPy scalar of a real supported dtype as a constant node of its dtype, memoized; None
-    for any other (complex, datetime, ...: ``to_operand`` makes or refuses those)."""
-    dtype = x.dtype
-    if dtype.kind not in _SUPPORTED_SCALAR_KINDS or x != x:     # (NaN: never equal, not kept)
+    """A NumPy scalar of a real supported dtype as a constant node of its own dtype (NumPy 2:
+    it is not weak), memoized as Python numbers are (:func:`scalar_node`: building its node
+    each time cost ~5 µs an operator); None for any other (complex, datetime, ...:
+    ``to_operand`` makes or refuses those)."""
+    if x.dtype.kind not in _SUPPORTED_SCALAR_KINDS:
         return None
-    key = (type(x), x) if x or dtype.kind != "f" else (type(x), x, bool(np.signbit(x)))
-    node = _numpy_scalar_nodes.get(key)
-    if node is None:
-        node = _node.scalar(np.asarray(x, dtype=check_dtype(dtype, "a scalar operand"))[()])
-        if len(_numpy_scalar_nodes) >= _MAX_SCALAR_NODES:
-            _numpy_scalar_nodes.clear()
-        _numpy_scalar_nodes[key] = node
-    return node
+    return scalar_node(x, check_dtype(x.dtype, "a scalar operand"))
 
 
 def to_operand(x: Any, device: str | None = None) -> Operand:
@@ -152,7 +142,8 @@ _MAX_SCALAR_NODES = 1024
 
 
 def scalar_node(value: Any, dtype: np.dtype) -> Node:
-    """A Python number as a constant node of ``dtype``."""
+    """A Python number (or a NumPy scalar of ``dtype``: an equal key is an equal value) as a
+    constant node of ``dtype``."""
     if value != value:
         return _node.scalar(scalar_to_dtype(value, dtype))
     if type(value) is complex:    # 0j, -0j, 0-0j, -0+0j: four zeros

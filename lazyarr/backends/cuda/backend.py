@@ -566,7 +566,8 @@ class CudaBackend:
         if root.op in R.FALLBACK_REDUCTIONS:
             child = root.args[0]
             fused_lowered = _fallback_chain(lowered)  # type: ignore[assignment]
-            temp = (fused_lowered or lowered).program.instrs[-1 if fused_lowered else child].dtype
+            temp = program.instrs[child].dtype if fused_lowered is None else \
+                fused_lowered.program.root.dtype
             chain_bytes = int(np.prod(broadcast_shapes(*(a.shape for a in lowered.inputs)))) * \
                 temp.itemsize
             then = (f"NumPy's steps for {root.op}(dtype=...) run with CuPy (numpy_methods: sums, "

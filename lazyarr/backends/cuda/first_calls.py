@@ -76,33 +76,27 @@ SAME_ON_CUPY_FLOAT = frozenset({
 _F16, _F32 = np.dtype(np.float16), np.dtype(np.float32)
 
 
-def _select(wins: Any) -> Any:
-    """An op that picks one operand per element, as ``where(wins(a, b, dtype), a, b)``: the
-    bits of the operand picked (NaN payloads and zero signs included)."""
+def _select(ge: str, gt: str, nan_kept: int) -> Any:
+    """A select op of cuda/templates.py, as ``where(picks_first, a, b)``: the bits of the
+    operand picked (NaN payloads and zero signs included). The compare: ``ge`` on ties for
+    integers and float16 (the first operand kept), ``gt`` for float32/float64 (the second:
+    NumPy's SIMD loops); for floats the first operand is also picked where operand
+    ``nan_kept`` is NaN (maximum/minimum: a NaN first operand is kept, and a NaN second one
+    loses every compare; fmax/fmin: the first is kept unless the second is NaN-free and wins)."""
     def op(xp: Any, a: Any, b: Any, dtype: np.dtype) -> Any:
-        return xp.where(wins(xp, a, b, dtype), a, b)
+        picks_first = getattr(xp, ge if dtype.kind != "f" or dtype == _F16 else gt)(a, b)
+        if dtype.kind == "f":
+            picks_first = picks_first | xp.isnan((a, b)[nan_kept])
+        return xp.where(picks_first, a, b)
     return op
 
 
-def _ge_or_gt(xp: Any, a: Any, b: Any, dtype: np.dtype, ge: Any, gt: Any) -> Any:
-    """The comparison of cuda/templates.py's select for ``dtype``: on ties, integers and
-    float16 keep the first operand (``>=``), float32/float64 the second (``>``; NumPy's SIMD
-    loops)."""
-    return ge(a, b) if dtype.kind != "f" or dtype == _F16 else gt(a, b)
-
-
-#: the select ops, as cuda/templates.py computes them (NaN: maximum/minimum keep a NaN of the
-#: first operand, else the compare's winner, so a NaN second operand too; fmax/fmin keep the
-#: first operand unless the second is NaN-free and wins; sign: helpers.H_fsign)
+#: the select ops, as cuda/templates.py computes them (sign: helpers.H_fsign)
 SELECTS = {
-    "maximum": _select(lambda xp, a, b, dt: _ge_or_gt(xp, a, b, dt, xp.greater_equal, xp.greater)
-                       | (xp.isnan(a) if dt.kind == "f" else False)),
-    "minimum": _select(lambda xp, a, b, dt: _ge_or_gt(xp, a, b, dt, xp.less_equal, xp.less)
-                       | (xp.isnan(a) if dt.kind == "f" else False)),
-    "fmax": _select(lambda xp, a, b, dt: _ge_or_gt(xp, a, b, dt, xp.greater_equal, xp.greater)
-                    | (xp.isnan(b) if dt.kind == "f" else False)),
-    "fmin": _select(lambda xp, a, b, dt: _ge_or_gt(xp, a, b, dt, xp.less_equal, xp.less)
-                    | (xp.isnan(b) if dt.kind == "f" else False)),
+    "maximum": _select("greater_equal", "greater", 0),
+    "minimum": _select("less_equal", "less", 0),
+    "fmax": _select("greater_equal", "greater", 1),
+    "fmin": _select("less_equal", "less", 1),
     "sign": lambda xp, a, dt: _float_sign(xp, a, dt) if dt.kind == "f" else xp.sign(a),
 }
 
