@@ -135,9 +135,10 @@ _warm_dirs: dict[tuple[str, str], str] = {}
 
 
 def _cold_setup(compile, **kw):
-    """``_COLD_SETUP`` filled in: float32 data, but float64 under ``compile="background"``,
-    where float64 programs run op by op while their kernel compiles and float32 ones wait
-    (CuPy flushes float32 subnormals: lazyarr/backends/cuda/first_calls.py)."""
+    """``_COLD_SETUP`` filled in: float32 data, but float64 under ``compile="background"``
+    (its rows since 2026-12-06c, when float32 programs waited for their kernel; since
+    2026-12-06d they run op by op too, with tests of CuPy's float32 flush:
+    lazyarr/backends/cuda/first_calls.py)."""
     return _COLD_SETUP.format(compile=compile, dtype="float64" if compile == "background"
                               else "float32", **kw)
 

@@ -68,10 +68,27 @@ def runs():
 
 @pytest.fixture
 def held(fresh, monkeypatch, runs):
-    """Every new kernel's compile held: the calls run op by op. Yields their count."""
+    """Every new kernel's compile held: the calls run op by op. Yields their count. A call
+    that must take the kernel instead (a float32 value CuPy may have flushed) compiles it
+    then, in its own thread."""
     monkeypatch.setattr(fresh, "compile_later", lambda rendered, cc: concurrent.futures.Future())
     monkeypatch.setattr(fresh, "loaded", lambda rendered, cc: None)     # no disk cache either
+    waits = type(fresh)._compiled_now
+
+    def compiled_now(self, key):
+        self._start_compiles()
+        later = self._later.get(key)
+        if later is not None and not later.future.done():
+            later.future.set_result(self.load(later.rendered, later.cc))
+        return waits(self, key)
+    monkeypatch.setattr(type(fresh), "_compiled_now", compiled_now)
     yield runs
+
+
+def _flushed():
+    """How many calls have taken the kernel as a float32 value may have been flushed."""
+    from lazyarr.backends.cuda import first_calls
+    return first_calls.stats["flushed"]
 
 
 def _launches(monkeypatch, backend):
@@ -112,9 +129,8 @@ def test_op_by_op_gives_the_kernels_values(name, dtype, held, rng):
         except TypeError:       # (tanh of bool, ...: the same error as NumPy's, both paths)
             return
         first = np.asarray(fn(*(la.asarray(a) for a in xs)))
-        # float32 values anywhere: the kernel's value, waited for (CuPy flushes subnormals)
-        f32 = any(ins.dtype == np.float32 for ins in program.instrs)
-        assert runs_op_by_op(program) == (not f32) and bool(held) == (not f32)
+        # (float32: its subnormal edge values take the kernel instead: test_float32_values_...)
+        assert runs_op_by_op(program) and held == 1
         with la.config(compile="wait"):
             kernel = np.asarray(fn(*(la.asarray(a) for a in xs)))
     assert first.dtype == kernel.dtype and first.shape == kernel.shape
@@ -128,7 +144,7 @@ def test_op_by_op_gives_the_kernels_values(name, dtype, held, rng):
 
 @pytest.mark.parametrize("op, dtype", [
     (op, dt) for op in ("maximum", "minimum", "fmax", "fmin", "sign")
-    for dt in (np.float16, np.float64, np.int32, np.bool_)      # (float32 waits: below)
+    for dt in (np.float16, np.float32, np.float64, np.int32, np.bool_)
     if not (op == "sign" and dt is np.bool_)])      # (NumPy has no sign of bool)
 def test_selects_pick_the_kernels_operand_bit_for_bit(op, dtype, held):
     """Ties of signed zeros and NaNs of either sign and payload in either operand: the same
@@ -154,19 +170,24 @@ def test_selects_pick_the_kernels_operand_bit_for_bit(op, dtype, held):
 
 
 def test_transcendentals_are_the_ones_the_kernels_call(held, rng):
-    """Each elementwise transcendental of float64 op by op against the kernel's (float32
-    waits for its kernel)."""
+    """Each elementwise transcendental op by op against the kernel's: float32 bit for bit
+    (tools/device/ftz_probe.py compares every float32 value on a GPU), float64 within 1e-12."""
+    flushed = _flushed()
     x = rng.uniform(0.1, 0.9, 257)
-    for op in sorted(TRANSCENDENTAL):
-        fn = getattr(la, op, None)
-        if fn is None or getattr(fn, "nin", 1) != 1:
-            continue
-        with np.errstate(all="ignore"):
-            first = np.asarray(fn(la.asarray(x)))
-            with la.config(compile="wait"):
-                kernel = np.asarray(fn(la.asarray(x)))
-        np.testing.assert_allclose(first, kernel, rtol=1e-12, atol=1e-12, err_msg=op)
-    assert held
+    for dtype in (np.float32, np.float64):
+        for op in sorted(TRANSCENDENTAL):
+            fn = getattr(la, op, None)
+            if fn is None or getattr(fn, "nin", 1) != 1:
+                continue
+            with np.errstate(all="ignore"):
+                first = np.asarray(fn(la.asarray(x.astype(dtype))))
+                with la.config(compile="wait"):
+                    kernel = np.asarray(fn(la.asarray(x.astype(dtype))))
+            if dtype is np.float32:
+                assert_same(first, kernel)
+            else:
+                np.testing.assert_allclose(first, kernel, rtol=1e-12, atol=1e-12, err_msg=op)
+    assert held and _flushed() == flushed
 
 
 @pytest.mark.parametrize("name, fn, arrays", CASES, ids=[c[0] for c in CASES])
@@ -175,17 +196,14 @@ def test_the_warnings_are_numpys_op_by_op(name, fn, arrays, held):
     FP.test_the_warnings_are_numpys(name, fn, arrays)
 
 
-_OP_BY_OP_FLOATS = [dt for dt in FP.FLOATS if dt is not np.float32]     # (float32 waits)
-
-
-@pytest.mark.parametrize("dt", _OP_BY_OP_FLOATS, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dt", FP.FLOATS, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("op", [op for op in FP.UNARY if op not in ("spacing", "rad2deg")])
 def test_unary_edge_values_op_by_op(op, dt, held):
     FP.test_unary_ops_each_edge_value(op, dt)
     assert held
 
 
-@pytest.mark.parametrize("dt", _OP_BY_OP_FLOATS, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dt", FP.FLOATS, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("op", ["add", "subtract", "multiply", "divide", "power", "arctan2"])
 def test_binary_edge_values_op_by_op(op, dt, held):
     FP.test_binary_ops_each_pair_of_edge_values(op, dt)
@@ -239,7 +257,7 @@ def test_a_failed_compile_raises_at_the_next_call(fresh, monkeypatch):
 @pytest.mark.parametrize("case", ["complex", "random", "host op", "remainder",
                                   "floor_divide", "hypot", "integer power",
                                   "float to int", "floor of int", "to float16",
-                                  "int32 to float16", "float32", "float32 subnormals"])
+                                  "int32 to float16"])
 def test_programs_op_by_op_cannot_run_wait_for_their_kernel(case, fresh, monkeypatch, runs):
     later = []
     monkeypatch.setattr(fresh, "compile_later", lambda r, cc: later.append(1) or concurrent.futures.Future())
@@ -259,22 +277,65 @@ def test_programs_op_by_op_cannot_run_wait_for_their_kernel(case, fresh, monkeyp
               "float to int": lambda a: (a * 7).astype(np.int32) + 1,
               "floor of int": lambda a: np.floor(a.astype(np.int64) * 3) + 1,
               "to float16": lambda a: (a * 3).astype(np.float16) + 1,
-              "int32 to float16": lambda a: (a + 0).astype(np.float16) + 1,
-              # (CuPy's kernels flush float32 subnormals: log(1e-40) would be -inf there)
-              "float32": lambda a: a * 3 + 1,
-              "float32 subnormals": lambda a: np.log(a) * (a > 0)}[case]
+              "int32 to float16": lambda a: (a + 0).astype(np.float16) + 1}[case]
         if case == "int32 to float16":
             xn = np.arange(64, dtype=np.int32) * 1001
             x = la.asarray(xn)
-        elif case == "float32":
-            xn = np.linspace(0.5, 2, 64, dtype=np.float32)
-            x = la.asarray(xn)
-        elif case == "float32 subnormals":
-            xn = np.full(64, 1e-40, np.float32)
-            x = la.asarray(xn)
         got, want = fn(x), fn(xn)
-    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6 if case.startswith("float32") else 1e-12)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
     assert not later and runs == 0
+
+
+_T = np.finfo(np.float32).tiny
+#: float32 values that CuPy's -ftz=true kernels would flush (log(1e-40) -inf, 1e-20 * 1e-20 0):
+#: (function, its operands) as NumPy computes them
+FLUSHED = {
+    "subnormal input": (lambda a: np.log(a) * (a > 0), [np.full(64, 1e-40, np.float32)]),
+    "subnormal constant": (lambda a: a * np.float32(1e-40) + 0, [np.linspace(1, 2, 64, dtype=np.float32)]),
+    "product": (lambda a, b: a * b + 0, [np.full(64, 1e-20, np.float32), np.linspace(0.5, 1, 64, dtype=np.float32)]),
+    "difference": (lambda a, b: (a - b) * 4, [np.full(64, _T * 1.5, np.float32), np.full(64, _T * 1.25, np.float32)]),
+    "sum of two": (lambda a, b: (a + b) * 4, [np.full(64, _T * 1.5, np.float32), np.full(64, -_T * 1.25, np.float32)]),
+    "quotient": (lambda a, b: a / b + 0, [np.full(64, 1e-20, np.float32), np.full(64, 1e20, np.float32)]),
+    "exp": (lambda a: np.exp(a) * 2, [np.linspace(-100, -90, 64, dtype=np.float32)]),
+    "arctan2": (lambda a, b: np.arctan2(a, b) * 2, [np.full(64, 1e-20, np.float32), np.full(64, 1e20, np.float32)]),
+    "cast": (lambda a: (a * 0.5).astype(np.float32) * 2, [np.full(64, 2e-40)]),
+    "sum": (lambda a: np.sum(a * 1), [np.array([_T * 1.5, -_T * 1.25], np.float32)]),
+}
+
+
+@pytest.mark.parametrize("case", list(FLUSHED))
+def test_float32_values_cupy_would_flush_are_the_kernels(case, held):
+    """A float32 program runs op by op, but where a value may be one CuPy's kernels flushed
+    (a subnormal input or constant, or an op site's zero where the exact result is not zero:
+    first_calls.FLUSH_TESTS), the call takes the kernel's value instead. On the simulated
+    device NumPy flushes nothing, so only the inputs and constants take the kernel there."""
+    fn, arrays = FLUSHED[case]
+    flushed = _flushed()
+    with np.errstate(all="ignore"):
+        want = fn(*arrays)
+        got = np.asarray(fn(*map(la.asarray, arrays)))
+    assert_same(got, want, exact=case != "sum")
+    assert want.dtype == np.float32
+    assert held == 1
+    assert _flushed() == flushed + (1 if not SIMULATED or "subnormal" in case else 0)
+
+
+def test_a_float32_zero_is_a_flush_only_where_the_exact_result_is_not_zero():
+    """The flush tests of first_calls, on a result CuPy flushed to zero and on true zeros."""
+    from lazyarr.backends.cuda.first_calls import FLUSH_TESTS, _subnormal
+    f32, zero = np.float32, np.zeros(3, np.float32)
+    a, b = np.array([1e-20, 0.0, 3.0], f32), np.array([1e-20, 5.0, 0.0], f32)
+    assert FLUSH_TESTS["multiply"](np, zero, a, b).tolist() == [True, False, False]
+    c, d = np.array([_T * 1.5, 2.0, -0.0], f32), np.array([_T * 1.25, 2.0, 0.0], f32)
+    assert FLUSH_TESTS["subtract"](np, zero, c, d).tolist() == [True, False, False]
+    assert FLUSH_TESTS["add"](np, zero, c, -d).tolist() == [True, False, False]
+    e = np.array([-100.0, -np.inf, 0.0], f32)
+    assert FLUSH_TESTS["exp"](np, zero, e).tolist() == [True, False, True]
+    assert FLUSH_TESTS["divide"](np, zero, np.array([1e-20, 1.0, 0.0], f32),
+                                 np.array([1e20, np.inf, 2.0], f32)).tolist() == [True, False, False]
+    assert bool(_subnormal(np, np.array([0.0, -0.0, _T, np.inf, np.nan], f32))) is False
+    assert bool(_subnormal(np, np.array([1.0, -1e-45], f32)))
+    assert bool(_subnormal(np, np.array([[1.0, 2.0], [3.0, 1e-40]], f32)[:, 1]))   # (a view)
 
 
 def test_writes_into_arrays_while_the_kernel_compiles(held):

@@ -181,8 +181,8 @@ if __name__ == "__main__":
     ap.add_argument("--log2n", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--device", choices=["cuda"], default="cuda")
-    ap.add_argument("--dtype", default="float64", help="float32 programs wait for their kernel "
-                    "(CuPy flushes float32 subnormals: first_calls.runs_op_by_op)")
+    ap.add_argument("--dtype", default="float64", help="float32 programs run op by op with tests "
+                    "of CuPy's flush of subnormals (first_calls.FLUSH_TESTS)")
     ap.add_argument("--md", help="also write the table here (docs/_static/perf/first_result_cuda.md)")
     args = ap.parse_args()
     DTYPE = np.dtype(args.dtype)

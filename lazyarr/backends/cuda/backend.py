@@ -271,9 +271,10 @@ class CudaBackend:
             if entry is None:           # compiling: this call runs op by op
                 try:
                     value = first_calls.run(xp, lowered._replace(inputs=inputs), checked)
-                except MemoryError:
+                except (MemoryError, first_calls.Flushed):
                     # (CuPy's OutOfMemoryError) op by op needs temporaries the kernel does
-                    # not: this call waits for the kernel instead
+                    # not, or a float32 value may be one that CuPy flushed: this call waits
+                    # for the kernel instead
                     entry = self._compiled_now(key)
                 else:
                     self._start_compiles()

@@ -32,13 +32,23 @@ compile, as under ``compile="wait"``:
   dtype);
 * complex values, random draws, the host's ops, and var/std/argmin/argmax (their chain is a
   program of its own, through ``CudaBackend._fallback``);
-* float32 values anywhere in the program: CuPy compiles its kernels with ``-ftz=true``
-  (``cupy/cuda/compiler.py``), so float32 subnormals are read and written as zeros there,
-  where the kernels keep them (float64, float16 through float32, integers and bool are
-  unaffected).
+* a float32 op that can make a subnormal value and is not in :data:`FLUSH_TESTS` (none of the
+  ops above today).
 
-One synchronization per call: each checked site's ``usual`` test (nothing raised) is reduced on
-the device, the tests are read together at the end, and only when one fails does the program
+float32 values need one more test. CuPy compiles its kernels with ``-ftz=true``
+(``cupy/cuda/compiler.py``): float32 subnormals are read as zeros and made as zeros there, where
+the kernel (and NumPy) keeps them: ``log(1e-40)`` is -inf there, ``1e-20 * 1e-20`` is 0. A
+flush can only change a value that is or would be subnormal, and a CuPy kernel never makes one,
+so a float32 program is CuPy's exactly when (a) no float32 input or constant is subnormal (a
+test of the bits, as integers) and (b) no op site made a zero where the kernel's exact result
+would not be zero (:data:`FLUSH_TESTS`: per op that can make a subnormal from normal operands,
+``r == 0`` where the operands, in float64, say the result is not an exact zero). Both are read
+with the floating-point tests, in the call's one synchronization; where one fails the call
+takes the kernel instead (:class:`Flushed`). float64 has no flush; float16 is computed through
+float32, where its values and their products are normal numbers.
+
+One synchronization per call: each checked site's ``usual`` test (nothing raised) and each
+float32 flush test is reduced on the device, the tests are read together at the end, and only when one fails does the program
 run again with every site's flags derived (:func:`_run`'s ``flags_now``). Intermediates are dropped after
 their last use, as eager mode does (a call whose temporaries do not fit in GPU memory waits for
 the kernel: ``CudaBackend.run``).
@@ -60,8 +70,9 @@ from . import flags, fp_checks
 from .render import NATIVE_REDUCTIONS, reduction_of
 
 _OPERANDS = ("_a0", "_a1", "_a2")
-#: calls run op by op in this process (tests/test_first_calls.py counts them)
-stats = {"calls": 0}
+#: calls run op by op in this process, and of them those that took the kernel instead as a
+#: float32 value may have been flushed (tests/test_first_calls.py counts them)
+stats = {"calls": 0, "flushed": 0}
 #: the elementwise ops whose CuPy kernels compute what lazyarr's templates do (IEEE arithmetic,
 #: comparisons, logic, the CUDA math functions: cuda/templates.py), float-only where noted
 SAME_ON_CUPY = frozenset({
@@ -73,7 +84,57 @@ SAME_ON_CUPY_FLOAT = frozenset({
     "divide", "reciprocal", "power", "sqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2",
     "log10", "log1p", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
     "arcsinh", "arccosh", "arctanh", "arctan2", "floor", "ceil", "trunc", "rint"})
-_F16, _F32 = np.dtype(np.float16), np.dtype(np.float32)
+_F16, _F32, _F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
+_TINY32 = np.finfo(np.float32).tiny
+
+
+class Flushed(Exception):
+    """A float32 value of the call may be one that CuPy's ``-ftz=true`` kernels flushed: the
+    call takes the kernel instead (``CudaBackend.run``)."""
+
+
+def _wide(xp: Any, v: Any) -> Any:
+    """An operand as float64 (exact: a float32 op's operands are float32 or narrower)."""
+    return xp.asarray(v).astype(_F64)
+
+
+def _nonzero_operand(xp: Any, r: Any, a: Any, *rest: Any) -> Any:
+    return (r == 0) & (_wide(xp, a) != 0)
+
+
+#: per float32 op that can make a subnormal from normal operands: where CuPy's result ``r`` may
+#: be a flushed one, i.e. it is zero where the exact result is not (the operands read in
+#: float64, exactly, without a flush; a sum or product of two float32 values is exact there).
+#: The ops of :data:`NO_FLUSH` cannot make one: with normal operands (tested at the inputs:
+#: CuPy makes no subnormal) their results are normal, zero, infinite or NaN as the kernel's.
+FLUSH_TESTS: dict[str, Any] = {
+    "add": lambda xp, r, a, b: (r == 0) & (_wide(xp, a) + _wide(xp, b) != 0),
+    "subtract": lambda xp, r, a, b: (r == 0) & (_wide(xp, a) - _wide(xp, b) != 0),
+    "multiply": lambda xp, r, a, b: (r == 0) & (_wide(xp, a) * _wide(xp, b) != 0),
+    "divide": lambda xp, r, a, b: _nonzero_operand(xp, r, a) & ~xp.isinf(_wide(xp, b)),
+    "arctan2": lambda xp, r, a, b: _nonzero_operand(xp, r, a) & ~xp.isinf(_wide(xp, b)),
+    "reciprocal": lambda xp, r, a: (r == 0) & ~xp.isinf(_wide(xp, a)),
+    "exp": lambda xp, r, a: (r == 0) & (_wide(xp, a) > -math.inf),
+    "exp2": lambda xp, r, a: (r == 0) & (_wide(xp, a) > -math.inf),
+    # (these are ~x near zero, so zero only at zero; tested all the same, as libdevice's
+    # flushing variants are not documented element by element)
+    **dict.fromkeys(("square", "power", "expm1", "log1p", "sin", "tan", "arcsin", "arctan",
+                     "sinh", "tanh", "arcsinh", "arctanh", "cbrt", "astype"), _nonzero_operand),
+}
+NO_FLUSH = frozenset({
+    "negative", "positive", "abs", "sqrt", "log", "log2", "log10", "cos", "arccos", "cosh",
+    "arccosh", "floor", "ceil", "trunc", "rint", "where", "maximum", "minimum", "fmax", "fmin",
+    "sign", "min", "max"})
+#: float32 reductions: accumulated in float64 and rounded once (reduction_rules), where the
+#: rounding may flush; a zero result is taken as one
+_REDUCTIONS_ROUNDED = frozenset({"sum", "prod", "mean"})
+
+
+def _subnormal(xp: Any, a: Any) -> Any:
+    """Whether float32 ``a`` holds a subnormal: a test of its bits (a float compare would
+    flush it), as a device boolean."""
+    magnitude = xp.asarray(a).view(np.uint32) & np.uint32(0x7FFFFFFF)
+    return xp.any((magnitude != 0) & (magnitude < np.uint32(0x00800000)))
 
 
 def _select(ge: str, gt: str, nan_kept: int) -> Any:
@@ -115,15 +176,11 @@ def runs_op_by_op(program: Program) -> bool:
     for ins in instrs:
         if ins.dtype.kind == "c" or any(instrs[a].dtype.kind == "c" for a in ins.args):
             return False
-        if ins.dtype == _F32:
-            # CuPy compiles every kernel with -ftz=true: float32 subnormals, read or made, are
-            # zeros there, where the kernel (and NumPy) keeps them: log(1e-40) is -inf, 1e-40 > 0
-            # False, 1e-20 * 1e-20 is 0. No cheap test tells a flushed value from a true zero,
-            # so a float32 program waits for its kernel. (float16 is computed through float32,
-            # where its values and their products are normal numbers; float64 has no flush.)
-            return False
         if ins.op in ("input", "scalar"):
             continue
+        if ins.dtype == _F32 and ins.op not in FLUSH_TESTS and ins.op not in NO_FLUSH \
+                and ins.op not in _REDUCTIONS_ROUNDED:
+            return False            # (CuPy's -ftz=true: no test of its flushes here)
         if ins.op == "astype":
             src = instrs[ins.args[0]].dtype
             if ins.dtype.kind in "iub" and src.kind == "f":
@@ -191,10 +248,18 @@ def run(xp: Any, lowered: Lowered, checked: bool) -> Any:
     """``lowered``'s value computed op by op with ``xp`` (CuPy; NumPy on the simulated
     device), its floating-point flags derived as the checked kernel's are when ``checked``."""
     stats["calls"] += 1
-    value, tests = _run(xp, lowered, checked, flags_now=False)
-    if tests and not all(_host(xp, tests)):
+    value, tests, flushes = _run(xp, lowered, checked, flags_now=False)
+    if flushes or tests:
+        read = _host(xp, tests + flushes)
+        if any(read[len(tests):]):
+            stats["flushed"] += 1
+            raise Flushed
+        tests_pass = all(read[:len(tests)])
+    else:
+        tests_pass = True
+    if not tests_pass:
         # some site raised: again, with each site's flags (rare: NaN/inf values)
-        value, words = _run(xp, lowered, checked, flags_now=True)
+        value, words, _ = _run(xp, lowered, checked, flags_now=True)
         raised = [(int(w), name) for w, name in zip(_host(xp, [w for w, _ in words]),
                                                       [n for _, n in words]) if int(w)]
         if raised:
@@ -209,21 +274,29 @@ def _host(xp: Any, values: list[Any]) -> list[Any]:
         else [np.asarray(v).item() for v in values]
 
 
-def _run(xp: Any, lowered: Lowered, checked: bool, flags_now: bool) -> tuple[Any, list[Any]]:
-    """The value, and per checked site its ``usual`` test (or with ``flags_now`` its flags
-    word and name), on the device."""
+def _run(xp: Any, lowered: Lowered, checked: bool,
+         flags_now: bool) -> tuple[Any, list[Any], list[Any]]:
+    """The value; per checked site its ``usual`` test (or with ``flags_now`` its flags word
+    and name); and the float32 flush tests (none with ``flags_now``: they passed), on the
+    device."""
     instrs = lowered.program.instrs
     root = lowered.program.root
     last = _last_uses(instrs)
     values: list[Any] = [None] * len(instrs)
     out: list[Any] = []
+    flushes: list[Any] = []
     with np.errstate(all="ignore") if xp is np else contextlib.nullcontext():
         for n, ins in enumerate(instrs):
             if ins.op == "input":
                 values[n] = lowered.inputs[ins.arg[0]]
+                if ins.dtype == _F32 and not flags_now:
+                    flushes.append(_subnormal(xp, values[n]))
                 continue
             if ins.op == "scalar":
                 values[n] = lowered.scalars[ins.arg]
+                if ins.dtype == _F32 and 0 < abs(np.float32(values[n])) < _TINY32:
+                    stats["flushed"] += 1
+                    raise Flushed       # (a subnormal constant: CuPy's kernels would read 0)
                 continue
             operands = [values[a] for a in ins.args]
             select = SELECTS.get(ins.op)
@@ -237,12 +310,18 @@ def _run(xp: Any, lowered: Lowered, checked: bool, flags_now: bool) -> tuple[Any
             if getattr(r, "dtype", ins.dtype) != ins.dtype:
                 r = xp.asarray(r).astype(ins.dtype)     # (a library's promotion of a scalar)
             values[n] = r
+            if ins.dtype == _F32 and not flags_now:
+                test = FLUSH_TESTS.get(ins.op)
+                if test is not None:
+                    flushes.append(xp.any(test(xp, r, *operands)))
+                elif ins.op in _REDUCTIONS_ROUNDED:
+                    flushes.append(xp.any(xp.asarray(r) == 0))
             if checked:
                 out += _site(xp, ins, instrs, operands, r, ins is root, len(out), flags_now)
             for a in set(ins.args):
                 if last[a] == n:
                     values[a] = None
-    return values[-1], out
+    return values[-1], out, flushes
 
 
 def _site(xp: Any, ins: Instr, instrs: Any, operands: list[Any], r: Any, at_root: bool,
