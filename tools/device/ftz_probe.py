@@ -20,7 +20,8 @@ from lazyarr.backends.cuda import first_calls
 from lazyarr.backends.reference import _apply
 
 F32 = np.dtype(np.float32)
-UNARY = sorted(op for op in (first_calls.FLUSH_TESTS.keys() | first_calls.NO_FLUSH)
+UNARY = sorted(op for op in (first_calls.FLUSH_TESTS.keys() | first_calls.NO_FLUSH
+                             | first_calls.FLOAT32_NOT_THE_KERNELS)
                if op in first_calls.SAME_ON_CUPY_FLOAT | first_calls.SAME_ON_CUPY
                and op not in ("add", "subtract", "multiply", "divide", "arctan2", "power", "where"))
 BINARY = ("add", "subtract", "multiply", "divide", "arctan2", "power")
@@ -61,15 +62,40 @@ def compare(op: str, xs: tuple[cupy.ndarray, ...]) -> tuple[int, int, int, list[
     return n_bad, int(flagged.sum()) - subnormal_in, subnormal_in, examples
 
 
+def cases() -> None:
+    """A few flushes by hand, and where CuPy asks for them."""
+    import inspect
+
+    from cupy._core import _accelerator
+    tiny = np.finfo(np.float32).tiny
+    for name, fn, xs in [
+            ("multiply", cupy.multiply, ([1e-20, 1e-20, 3e-20], [0.5, 1.0, 1e-20])),
+            ("subtract", cupy.subtract, ([tiny * 1.5], [tiny * 1.25])),
+            ("square", cupy.square, ([1e-20],)),
+            ("divide", cupy.divide, ([1e-20], [1e20]))]:
+        for size in (1, 64, 1 << 20):
+            arrays = [cupy.asarray(np.resize(np.asarray(x, np.float32), size)) for x in xs]
+            got = fn(*arrays)[:3].get()
+            print(f"  {name}({', '.join(str(a[:3].get()) for a in arrays)}) size {size}: {got}")
+    src = inspect.getsource(cupy.cuda.compiler)
+    print("  cupy/cuda/compiler.py lines with ftz:", [ln.strip() for ln in src.splitlines() if "ftz" in ln])
+    print("  accelerators (routine, reduction):", _accelerator.get_routine_accelerators(),
+          _accelerator.get_reduction_accelerators())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--log2chunk", type=int, default=28)
     ap.add_argument("--pairs-log2", type=int, default=26)
+    ap.add_argument("--cases-only", action="store_true")
     ap.add_argument("--span-log2", type=int, default=32, help="unary ops: the first 2^N patterns")
     args = ap.parse_args()
     np.seterr(all="ignore")     # (a NumPy shim: every bit pattern, signalling NaNs too)
     chunk = 1 << args.log2chunk
     print(f"CuPy {cupy.__version__}; {cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}")
+    if args.cases_only:
+        cases()
+        return
     span = 1 << args.span_log2
     print(f"unary ops over the first 2^{args.span_log2} float32 bit patterns "
           f"(2^32: all of them) in {max(1, span // chunk)} chunks:")
@@ -83,6 +109,7 @@ def main() -> None:
               f"{flagged:>12,}   subnormal inputs: {sub:,}   ({time.perf_counter() - t0:.1f} s)")
         for line in examples[:4]:
             print(f"      {line}")
+    cases()
     rng = cupy.random.default_rng(0)
     n = 1 << args.pairs_log2
     print(f"binary ops over 2^{args.pairs_log2} random bit pairs and 2^{args.pairs_log2} cancelling pairs:")
