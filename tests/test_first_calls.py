@@ -297,7 +297,7 @@ _T = np.finfo(np.float32).tiny
 FLUSHED = {
     "subnormal input": (lambda a: np.log(a) * (a > 0), [np.full(64, 1e-40, np.float32)]),
     "subnormal constant": (lambda a: a * np.float32(1e-40) + 0, [np.linspace(1, 2, 64, dtype=np.float32)]),
-    "product": (lambda a, b: a * b + 0, [np.full(64, 1e-20, np.float32), np.linspace(0.5, 1, 64, dtype=np.float32)]),
+    "product": (lambda a, b: a * b + 0, [np.full(64, 1e-20, np.float32), np.linspace(0.5e-20, 1e-20, 64, dtype=np.float32)]),
     "difference": (lambda a, b: (a - b) * 4, [np.full(64, _T * 1.5, np.float32), np.full(64, _T * 1.25, np.float32)]),
     "sum of two": (lambda a, b: (a + b) * 4, [np.full(64, _T * 1.5, np.float32), np.full(64, -_T * 1.25, np.float32)]),
     "quotient": (lambda a, b: a / b + 0, [np.full(64, 1e-20, np.float32), np.full(64, 1e20, np.float32)]),
