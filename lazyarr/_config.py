@@ -3,7 +3,8 @@ what size an operator on computed CPU arrays runs at once, and whether a new GPU
 calls wait for its compile.
 
 The process-wide default comes from the environment (``LAZYARR_MODE``, ``LAZYARR_DEVICE``,
-``LAZYARR_FALLBACK``, ``LAZYARR_EAGER_MAX_SIZE``, ``LAZYARR_COMPILE``) and :func:`set_config`; :func:`config`
+``LAZYARR_FALLBACK``, ``LAZYARR_EAGER_MAX_SIZE``, ``LAZYARR_COMPILE``, ``LAZYARR_CPU_LOOPS``) and
+:func:`set_config`; :func:`config`
 overrides it for a ``with`` block. Overrides live in a :class:`contextvars.ContextVar`, so they are
 local to the thread or asyncio task that entered the block.
 """
@@ -19,9 +20,12 @@ MODES = ("lazy", "eager")
 DEVICES = ("auto", "cpu", "cuda")
 FALLBACKS = ("allow", "warn", "error")
 COMPILES = ("background", "wait")
-_CHOICES = {"mode": MODES, "device": DEVICES, "fallback": FALLBACKS, "compile": COMPILES}
+CPU_LOOPS = ("background", "wait", "off")
+_CHOICES = {"mode": MODES, "device": DEVICES, "fallback": FALLBACKS, "compile": COMPILES,
+            "cpu_loops": CPU_LOOPS}
 _ENV = {"mode": "LAZYARR_MODE", "device": "LAZYARR_DEVICE", "fallback": "LAZYARR_FALLBACK",
-        "eager_max_size": "LAZYARR_EAGER_MAX_SIZE", "compile": "LAZYARR_COMPILE"}
+        "eager_max_size": "LAZYARR_EAGER_MAX_SIZE", "compile": "LAZYARR_COMPILE",
+        "cpu_loops": "LAZYARR_CPU_LOOPS"}
 _OPTIONS = (*_CHOICES, "eager_max_size")
 
 
@@ -38,13 +42,18 @@ class Config:
     float64: measured in docs/notes/cpu.rst, 2026-12-04c). 0 turns it off.
     ``compile``: on a GPU, a new kernel compiles in ``"background"`` while its first calls run
     op by op with CuPy (the same values and floating-point warnings; docs/gpu-backend.rst,
-    "A new kernel's first calls"), or each call waits for it (``"wait"``)."""
+    "A new kernel's first calls"), or each call waits for it (``"wait"``).
+    ``cpu_loops``: on the CPU, a program of float arithmetic that has run twice is compiled
+    by Numba into one loop per block (the same values, bit for bit; docs/cpu-backend.rst,
+    "Compiled loops") on the compile thread (``"background"``) or at that call (``"wait"``);
+    ``"off"`` keeps the VM's instruction by instruction passes."""
 
     mode: str = "lazy"
     device: str = "auto"
     fallback: str = "allow"
     eager_max_size: int = 32768
     compile: str = "background"
+    cpu_loops: str = "background"
 
 
 def _validate(source: str, key: str, value: object) -> str | int:

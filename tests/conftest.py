@@ -23,6 +23,11 @@ la.set_config(eager_max_size=int(os.environ.get("LAZYARR_TEST_EAGER_MAX_SIZE", "
 # subprocesses inherit the variable).
 os.environ["LAZYARR_COMPILE"] = "wait"
 la.set_config(compile="wait")
+# A CPU program of float arithmetic that has run twice compiles into one loop (the default:
+# backends/cpu_loops.py), with Numba in the background. The suite runs the VM's instructions,
+# whose values the loops must match bit for bit (tests/test_cpu_loops.py tests them);
+# LAZYARR_TEST_CPU_LOOPS=wait runs the whole suite with the loops.
+la.set_config(cpu_loops=os.environ.get("LAZYARR_TEST_CPU_LOOPS", "off"))
 
 # Every backend that can run here: the reference interpreter, plus each fused backend that
 # imports (the Cython CPU backend once built; "cuda" only on a GPU machine).

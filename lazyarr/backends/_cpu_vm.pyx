@@ -45,9 +45,15 @@ cdef extern from "_cpu_vm.h" nogil:
         lz_cast_t cast
         int which, spare_reg
         cnp.npy_intp spare_size
+    ctypedef void (*lz_loop_fn)(char **args, const cnp.npy_intp *strides, cnp.npy_intp n)
+    enum: LZ_LOOP_MAX_IN
     ctypedef struct lz_prog:
         int ninstr
         lz_instr *instr
+        lz_loop_fn loop
+        int loop_nin
+        int loop_in[16]
+        cnp.npy_intp loop_isz
         int ninputs, nscalars, nvals, nregs
         int *input_val
         cnp.npy_intp *input_isz
@@ -119,6 +125,7 @@ cdef extern from "_cpu_vm.h" nogil:
     lz_cast_t lz_get_sqrt(int type)
     lz_cast_t lz_get_sqrt_abs(int type)
     int lz_execute(const lz_prog *P, lz_run *R, int nthreads)
+    void lz_publish_loop(lz_prog *P, lz_loop_fn fn)
     int lz_pool_started()
     cnp.npy_int64 lz_progress(cnp.npy_int64 *progress)
     cnp.npy_intp LZ_GATHER
@@ -245,6 +252,30 @@ cdef class VMProgram:
         self.prefetch = prefetch
         self.red_pre = red_pre
         self.nregs, self.red_kind, self.red_type, self.block = nregs, red_kind, red_type, block
+
+    @property
+    def has_loop(self):
+        """Whether a compiled loop runs the instructions (set_loop)."""
+        return self.P.loop != NULL
+
+    def set_loop(self, size_t address, list operands, cnp.npy_intp itemsize, object keep):
+        """Run the whole instruction list as one compiled loop from now on (cpu_loops.py):
+        ``address`` of a ``void(char **args, npy_intp *strides, npy_intp n)``, the values it
+        reads (``operands``, then it writes the program's value), their common itemsize;
+        ``keep`` holds the code alive. Set once; a call running on another thread sees the
+        loop from its next block, whole or not at all."""
+        cdef int k
+        if self.P.loop != NULL or not operands or len(operands) > LZ_LOOP_MAX_IN or \
+                self.P.ninstr < 1 or address == 0:
+            raise ValueError("no loop for this program")
+        for k in range(len(operands)):
+            if not 0 <= operands[k] < self.P.nvals:
+                raise ValueError(f"operand {operands[k]}")
+            self.P.loop_in[k] = operands[k]
+        self.P.loop_nin = len(operands)
+        self.P.loop_isz = itemsize
+        self.keep.append(keep)
+        lz_publish_loop(&self.P, <lz_loop_fn>address)
 
     def __dealloc__(self):
         free(self.P.instr)

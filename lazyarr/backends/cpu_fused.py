@@ -33,7 +33,7 @@ import numpy as np
 
 from .._config import THREAD_ENVIRONMENT
 from .._counters import CounterMap
-from . import cpu_stencil
+from . import cpu_loops, cpu_stencil
 from .._dtypes import SUPPORTED_DTYPES
 from .._memo import BuildOnce
 from .._shapes import broadcast_shapes
@@ -153,6 +153,8 @@ class Compiled:
     # the work of one element, for the thread decision of an elementwise run: the widest
     # value's bytes x (inputs read + instructions, an EXPENSIVE_OPS one weighing EXPENSIVE_WEIGHT)
     work: int = 1
+    # the instructions as one compiled loop, once the program has run twice (cpu_loops.py)
+    loop: cpu_loops.LoopPlan | None = None
 
 
 def _canonical(dt: np.dtype) -> np.dtype:
@@ -257,9 +259,11 @@ def compile_program(program: Program) -> Compiled:
     regs, nregs = _allocate_registers(specs, sink)
     vm = _build_vm(body, specs, regs, nregs, dtypes, sink)
     root = instrs[-1]
+    loop = cpu_loops.plan(specs, sink.result_val, dtypes,
+                          {n for n, ins in enumerate(body) if ins.op == "scalar"})
     return Compiled(vm, _listing(body, specs, regs, sink), reduction, root.arg if reduction else None,
                     sink.compute, sink.canon, root.dtype, _input_dtypes(instrs), _must_run_serially(body),
-                    _fpe_names(specs, sink), _work(body))
+                    _fpe_names(specs, sink), _work(body), loop)
 
 
 def _work(body: tuple[Instr, ...]) -> int:
@@ -918,6 +922,8 @@ def _execute(launch: _Launch, inputs: list[np.ndarray], out: np.ndarray | None =
     ``writeback``'s view through the chunked write-back (``(target, chunk rows, back, fwd)``:
     :func:`_write_back_plan`)."""
     c, scalars, shape = launch.c, launch.scalars, launch.shape
+    if c.loop is not None and c.loop.state == "new":
+        cpu_loops.note_call(c.loop, c.vm)
     if launch.reduction is None:
         order, fpe = tuple(range(len(shape))), bytearray(len(c.fpe))
         if writeback is not None:
@@ -1235,6 +1241,8 @@ def _run_fields(plan: cpu_stencil.Plan, lowered: Lowered, inputs: list[np.ndarra
     found = _fields_launch(plan, lowered, inputs)
     if found is None:
         return None
+    if c.loop is not None and c.loop.state == "new":
+        cpu_loops.note_call(c.loop, c.vm)
     launch, main_inputs = found
     shape = launch.shape
     fpes = [bytearray(len(f.compiled.fpe)) for f in plan.fields]
@@ -1465,6 +1473,8 @@ class CpuFusedBackend:
         if isinstance(c, Unsupported) or numpy_reduces_faster(lowered):
             from .reference import for_device
             return bound(for_device("cpu"), lowered)     # what ``run`` would hand it
+        if c.loop is not None and c.loop.state == "new":
+            cpu_loops.note_call(c.loop, c.vm, repeated=True)    # (la.jit's replays: repeats)
         dtypes = c.input_dtypes
         if _stencil_of(c, lowered) is not None:
             # stencil fields: each call checks that its inputs lie as these do (run_compiled,

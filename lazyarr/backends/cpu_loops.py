@@ -1,0 +1,186 @@
+"""Compiled loops for the CPU VM (``la.config(cpu_loops=...)``; docs/cpu-backend.rst,
+"Compiled loops").
+
+The VM runs a program one instruction at a time over each block: every op is one pass of
+NumPy's own loop over a register in cache. Below ~100,000 elements, and for arithmetic-heavy
+statements at any size, those passes are the time (~0.3 ns an op and element: docs/notes/
+cpu.rst, "The NPBench kernels at preset L again"). A program whose instructions are all IEEE
+arithmetic of one float dtype (:data:`EXPRESSIONS`: + - * /, negation, abs, square, sqrt)
+can instead run as ONE loop per block, each element's intermediates in registers: Numba
+compiles it (LLVM, vectorized; no fast-math, no contraction into FMAs), and the VM calls it
+in place of the instructions (``lz_run_loop`` in _cpu_vm.h). These ops are correctly rounded
+in both, so the values are the instructions' bit for bit, NaN payloads and signed zeros
+included (tests/test_cpu_loops.py checks every such op on edge values, and random
+expressions).
+
+What stays with the instructions: a block whose floating-point flags must be told op by op
+(a block that raised one runs again through the instructions, which note each op's flags for
+NumPy's messages), and a block whose output may be an input's memory (their pass order is
+the one kept there).
+
+When: Numba imports in ~0.5 s and compiles a loop in ~0.1 s, holding the GIL, so a program
+is compiled only once it has run :data:`CALLS_BEFORE_COMPILE` times (a statement in a loop):
+on the compile thread (``"background"``, the default; the calls meanwhile run the
+instructions), or at that call (``"wait"``). ``"off"`` never compiles. Without Numba the VM
+runs the instructions, as before.
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._config import get_config
+
+#: the Python expression of each instruction the loop computes ({0}, {1}: its operands), by
+#: the VM instruction's name (``_Spec.fpe``): each is correctly rounded, as NumPy's loop is
+EXPRESSIONS = {
+    "add": "{0} + {1}", "subtract": "{0} - {1}", "multiply": "{0} * {1}",
+    "divide": "{0} / {1}", "negative": "-{0}", "positive": "{0}", "absolute": "abs({0})",
+    "square": "{0} * {0}", "sqrt": "np.sqrt({0})", "sqrt_abs": "np.sqrt(abs({0}))",
+}
+#: a program's loop is compiled at this call of it (a program run once gains nothing)
+CALLS_BEFORE_COMPILE = 2
+#: the VM's limit on a loop's operands (LZ_LOOP_MAX_IN)
+MAX_OPERANDS = 16
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+@dataclass(eq=False)
+class LoopPlan:
+    """One program's loop: its Python source and the VM values it reads."""
+    source: str
+    operands: list[int]              # VM values read, in the loop's argument order
+    itemsize: int
+    calls: int = 0
+    state: str = "new"               # "new", "compiling", "set", "failed"
+    error: str = ""                  # why it failed (explain shows it)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def plan(specs: list[Any], result_val: int, dtypes: list[np.dtype],
+         scalar_values: set[int]) -> LoopPlan | None:
+    """The loop of a VM instruction list (``cpu_fused._Spec``), or None where one loop cannot
+    compute it: another op or dtype, a single instruction (nothing to fuse), the last
+    instruction not the program's value, too many operands."""
+    if len(specs) < 2 or specs[-1].out != result_val:
+        return None
+    dtype = specs[-1].dtype
+    if dtype not in _FLOATS:
+        return None
+    made: set[int] = set()
+    operands: list[int] = []
+    lines: list[str] = []
+    for s in specs:
+        expr = EXPRESSIONS.get(s.fpe or "") if s.kind in ("ufunc", "sqrt", "sqrt_abs") else None
+        if expr is None or s.dtype != dtype or any(dtypes[a] != dtype for a in s.args):
+            return None
+        names = []
+        for a in s.args:
+            if a not in made and a not in operands:
+                operands.append(a)
+            names.append(f"v{a}")
+        lines.append(f"v{s.out} = {expr.format(*names)}")
+        made.add(s.out)
+    if len(operands) > MAX_OPERANDS:
+        return None
+    return LoopPlan(_source(operands, lines, result_val, dtype, scalar_values),
+                    operands, dtype.itemsize)
+
+
+def _source(operands: list[int], lines: list[str], result_val: int, dtype: np.dtype,
+            scalar_values: set[int]) -> str:
+    """The loop as Python for Numba: ``loop(args, strides, n)``. Two copies of the body: one
+    where every operand runs at one element a step (or is a scalar, read once), which LLVM
+    vectorizes, and one at any strides."""
+    isz, name = dtype.itemsize, dtype.name
+    k_out = len(operands)
+    head = [f"def loop(args, strides, n):"]
+    for k, v in enumerate(operands):
+        head.append(f"    s{k} = strides[{k}] // {isz}")
+        head.append(f"    a{k} = carray(args[{k}], (n * s{k} - s{k} + 1,), np.{name})")
+    head.append(f"    so = strides[{k_out}] // {isz}")
+    head.append(f"    out = carray(args[{k_out}], (n * so - so + 1,), np.{name})")
+    unit = " and ".join([f"s{k} == {0 if v in scalar_values else 1}" for k, v in enumerate(operands)]
+                        + ["so == 1"])
+    body_fast = [f"        v{v} = a{k}[0]" for k, v in enumerate(operands) if v in scalar_values]
+    body_fast.append("        for i in range(n):")
+    body_fast += [f"            v{v} = a{k}[i]" for k, v in enumerate(operands) if v not in scalar_values]
+    body_fast += [f"            {ln}" for ln in lines]
+    body_fast.append(f"            out[i] = v{result_val}")
+    body_any = ["        for i in range(n):"]
+    body_any += [f"            v{v} = a{k}[i * s{k}]" for k, v in enumerate(operands)]
+    body_any += [f"            {ln}" for ln in lines]
+    body_any.append(f"            out[i * so] = v{result_val}")
+    return "\n".join(head + [f"    if {unit}:"] + body_fast + ["    else:"] + body_any) + "\n"
+
+
+#: source -> (address, the cfunc object that keeps the code alive); loops are shared by the
+#: programs that have the same one
+_loops: dict[str, tuple[int, Any]] = {}
+_loops_lock = threading.Lock()
+
+
+def _compile(source: str) -> tuple[int, Any]:
+    with _loops_lock:
+        done = _loops.get(source)
+    if done is not None:
+        return done
+    import numba
+    from numba import carray, types
+    namespace: dict[str, Any] = {"np": np, "carray": carray}
+    exec(compile(source, "<lazyarr compiled loop>", "exec"), namespace)   # noqa: S102 - our own source
+    signature = types.void(types.CPointer(types.voidptr), types.CPointer(types.intp), types.intp)
+    # error_model="numpy": a division by zero gives inf or NaN and raises the flag, as NumPy's
+    # loop does (Python's model would raise ZeroDivisionError); no fastmath: IEEE throughout
+    made = numba.cfunc(signature, error_model="numpy", fastmath=False)(namespace["loop"])
+    done = (made.address, made)
+    with _loops_lock:
+        return _loops.setdefault(source, done)
+
+
+def available() -> bool:
+    """Whether Numba can be imported (found, not imported: ~0.5 s)."""
+    import importlib.util
+    return importlib.util.find_spec("numba") is not None
+
+
+_AVAILABLE: bool | None = None
+
+
+def note_call(loop: LoopPlan, vm: Any, repeated: bool = False) -> None:
+    """A call of the program that ``loop`` belongs to: at :data:`CALLS_BEFORE_COMPILE` calls
+    (at once where the caller will repeat it: ``la.jit``'s bound replays), compile its loop
+    and give it to ``vm`` (the program's VMProgram), as ``la.config(cpu_loops=...)`` says."""
+    global _AVAILABLE
+    loop.calls += CALLS_BEFORE_COMPILE if repeated else 1
+    if loop.calls < CALLS_BEFORE_COMPILE or loop.state != "new":
+        return
+    how = get_config().cpu_loops
+    if how == "off":
+        return
+    if _AVAILABLE is None:
+        _AVAILABLE = available()
+    if not _AVAILABLE:
+        return
+    with loop.lock:
+        if loop.state != "new":
+            return
+        loop.state = "compiling"
+    if how == "wait":
+        _build(loop, vm)
+    else:
+        from .. import _compile_thread
+        _compile_thread.submit(lambda: _build(loop, vm))
+
+
+def _build(loop: LoopPlan, vm: Any) -> None:
+    try:
+        address, keep = _compile(loop.source)
+        vm.set_loop(address, loop.operands, loop.itemsize, keep)
+    except Exception as exc:    # noqa: BLE001 - the instructions stay: same values, slower
+        loop.state, loop.error = "failed", f"{type(exc).__name__}: {exc}"
+        return
+    loop.state = "set"

@@ -1,0 +1,240 @@
+"""Compiled loops of the CPU VM (lazyarr/backends/cpu_loops.py, ``la.config(cpu_loops=...)``):
+a program of float arithmetic that has run twice runs as one Numba-compiled loop per block.
+Every result is checked bit for bit against the VM's instructions (``cpu_loops="off"``) and
+against NumPy, over edge values (NaN, ±inf, ±0, subnormals, extremes), strides, broadcasts,
+0-d values, reductions, stencil fields, in-place writes, threads and floating-point errors."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from helpers import assert_same, random_array
+
+import lazyarr as la
+from lazyarr.backends import cpu_fused, cpu_loops
+
+pytestmark = pytest.mark.skipif(not cpu_loops.available(), reason="needs Numba")
+
+FLOATS = [np.float32, np.float64]
+
+
+def _program(fn, *arrays):
+    return la.explain(lambda: np.asarray(fn(*(la.asarray(a) for a in arrays)))).program
+
+
+def _bits(a):
+    a = np.asarray(a)
+    return a.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize])
+
+
+def looped(fn, *arrays, calls=3, loop=True):
+    """``fn`` of ``arrays`` in lazy mode on the CPU: with the compiled loop (asserted set,
+    unless ``loop`` is False: 0-d values never reach the VM) and with the VM's instructions;
+    (loop result, instructions result)."""
+    with la.config(mode="lazy", device="cpu", cpu_loops="off"), np.errstate(all="ignore"):
+        plain = np.asarray(fn(*(la.asarray(a) for a in arrays)))
+    with la.config(mode="lazy", device="cpu", cpu_loops="wait"), np.errstate(all="ignore"):
+        for _ in range(calls):
+            got = np.asarray(fn(*(la.asarray(a) for a in arrays)))
+        c = cpu_fused.get_compiled(_program(fn, *arrays))
+    if not loop:
+        return got, plain
+    assert c.loop is not None and c.loop.state == "set", (c.loop and (c.loop.state, c.loop.error))
+    assert c.vm.has_loop
+    return got, plain
+
+
+UNARY = {"negative": np.negative, "positive": np.positive, "absolute": np.abs,
+         "square": np.square, "sqrt": np.sqrt}
+BINARY = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide}
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("op", [*UNARY, *BINARY])
+def test_each_op_bit_for_bit_with_edge_values(op, dtype, rng):
+    x = random_array(rng, dtype, (37, 29))
+    y = random_array(rng, dtype, (37, 29))[::-1].copy()    # (the edge values meet others)
+    if op in UNARY:
+        f = UNARY[op]
+        fn = lambda a, b: f(a) * b if op != "sqrt" else f(a) - b    # noqa: E731
+    else:
+        f = BINARY[op]
+        fn = lambda a, b: f(a, b) + a        # noqa: E731
+    got, plain = looped(fn, x, y)
+    with np.errstate(all="ignore"):
+        want = fn(x, y)
+    np.testing.assert_array_equal(_bits(got), _bits(plain))
+    assert_same(got, want)
+    np.testing.assert_array_equal(_bits(got), _bits(want))      # NaN payloads and signs too
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
+def test_random_expressions_bit_for_bit(dtype, rng):
+    """Random trees of the loop's ops over three inputs and a scalar."""
+    ops2 = [np.add, np.subtract, np.multiply, np.divide]
+    ops1 = [np.negative, np.abs, np.square, np.sqrt]
+    data = [random_array(rng, dtype, (300,)) for _ in range(3)]
+
+    def tree(depth, r):
+        if depth == 0 or r.random() < 0.2:
+            k = int(r.integers(0, 4))
+            return (lambda *xs: xs[k]) if k < 3 else (lambda *xs: dtype(1.75))
+        if r.random() < 0.3:
+            f, sub = ops1[int(r.integers(0, 4))], tree(depth - 1, r)
+            return lambda *xs: f(sub(*xs))
+        f, a, b = ops2[int(r.integers(0, 4))], tree(depth - 1, r), tree(depth - 1, r)
+        return lambda *xs: f(a(*xs), b(*xs))
+
+    made = 0
+    for seed in range(40):
+        expr = tree(4, np.random.default_rng(seed))
+        fn = lambda a, b, c: expr(a, b, c) * a + b      # noqa: E731 - (at least two ops, arrays)
+        with np.errstate(all="ignore"):
+            want = fn(*data)
+        if want.dtype != dtype:
+            continue
+        got, plain = looped(fn, *data)
+        np.testing.assert_array_equal(_bits(got), _bits(plain), err_msg=f"seed {seed}")
+        assert_same(got, want)
+        made += 1
+    assert made >= 30
+
+
+@pytest.mark.parametrize("case", ["strided", "transposed", "reversed", "broadcast row",
+                                  "broadcast column", "0-d", "scalar only", "empty"])
+def test_layouts(case, rng):
+    base = rng.standard_normal((40, 64))
+    other = rng.standard_normal((40, 64))
+    fn = lambda a, b: (a * 2.5 + b) / (b - 0.5)     # noqa: E731
+    a, b = {
+        "strided": (base[::2, ::3], other[::2, ::3]),
+        "transposed": (base.T, other.T),
+        "reversed": (base[::-1, ::-1], other[::-1]),
+        "broadcast row": (base, other[0]),
+        "broadcast column": (base, other[:, :1]),
+        "0-d": (np.asarray(1.5), np.asarray(-2.0)),
+        "scalar only": (np.asarray(3.0), np.asarray(0.25)),
+        "empty": (base[:0], other[:0]),
+    }[case]
+    if case == "empty":
+        with la.config(mode="lazy", device="cpu", cpu_loops="wait"):
+            for _ in range(3):
+                got = np.asarray(fn(la.asarray(a), la.asarray(b)))
+        assert_same(got, fn(a, b))
+        return
+    got, plain = looped(fn, a, b, loop=case not in ("0-d", "scalar only"))
+    np.testing.assert_array_equal(_bits(got), _bits(plain))
+    assert_same(got, fn(a, b))
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_reductions_of_a_loop(dtype, axis, rng):
+    x = rng.standard_normal((300, 257)).astype(dtype)
+    y = rng.standard_normal((300, 257)).astype(dtype)
+    fn = lambda a, b: la.sum(a * b + (a - b) / 3, axis=axis) if isinstance(a, la.LazyArray) \
+        else np.sum(a * b + (a - b) / 3, axis=axis)     # noqa: E731
+    got, plain = looped(fn, x, y)
+    np.testing.assert_array_equal(_bits(got), _bits(plain))
+    tol = 1e-4 if dtype is np.float32 else 1e-12     # (NumPy's summation order is another)
+    np.testing.assert_allclose(got, fn(x, y), rtol=tol, atol=tol)
+
+
+def test_a_stencil_with_fields(rng):
+    """The Jacobi sum of a pending sqrt: the fields' program and the main program's loop."""
+    w = rng.random((300, 400), dtype=np.float32) + 0.5
+
+    def jac(u):
+        return (0.2 * (u[1:-1, 1:-1] + u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])).sum()
+    fn = lambda w: jac(la.sqrt(w)) if isinstance(w, la.LazyArray) else jac(np.sqrt(w))  # noqa: E731
+    cpu_fused._compiled.values.clear()
+    got, plain = looped(fn, w, loop=False)      # (the loop is the main program's: below)
+    assert_same(got, plain)
+    np.testing.assert_allclose(got, fn(w), rtol=1e-5)
+    mains = [c for c in cpu_fused._compiled.values.values()
+             if isinstance(c, cpu_fused.Compiled) and c.reduction == "sum" and c.loop is not None]
+    assert any(c.vm.has_loop and c.loop.state == "set" for c in mains)
+
+
+def test_in_place_writes_read_before_they_write(rng):
+    """``out`` that is an input's memory: those blocks keep the instructions' order."""
+    base = rng.standard_normal((64, 64))
+    for _ in range(3):
+        with la.config(mode="lazy", device="cpu", cpu_loops="wait"):
+            u = la.asarray(base.copy())
+            u[1:-1, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] - u[1:-1, :-2] * u[1:-1, 2:])
+            v = la.asarray(base.copy())
+            v += v * 3 - 1
+    want_u = base.copy()
+    want_u[1:-1, 1:-1] = 0.25 * (base[:-2, 1:-1] + base[2:, 1:-1] - base[1:-1, :-2] * base[1:-1, 2:])
+    assert_same(np.asarray(u), want_u)
+    assert_same(np.asarray(v), base + (base * 3 - 1))
+
+
+def test_threads_run_the_loop_alike(rng):
+    """A run big enough for the thread pool: the same bits as the instructions'."""
+    x = rng.standard_normal(1 << 20)
+    y = rng.standard_normal(1 << 20)
+    got, plain = looped(lambda a, b: (a * b - a) / (b + 4), x, y)
+    np.testing.assert_array_equal(_bits(got), _bits(plain))
+
+
+def test_floating_point_errors_are_numpys():
+    """A block that raises a flag runs again through the instructions, which tell NumPy's
+    messages which op raised it."""
+    x = np.array([1.0, 0.0, 2.0, -1.0] * 300)
+    y = np.array([0.0, 0.0, 1.0, 3.0] * 300)
+    fn = lambda a, b: a / b + b * 2     # noqa: E731
+    looped(fn, x, y)
+    with la.config(mode="lazy", device="cpu", cpu_loops="wait"):
+        with pytest.warns(RuntimeWarning, match="divide by zero encountered in divide"):
+            got = np.asarray(fn(la.asarray(x), la.asarray(y)))
+        with np.errstate(invalid="raise", divide="ignore"), \
+                pytest.raises(FloatingPointError, match="invalid value encountered in divide"):
+            np.asarray(fn(la.asarray(x), la.asarray(y)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            np.asarray(fn(la.asarray(x + 1), la.asarray(y + 1)))      # (none raised: quiet)
+    with np.errstate(all="ignore"):
+        assert_same(got, fn(x, y))
+
+
+def test_background_compiles_then_runs_the_loop(rng):
+    x = rng.standard_normal(5000)
+    fn = lambda a: (a * 1.25 - 3) * a      # noqa: E731
+    with la.config(mode="lazy", device="cpu", cpu_loops="background"):
+        first = np.asarray(fn(la.asarray(x)))
+        np.asarray(fn(la.asarray(x)))
+        assert la.wait_compiles(timeout=60) == 0
+        c = cpu_fused.get_compiled(_program(fn, x))
+        assert c.vm.has_loop
+        assert_same(np.asarray(fn(la.asarray(x))), first)
+
+
+def test_programs_without_a_loop():
+    """Other ops or dtypes, one instruction: the VM's instructions, no loop planned."""
+    x32 = np.linspace(1, 2, 50, dtype=np.float32)
+    for fn, args in [(lambda a: np.tanh(a) * 2 + 1, (np.linspace(1, 2, 50),)),      # tanh
+                     (lambda a: a * 3 + 1, (np.arange(50),)),                       # integers
+                     (lambda a, b: a * b + 1, (x32, np.linspace(1, 2, 50))),        # mixed
+                     (lambda a: a * 3, (np.linspace(1, 2, 50),))]:                  # one op
+        c = cpu_fused.get_compiled(_program(fn, *args))
+        assert c.loop is None
+
+
+def test_off_never_compiles(rng):
+    x = rng.standard_normal(1000)
+    fn = lambda a: (a - 0.5) * (a + 7.5) / 3    # noqa: E731
+    with la.config(mode="lazy", device="cpu", cpu_loops="off"):
+        for _ in range(4):
+            np.asarray(fn(la.asarray(x)))
+    c = cpu_fused.get_compiled(_program(fn, x))
+    assert c.loop is not None and c.loop.state == "new" and not c.vm.has_loop
+
+
+def test_the_config_option():
+    assert la.get_config().cpu_loops in ("background", "wait", "off")
+    with pytest.raises(ValueError, match="cpu_loops"):
+        with la.config(cpu_loops="sometimes"):
+            pass
