@@ -97,7 +97,7 @@ def _source(operands: list[int], lines: list[str], result_val: int, dtype: np.dt
     vectorizes, and one at any strides."""
     isz, name = dtype.itemsize, dtype.name
     k_out = len(operands)
-    head = [f"def loop(args, strides, n):"]
+    head = ["def loop(args, strides, n):"]
     for k, v in enumerate(operands):
         head.append(f"    s{k} = strides[{k}] // {isz}")
         head.append(f"    a{k} = carray(args[{k}], (n * s{k} - s{k} + 1,), np.{name})")
