@@ -1,5 +1,6 @@
 """The thread that compiles new GPU kernels in the background (``la.config(compile=
-"background")``: backends/cuda/first_calls.py says what runs meanwhile).
+"background")``: backends/cuda/first_calls.py says what runs meanwhile), and the CPU's
+compiled loops (``la.config(cpu_loops="background")``: backends/cpu_loops.py).
 
 One daemon thread takes the jobs in order. At exit the compile under way finishes (its kernel
 reaches the disk cache, so the next run of the script loads it) and the queued ones are
@@ -80,8 +81,8 @@ def _done(future: concurrent.futures.Future, cancel: bool = False) -> None:
 
 
 def wait_compiles(timeout: float | None = None) -> int:
-    """Wait until the GPU kernels compiling in the background are ready (or ``timeout``
-    seconds pass); return how many are still compiling. After a warm-up call, before timing
+    """Wait until the GPU kernels and CPU loops compiling in the background are ready (or
+    ``timeout`` seconds pass); return how many are still compiling. After a warm-up call, before timing
     a loop, this makes every call of the loop launch the compiled kernel.
 
     >>> import lazyarr as la

@@ -20,7 +20,8 @@ def test_defaults_and_context_manager():
         with la.config(mode="lazy", device="cpu"):
             assert la.get_config() == la.Config(mode="lazy", device="cpu",       # (the suite's
                                                 eager_max_size=base.eager_max_size,  # settings:
-                                                compile=base.compile)                # conftest.py)
+                                                compile=base.compile,                # conftest.py)
+                                                cpu_loops=base.cpu_loops)
         assert la.get_config().mode == "eager"
     assert la.get_config() == base
 

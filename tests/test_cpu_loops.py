@@ -25,7 +25,7 @@ def _program(fn, *arrays):
 
 def _bits(a):
     a = np.asarray(a)
-    return a.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize])
+    return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize])
 
 
 def looped(fn, *arrays, calls=3, loop=True):
@@ -46,7 +46,7 @@ def looped(fn, *arrays, calls=3, loop=True):
 
 
 UNARY = {"negative": np.negative, "positive": np.positive, "absolute": np.abs,
-         "square": np.square, "sqrt": np.sqrt}
+         "square": np.square, "sqrt": np.sqrt, "sqrt_abs": lambda a: np.sqrt(np.abs(a))}
 BINARY = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide}
 
 
@@ -57,7 +57,7 @@ def test_each_op_bit_for_bit_with_edge_values(op, dtype, rng):
     y = random_array(rng, dtype, (37, 29))[::-1].copy()    # (the edge values meet others)
     if op in UNARY:
         f = UNARY[op]
-        fn = lambda a, b: f(a) * b if op != "sqrt" else f(a) - b    # noqa: E731
+        fn = lambda a, b: f(a) * b if not op.startswith("sqrt") else f(a) - b    # noqa: E731
     else:
         f = BINARY[op]
         fn = lambda a, b: f(a, b) + a        # noqa: E731
@@ -67,6 +67,60 @@ def test_each_op_bit_for_bit_with_edge_values(op, dtype, rng):
     np.testing.assert_array_equal(_bits(got), _bits(plain))
     assert_same(got, want)
     np.testing.assert_array_equal(_bits(got), _bits(want))      # NaN payloads and signs too
+
+
+INTEGERS = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
+
+
+@pytest.mark.parametrize("dtype", INTEGERS, ids=lambda d: np.dtype(d).name)
+def test_integer_arithmetic_wraps_as_numpys(dtype, rng):
+    """Numba widens integer arithmetic to 64 bits; each result is taken back to its dtype,
+    wrapping as NumPy's loops do (the edge values: the extremes, -1, ...)."""
+    x = random_array(rng, dtype, (41, 23))
+    y = random_array(rng, dtype, (41, 23))[::-1].copy()
+    signed = np.dtype(dtype).kind == "i"
+    fn = (lambda a, b: np.abs(-(a * b) + np.square(a - b)) - b) if signed \
+        else (lambda a, b: np.square(a * b + a) - b * b)    # noqa: E731
+    got, plain = looped(fn, x, y)
+    with np.errstate(all="ignore"):
+        want = fn(x, y)
+    assert_same(got, plain)
+    assert_same(got, want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.uint8, np.int64],
+                         ids=lambda d: np.dtype(d).name)
+def test_comparisons_logic_and_where(dtype, rng):
+    x = random_array(rng, dtype, (300,))
+    y = random_array(rng, dtype, (300,))[::-1].copy()
+    picks = lambda a, b: np.where((a > b) | (a == b) & ~(a < b), a - b, b * a)   # noqa: E731
+    tests = lambda a, b: ((a <= b) ^ (a != b)) & np.logical_not(a >= b * b)     # noqa: E731
+    for fn in (picks, tests):
+        got, plain = looped(fn, x, y)
+        with np.errstate(all="ignore"):
+            want = fn(x, y)
+        np.testing.assert_array_equal(_bits(got), _bits(plain))
+        assert_same(got, want)
+
+
+@pytest.mark.parametrize("case", ["float32 to float64", "float64 to float32", "int64 to float64",
+                                  "uint64 to float32", "int32 to int8", "bool to float64",
+                                  "float64 to bool", "int16 to bool"])
+def test_casts(case, rng):
+    src, dst = case.split(" to ")
+    x = random_array(rng, np.dtype(src), (257,))
+    y = random_array(rng, np.dtype(dst), (257,))
+    if dst == "bool":
+        fn = lambda a, b: (a * a).astype(np.bool_) ^ b     # noqa: E731
+    elif src == "bool":
+        fn = lambda a, b: (~a).astype(dst) - b            # noqa: E731
+    else:
+        fn = lambda a, b: (a * a).astype(dst) - b         # noqa: E731
+    got, plain = looped(fn, x, y)
+    with np.errstate(all="ignore"):
+        want = fn(x, y)
+    np.testing.assert_array_equal(_bits(got), _bits(plain))
+    assert_same(got, want)
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
@@ -214,11 +268,11 @@ def test_background_compiles_then_runs_the_loop(rng):
 
 def test_programs_without_a_loop():
     """Other ops or dtypes, one instruction: the VM's instructions, no loop planned."""
-    x32 = np.linspace(1, 2, 50, dtype=np.float32)
     for fn, args in [(lambda a: np.tanh(a) * 2 + 1, (np.linspace(1, 2, 50),)),      # tanh
-                     (lambda a: a * 3 + 1, (np.arange(50),)),                       # integers
-                     (lambda a, b: a * b + 1, (x32, np.linspace(1, 2, 50))),        # mixed
-                     (lambda a: a * 3, (np.linspace(1, 2, 50),))]:                  # one op
+                     (lambda a: (a * 7).astype(np.int32) + 1, (np.linspace(1, 2, 50),)),  # to int
+                     (lambda a: a // 3 + 1, (np.arange(50),)),                      # floor_divide
+                     (lambda a: a * 3, (np.linspace(1, 2, 50),)),                   # one op
+                     (lambda a: a * np.float16(3) + 1, (np.linspace(1, 2, 50).astype(np.float16),))]:
         c = cpu_fused.get_compiled(_program(fn, *args))
         assert c.loop is None
 

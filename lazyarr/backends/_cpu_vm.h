@@ -385,7 +385,7 @@ typedef struct {
     lz_loop_fn loop;
     int loop_nin;
     int loop_in[LZ_LOOP_MAX_IN];
-    npy_intp loop_isz;
+    npy_intp loop_isz[LZ_LOOP_MAX_IN];
     int ninputs, nscalars, nvals, nregs;
     int *input_val;     /* input position -> value index */
     npy_intp *input_isz;
@@ -691,7 +691,7 @@ static int lz_run_loop(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_int
     int uniform = last->reg >= 0;
     for (int k = 0; k < P->loop_nin; k++) {
         npy_intp st = S->vstr[P->loop_in[k]];
-        if (st < 0 || st % P->loop_isz) return 0;
+        if (st < 0 || st % P->loop_isz[k]) return 0;
         args[k] = S->vptr[P->loop_in[k]];
         strides[k] = st;
         uniform = uniform && st == 0;

@@ -53,7 +53,7 @@ cdef extern from "_cpu_vm.h" nogil:
         lz_loop_fn loop
         int loop_nin
         int loop_in[16]
-        cnp.npy_intp loop_isz
+        cnp.npy_intp loop_isz[16]
         int ninputs, nscalars, nvals, nregs
         int *input_val
         cnp.npy_intp *input_isz
@@ -258,22 +258,22 @@ cdef class VMProgram:
         """Whether a compiled loop runs the instructions (set_loop)."""
         return self.P.loop != NULL
 
-    def set_loop(self, size_t address, list operands, cnp.npy_intp itemsize, object keep):
+    def set_loop(self, size_t address, list operands, list itemsizes, object keep):
         """Run the whole instruction list as one compiled loop from now on (cpu_loops.py):
         ``address`` of a ``void(char **args, npy_intp *strides, npy_intp n)``, the values it
-        reads (``operands``, then it writes the program's value), their common itemsize;
+        reads (``operands``, then it writes the program's value), their itemsizes;
         ``keep`` holds the code alive. Set once; a call running on another thread sees the
         loop from its next block, whole or not at all."""
         cdef int k
         if self.P.loop != NULL or not operands or len(operands) > LZ_LOOP_MAX_IN or \
-                self.P.ninstr < 1 or address == 0:
+                len(itemsizes) != len(operands) or self.P.ninstr < 1 or address == 0:
             raise ValueError("no loop for this program")
         for k in range(len(operands)):
             if not 0 <= operands[k] < self.P.nvals:
                 raise ValueError(f"operand {operands[k]}")
             self.P.loop_in[k] = operands[k]
+            self.P.loop_isz[k] = itemsizes[k]
         self.P.loop_nin = len(operands)
-        self.P.loop_isz = itemsize
         self.keep.append(keep)
         lz_publish_loop(&self.P, <lz_loop_fn>address)
 

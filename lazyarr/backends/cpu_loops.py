@@ -34,18 +34,32 @@ import numpy as np
 
 from .._config import get_config
 
-#: the Python expression of each instruction the loop computes ({0}, {1}: its operands), by
-#: the VM instruction's name (``_Spec.fpe``): each is correctly rounded, as NumPy's loop is
+#: the Python expression of each NumPy loop the compiled loop computes ({0}, {1}: its
+#: operands), by the ufunc's name, and the operand kinds it takes ("f" float, "i" signed,
+#: "u" unsigned, "b" bool). Each gives NumPy's loop's bits: IEEE arithmetic is correctly
+#: rounded in both; integer results wrap, as NumPy's do (the result is taken modulo its
+#: dtype: ``_typed``); comparisons are exact.
 EXPRESSIONS = {
-    "add": "{0} + {1}", "subtract": "{0} - {1}", "multiply": "{0} * {1}",
-    "divide": "{0} / {1}", "negative": "-{0}", "positive": "{0}", "absolute": "abs({0})",
-    "square": "{0} * {0}", "sqrt": "np.sqrt({0})", "sqrt_abs": "np.sqrt(abs({0}))",
+    "add": ("{0} + {1}", "fiu"), "subtract": ("{0} - {1}", "fiu"),
+    "multiply": ("{0} * {1}", "fiu"), "divide": ("{0} / {1}", "f"),
+    "negative": ("-{0}", "fi"), "positive": ("{0}", "fiu"), "absolute": ("abs({0})", "fi"),
+    "square": ("{0} * {0}", "fiu"), "sqrt": ("np.sqrt({0})", "f"),
+    "sqrt_abs": ("np.sqrt(abs({0}))", "f"),
+    "equal": ("{0} == {1}", "fiub"), "not_equal": ("{0} != {1}", "fiub"),
+    "less": ("{0} < {1}", "fiu"), "less_equal": ("{0} <= {1}", "fiu"),
+    "greater": ("{0} > {1}", "fiu"), "greater_equal": ("{0} >= {1}", "fiu"),
+    "logical_and": ("{0} & {1}", "b"), "logical_or": ("{0} | {1}", "b"),
+    "logical_xor": ("{0} ^ {1}", "b"), "logical_not": ("not {0}", "b"),
+    "bitwise_and": ("{0} & {1}", "iub"), "bitwise_or": ("{0} | {1}", "iub"),
+    "bitwise_xor": ("{0} ^ {1}", "iub"), "invert": ("~{0}", "iu"),
 }
+#: the same ops of bools where Python's operator is another (``~True`` is -2)
+BOOL_EXPRESSIONS = {"invert": "not {0}"}
 #: a program's loop is compiled at this call of it (a program run once gains nothing)
 CALLS_BEFORE_COMPILE = 2
 #: the VM's limit on a loop's operands (LZ_LOOP_MAX_IN)
 MAX_OPERANDS = 16
-_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_KINDS = "fiub"
 
 
 @dataclass(eq=False)
@@ -53,56 +67,98 @@ class LoopPlan:
     """One program's loop: its Python source and the VM values it reads."""
     source: str
     operands: list[int]              # VM values read, in the loop's argument order
-    itemsize: int
+    itemsizes: list[int]
     calls: int = 0
     state: str = "new"               # "new", "compiling", "set", "failed"
     error: str = ""                  # why it failed (explain shows it)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
+def _typed(expr: str, dtype: np.dtype) -> str:
+    """``expr`` as a value of ``dtype``: Numba widens integer arithmetic to 64 bits, so an
+    integer result is converted back (wrapping, as NumPy's loop's does); floats and bools
+    are of their dtype already."""
+    return f"np.{_name(dtype)}({expr})" if dtype.kind in "iu" else expr
+
+
+def _name(dtype: np.dtype) -> str:
+    """The NumPy attribute Numba knows a dtype by."""
+    return "bool_" if dtype.kind == "b" else dtype.name
+
+
+def _expression(s: Any, dtypes: list[np.dtype]) -> str | None:
+    """The expression of VM instruction spec ``s`` (``cpu_fused._Spec``), or None where the
+    loop has no exact form of it."""
+    args = [dtypes[a] for a in s.args]
+    if any(d.kind not in _KINDS or d.itemsize > 8 or d.kind == "f" and d.itemsize < 4
+           for d in [*args, s.dtype]):
+        return None                 # (complex; float16: NumPy's loops round through float32)
+    names = [f"v{a}" for a in s.args]
+    if s.kind == "where":
+        return f"{names[1]} if {names[0]} else {names[2]}" \
+            if args[0].kind == "b" and args[1] == args[2] == s.dtype else None
+    if s.kind == "cast":
+        src = args[0]
+        if s.dtype.kind == "b":
+            return f"{names[0]} != 0"
+        if src.kind == "f" and s.dtype.kind != "f":
+            return None             # (out of range and NaN: the C conversion's, not LLVM's)
+        return f"np.{_name(s.dtype)}({names[0]})"
+    if s.kind not in ("ufunc", "sqrt", "sqrt_abs"):
+        return None
+    # (the VM's own sqrt(abs) instruction is named "sqrt" in NumPy's messages)
+    found = EXPRESSIONS.get("sqrt_abs" if s.kind == "sqrt_abs" else s.fpe or "")
+    if found is None:
+        return None
+    expr, kinds = found
+    if args and args[0].kind == "b" and s.fpe in BOOL_EXPRESSIONS:
+        expr, kinds = BOOL_EXPRESSIONS[s.fpe], "b"
+    if any(d.kind not in kinds or d != args[0] for d in args):
+        return None                 # (NumPy's loop of one operand dtype)
+    if s.dtype.kind != "b" and s.dtype != args[0]:
+        return None
+    return _typed(expr.format(*names), s.dtype)
+
+
 def plan(specs: list[Any], result_val: int, dtypes: list[np.dtype],
          scalar_values: set[int]) -> LoopPlan | None:
     """The loop of a VM instruction list (``cpu_fused._Spec``), or None where one loop cannot
-    compute it: another op or dtype, a single instruction (nothing to fuse), the last
-    instruction not the program's value, too many operands."""
+    compute it: an op without an exact form here, a single instruction (nothing to fuse),
+    the last instruction not the program's value, too many operands."""
     if len(specs) < 2 or specs[-1].out != result_val:
-        return None
-    dtype = specs[-1].dtype
-    if dtype not in _FLOATS:
         return None
     made: set[int] = set()
     operands: list[int] = []
     lines: list[str] = []
     for s in specs:
-        expr = EXPRESSIONS.get(s.fpe or "") if s.kind in ("ufunc", "sqrt", "sqrt_abs") else None
-        if expr is None or s.dtype != dtype or any(dtypes[a] != dtype for a in s.args):
+        expr = _expression(s, dtypes)
+        if expr is None:
             return None
-        names = []
         for a in s.args:
             if a not in made and a not in operands:
                 operands.append(a)
-            names.append(f"v{a}")
-        lines.append(f"v{s.out} = {expr.format(*names)}")
+        lines.append(f"v{s.out} = {expr}")
         made.add(s.out)
     if len(operands) > MAX_OPERANDS:
         return None
-    return LoopPlan(_source(operands, lines, result_val, dtype, scalar_values),
-                    operands, dtype.itemsize)
+    return LoopPlan(_source(operands, lines, result_val, dtypes, scalar_values),
+                    operands, [dtypes[v].itemsize for v in operands])
 
 
-def _source(operands: list[int], lines: list[str], result_val: int, dtype: np.dtype,
+def _source(operands: list[int], lines: list[str], result_val: int, dtypes: list[np.dtype],
             scalar_values: set[int]) -> str:
     """The loop as Python for Numba: ``loop(args, strides, n)``. Two copies of the body: one
     where every operand runs at one element a step (or is a scalar, read once), which LLVM
     vectorizes, and one at any strides."""
-    isz, name = dtype.itemsize, dtype.name
     k_out = len(operands)
     head = ["def loop(args, strides, n):"]
     for k, v in enumerate(operands):
-        head.append(f"    s{k} = strides[{k}] // {isz}")
-        head.append(f"    a{k} = carray(args[{k}], (n * s{k} - s{k} + 1,), np.{name})")
-    head.append(f"    so = strides[{k_out}] // {isz}")
-    head.append(f"    out = carray(args[{k_out}], (n * so - so + 1,), np.{name})")
+        dt = dtypes[v]
+        head.append(f"    s{k} = strides[{k}] // {dt.itemsize}")
+        head.append(f"    a{k} = carray(args[{k}], (n * s{k} - s{k} + 1,), np.{_name(dt)})")
+    dt = dtypes[result_val]
+    head.append(f"    so = strides[{k_out}] // {dt.itemsize}")
+    head.append(f"    out = carray(args[{k_out}], (n * so - so + 1,), np.{_name(dt)})")
     unit = " and ".join([f"s{k} == {0 if v in scalar_values else 1}" for k, v in enumerate(operands)]
                         + ["so == 1"])
     body_fast = [f"        v{v} = a{k}[0]" for k, v in enumerate(operands) if v in scalar_values]
@@ -179,7 +235,7 @@ def note_call(loop: LoopPlan, vm: Any, repeated: bool = False) -> None:
 def _build(loop: LoopPlan, vm: Any) -> None:
     try:
         address, keep = _compile(loop.source)
-        vm.set_loop(address, loop.operands, loop.itemsize, keep)
+        vm.set_loop(address, loop.operands, loop.itemsizes, keep)
     except Exception as exc:    # noqa: BLE001 - the instructions stay: same values, slower
         loop.state, loop.error = "failed", f"{type(exc).__name__}: {exc}"
         return
