@@ -31,20 +31,25 @@ SWITCH_S = 0.0002
 
 _jobs: Any = None                    # a queue.SimpleQueue of (future, build), made with the thread
 _pending: set[concurrent.futures.Future] = set()
+_skip_at_exit: set[concurrent.futures.Future] = set()   # jobs an exit does not wait for
 _lock = threading.Lock()
 _thread: threading.Thread | None = None
 _stopping = False
 _interval: float | None = None       # the switch interval to restore when none is pending
 
 
-def submit(build: Callable[[], Any]) -> concurrent.futures.Future:
-    """Run ``build`` on the compile thread; its future holds the result or the exception."""
+def submit(build: Callable[[], Any], wait_at_exit: bool = True) -> concurrent.futures.Future:
+    """Run ``build`` on the compile thread; its future holds the result or the exception.
+    ``wait_at_exit=False``: an exit does not wait for it (a CPU loop, which no cache keeps:
+    backends/cpu_loops.py)."""
     global _thread, _interval, _jobs
     import concurrent.futures
     import queue
     future: concurrent.futures.Future = concurrent.futures.Future()
     with _lock:
         _pending.add(future)
+        if not wait_at_exit:
+            _skip_at_exit.add(future)
         if _interval is None:
             _interval = sys.getswitchinterval()
             sys.setswitchinterval(min(SWITCH_S, _interval))
@@ -75,6 +80,7 @@ def _done(future: concurrent.futures.Future, cancel: bool = False) -> None:
         future.cancel()
     with _lock:
         _pending.discard(future)
+        _skip_at_exit.discard(future)
         if not _pending and _interval is not None:
             sys.setswitchinterval(_interval)
             _interval = None
@@ -107,7 +113,7 @@ def _at_exit() -> None:
     global _stopping
     _stopping = True
     with _lock:
-        running = [f for f in _pending if f.running()]
+        running = [f for f in _pending if f.running() and f not in _skip_at_exit]
     if running:
         import concurrent.futures
         concurrent.futures.wait(running, timeout=EXIT_WAIT_S)

@@ -254,14 +254,19 @@ def test_floating_point_errors_are_numpys():
         assert_same(got, fn(x, y))
 
 
-def test_background_compiles_then_runs_the_loop(rng):
+def test_background_compiles_once_the_work_pays(rng, monkeypatch):
+    """In the background a loop is compiled once a program's calls have done
+    WORK_BEFORE_COMPILE (a few calls over small arrays never reach it)."""
     x = rng.standard_normal(5000)
     fn = lambda a: (a * 1.25 - 3) * a      # noqa: E731
     with la.config(mode="lazy", device="cpu", cpu_loops="background"):
-        first = np.asarray(fn(la.asarray(x)))
+        for _ in range(3):
+            first = np.asarray(fn(la.asarray(x)))
+        c = cpu_fused.get_compiled(_program(fn, x))
+        assert c.loop.state == "new" and c.loop.work == 3 * 5000 * 3
+        monkeypatch.setattr(cpu_loops, "WORK_BEFORE_COMPILE", 4 * 5000 * 3)
         np.asarray(fn(la.asarray(x)))
         assert la.wait_compiles(timeout=60) == 0
-        c = cpu_fused.get_compiled(_program(fn, x))
         assert c.vm.has_loop
         assert_same(np.asarray(fn(la.asarray(x))), first)
 
@@ -292,3 +297,17 @@ def test_the_config_option():
     with pytest.raises(ValueError, match="cpu_loops"):
         with la.config(cpu_loops="sometimes"):
             pass
+
+
+def test_an_exit_does_not_wait_for_a_loop():
+    """A CPU loop's compile is dropped at exit (no cache keeps it), where a GPU kernel's
+    compile under way is finished (its disk cache does)."""
+    import subprocess
+    import sys
+    import time
+    code = ("import time, lazyarr._compile_thread as t\n"
+            "t.submit(lambda: time.sleep(20), wait_at_exit=False)\n"
+            "time.sleep(0.2)\n")
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+    assert time.perf_counter() - t0 < 10

@@ -375,7 +375,7 @@ typedef struct {
  * block computing the program's value from its operands in registers, where the instructions
  * make one pass each. args[k]/strides[k] (bytes): the operands, then the result; n elements. */
 typedef void (*lz_loop_fn)(char **args, const npy_intp *strides, npy_intp n);
-#define LZ_LOOP_MAX_IN 16
+#define LZ_LOOP_MAX_IN 32
 
 typedef struct {
     int ninstr;

@@ -52,8 +52,8 @@ cdef extern from "_cpu_vm.h" nogil:
         lz_instr *instr
         lz_loop_fn loop
         int loop_nin
-        int loop_in[16]
-        cnp.npy_intp loop_isz[16]
+        int loop_in[32]
+        cnp.npy_intp loop_isz[32]
         int ninputs, nscalars, nvals, nregs
         int *input_val
         cnp.npy_intp *input_isz

@@ -923,7 +923,7 @@ def _execute(launch: _Launch, inputs: list[np.ndarray], out: np.ndarray | None =
     :func:`_write_back_plan`)."""
     c, scalars, shape = launch.c, launch.scalars, launch.shape
     if c.loop is not None and c.loop.state == "new":
-        cpu_loops.note_call(c.loop, c.vm)
+        cpu_loops.note_call(c.loop, c.vm, math.prod(shape))
     if launch.reduction is None:
         order, fpe = tuple(range(len(shape))), bytearray(len(c.fpe))
         if writeback is not None:
@@ -1242,7 +1242,7 @@ def _run_fields(plan: cpu_stencil.Plan, lowered: Lowered, inputs: list[np.ndarra
     if found is None:
         return None
     if c.loop is not None and c.loop.state == "new":
-        cpu_loops.note_call(c.loop, c.vm)
+        cpu_loops.note_call(c.loop, c.vm, math.prod(found[0].shape))
     launch, main_inputs = found
     shape = launch.shape
     fpes = [bytearray(len(f.compiled.fpe)) for f in plan.fields]
@@ -1474,7 +1474,7 @@ class CpuFusedBackend:
             from .reference import for_device
             return bound(for_device("cpu"), lowered)     # what ``run`` would hand it
         if c.loop is not None and c.loop.state == "new":
-            cpu_loops.note_call(c.loop, c.vm, repeated=True)    # (la.jit's replays: repeats)
+            cpu_loops.note_call(c.loop, c.vm, math.prod(lowered.shape), repeated=True)  # (la.jit)
         dtypes = c.input_dtypes
         if _stencil_of(c, lowered) is not None:
             # stencil fields: each call checks that its inputs lie as these do (run_compiled,
