@@ -43,10 +43,11 @@ class Config:
     ``compile``: on a GPU, a new kernel compiles in ``"background"`` while its first calls run
     op by op with CuPy (the same values and floating-point warnings; docs/gpu-backend.rst,
     "A new kernel's first calls"), or each call waits for it (``"wait"``).
-    ``cpu_loops``: on the CPU, a program of float arithmetic that has run twice is compiled
-    by Numba into one loop per block (the same values, bit for bit; docs/cpu-backend.rst,
-    "Compiled loops") on the compile thread (``"background"``) or at that call (``"wait"``);
-    ``"off"`` keeps the VM's instruction by instruction passes."""
+    ``cpu_loops``: on the CPU, a program of arithmetic, comparisons, ``where`` and casts that
+    has run twice (and done enough work to pay) is compiled by Numba into one loop per block
+    (the same values, bit for bit; docs/cpu-backend.rst, "Compiled loops") on the compile
+    thread (``"background"``) or at the second call (``"wait"``); ``"off"`` keeps the VM's
+    instruction by instruction passes."""
 
     mode: str = "lazy"
     device: str = "auto"

@@ -4,14 +4,13 @@
 The VM runs a program one instruction at a time over each block: every op is one pass of
 NumPy's own loop over a register in cache. Below ~100,000 elements, and for arithmetic-heavy
 statements at any size, those passes are the time (~0.3 ns an op and element: docs/notes/
-cpu.rst, "The NPBench kernels at preset L again"). A program whose instructions are all IEEE
-arithmetic of one float dtype (:data:`EXPRESSIONS`: + - * /, negation, abs, square, sqrt)
-can instead run as ONE loop per block, each element's intermediates in registers: Numba
-compiles it (LLVM, vectorized; no fast-math, no contraction into FMAs), and the VM calls it
-in place of the instructions (``lz_run_loop`` in _cpu_vm.h). These ops are correctly rounded
-in both, so the values are the instructions' bit for bit, NaN payloads and signed zeros
-included (tests/test_cpu_loops.py checks every such op on edge values, and random
-expressions).
+cpu.rst, "The NPBench kernels at preset L again"). A program whose instructions all have an
+exact compiled form (:data:`EXPRESSIONS`: IEEE float arithmetic, integer arithmetic wrapped
+back to its dtype, comparisons, logic, ``where``, casts that are not float-to-integer) can
+instead run as ONE loop per block, each element's intermediates in registers: Numba compiles
+it (LLVM, vectorized; no fast-math, no contraction into FMAs), and the VM calls it in place
+of the instructions (``lz_run_loop`` in _cpu_vm.h). The values are the instructions' bit for
+bit, NaN payloads and signed zeros included (tests/test_cpu_loops.py).
 
 What stays with the instructions: a block whose floating-point flags must be told op by op
 (a block that raised one runs again through the instructions, which note each op's flags for
@@ -19,10 +18,10 @@ NumPy's messages), and a block whose output may be an input's memory (their pass
 the one kept there).
 
 When: Numba imports in ~0.5 s and compiles a loop in ~0.1 s, holding the GIL, so a program
-is compiled only once it has run :data:`CALLS_BEFORE_COMPILE` times (a statement in a loop):
-on the compile thread (``"background"``, the default; the calls meanwhile run the
-instructions), or at that call (``"wait"``). ``"off"`` never compiles. Without Numba the VM
-runs the instructions, as before.
+is compiled once it has run :data:`CALLS_BEFORE_COMPILE` times and done
+:data:`WORK_BEFORE_COMPILE` (a statement in a loop): on the compile thread (``"background"``,
+the default; the calls meanwhile run the instructions), or at that call (``"wait"``).
+``"off"`` never compiles. Without Numba the VM runs the instructions, as before.
 """
 from __future__ import annotations
 
