@@ -46,7 +46,7 @@ class Config:
     ``cpu_loops``: on the CPU, a program of arithmetic, comparisons, ``where`` and casts that
     has run twice (and done enough work to pay) is compiled by Numba into one loop per block
     (the same values, bit for bit; docs/cpu-backend.rst, "Compiled loops") on the compile
-    thread (``"background"``) or at the second call (``"wait"``); ``"off"`` keeps the VM's
+    thread (``"background"``) or at its first call (``"wait"``); ``"off"`` keeps the VM's
     instruction by instruction passes."""
 
     mode: str = "lazy"

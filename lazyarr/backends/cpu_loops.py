@@ -20,7 +20,8 @@ the one kept there).
 When: Numba imports in ~0.5 s and compiles a loop in ~0.1 s, holding the GIL, so a program
 is compiled once it has run :data:`CALLS_BEFORE_COMPILE` times and done
 :data:`WORK_BEFORE_COMPILE` (a statement in a loop): on the compile thread (``"background"``,
-the default; the calls meanwhile run the instructions), or at that call (``"wait"``).
+the default; the calls meanwhile run the instructions), or at a program's first call
+(``"wait"``: tests and benchmarks).
 ``"off"`` never compiles. Without Numba the VM runs the instructions, as before.
 """
 from __future__ import annotations
@@ -215,16 +216,14 @@ def note_call(loop: LoopPlan, vm: Any, elements: int, repeated: bool = False) ->
     """A call of the program that ``loop`` belongs to, over ``elements``: once the calls
     reach :data:`CALLS_BEFORE_COMPILE` and :data:`WORK_BEFORE_COMPILE` (where the caller will
     repeat it, ``la.jit``'s bound replays: the work alone), compile its loop and give it to
-    ``vm`` (the program's VMProgram), as ``la.config(cpu_loops=...)`` says."""
+    ``vm`` (the program's VMProgram), as ``la.config(cpu_loops=...)`` says (``"wait"``: at
+    the first call, whatever the work)."""
     global _AVAILABLE
     loop.calls += CALLS_BEFORE_COMPILE if repeated else 1
     loop.work += elements * loop.ninstr * (CALLS_BEFORE_COMPILE if repeated else 1)
-    if loop.calls < CALLS_BEFORE_COMPILE or loop.state != "new":
-        return
-    if loop.work < WORK_BEFORE_COMPILE and get_config().cpu_loops != "wait":
-        return
     how = get_config().cpu_loops
-    if how == "off":
+    if how == "off" or loop.state != "new" or how == "background" and (
+            loop.calls < CALLS_BEFORE_COMPILE or loop.work < WORK_BEFORE_COMPILE):
         return
     if _AVAILABLE is None:
         _AVAILABLE = available()
