@@ -261,7 +261,9 @@ def compile_program(program: Program) -> Compiled:
     root = instrs[-1]
     loop = cpu_loops.plan(specs, sink.result_val, dtypes,
                           {n for n, ins in enumerate(body) if ins.op == "scalar"})
-    return Compiled(vm, _listing(body, specs, regs, sink), reduction, root.arg if reduction else None,
+    listing = _listing(body, specs, regs, sink, loop is not None,
+                       cpu_loops.why_not(specs, sink.result_val, dtypes) if loop is None else "")
+    return Compiled(vm, listing, reduction, root.arg if reduction else None,
                     sink.compute, sink.canon, root.dtype, _input_dtypes(instrs), _must_run_serially(body),
                     _fpe_names(specs, sink), _work(body), loop)
 
@@ -514,13 +516,20 @@ def _must_run_serially(body: tuple[Instr, ...]) -> bool:
     return any(ins.op == "power" and ins.dtype.kind in "iu" for ins in body)
 
 
-def _listing(body: tuple[Instr, ...], specs: list[_Spec], regs: list[int], sink: _Sink) -> list[str]:
-    """The VM program as explain shows it, one line per instruction."""
+def _listing(body: tuple[Instr, ...], specs: list[_Spec], regs: list[int], sink: _Sink,
+             loop: bool = False, no_loop: str = "") -> list[str]:
+    """The VM program as explain shows it, one line per instruction, then whether it becomes
+    one compiled loop (``loop``; else ``no_loop`` says why) and the reduction's fold."""
     listing = []
     for spec, reg in zip(specs, regs):
         op = body[spec.out].op if spec.out < len(body) else "astype"   # else: a sink's cast
         listing.append(f"%{spec.out} = {op}({', '.join(f'%{a}' for a in spec.args)}) -> "
                        f"{'out' if reg < 0 else f'r{reg}'} : {spec.dtype} [{spec.text}]")
+    if loop:
+        listing.append(f"(one compiled loop of the {len(specs)} instructions once the program has "
+                       "run twice and done 2^26 element-instructions: la.config(cpu_loops=...))")
+    elif len(specs) > 1:
+        listing.append(f"(no compiled loop: {no_loop})")
     if sink.fold != "none":
         listing.append(f"(folded into the reduction kernel: {sink.fold}(%{sink.result_val}) : "
                        f"{sink.canon}, exact)")

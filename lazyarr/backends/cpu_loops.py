@@ -126,11 +126,24 @@ def _expression(s: Any, dtypes: list[np.dtype]) -> str | None:
     return _typed(expr.format(*names), s.dtype)
 
 
+def why_not(specs: list[Any], result_val: int, dtypes: list[np.dtype]) -> str:
+    """What keeps a VM instruction list from a loop (``explain`` says it), or "" where
+    :func:`plan` makes one."""
+    if len(specs) < 2:
+        return "one instruction: nothing to fuse"
+    if specs[-1].out != result_val:
+        return "the last instruction is not the program's value"
+    for s in specs:
+        if _expression(s, dtypes) is None:
+            return f"{s.text}: no exact compiled form"
+    operands = {a for s in specs for a in s.args} - {s.out for s in specs}
+    return f"{len(operands)} operands (at most {MAX_OPERANDS})" if len(operands) > MAX_OPERANDS else ""
+
+
 def plan(specs: list[Any], result_val: int, dtypes: list[np.dtype],
          scalar_values: set[int]) -> LoopPlan | None:
     """The loop of a VM instruction list (``cpu_fused._Spec``), or None where one loop cannot
-    compute it: an op without an exact form here, a single instruction (nothing to fuse),
-    the last instruction not the program's value, too many operands."""
+    compute it (:func:`why_not` says why)."""
     if len(specs) < 2 or specs[-1].out != result_val:
         return None
     made: set[int] = set()
