@@ -93,8 +93,10 @@ def prepare(device: str, mode: str | None = None, n: int | None = None,
     if n is not None and n > int(os.environ.get("LAZYARR_BENCH_MAX_SIZE", 1 << 62)):
         raise NotImplementedError(f"LAZYARR_BENCH_MAX_SIZE excludes size {n}")
     # a setup's warm-up call compiles the kernel before the timed calls: no op-by-op first
-    # calls while it compiles (backends/cuda/first_calls.py) inside a measurement
-    options = {"device": device, "compile": "wait"}
+    # calls while it compiles (backends/cuda/first_calls.py) inside a measurement, and on
+    # the CPU no compiled loop arriving from the compile thread between two timed calls
+    # (backends/cpu_loops.py: the steady state, a program's loop, is what is timed)
+    options = {"device": device, "compile": "wait", "cpu_loops": "wait"}
     if mode is not None:
         options["mode"] = mode
     la.set_config(**options)
