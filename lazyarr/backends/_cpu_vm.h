@@ -668,8 +668,6 @@ static inline int lz_poll(lz_scratch *S, npy_intp n) {
     return lz_poll_slow(S);
 }
 
-/* The block's instructions, in order, on the values lz_exec_block set up; ``note``: the
- * floating-point flags noted after each one (lz_exec_block). */
 /* Set the program's compiled loop (release: a thread that reads the pointer with acquire
  * sees the operand fields written before it). */
 static void lz_publish_loop(lz_prog *P, lz_loop_fn fn) {
@@ -704,6 +702,9 @@ static int lz_run_loop(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_int
     return 1;
 }
 
+/* The block's instructions, in order, on the values lz_exec_block set up (or their compiled
+ * loop, lz_run_loop); ``note``: the floating-point flags noted after each one
+ * (lz_exec_block). */
 static int lz_run_instrs(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_intp n, char *out,
                          const char *const *pf, const npy_intp *pflen, int npf, int note) {
     const npy_intp rb = LZ_RB(P);

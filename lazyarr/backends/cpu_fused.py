@@ -153,7 +153,7 @@ class Compiled:
     # the work of one element, for the thread decision of an elementwise run: the widest
     # value's bytes x (inputs read + instructions, an EXPENSIVE_OPS one weighing EXPENSIVE_WEIGHT)
     work: int = 1
-    # the instructions as one compiled loop, once the program has run twice (cpu_loops.py)
+    # the instructions as one compiled loop, once the program's calls pay for it (cpu_loops.py)
     loop: cpu_loops.LoopPlan | None = None
 
 
