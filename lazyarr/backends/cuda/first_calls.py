@@ -49,10 +49,11 @@ takes the kernel instead (:class:`Flushed`). float64 has no flush; float16 is co
 float32, where its values and their products are normal numbers.
 
 One synchronization per call: each checked site's ``usual`` test (nothing raised) and each
-float32 flush test is reduced on the device, the tests are read together at the end, and only when one fails does the program
-run again with every site's flags derived (:func:`_run`'s ``flags_now``). Intermediates are dropped after
-their last use, as eager mode does (a call whose temporaries do not fit in GPU memory waits for
-the kernel: ``CudaBackend.run``).
+float32 flush test is reduced on the device, the tests are read together at the end, and only
+when a ``usual`` test fails does the program run again with every site's flags derived
+(:func:`_run`'s ``flags_now``). Intermediates are dropped after their last use, as eager mode
+does (a call whose temporaries do not fit in GPU memory waits for the kernel:
+``CudaBackend.run``).
 """
 from __future__ import annotations
 
