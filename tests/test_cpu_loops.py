@@ -271,9 +271,25 @@ def test_background_compiles_once_the_work_pays(rng, monkeypatch):
         assert_same(np.asarray(fn(la.asarray(x))), first)
 
 
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
+def test_runs_around_an_op_without_a_loop(dtype, rng):
+    """The chain: tanh keeps NumPy's loop; the arithmetic before and after it runs as two
+    compiled loops."""
+    x = random_array(rng, dtype, (500,))
+    y = random_array(rng, dtype, (500,))[::-1].copy()
+    fn = lambda a, b: np.sqrt(np.abs(a * b + 1.5)) * np.tanh(a) - b     # noqa: E731
+    got, plain = looped(fn, x, y)
+    c = cpu_fused.get_compiled(_program(fn, x, y))
+    assert len(c.loop.runs) == 2 and "compiled loops of the runs" in " ".join(c.listing)
+    with np.errstate(all="ignore"):
+        want = fn(x, y)
+    np.testing.assert_array_equal(_bits(got), _bits(plain))
+    assert_same(got, want)
+
+
 def test_programs_without_a_loop():
     """Other ops or dtypes, one instruction: the VM's instructions, no loop planned."""
-    for fn, args in [(lambda a: np.tanh(a) * 2 + 1, (np.linspace(1, 2, 50),)),      # tanh
+    for fn, args in [(lambda a: np.tanh(a) * 2, (np.linspace(1, 2, 50),)),          # tanh
                      (lambda a: (a * 7).astype(np.int32) + 1, (np.linspace(1, 2, 50),)),  # to int
                      (lambda a: a // 3 + 1, (np.arange(50),)),                      # floor_divide
                      (lambda a: a * 3, (np.linspace(1, 2, 50),)),                   # one op

@@ -371,21 +371,27 @@ typedef struct {
     npy_intp spare_size;
 } lz_instr;
 
-/* A compiled loop of a whole instruction list (backends/cpu_loops.py): one pass over the
- * block computing the program's value from its operands in registers, where the instructions
- * make one pass each. args[k]/strides[k] (bytes): the operands, then the result; n elements. */
+/* A compiled loop of a run of instructions (backends/cpu_loops.py): one pass over the block
+ * computing the run's last value from its operands, its intermediates in registers, where the
+ * instructions make one pass each. args[k]/strides[k] (bytes): the operands, then the result;
+ * n elements. Only the run's last value is read after it (cpu_loops.plan checks). */
 typedef void (*lz_loop_fn)(char **args, const npy_intp *strides, npy_intp n);
 #define LZ_LOOP_MAX_IN 32
+#define LZ_MAX_RUNS 8
+typedef struct {
+    lz_loop_fn fn;          /* NULL until published (set once, release; read with acquire) */
+    int first, end;         /* the run: instr[first..end) */
+    int nin;
+    int in[LZ_LOOP_MAX_IN]; /* its operands' values, and their itemsizes */
+    npy_intp isz[LZ_LOOP_MAX_IN];
+} lz_loop_run;
 
 typedef struct {
     int ninstr;
     lz_instr *instr;
-    /* the compiled loop of instr[0..ninstr) (NULL: none; set once, from another thread, after
-     * the fields below: read with acquire), its operands' values and their itemsize */
-    lz_loop_fn loop;
-    int loop_nin;
-    int loop_in[LZ_LOOP_MAX_IN];
-    npy_intp loop_isz[LZ_LOOP_MAX_IN];
+    /* the runs of instructions that compiled loops may take, in order (cpu_loops.py) */
+    int nruns;
+    lz_loop_run runs[LZ_MAX_RUNS];
     int ninputs, nscalars, nvals, nregs;
     int *input_val;     /* input position -> value index */
     npy_intp *input_isz;
@@ -668,34 +674,34 @@ static inline int lz_poll(lz_scratch *S, npy_intp n) {
     return lz_poll_slow(S);
 }
 
-/* Set the program's compiled loop (release: a thread that reads the pointer with acquire
- * sees the operand fields written before it). */
-static void lz_publish_loop(lz_prog *P, lz_loop_fn fn) {
-    __atomic_store_n(&P->loop, fn, __ATOMIC_RELEASE);
+/* Set run k's compiled loop (release: a thread that reads the pointer with acquire sees the
+ * operand fields written before it). */
+static void lz_publish_loop(lz_prog *P, int k, lz_loop_fn fn) {
+    __atomic_store_n(&P->runs[k].fn, fn, __ATOMIC_RELEASE);
 }
 
-/* The program's compiled loop over the block, where it applies: 1 when it ran, 0 when the
- * instructions must (no loop; flags noted per instruction; ``out`` may be an input's memory,
- * where the instructions' pass-by-pass order is the one kept; an operand read backwards or
- * at a stride that is not a whole number of elements). */
-static int lz_run_loop(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_intp n, char *out,
-                       int note) {
-    lz_loop_fn fn = __atomic_load_n(&P->loop, __ATOMIC_ACQUIRE);
-    if (fn == NULL || note || (R != NULL && R->out_read)) return 0;
+/* Run L's compiled loop over the block, where it applies: 1 when it ran, 0 when its
+ * instructions must (no loop yet; an operand read backwards or at a stride that is not a
+ * whole number of elements). The caller keeps the instructions where flags are noted per
+ * instruction and where ``out`` may be an input's memory. */
+static int lz_run_loop(const lz_prog *P, const lz_loop_run *L, lz_scratch *S, npy_intp n,
+                       char *out) {
+    lz_loop_fn fn = __atomic_load_n(&L->fn, __ATOMIC_ACQUIRE);
+    if (fn == NULL) return 0;
     char *args[LZ_LOOP_MAX_IN + 1];
     npy_intp strides[LZ_LOOP_MAX_IN + 1];
-    const lz_instr *last = &P->instr[P->ninstr - 1];
+    const lz_instr *last = &P->instr[L->end - 1];
     char *op = last->reg < 0 ? out : S->regs + last->reg * LZ_RB(P);
     int uniform = last->reg >= 0;
-    for (int k = 0; k < P->loop_nin; k++) {
-        npy_intp st = S->vstr[P->loop_in[k]];
-        if (st < 0 || st % P->loop_isz[k]) return 0;
-        args[k] = S->vptr[P->loop_in[k]];
+    for (int k = 0; k < L->nin; k++) {
+        npy_intp st = S->vstr[L->in[k]];
+        if (st < 0 || st % L->isz[k]) return 0;
+        args[k] = S->vptr[L->in[k]];
         strides[k] = st;
         uniform = uniform && st == 0;
     }
-    args[P->loop_nin] = op;
-    strides[P->loop_nin] = last->osize;
+    args[L->nin] = op;
+    strides[L->nin] = last->osize;
     fn(args, strides, uniform ? 1 : n);
     S->vptr[last->out] = op;
     S->vstr[last->out] = uniform ? 0 : last->osize;
@@ -710,8 +716,16 @@ static int lz_run_instrs(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_i
     const npy_intp rb = LZ_RB(P);
     char **vptr = S->vptr;
     npy_intp *vstr = S->vstr;
-    if (lz_run_loop(P, R, S, n, out, note)) return 0;
+    const int loops = P->nruns && !note && !(R != NULL && R->out_read);
+    int next_run = 0;
     for (int j = 0; j < P->ninstr; j++) {
+        if (loops && next_run < P->nruns && P->runs[next_run].first == j) {
+            const lz_loop_run *L = &P->runs[next_run++];
+            if (lz_run_loop(P, L, S, n, out)) {
+                j = L->end - 1;
+                continue;
+            }
+        }
         const lz_instr *ins = &P->instr[j];
         for (int q = 0; q < npf; q++) {
             npy_intp a0 = pflen[q] * j / P->ninstr, a1 = pflen[q] * (j + 1) / P->ninstr;

@@ -47,13 +47,17 @@ cdef extern from "_cpu_vm.h" nogil:
         cnp.npy_intp spare_size
     ctypedef void (*lz_loop_fn)(char **args, const cnp.npy_intp *strides, cnp.npy_intp n)
     enum: LZ_LOOP_MAX_IN
+    enum: LZ_MAX_RUNS
+    ctypedef struct lz_loop_run:
+        lz_loop_fn fn
+        int first, end, nin
+        int in_ "in"[32]
+        cnp.npy_intp isz[32]
     ctypedef struct lz_prog:
         int ninstr
         lz_instr *instr
-        lz_loop_fn loop
-        int loop_nin
-        int loop_in[32]
-        cnp.npy_intp loop_isz[32]
+        int nruns
+        lz_loop_run runs[8]
         int ninputs, nscalars, nvals, nregs
         int *input_val
         cnp.npy_intp *input_isz
@@ -125,7 +129,7 @@ cdef extern from "_cpu_vm.h" nogil:
     lz_cast_t lz_get_sqrt(int type)
     lz_cast_t lz_get_sqrt_abs(int type)
     int lz_execute(const lz_prog *P, lz_run *R, int nthreads)
-    void lz_publish_loop(lz_prog *P, lz_loop_fn fn)
+    void lz_publish_loop(lz_prog *P, int k, lz_loop_fn fn)
     int lz_pool_started()
     cnp.npy_int64 lz_progress(cnp.npy_int64 *progress)
     cnp.npy_intp LZ_GATHER
@@ -255,27 +259,40 @@ cdef class VMProgram:
 
     @property
     def has_loop(self):
-        """Whether a compiled loop runs the instructions (set_loop)."""
-        return self.P.loop != NULL
-
-    def set_loop(self, size_t address, list operands, list itemsizes, object keep):
-        """Run the whole instruction list as one compiled loop from now on (cpu_loops.py):
-        ``address`` of a ``void(char **args, npy_intp *strides, npy_intp n)``, the values it
-        reads (``operands``, then it writes the program's value), their itemsizes;
-        ``keep`` holds the code alive. Set once; a call running on another thread sees the
-        loop from its next block, whole or not at all."""
+        """Whether every run's compiled loop is set (set_loop), and there are runs."""
         cdef int k
-        if self.P.loop != NULL or not operands or len(operands) > LZ_LOOP_MAX_IN or \
-                len(itemsizes) != len(operands) or self.P.ninstr < 1 or address == 0:
-            raise ValueError("no loop for this program")
-        for k in range(len(operands)):
-            if not 0 <= operands[k] < self.P.nvals:
-                raise ValueError(f"operand {operands[k]}")
-            self.P.loop_in[k] = operands[k]
-            self.P.loop_isz[k] = itemsizes[k]
-        self.P.loop_nin = len(operands)
+        return self.P.nruns > 0 and all(self.P.runs[k].fn != NULL for k in range(self.P.nruns))
+
+    def set_runs(self, list runs):
+        """The runs of instructions ``(first, end)``, in order and apart, that compiled loops
+        may take (cpu_loops.plan); before any call."""
+        cdef int k
+        if len(runs) > LZ_MAX_RUNS or self.P.nruns:
+            raise ValueError("runs")
+        for k, (first, end) in enumerate(runs):
+            if not (0 <= first < end <= self.P.ninstr) or k and first < self.P.runs[k - 1].end:
+                raise ValueError(f"run {first}..{end}")
+            self.P.runs[k].first, self.P.runs[k].end = first, end
+        self.P.nruns = len(runs)
+
+    def set_loop(self, int k, size_t address, list operands, list itemsizes, object keep):
+        """Run ``k``'s instructions as one compiled loop from now on (cpu_loops.py):
+        ``address`` of a ``void(char **args, npy_intp *strides, npy_intp n)``, the values it
+        reads (``operands``, then it writes the run's last value), their itemsizes; ``keep``
+        holds the code alive. Set once; a call running on another thread sees the loop from
+        its next block, whole or not at all."""
+        cdef int a
+        if not 0 <= k < self.P.nruns or self.P.runs[k].fn != NULL or not operands or \
+                len(operands) > LZ_LOOP_MAX_IN or len(itemsizes) != len(operands) or address == 0:
+            raise ValueError("no loop for this run")
+        for a in range(len(operands)):
+            if not 0 <= operands[a] < self.P.nvals:
+                raise ValueError(f"operand {operands[a]}")
+            self.P.runs[k].in_[a] = operands[a]
+            self.P.runs[k].isz[a] = itemsizes[a]
+        self.P.runs[k].nin = len(operands)
         self.keep.append(keep)
-        lz_publish_loop(&self.P, <lz_loop_fn>address)
+        lz_publish_loop(&self.P, k, <lz_loop_fn>address)
 
     def __dealloc__(self):
         free(self.P.instr)

@@ -259,9 +259,11 @@ def compile_program(program: Program) -> Compiled:
     regs, nregs = _allocate_registers(specs, sink)
     vm = _build_vm(body, specs, regs, nregs, dtypes, sink)
     root = instrs[-1]
-    loop = cpu_loops.plan(specs, sink.result_val, dtypes,
+    loop = cpu_loops.plan(specs, regs, sink.result_val, dtypes,
                           {n for n, ins in enumerate(body) if ins.op == "scalar"})
-    listing = _listing(body, specs, regs, sink, loop is not None,
+    if loop is not None:
+        vm.set_runs([(r.first, r.end) for r in loop.runs])
+    listing = _listing(body, specs, regs, sink, loop,
                        cpu_loops.why_not(specs, sink.result_val, dtypes) if loop is None else "")
     return Compiled(vm, listing, reduction, root.arg if reduction else None,
                     sink.compute, sink.canon, root.dtype, _input_dtypes(instrs), _must_run_serially(body),
@@ -517,7 +519,7 @@ def _must_run_serially(body: tuple[Instr, ...]) -> bool:
 
 
 def _listing(body: tuple[Instr, ...], specs: list[_Spec], regs: list[int], sink: _Sink,
-             loop: bool = False, no_loop: str = "") -> list[str]:
+             loop: cpu_loops.LoopPlan | None = None, no_loop: str = "") -> list[str]:
     """The VM program as explain shows it, one line per instruction, then whether it becomes
     one compiled loop (``loop``; else ``no_loop`` says why) and the reduction's fold."""
     listing = []
@@ -525,9 +527,10 @@ def _listing(body: tuple[Instr, ...], specs: list[_Spec], regs: list[int], sink:
         op = body[spec.out].op if spec.out < len(body) else "astype"   # else: a sink's cast
         listing.append(f"%{spec.out} = {op}({', '.join(f'%{a}' for a in spec.args)}) -> "
                        f"{'out' if reg < 0 else f'r{reg}'} : {spec.dtype} [{spec.text}]")
-    if loop:
-        listing.append(f"(one compiled loop of the {len(specs)} instructions once the program has "
-                       "run twice and done 2^26 element-instructions: la.config(cpu_loops=...))")
+    if loop is not None:
+        runs = ", ".join(f"%{specs[r.first].out}..%{specs[r.end - 1].out}" for r in loop.runs)
+        listing.append(f"(compiled loops of the runs {runs} once the program has run twice and "
+                       "done 2^26 element-instructions: la.config(cpu_loops=...))")
     elif len(specs) > 1:
         listing.append(f"(no compiled loop: {no_loop})")
     if sink.fold != "none":

@@ -61,22 +61,32 @@ BOOL_EXPRESSIONS = {"invert": "not {0}"}
 #: on the compile thread
 CALLS_BEFORE_COMPILE = 2
 WORK_BEFORE_COMPILE = 1 << 26
-#: the VM's limit on a loop's operands (LZ_LOOP_MAX_IN)
+#: the VM's limits on a loop's operands (LZ_LOOP_MAX_IN) and on a program's runs (LZ_MAX_RUNS)
 MAX_OPERANDS = 32
+MAX_RUNS = 8
 _KINDS = "fiub"
 
 
 @dataclass(eq=False)
-class LoopPlan:
-    """One program's loop: its Python source and the VM values it reads."""
+class Run:
+    """One run of instructions as a loop: ``specs[first:end]``, its Python source, the VM
+    values it reads."""
+    first: int
+    end: int
     source: str
-    operands: list[int]              # VM values read, in the loop's argument order
+    operands: list[int]
     itemsizes: list[int]
-    ninstr: int = 1
+
+
+@dataclass(eq=False)
+class LoopPlan:
+    """A program's runs of instructions that compiled loops take (at most :data:`MAX_RUNS`)."""
+    runs: list[Run]
+    ninstr: int = 1                  # instructions in the runs, for the work count
     calls: int = 0
     work: int = 0
     state: str = "new"               # "new", "compiling", "set", "failed"
-    error: str = ""                  # why it failed (explain shows it)
+    error: str = ""                  # why it failed
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -127,41 +137,64 @@ def _expression(s: Any, dtypes: list[np.dtype]) -> str | None:
 
 
 def why_not(specs: list[Any], result_val: int, dtypes: list[np.dtype]) -> str:
-    """What keeps a VM instruction list from a loop (``explain`` says it), or "" where
-    :func:`plan` makes one."""
+    """What keeps a VM instruction list from any loop (``explain`` says it)."""
     if len(specs) < 2:
         return "one instruction: nothing to fuse"
-    if specs[-1].out != result_val:
-        return "the last instruction is not the program's value"
-    for s in specs:
-        if _expression(s, dtypes) is None:
-            return f"{s.text}: no exact compiled form"
-    operands = {a for s in specs for a in s.args} - {s.out for s in specs}
-    return f"{len(operands)} operands (at most {MAX_OPERANDS})" if len(operands) > MAX_OPERANDS else ""
+    bad = [s.text for s in specs if _expression(s, dtypes) is None]
+    if len(bad) >= len(specs) - 1:
+        return f"{bad[0]}: no exact compiled form"
+    return "no run of two instructions or more whose values stay inside it"
 
 
-def plan(specs: list[Any], result_val: int, dtypes: list[np.dtype],
+def plan(specs: list[Any], regs: list[int], result_val: int, dtypes: list[np.dtype],
          scalar_values: set[int]) -> LoopPlan | None:
-    """The loop of a VM instruction list (``cpu_fused._Spec``), or None where one loop cannot
-    compute it (:func:`why_not` says why)."""
-    if len(specs) < 2 or specs[-1].out != result_val:
+    """The runs of a VM instruction list (``cpu_fused._Spec``, with its registers) that
+    compiled loops take: maximal runs of instructions with an exact compiled form, two or
+    more, of which only the last value is read after the run, that do not write into the
+    register of one of their operands (an operand at stride 0 is read at element 0 of its
+    register for every element: a loop writing that register element by element would
+    change it); None where there is none."""
+    exprs = [_expression(s, dtypes) for s in specs]
+    runs: list[Run] = []
+    j = 0
+    while j < len(specs) and len(runs) < MAX_RUNS:
+        if exprs[j] is None:
+            j += 1
+            continue
+        k = j
+        while k < len(specs) and exprs[k] is not None:
+            k += 1
+        run = _run(specs, regs, exprs, j, k, result_val, dtypes, scalar_values)
+        if run is not None:
+            runs.append(run)
+        j = k
+    return LoopPlan(runs, sum(r.end - r.first for r in runs)) if runs else None
+
+
+def _run(specs: list[Any], regs: list[int], exprs: list[str | None], first: int, end: int,
+         result_val: int, dtypes: list[np.dtype], scalar_values: set[int]) -> Run | None:
+    if end - first < 2:
         return None
-    made: set[int] = set()
+    made = {s.out for s in specs[first:end]}
+    last = specs[end - 1].out
+    later = {a for s in specs[end:] for a in s.args} | {result_val}
+    if (made - {last}) & later:
+        return None
+    producer = {s.out: i for i, s in enumerate(specs)}
     operands: list[int] = []
     lines: list[str] = []
-    for s in specs:
-        expr = _expression(s, dtypes)
-        if expr is None:
-            return None
+    for s, expr in zip(specs[first:end], exprs[first:end]):
         for a in s.args:
             if a not in made and a not in operands:
                 operands.append(a)
         lines.append(f"v{s.out} = {expr}")
-        made.add(s.out)
     if len(operands) > MAX_OPERANDS:
         return None
-    return LoopPlan(_source(operands, lines, result_val, dtypes, scalar_values),
-                    operands, [dtypes[v].itemsize for v in operands], len(specs))
+    out_reg = regs[end - 1]
+    if out_reg >= 0 and any(a in producer and regs[producer[a]] == out_reg for a in operands):
+        return None
+    return Run(first, end, _source(operands, lines, last, dtypes, scalar_values), operands,
+               [dtypes[v].itemsize for v in operands])
 
 
 def _source(operands: list[int], lines: list[str], result_val: int, dtypes: list[np.dtype],
@@ -255,8 +288,9 @@ def note_call(loop: LoopPlan, vm: Any, elements: int, repeated: bool = False) ->
 
 def _build(loop: LoopPlan, vm: Any) -> None:
     try:
-        address, keep = _compile(loop.source)
-        vm.set_loop(address, loop.operands, loop.itemsizes, keep)
+        for k, run in enumerate(loop.runs):
+            address, keep = _compile(run.source)
+            vm.set_loop(k, address, run.operands, run.itemsizes, keep)
     except Exception as exc:    # noqa: BLE001 - the instructions stay: same values, slower
         loop.state, loop.error = "failed", f"{type(exc).__name__}: {exc}"
         return
