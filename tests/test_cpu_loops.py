@@ -327,3 +327,24 @@ def test_an_exit_does_not_wait_for_a_loop():
     t0 = time.perf_counter()
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
     assert time.perf_counter() - t0 < 10
+
+
+def test_a_uniform_register_operand_keeps_its_value(rng):
+    """``tanh`` of a one-element array broadcast is computed once, into element 0 of r0
+    (stride 0), and the run ``x * t + 1`` after it reads that element for every element. The
+    linear scan gives the run's last instruction r0 (``t``'s last use is inside the run): a
+    loop writing r0 element by element would change ``t`` under it, so cpu_loops.plan keeps
+    that run's instructions."""
+    x = rng.standard_normal(5000)
+    c = np.asarray([0.75])
+    fn = lambda a, s: np.exp(a * np.tanh(s) + 1)     # noqa: E731
+    with la.config(mode="lazy", device="cpu", cpu_loops="wait"):
+        for _ in range(3):
+            got = np.asarray(fn(la.asarray(x), la.asarray(c)))
+        c_ = cpu_fused.get_compiled(_program(fn, x, c))
+    listing = " ".join(c_.listing)
+    assert "tanh(%1) -> r0" in listing and "add(%3, %4) -> r0" in listing and c_.loop is None
+    with la.config(mode="lazy", device="cpu", cpu_loops="off"):
+        plain = np.asarray(fn(la.asarray(x), la.asarray(c)))
+    np.testing.assert_array_equal(_bits(got), _bits(plain))
+    assert_same(got, fn(x, c))

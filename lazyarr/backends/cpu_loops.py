@@ -143,7 +143,8 @@ def why_not(specs: list[Any], result_val: int, dtypes: list[np.dtype]) -> str:
     bad = [s.text for s in specs if _expression(s, dtypes) is None]
     if len(bad) >= len(specs) - 1:
         return f"{bad[0]}: no exact compiled form"
-    return "no run of two instructions or more whose values stay inside it"
+    return ("no run of two instructions or more that can be one loop (a value read after "
+            "the run, or its output in an operand's register)")
 
 
 def plan(specs: list[Any], regs: list[int], result_val: int, dtypes: list[np.dtype],
