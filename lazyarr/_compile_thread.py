@@ -88,8 +88,8 @@ def _done(future: concurrent.futures.Future, cancel: bool = False) -> None:
 
 def wait_compiles(timeout: float | None = None) -> int:
     """Wait until the GPU kernels and CPU loops compiling in the background are ready (or
-    ``timeout`` seconds pass); return how many are still compiling. After a warm-up call, before timing
-    a loop, this makes every call of the loop launch the compiled kernel.
+    ``timeout`` seconds pass); return how many are still compiling. After a warm-up call,
+    before timing a loop, this makes every call of the loop launch the compiled kernel.
 
     >>> import lazyarr as la
     >>> la.wait_compiles()

@@ -12,9 +12,10 @@ import pytest
 from helpers import assert_same, random_array
 
 import lazyarr as la
+from lazyarr._devices import numba_installed
 from lazyarr.backends import cpu_fused, cpu_loops
 
-pytestmark = pytest.mark.skipif(not cpu_loops.available(), reason="needs Numba")
+pytestmark = pytest.mark.skipif(not numba_installed(), reason="needs Numba")
 
 FLOATS = [np.float32, np.float64]
 

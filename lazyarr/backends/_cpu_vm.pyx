@@ -51,13 +51,13 @@ cdef extern from "_cpu_vm.h" nogil:
     ctypedef struct lz_loop_run:
         lz_loop_fn fn
         int first, end, nin
-        int in_ "in"[32]
-        cnp.npy_intp isz[32]
+        int in_ "in"[LZ_LOOP_MAX_IN]
+        cnp.npy_intp isz[LZ_LOOP_MAX_IN]
     ctypedef struct lz_prog:
         int ninstr
         lz_instr *instr
         int nruns
-        lz_loop_run runs[8]
+        lz_loop_run runs[LZ_MAX_RUNS]
         int ninputs, nscalars, nvals, nregs
         int *input_val
         cnp.npy_intp *input_isz
@@ -165,6 +165,9 @@ REDUCTION_KINDS = _enum_dict(lz_red_kinds)
 REDUCTION_TYPES = _enum_dict(lz_red_types)
 #: elementwise op folded into a reduction kernel: "none", "abs", "square"
 FOLDS = _enum_dict(lz_folds)
+#: the limits of compiled loops (cpu_loops.py): operands of a loop, runs of a program
+LOOP_MAX_OPERANDS = LZ_LOOP_MAX_IN
+LOOP_MAX_RUNS = LZ_MAX_RUNS
 #: bytes per scalar operand in execute's ``scalars``
 SCALAR_BYTES = LZ_SCALAR_BYTES
 

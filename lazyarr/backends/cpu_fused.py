@@ -153,7 +153,7 @@ class Compiled:
     # the work of one element, for the thread decision of an elementwise run: the widest
     # value's bytes x (inputs read + instructions, an EXPENSIVE_OPS one weighing EXPENSIVE_WEIGHT)
     work: int = 1
-    # the instructions as one compiled loop, once the program's calls pay for it (cpu_loops.py)
+    # its runs of instructions as compiled loops, once the program's calls pay (cpu_loops.py)
     loop: cpu_loops.LoopPlan | None = None
 
 
@@ -520,8 +520,8 @@ def _must_run_serially(body: tuple[Instr, ...]) -> bool:
 
 def _listing(body: tuple[Instr, ...], specs: list[_Spec], regs: list[int], sink: _Sink,
              loop: cpu_loops.LoopPlan | None = None, no_loop: str = "") -> list[str]:
-    """The VM program as explain shows it, one line per instruction, then whether it becomes
-    one compiled loop (``loop``; else ``no_loop`` says why) and the reduction's fold."""
+    """The VM program as explain shows it, one line per instruction, then its runs of
+    compiled loops (``loop``; else ``no_loop`` says why none) and the reduction's fold."""
     listing = []
     for spec, reg in zip(specs, regs):
         op = body[spec.out].op if spec.out < len(body) else "astype"   # else: a sink's cast
@@ -529,8 +529,10 @@ def _listing(body: tuple[Instr, ...], specs: list[_Spec], regs: list[int], sink:
                        f"{'out' if reg < 0 else f'r{reg}'} : {spec.dtype} [{spec.text}]")
     if loop is not None:
         runs = ", ".join(f"%{specs[r.first].out}..%{specs[r.end - 1].out}" for r in loop.runs)
-        listing.append(f"(compiled loops of the runs {runs} once the program has run twice and "
-                       "done 2^26 element-instructions: la.config(cpu_loops=...))")
+        listing.append(f"(compiled loops of the runs {runs} once the program has run "
+                       f"{cpu_loops.CALLS_BEFORE_COMPILE} times and done "
+                       f"2^{cpu_loops.WORK_BEFORE_COMPILE.bit_length() - 1} element-instructions: "
+                       "la.config(cpu_loops=...))")
     elif len(specs) > 1:
         listing.append(f"(no compiled loop: {no_loop})")
     if sink.fold != "none":

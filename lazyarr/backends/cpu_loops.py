@@ -4,12 +4,12 @@
 The VM runs a program one instruction at a time over each block: every op is one pass of
 NumPy's own loop over a register in cache. Below ~100,000 elements, and for arithmetic-heavy
 statements at any size, those passes are the time (~0.3 ns an op and element: docs/notes/
-cpu.rst, "The NPBench kernels at preset L again"). A program whose instructions all have an
+cpu.rst, "The NPBench kernels at preset L again"). A run of instructions that all have an
 exact compiled form (:data:`EXPRESSIONS`: IEEE float arithmetic, integer arithmetic wrapped
 back to its dtype, comparisons, logic, ``where``, casts that are not float-to-integer) can
 instead run as ONE loop per block, each element's intermediates in registers: Numba compiles
-it (LLVM, vectorized; no fast-math, no contraction into FMAs), and the VM calls it in place
-of the instructions (``lz_run_loop`` in _cpu_vm.h). The values are the instructions' bit for
+it (LLVM, vectorized; no fast-math, no contraction into FMAs), and the VM jumps over the run's
+instructions to call it (``lz_run_loop`` in _cpu_vm.h; :func:`plan` says which runs). The values are the instructions' bit for
 bit, NaN payloads and signed zeros included (tests/test_cpu_loops.py).
 
 What stays with the instructions: a block whose floating-point flags must be told op by op
@@ -33,6 +33,8 @@ from typing import Any
 import numpy as np
 
 from .._config import get_config
+from .._devices import numba_installed
+from . import _cpu_vm  # type: ignore[attr-defined]  # (only cpu_fused imports this module)
 
 #: the Python expression of each NumPy loop the compiled loop computes ({0}, {1}: its
 #: operands), by the ufunc's name, and the operand kinds it takes ("f" float, "i" signed,
@@ -61,9 +63,10 @@ BOOL_EXPRESSIONS = {"invert": "not {0}"}
 #: on the compile thread
 CALLS_BEFORE_COMPILE = 2
 WORK_BEFORE_COMPILE = 1 << 26
-#: the VM's limits on a loop's operands (LZ_LOOP_MAX_IN) and on a program's runs (LZ_MAX_RUNS)
-MAX_OPERANDS = 32
-MAX_RUNS = 8
+#: the VM's limits on a loop's operands and on a program's runs (_cpu_vm.h: LZ_LOOP_MAX_IN,
+#: LZ_MAX_RUNS)
+MAX_OPERANDS = _cpu_vm.LOOP_MAX_OPERANDS
+MAX_RUNS = _cpu_vm.LOOP_MAX_RUNS
 _KINDS = "fiub"
 
 
@@ -250,31 +253,19 @@ def _compile(source: str) -> tuple[int, Any]:
         return _loops.setdefault(source, done)
 
 
-def available() -> bool:
-    """Whether Numba can be imported (found, not imported: ~0.5 s)."""
-    import importlib.util
-    return importlib.util.find_spec("numba") is not None
-
-
-_AVAILABLE: bool | None = None
-
-
 def note_call(loop: LoopPlan, vm: Any, elements: int, repeated: bool = False) -> None:
     """A call of the program that ``loop`` belongs to, over ``elements``: once the calls
     reach :data:`CALLS_BEFORE_COMPILE` and :data:`WORK_BEFORE_COMPILE` (where the caller will
     repeat it, ``la.jit``'s bound replays: the work alone), compile its loop and give it to
     ``vm`` (the program's VMProgram), as ``la.config(cpu_loops=...)`` says (``"wait"``: at
     the first call, whatever the work)."""
-    global _AVAILABLE
     loop.calls += CALLS_BEFORE_COMPILE if repeated else 1
     loop.work += elements * loop.ninstr * (CALLS_BEFORE_COMPILE if repeated else 1)
     how = get_config().cpu_loops
     if how == "off" or loop.state != "new" or how == "background" and (
             loop.calls < CALLS_BEFORE_COMPILE or loop.work < WORK_BEFORE_COMPILE):
         return
-    if _AVAILABLE is None:
-        _AVAILABLE = available()
-    if not _AVAILABLE:
+    if not numba_installed():
         return
     with loop.lock:
         if loop.state != "new":
