@@ -24,6 +24,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 
 from . import _devices, _node
 from ._config import get_config
+from ._contract import sum_of_product
 from ._devices import resolve as resolve_device
 from ._devices import xp as xp_for
 from ._dtypes import WEAK_SCALAR_TYPES, check_dtype, scalar_fits, scalar_to_dtype
@@ -570,6 +571,11 @@ def reduce(opdef: OpDef, x: Any, axis: Any = None, keepdims: bool = False, dtype
         run = _bound_reduction(opdef.name, result_dtype, shape, arg, node, key, warn)
         if run is not None:
             return _node.leaf(run([node.data]), "cpu")
+    if opdef.name == "sum" and device == "cpu" and node.op == "multiply" \
+            and not computing_is_deferred():
+        contracted = sum_of_product(node, arg[0], arg[1], result_dtype, shape)
+        if contracted is not None:        # (a broadcast product summed: one matrix product)
+            return contracted
     if held and node.data is None and node.src and not stopping() \
             and recompute_weight(node) >= store_min_weight(node):
         materialize(node)      # the store rule: computed once, read by this and later uses

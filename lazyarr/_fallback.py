@@ -25,7 +25,6 @@ write into the LazyArray's memory, as the in-place operators do (docs/guide.rst)
 from __future__ import annotations
 
 import functools
-import itertools
 import operator
 import types
 import warnings
@@ -39,7 +38,8 @@ from ._config import get_config
 from ._dtypes import SUPPORTED_DTYPES
 from ._materialize import computing_is_deferred, materialize_into, tape
 from ._node import Node
-from ._plan import LibraryCall
+from ._plan import LibraryCall, call_order
+from ._plan import library_call as _library_call
 from ._stack import user_stacklevel
 from ._value_ops import computed_product, setup_library_calls  # type: ignore[import-not-found]
 
@@ -91,14 +91,6 @@ _UNSUPPORTED_METHODS = {
 _WRITTEN_ARGUMENT = {"copyto": 0, "put": 0, "place": 0, "putmask": 0, "fill_diagonal": 0,
                      "put_along_axis": 0, "random.shuffle": 0}
 
-#: A leaf a library call computed holds that call's record in ``node.origin``: ``(name, bytes
-#: read, bytes written, flops, order)``, made a LibraryCall when ``la.explain`` asks (a loop's
-#: ``a @ b`` pays a tuple and a field, not a dataclass and a weak dictionary's entry); one
-#: record for every result of one call
-_order = itertools.count()
-_PRODUCTS = frozenset({"matmul", "dot"})
-
-
 def origin_of(node: Node) -> str | None:
     """The fallback function that computed this node's buffer, if one did."""
     call = node.origin
@@ -120,31 +112,6 @@ def library_calls(root: Node) -> list[LibraryCall]:
             found[id(call)] = call
         stack.extend(node.src)
     return [LibraryCall(*call[:4]) for call in sorted(found.values(), key=lambda c: c[4])]
-
-
-def _arrays(obj: Any) -> list[Any]:
-    """The arrays (NumPy's, CuPy's) among ``obj``, also inside lists, tuples and dicts."""
-    if type(obj) is np.ndarray:
-        return [obj]
-    if not isinstance(obj, type) and hasattr(obj, "nbytes") and hasattr(obj, "shape"):
-        return [obj]         # (not a class: np.float32 has ``nbytes``/``shape`` descriptors)
-    if isinstance(obj, (list, tuple)):
-        return [a for item in obj for a in _arrays(item)]
-    if isinstance(obj, dict):
-        return [a for item in obj.values() for a in _arrays(item)]
-    return []
-
-
-def _library_call(path: str, operands: Any, result: Any) -> tuple[Any, ...]:
-    """The record of one call of ``numpy.<path>`` on ``operands`` (buffers) giving ``result``
-    (``Node.origin``)."""
-    ins, outs = _arrays(operands), _arrays(result)
-    flops = None
-    if path in _PRODUCTS and ins and outs:
-        k = ins[0].shape[-1] if ins[0].ndim else 1
-        flops = 2 * int(outs[0].size) * int(k)
-    return (path, sum(int(a.nbytes) for a in ins), sum(int(a.nbytes) for a in outs), flops,
-            next(_order))
 
 
 def notes(root: Node) -> list[str]:
@@ -618,4 +585,4 @@ def install(namespace: dict[str, Any]) -> None:
 _dispatch.PROTOCOLS.update(method=method, array_ufunc=array_ufunc, call=call)
 
 
-setup_library_calls(_SUPPORTED, _order, _wrap)
+setup_library_calls(_SUPPORTED, call_order, _wrap)

@@ -1,6 +1,7 @@
 """What a materialization will do, described without running it (``la.explain``)."""
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +36,39 @@ class LibraryCall:
         flops = f", {self.flops / 1e9:.3f} GFLOP" if self.flops is not None else ""
         return (f"library call numpy.{self.name}: reads {self.bytes_read / mib:.3f} MiB, "
                 f"writes {self.bytes_written / mib:.3f} MiB{flops}")
+
+
+#: A leaf a library call computed holds that call's record in ``node.origin``: ``(name, bytes
+#: read, bytes written, flops, order)``, made a LibraryCall when ``la.explain`` asks (a loop's
+#: ``a @ b`` pays a tuple and a field, not a dataclass and a weak dictionary's entry); one
+#: record for every result of one call
+call_order = itertools.count()
+_PRODUCTS = frozenset({"matmul", "dot"})
+
+
+def _arrays(obj: Any) -> list[Any]:
+    """The arrays (NumPy's, CuPy's) among ``obj``, also inside lists, tuples and dicts."""
+    if type(obj) is np.ndarray:
+        return [obj]
+    if not isinstance(obj, type) and hasattr(obj, "nbytes") and hasattr(obj, "shape"):
+        return [obj]         # (not a class: np.float32 has ``nbytes``/``shape`` descriptors)
+    if isinstance(obj, (list, tuple)):
+        return [a for item in obj for a in _arrays(item)]
+    if isinstance(obj, dict):
+        return [a for item in obj.values() for a in _arrays(item)]
+    return []
+
+
+def library_call(path: str, operands: Any, result: Any) -> tuple[Any, ...]:
+    """The record of one call of ``numpy.<path>`` on ``operands`` (buffers) giving ``result``
+    (``Node.origin``)."""
+    ins, outs = _arrays(operands), _arrays(result)
+    flops = None
+    if path in _PRODUCTS and ins and outs:
+        k = ins[0].shape[-1] if ins[0].ndim else 1
+        flops = 2 * int(outs[0].size) * int(k)
+    return (path, sum(int(a.nbytes) for a in ins), sum(int(a.nbytes) for a in outs), flops,
+            next(call_order))
 
 
 @dataclass(frozen=True)

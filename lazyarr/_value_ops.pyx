@@ -230,7 +230,7 @@ cdef object _matmul_slow = None       # LazyArray's own __matmul__ and __rmatmul
 cdef object _rmatmul_slow = None      # matmul, lazyarr/_functions/_linalg.py)
 cdef object _np_matmul = None         # numpy.matmul
 cdef frozenset _SUPPORTED = None      # the dtypes lazyarr supports
-cdef object _call_order = None        # _fallback._order: the library calls' running count
+cdef object _call_order = None        # _plan.call_order: the library calls' running count
 cdef object _wrap_result = None       # _fallback._wrap: any other result of a library call
 
 

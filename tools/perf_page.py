@@ -633,12 +633,13 @@ What the suite measures
 """
 
 
-def _peer_tables(stem: str, title: str, intro: str, script: str) -> list[str]:
+def _peer_tables(stem: str, title: str, intro: str, script: str,
+                 devices: tuple[str, ...] = ("cpu", "cuda")) -> list[str]:
     """A section per device from a peer script's ``--md`` tables
     (``docs/_static/perf/<stem>_<device>.md``), where present: its ``(...)`` notes, then each
     ``# heading`` with its table."""
     parts = []
-    for device in ("cpu", "cuda"):
+    for device in devices:
         source = os.path.join(ROOT, "docs", "_static", "perf", f"{stem}_{device}.md")
         if not os.path.exists(source):
             continue
@@ -663,6 +664,22 @@ def monte_carlo_sections() -> list[str]:
         "generator (``default_rng(0, fused=True)``: the draws generated inside the one kernel), "
         "the library's own (NumPy on the CPU, CuPy eager on the GPU), and lazyarr with the "
         "library's generator (draws in memory, the rest fused).", "tools/peers/monte_carlo.py")
+
+
+def npbench_sections() -> list[str]:
+    """The NPBench kernels (issue 19's corpus) against NumPy on the CPU
+    (``tools/peers/npbench_ab.py``) and CuPy eager on the GPU (``tools/peers/npbench_gpu.py``)."""
+    return _peer_tables(
+        "npbench", "the NPBench kernels against NumPy",
+        "The NPBench kernels of ``../shared/npbench`` as published (``import numpy as np``) "
+        "against the same file with ``import lazyarr as np``, each library in processes of its "
+        "own (two libraries in one process share glibc's heap thresholds: docs/notes/cpu.rst, "
+        "2026-12-06e); every output checked against NumPy by the runner's tests (tests/test_corpus.py).",
+        "tools/peers/npbench_ab.py", devices=("cpu",)) + _peer_tables(
+        "npbench", "the NPBench kernels against CuPy eager",
+        "The same kernels with ``import cupy as np`` against ``import lazyarr as np`` on cuda, "
+        "in one process, alternated, after a warm-up call each (kernel compiles).",
+        "tools/peers/npbench_gpu.py", devices=("cuda",))
 
 
 def complex_ceiling_sections() -> list[str]:
@@ -806,6 +823,7 @@ def build(args: argparse.Namespace) -> str:
                                        [[r[0].replace("*", r"\*"), _fmt_time(r[1]), _fmt_time(r[2]),
                                          f"{r[3]:.2f}x"] for r in rows_s]))
     parts += monte_carlo_sections()
+    parts += npbench_sections()
     parts += complex_ceiling_sections()
     parts += complex_reductions_sections()
     parts += inplace_stencil_sections()

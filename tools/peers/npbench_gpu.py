@@ -143,17 +143,18 @@ def main() -> None:
                      ratio, "; ".join(f"{w}: {m}" for w, m in problem.items())))
         print(f"{name:14s} {args.ref} {med['ref']:9.2f} ms  lazyarr {med['lazyarr']:9.2f} ms "
               f"(first {rows[-1][4]:9.1f})  ratio {ratio:6.2f}  {rows[-1][6]}", flush=True)
-    lines = [f"NPBench at preset {args.preset}, {args.ref} eager against lazyarr on {args.device} "
+    lines = [f"# NPBench at preset {args.preset}, {args.ref} eager against lazyarr on {args.device} "
              f"(tools/peers/npbench_gpu.py; medians of {args.reps} calls after a warm-up, ms)", "",
              f"| kernel | category | {args.ref} | lazyarr | lazyarr first call | {args.ref} / lazyarr | problem |",
              "|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r[0]} | {r[1]} | {r[2]:.2f} | {r[3]:.2f} | {r[4]:.1f} | {r[5]:.2f} | {r[6]} |")
+    lines.append("")
     for cat in ("expressions", "library"):
         ok = [r[5] for r in rows if r[1] == cat and not r[6] and r[5] > 0]
         if ok:
             geo = math.exp(sum(math.log(x) for x in ok) / len(ok))
-            lines.append(f"\n{cat}: geomean {geo:.2f}x over {len(ok)} kernels without a problem")
+            lines.append(f"({cat}: geomean {geo:.2f}x over {len(ok)} kernels without a problem)")
     text = "\n".join(lines)
     print(text)
     if args.md:

@@ -1,0 +1,127 @@
+"""A sum of a broadcast product as one matrix product: ``(a[:, :, None] * b[None]).sum(1)``.
+
+NumPy scripts write contractions this way (NPBench's ``conv2d``: a window of the image times
+the weights, summed over three axes, once per output pixel). The fused kernel computes every
+product of the broadcast shape, M x N x K of them, at the VM's pace; BLAS does the same
+multiply-adds as a matrix product, blocked for the cache and in SIMD, several times faster
+once both kept sides are a few wide. So :func:`sum_of_product` turns the sum into
+``(M, K) @ (K, N)`` where the shapes say it is one:
+
+* every summed axis is one both factors have (K), every kept axis one of them only (M from
+  the first, N from the second) or neither (size 1); an axis both keep (a batch) or only one
+  sums does not apply;
+* both kept sides at least ``MIN_SIDE`` wide and the product at least ``MIN_WORK``
+  multiply-adds: below that the copies into the matrices cost more than they save;
+* float32 or float64 factors of the product's dtype, summed to it, on the CPU, in lazy mode.
+
+Values follow lazyarr's sums (docs/design.rst, "Reductions"): float32 factors are multiplied
+and summed in float64 (their products are exact there) and the result rounded once, as the
+VM's float32 sums are; float64 is BLAS's ``dgemm``. Both are NumPy's values to rounding, as
+any sum is. NumPy's warnings stay NumPy's: the product runs only where no product and no
+partial sum can overflow (the largest magnitudes of the factors say so, and they are finite,
+so there is no NaN and no invalid operation either); otherwise the fused kernel runs, with
+its exact reports. The call shows in ``la.explain`` as a library step (``matmul``).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from . import _node
+from ._materialize import materialize
+from ._node import Node
+from ._plan import call_order
+from .backends.reduction_rules import FLOAT_MAX, rounded_once
+
+MIN_SIDE = 4          # each kept side (M, N) at least this wide
+MIN_WORK = 4096       # M * N * K multiply-adds at least
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_F64 = np.dtype(np.float64)
+_F64_MAX = float(np.finfo(np.float64).max)
+
+
+def _factor(node: Node) -> np.ndarray | None:
+    """The memory of one factor (computing it first where it is pending)."""
+    if node.data is None:
+        if node.op == "scalar":
+            return None
+        materialize(node)
+    data = node.data
+    return data if type(data) is np.ndarray else None
+
+
+def _sides(xs: tuple[int, ...], ys: tuple[int, ...], axes: tuple[int, ...]) -> Any:
+    """(M axes, K axes, N axes) of a product of shapes ``xs`` and ``ys`` summed over ``axes``,
+    or None where it is not a matrix product."""
+    m, k, n = [], [], []
+    for i, (a, b) in enumerate(zip(xs, ys)):
+        if i in axes:
+            if a == b and a != 1:
+                k.append(i)
+            elif a != 1 or b != 1:
+                return None          # summed on one side only
+        elif a != 1 and b == 1:
+            m.append(i)
+        elif a == 1 and b != 1:
+            n.append(i)
+        elif a != 1:
+            return None              # kept on both sides: a batch axis
+    return m, k, n
+
+
+def _fits(xm: np.ndarray, ym: np.ndarray, k: int, dtype: np.dtype) -> bool:
+    """No product of the factors ``xm`` and ``ym`` and no partial sum of ``k`` products can
+    overflow ``dtype``, and every factor is finite (a NaN makes the bound NaN)."""
+    bound = max(float(xm.max()), -float(xm.min())) * max(float(ym.max()), -float(ym.min()))
+    return bound * k <= FLOAT_MAX.get(dtype, _F64_MAX)     # (Python floats: no warning)
+
+
+def sum_of_product(product: Node, axes: tuple[int, ...] | None, keepdims: bool,
+                   result_dtype: np.dtype, shape: tuple[int, ...]) -> Node | None:
+    """The computed sum of the pending ``product`` (a multiply node) over ``axes`` as one
+    matrix product, or None where the rule above does not apply (nothing computed then,
+    except pending factors, which the fused kernel would have read anyway)."""
+    if product.op != "multiply" or product.dtype not in _FLOATS or result_dtype != product.dtype \
+            or axes is None or len(product.src) != 2:
+        return None
+    a, b = product.src
+    if a.dtype != product.dtype or b.dtype != product.dtype or a.op == "scalar" or b.op == "scalar":
+        return None
+    nd = len(product.shape)
+    xs = (1,) * (nd - len(a.shape)) + tuple(a.shape)
+    ys = (1,) * (nd - len(b.shape)) + tuple(b.shape)
+    sides = _sides(xs, ys, axes)
+    if sides is None:
+        return None
+    m_ax, k_ax, n_ax = sides
+    m = math.prod(xs[i] for i in m_ax)
+    k = math.prod(xs[i] for i in k_ax)
+    n = math.prod(ys[i] for i in n_ax)
+    if min(m, n) < MIN_SIDE or m * n * k < MIN_WORK:
+        return None
+    x, y = _factor(a), _factor(b)
+    if x is None or y is None:
+        return None
+    x = x.reshape(xs) if x.ndim != nd else x      # (a view: only ones are added in front)
+    y = y.reshape(ys) if y.ndim != nd else y
+    rest = [i for i in range(nd) if i not in m_ax and i not in k_ax and i not in n_ax]
+    # the factors as C-ordered (M, K) and (K, N) matrices, in float64 (one copy each)
+    xm = np.empty([xs[i] for i in m_ax + k_ax], _F64)
+    np.copyto(xm, x.transpose(m_ax + k_ax + n_ax + rest).reshape(xm.shape))  # (x is 1 on N)
+    ym = np.empty([ys[i] for i in k_ax + n_ax], _F64)
+    np.copyto(ym, y.transpose(k_ax + n_ax + m_ax + rest).reshape(ym.shape))  # (y is 1 on M)
+    if not _fits(xm, ym, k, product.dtype):
+        return None
+    prod = np.matmul(xm.reshape(m, k), ym.reshape(k, n))
+    kept = m_ax + n_ax
+    order = [kept.index(i) for i in sorted(kept)]
+    out = prod.reshape([xs[i] for i in m_ax] + [ys[i] for i in n_ax]).transpose(order)
+    out = np.ascontiguousarray(out).reshape(shape)
+    if result_dtype != _F64:
+        out = rounded_once(out, result_dtype)
+    leaf = _node.leaf(out, "cpu")
+    leaf.origin = ("matmul", xm.nbytes + ym.nbytes, out.nbytes, 2 * m * n * k, next(call_order))
+    return leaf
