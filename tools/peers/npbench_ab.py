@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import math
 import os
 import statistics
 import subprocess
@@ -83,7 +82,7 @@ def main() -> None:
     p.add_argument("--md", default=None)
     args = p.parse_args()
     sys.path.insert(0, _HERE)
-    from npbench_gpu import EXPRESSIONS, LIBRARY
+    from npbench_gpu import EXPRESSIONS, LIBRARY, finish_table
     names = args.names or EXPRESSIONS + LIBRARY
     rows = []
     for name in names:
@@ -111,17 +110,7 @@ def main() -> None:
              "| kernel | category | NumPy | lazyarr | lazyarr first call | NumPy / lazyarr |",
              "|---|---|---|---|---|---|"]
     lines += [f"| {r[0]} | {r[1]} | {r[2]:,.1f} | {r[3]:,.1f} | {r[4]:,.1f} | {r[5]:.2f} |" for r in rows]
-    lines.append("")
-    for cat in ("expressions", "library"):
-        ok = [r[5] for r in rows if r[1] == cat]
-        if ok:
-            geo = math.exp(sum(math.log(x) for x in ok) / len(ok))
-            lines.append(f"({cat}: geomean {geo:.2f}x NumPy's speed over {len(ok)} kernels)")
-    text = "\n".join(lines)
-    print(text)
-    if args.md:
-        with open(args.md, "w") as fh:
-            fh.write(text + "\n")
+    finish_table(lines, [(r[1], r[5]) for r in rows], args.md)
 
 
 if __name__ == "__main__":

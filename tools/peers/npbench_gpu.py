@@ -41,6 +41,23 @@ LIBRARY = ["atax", "bicg", "gemm", "k2mm", "mvt", "gemver", "gesummv", "doitgen"
            "correlation", "covariance", "stockham_fft"]
 
 
+def finish_table(lines: list[str], ratios: list[tuple[str, float]], md: str | None,
+                 what: str = "kernels") -> None:
+    """End a table with each category's geomean (``(category, ratio)`` pairs) as notes; print
+    it, and write it to ``md`` when given (the performance page reads it: tools/perf_page.py)."""
+    lines.append("")
+    for cat in ("expressions", "library"):
+        ok = [x for c, x in ratios if c == cat]
+        if ok:
+            geo = math.exp(sum(math.log(x) for x in ok) / len(ok))
+            lines.append(f"({cat}: geomean {geo:.2f}x over {len(ok)} {what})")
+    text = "\n".join(lines)
+    print(text)
+    if md:
+        with open(md, "w") as fh:
+            fh.write(text + "\n")
+
+
 class OverBudget(Exception):
     pass
 
@@ -149,17 +166,8 @@ def main() -> None:
              "|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r[0]} | {r[1]} | {r[2]:.2f} | {r[3]:.2f} | {r[4]:.1f} | {r[5]:.2f} | {r[6]} |")
-    lines.append("")
-    for cat in ("expressions", "library"):
-        ok = [r[5] for r in rows if r[1] == cat and not r[6] and r[5] > 0]
-        if ok:
-            geo = math.exp(sum(math.log(x) for x in ok) / len(ok))
-            lines.append(f"({cat}: geomean {geo:.2f}x over {len(ok)} kernels without a problem)")
-    text = "\n".join(lines)
-    print(text)
-    if args.md:
-        with open(args.md, "w") as fh:
-            fh.write(text + "\n")
+    finish_table(lines, [(r[1], r[5]) for r in rows if not r[6] and r[5] > 0], args.md,
+                 "kernels without a problem")
 
 
 if __name__ == "__main__":
