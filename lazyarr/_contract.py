@@ -14,13 +14,15 @@ once both kept sides are a few wide. So :func:`sum_of_product` turns the sum int
   multiply-adds: below that the copies into the matrices cost more than they save;
 * float32 or float64 factors of the product's dtype, summed to it, on the CPU, in lazy mode.
 
-Values follow lazyarr's sums (docs/design.rst, "Reductions"): float32 factors are multiplied
-and summed in float64 (their products are exact there) and the result rounded once, as the
-VM's float32 sums are; float64 is BLAS's ``dgemm``. Both are NumPy's values to rounding, as
-any sum is. NumPy's warnings stay NumPy's: the product runs only where no product and no
-partial sum can overflow (the largest magnitudes of the factors say so, and they are finite,
-so there is no NaN and no invalid operation either); otherwise the fused kernel runs, with
-its exact reports. The call shows in ``la.explain`` as a library step (``matmul``).
+Values follow lazyarr's sums (docs/testing.rst, "Accumulation rule"): float32 factors are
+multiplied and summed in float64 (their products are exact there) and the result rounded
+once, as the VM's float32 sums are; float64 is BLAS's ``dgemm``, with the dot product's error
+bound (``K eps`` times the sum of ``|x y|``: NumPy's own along a non-contiguous axis). Both are
+NumPy's values to rounding. NumPy's warnings stay NumPy's: the product runs only where no
+product and no partial sum can overflow (the largest magnitudes of the factors say so, and
+they are finite, so there is no NaN and no invalid operation either); otherwise the fused
+kernel runs, with its exact reports. The call shows in ``la.explain`` as a library step
+(``matmul``).
 """
 from __future__ import annotations
 
