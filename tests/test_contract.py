@@ -182,3 +182,45 @@ def test_errstate_raise_on_overflow_is_numpys():
             np.sum(a[:, :, None] * b[None], axis=1)
         with pytest.raises(FloatingPointError):
             np.asarray(la.sum(la.asarray(a)[:, :, None] * la.asarray(b)[None], axis=1))
+
+
+def test_random_shapes_and_views_against_numpy():
+    """300 random products of 2-5 axes, each axis a role (kept on the first factor, on the
+    second, summed on both, a batch, size 1), factors read through reversed or strided
+    views, summed over random axes: NumPy's shape, dtype and values (to rounding) every time,
+    and the matrix product exactly where the rule says."""
+    rng = np.random.default_rng(7)
+    roles = ["m", "n", "k", "m", "n", "k", "batch", "one"]
+    contracted = 0
+    for case in range(300):
+        dtype = FLOATS[case % 2]
+        nd = int(rng.integers(2, 6))
+        role = [roles[i] for i in rng.integers(0, len(roles), nd)]
+        size = [int(rng.integers(2, 25)) for _ in range(nd)]
+        xs = tuple(1 if r in ("n", "one") else s for r, s in zip(role, size))
+        ys = tuple(1 if r in ("m", "one") else s for r, s in zip(role, size))
+        summed = tuple(i for i, r in enumerate(role) if r == "k" or (r == "one" and rng.random() < 0.5)
+                       or (r in ("m", "batch") and rng.random() < 0.15))   # (a one-sided sum: no rule)
+        keepdims = bool(rng.random() < 0.3)
+        # factors through views: every other one reversed along its first axis, or strided
+        x = rng.standard_normal(tuple(s * 2 for s in xs)).astype(dtype)[tuple(slice(None, None, 2) for _ in xs)]
+        y = rng.standard_normal(ys).astype(dtype)[::-1]
+        drop = int(rng.integers(0, 2)) if ys[0] == 1 else 0      # a leading 1 broadcast away
+        y = y[0] if drop else y
+        lx = la.asarray(np.ascontiguousarray(x[::-1]))[::-1]
+        ly = la.asarray(y)
+        got = la.sum(lx * ly, axis=summed or None, keepdims=keepdims)
+        want = np.sum(x * y, axis=summed or None, keepdims=keepdims)
+        assert np.asarray(got).shape == want.shape and np.asarray(got).dtype == want.dtype, case
+        scale = np.sum(np.abs(x.astype(np.float64) * y), axis=summed or None, keepdims=keepdims)
+        tol = (1e-6 if dtype == np.float32 else 1e-14) * (scale + 1)
+        assert np.all(np.abs(np.asarray(got).astype(np.float64) - want) <= tol), (case, role, summed)
+        m = int(np.prod([xs[i] for i in range(nd) if role[i] == "m" and i not in summed]))
+        n = int(np.prod([ys[i] for i in range(nd) if role[i] == "n"]))
+        k = int(np.prod([xs[i] for i in range(nd) if role[i] == "k" or role[i] == "batch" and i in summed]))
+        rule = (summed and all(role[i] in ("k", "one", "batch") for i in summed)   # (a batch summed is a K)
+                and "batch" not in [role[i] for i in range(nd) if i not in summed]
+                and min(m, n) >= _contract.MIN_SIDE and m * n * k >= _contract.MIN_WORK)
+        assert _contracted(got) == bool(rule), (case, role, summed, xs, ys)
+        contracted += bool(rule)
+    assert contracted >= 20, contracted       # (the rule is exercised, not only its refusals)
