@@ -8,10 +8,11 @@ once both kept sides are a few wide. So :func:`sum_of_product` turns the sum int
 ``(M, K) @ (K, N)`` where the shapes say it is one:
 
 * every summed axis is one both factors have (K), every kept axis one of them only (M from
-  the first, N from the second) or neither (size 1); an axis both keep (a batch) or only one
-  sums does not apply;
-* both kept sides at least ``MIN_SIDE`` wide and the product at least ``MIN_WORK``
-  multiply-adds: below that the copies into the matrices cost more than they save;
+  the first, N from the second), both (a stack of products: ``np.matmul``'s batch) or
+  neither (size 1); an axis only one factor sums does not apply;
+* both kept sides at least ``MIN_SIDE`` wide and each product at least ``MIN_WORK``
+  multiply-adds: below that the copies into the matrices (and, in a stack, NumPy's BLAS call
+  per product) cost more than they save;
 * float32 or float64 factors of the product's dtype, summed to it, on the CPU, in lazy mode.
 
 Values follow lazyarr's sums (docs/testing.rst, "Accumulation rule"): float32 factors are
@@ -56,9 +57,9 @@ def _factor(node: Node) -> np.ndarray | None:
 
 
 def _sides(xs: tuple[int, ...], ys: tuple[int, ...], axes: tuple[int, ...]) -> Any:
-    """(M axes, K axes, N axes) of a product of shapes ``xs`` and ``ys`` summed over ``axes``,
-    or None where it is not a matrix product."""
-    m, k, n = [], [], []
+    """(batch axes, M axes, K axes, N axes) of a product of shapes ``xs`` and ``ys`` summed
+    over ``axes``, or None where it is not a (stack of) matrix product(s)."""
+    bt, m, k, n = [], [], [], []
     for i, (a, b) in enumerate(zip(xs, ys)):
         if i in axes:
             if a == b and a != 1:
@@ -70,8 +71,8 @@ def _sides(xs: tuple[int, ...], ys: tuple[int, ...], axes: tuple[int, ...]) -> A
         elif a == 1 and b != 1:
             n.append(i)
         elif a != 1:
-            return None              # kept on both sides: a batch axis
-    return m, k, n
+            bt.append(i)             # kept on both sides: a stack of products
+    return bt, m, k, n
 
 
 def _fits(xm: np.ndarray, ym: np.ndarray, k: int, dtype: np.dtype) -> bool:
@@ -98,32 +99,34 @@ def sum_of_product(product: Node, axes: tuple[int, ...] | None, keepdims: bool,
     sides = _sides(xs, ys, axes)
     if sides is None:
         return None
-    m_ax, k_ax, n_ax = sides
+    b_ax, m_ax, k_ax, n_ax = sides
+    bsz = math.prod(xs[i] for i in b_ax)
     m = math.prod(xs[i] for i in m_ax)
     k = math.prod(xs[i] for i in k_ax)
     n = math.prod(ys[i] for i in n_ax)
-    if min(m, n) < MIN_SIDE or m * n * k < MIN_WORK:
-        return None
+    if min(m, n) < MIN_SIDE or m * n * k < MIN_WORK:    # (each product of a stack: NumPy
+        return None                                      # runs one BLAS call per product)
     x, y = _factor(a), _factor(b)
     if x is None or y is None:
         return None
     x = x.reshape(xs) if x.ndim != nd else x      # (a view: only ones are added in front)
     y = y.reshape(ys) if y.ndim != nd else y
-    rest = [i for i in range(nd) if i not in m_ax and i not in k_ax and i not in n_ax]
-    # the factors as C-ordered (M, K) and (K, N) matrices, in float64 (one copy each)
-    xm = np.empty([xs[i] for i in m_ax + k_ax], _F64)
-    np.copyto(xm, x.transpose(m_ax + k_ax + n_ax + rest).reshape(xm.shape))  # (x is 1 on N)
-    ym = np.empty([ys[i] for i in k_ax + n_ax], _F64)
-    np.copyto(ym, y.transpose(k_ax + n_ax + m_ax + rest).reshape(ym.shape))  # (y is 1 on M)
+    rest = [i for i in range(nd) if i not in b_ax + m_ax + k_ax + n_ax]
+    # the factors as C-ordered stacks of (M, K) and (K, N) matrices, in float64 (one copy each)
+    xm = np.empty([xs[i] for i in b_ax + m_ax + k_ax], _F64)
+    np.copyto(xm, x.transpose(b_ax + m_ax + k_ax + n_ax + rest).reshape(xm.shape))  # (1 on N)
+    ym = np.empty([ys[i] for i in b_ax + k_ax + n_ax], _F64)
+    np.copyto(ym, y.transpose(b_ax + k_ax + n_ax + m_ax + rest).reshape(ym.shape))  # (1 on M)
     if not _fits(xm, ym, k, product.dtype):
         return None
-    prod = np.matmul(xm.reshape(m, k), ym.reshape(k, n))
-    kept = m_ax + n_ax
+    prod = np.matmul(xm.reshape(bsz, m, k), ym.reshape(bsz, k, n))
+    kept = b_ax + m_ax + n_ax
     order = [kept.index(i) for i in sorted(kept)]
-    out = prod.reshape([xs[i] for i in m_ax] + [ys[i] for i in n_ax]).transpose(order)
+    out = prod.reshape([xs[i] for i in b_ax + m_ax] + [ys[i] for i in n_ax]).transpose(order)
     out = np.ascontiguousarray(out).reshape(shape)
     if result_dtype != _F64:
         out = rounded_once(out, result_dtype)
     leaf = _node.leaf(out, "cpu")
-    leaf.origin = ("matmul", xm.nbytes + ym.nbytes, out.nbytes, 2 * m * n * k, next(call_order))
+    leaf.origin = ("matmul", xm.nbytes + ym.nbytes, out.nbytes, 2 * bsz * m * n * k,
+                   next(call_order))
     return leaf
