@@ -82,11 +82,10 @@ def _fits(xm: np.ndarray, ym: np.ndarray, k: int, dtype: np.dtype) -> bool:
     return bound * k <= FLOAT_MAX.get(dtype, _F64_MAX)     # (Python floats: no warning)
 
 
-def sum_of_product(product: Node, axes: tuple[int, ...] | None, keepdims: bool,
-                   result_dtype: np.dtype, shape: tuple[int, ...]) -> Node | None:
-    """The computed sum of the pending ``product`` (a multiply node) over ``axes`` as one
-    matrix product, or None where the rule above does not apply (nothing computed then,
-    except pending factors, which the fused kernel would have read anyway)."""
+def _rule(product: Node, axes: tuple[int, ...] | None, result_dtype: np.dtype) -> Any:
+    """The shapes and sides of ``sum(product, axes)`` as a (stack of) matrix product(s):
+    ``(xs, ys, (batch, M, K, N axes), (batch, m, k, n))``, or None where the rule above does
+    not apply (the factors' values are not looked at)."""
     if product.op != "multiply" or product.dtype not in _FLOATS or result_dtype != product.dtype \
             or axes is None or len(product.src) != 2:
         return None
@@ -106,6 +105,31 @@ def sum_of_product(product: Node, axes: tuple[int, ...] | None, keepdims: bool,
     n = math.prod(ys[i] for i in n_ax)
     if min(m, n) < MIN_SIDE or m * n * k < MIN_WORK:    # (each product of a stack: NumPy
         return None                                      # runs one BLAS call per product)
+    return xs, ys, sides, (bsz, m, k, n)
+
+
+def explain_note(reduction: Node) -> str | None:
+    """``la.explain``'s note on a CPU ``sum`` node the rule takes (its plan shows the fused
+    kernel, which runs where the factors' values refuse the product), else None."""
+    if reduction.op != "sum" or len(reduction.src) != 1 \
+            or _rule(reduction.src[0], reduction.arg[0], reduction.dtype) is None:
+        return None
+    return ("this sum of a broadcast product runs as one matrix product (numpy.matmul on "
+            "float64 copies of the factors: lazyarr/_contract.py) where no factor is NaN or "
+            "inf and no product or partial sum can overflow; otherwise as this kernel")
+
+
+def sum_of_product(product: Node, axes: tuple[int, ...] | None, keepdims: bool,
+                   result_dtype: np.dtype, shape: tuple[int, ...]) -> Node | None:
+    """The computed sum of the pending ``product`` (a multiply node) over ``axes`` as one
+    matrix product, or None where the rule above does not apply (nothing computed then,
+    except pending factors, which the fused kernel would have read anyway)."""
+    rule = _rule(product, axes, result_dtype)
+    if rule is None:
+        return None
+    xs, ys, (b_ax, m_ax, k_ax, n_ax), (bsz, m, k, n) = rule
+    a, b = product.src
+    nd = len(product.shape)
     x, y = _factor(a), _factor(b)
     if x is None or y is None:
         return None

@@ -229,3 +229,17 @@ def test_random_shapes_and_views_against_numpy():
         assert _contracted(got) == bool(rule), (case, role, summed, xs, ys)
         contracted += bool(rule)
     assert contracted >= 20, contracted       # (the rule is exercised, not only its refusals)
+
+
+def test_explain_of_the_call_says_it_runs_as_a_matrix_product():
+    """``la.explain(lambda: ...)`` stops before anything computes, so its plan is the fused
+    kernel's; a note says the sum runs as a matrix product where the factors allow."""
+    a, b = la.ones((16, 50), dtype=la.float32), la.ones((50, 16), dtype=la.float32)
+    plan = la.explain(lambda: la.sum(a[:, :, None] * b[None], axis=1))
+    assert any("runs as one matrix product" in n for n in plan.notes)
+    plan = la.explain(lambda: la.sum(a[:, :3, None] * b[None, :3], axis=1))   # 16*16*3 < 4096
+    assert not any("matrix product" in n for n in plan.notes)
+    with la.config(mode="eager"):
+        plan = la.explain(lambda: la.sum(a[:, :, None] * b[None], axis=1))
+    assert not any("matrix product" in n for n in plan.notes)
+    assert _contracted(la.sum(a[:, :, None] * b[None], axis=1))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import _devices, _fallback
+from .. import _contract, _devices, _fallback
 from .._array import LazyArray
 from .._config import config, get_config
 from .._materialize import first_materialization, plan
@@ -55,17 +55,21 @@ def explain(x: Any, device: str | None = None) -> Any:
         # materialization (lazyarr/_materialize.py says how it stops there).
         with config(mode="lazy"):
             first = first_materialization(x)
-        return _with_library_calls(plan(first, device or first.device or "cpu", mode), first)
+        return _with_library_calls(plan(first, device or first.device or "cpu", mode), first, mode)
     node: Node = operands_of((x._node if isinstance(x, LazyArray) else x,))[0]  # type: ignore[assignment]
     if node.data is not None:
         return Plan("none", node.device or "cpu", Program(()), [], [], 0, 0,
                     ["already materialized: nothing to run", *_fallback.notes(node)],
                     _fallback.library_calls(node))
-    return _with_library_calls(plan(node, device or node.device or "cpu", mode), node)
+    return _with_library_calls(plan(node, device or node.device or "cpu", mode), node, mode)
 
 
-def _with_library_calls(result: Plan, node: Node) -> Plan:
-    """The plan with the library calls that computed its inputs as its first steps."""
+def _with_library_calls(result: Plan, node: Node, mode: str) -> Plan:
+    """The plan with the library calls that computed its inputs as its first steps (and,
+    for a sum that runs as a matrix product in lazy mode on the CPU, a note saying so)."""
+    note = _contract.explain_note(node) if result.device == "cpu" and mode == "lazy" else None
+    if note is not None:
+        result.notes.append(note)
     result.notes.extend(_fallback.notes(node))
     result.library_calls.extend(_fallback.library_calls(node))
     return result
