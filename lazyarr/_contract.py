@@ -39,7 +39,7 @@ from ._plan import call_order
 from .backends.reduction_rules import FLOAT_MAX, rounded_once
 
 MIN_SIDE = 4          # each kept side (M, N) at least this wide
-MIN_WORK = 4096       # M * N * K multiply-adds at least
+MIN_WORK = 4096       # M * N * K multiply-adds at least (each product of a stack)
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _F64 = np.dtype(np.float64)
@@ -103,8 +103,8 @@ def _rule(product: Node, axes: tuple[int, ...] | None, result_dtype: np.dtype) -
     m = math.prod(xs[i] for i in m_ax)
     k = math.prod(xs[i] for i in k_ax)
     n = math.prod(ys[i] for i in n_ax)
-    if min(m, n) < MIN_SIDE or m * n * k < MIN_WORK:    # (each product of a stack: NumPy
-        return None                                      # runs one BLAS call per product)
+    if min(m, n) < MIN_SIDE or m * n * k < MIN_WORK or bsz == 0:  # (each product of a
+        return None                            # stack: NumPy runs one BLAS call per product)
     return xs, ys, sides, (bsz, m, k, n)
 
 

@@ -106,7 +106,7 @@ def test_pending_factors_are_computed_once_and_contracted(dtype):
     _check(got, (a * dtype(2) + dtype(1))[:, :, None], np.sqrt(np.abs(b))[None], 1)
 
 
-@pytest.mark.parametrize("case", ["a batched dot", "one side sums", "narrow side", "small",
+@pytest.mark.parametrize("case", ["a batched dot", "an empty stack", "one side sums", "narrow side", "small",
                                   "integers", "dtype argument", "all axes",
                                   "a scalar factor", "complex"])
 def test_where_the_rule_does_not_apply_the_kernel_runs(case):
@@ -116,6 +116,9 @@ def test_where_the_rule_does_not_apply_the_kernel_runs(case):
     x, y, kw = a[:, :, None], b[None], {"axis": 1}
     if case == "a batched dot":         # batch axes only, no M or N: the kernel's work
         x, y = rng.standard_normal((8, 16, 50)), rng.standard_normal((8, 16, 50))
+        kw = {"axis": 2}
+    elif case == "an empty stack":      # (0, M, K) @ (0, K, N): nothing to multiply
+        x, y = np.ones((0, 16, 50, 1), np.float32), np.ones((0, 1, 50, 16), np.float32)
         kw = {"axis": 2}
     elif case == "one side sums":       # axis 0 is summed but only x has it
         kw = {"axis": (0, 1)}
