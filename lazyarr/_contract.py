@@ -27,8 +27,9 @@ kernel runs, with its exact reports. The call shows in ``la.explain`` as a libra
 """
 from __future__ import annotations
 
+import functools
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -36,7 +37,7 @@ from . import _node
 from ._materialize import materialize
 from ._node import Node
 from ._plan import call_order
-from .backends.reduction_rules import FLOAT_MAX, rounded_once
+from .backends.reduction_rules import FLOAT_MAX
 
 MIN_SIDE = 4          # each kept side (M, N) at least this wide
 MIN_WORK = 4096       # M * N * K multiply-adds at least (each product of a stack)
@@ -75,17 +76,51 @@ def _sides(xs: tuple[int, ...], ys: tuple[int, ...], axes: tuple[int, ...]) -> A
     return bt, m, k, n
 
 
-def _fits(xm: np.ndarray, ym: np.ndarray, k: int, dtype: np.dtype) -> bool:
-    """No product of the factors ``xm`` and ``ym`` and no partial sum of ``k`` products can
-    overflow ``dtype``, and every factor is finite (a NaN makes the bound NaN)."""
-    bound = max(float(xm.max()), -float(xm.min())) * max(float(ym.max()), -float(ym.min()))
-    return bound * k <= FLOAT_MAX.get(dtype, _F64_MAX)     # (Python floats: no warning)
+def _fits(both: np.ndarray, k: int, dtype: np.dtype) -> bool:
+    """No product of two of the factors' values ``both`` (the two matrices' memory) and no
+    partial sum of ``k`` products can overflow ``dtype``, and every value is finite (a NaN
+    makes the bound NaN). One largest magnitude for both factors: a bound at least the true
+    one (a refusal runs the kernel)."""
+    big = max(float(both.max()), -float(both.min()))
+    return big * big * k <= FLOAT_MAX.get(dtype, _F64_MAX)     # (Python floats: no warning)
+
+
+class _Layout(NamedTuple):
+    """How the factors of one shape of product become matrices, and the result comes back."""
+    bsz: int
+    m: int
+    k: int
+    n: int
+    x_order: tuple[int, ...]        # x transposed to (batch, M, K, then its size-1 axes)
+    x_shape: tuple[int, ...]        # ... and those dropped: its (batch..., M..., K...) copy
+    y_order: tuple[int, ...]
+    y_shape: tuple[int, ...]
+    out_shape: tuple[int, ...]      # the product's (batch..., M..., N...) before the order
+    out_order: tuple[int, ...]      # the result's kept axes in their own order
+
+
+@functools.lru_cache(maxsize=1024)
+def _layout(xs: tuple[int, ...], ys: tuple[int, ...], axes: tuple[int, ...]) -> _Layout | None:
+    """The :class:`_Layout` of a product of shapes ``xs`` and ``ys`` (of one length) summed
+    over ``axes``, or None where it is not a (stack of) matrix product(s)."""
+    sides = _sides(xs, ys, axes)
+    if sides is None:
+        return None
+    b_ax, m_ax, k_ax, n_ax = sides
+    rest = [i for i in range(len(xs)) if i not in b_ax + m_ax + k_ax + n_ax]
+    kept = b_ax + m_ax + n_ax
+    return _Layout(math.prod(xs[i] for i in b_ax), math.prod(xs[i] for i in m_ax),
+                   math.prod(xs[i] for i in k_ax), math.prod(ys[i] for i in n_ax),
+                   tuple(b_ax + m_ax + k_ax + n_ax + rest), tuple(xs[i] for i in b_ax + m_ax + k_ax),
+                   tuple(b_ax + k_ax + n_ax + m_ax + rest), tuple(ys[i] for i in b_ax + k_ax + n_ax),
+                   tuple([xs[i] for i in b_ax + m_ax] + [ys[i] for i in n_ax]),
+                   tuple(kept.index(i) for i in sorted(kept)))
 
 
 def _rule(product: Node, axes: tuple[int, ...] | None, result_dtype: np.dtype) -> Any:
-    """The shapes and sides of ``sum(product, axes)`` as a (stack of) matrix product(s):
-    ``(xs, ys, (batch, M, K, N axes), (batch, m, k, n))``, or None where the rule above does
-    not apply (the factors' values are not looked at)."""
+    """``(xs, ys, layout)`` of ``sum(product, axes)`` as a (stack of) matrix product(s): the
+    factors' shapes at the product's length and the :class:`_Layout`, or None where the rule
+    above does not apply (the factors' values are not looked at)."""
     if product.op != "multiply" or product.dtype not in _FLOATS or result_dtype != product.dtype \
             or axes is None or len(product.src) != 2:
         return None
@@ -95,17 +130,11 @@ def _rule(product: Node, axes: tuple[int, ...] | None, result_dtype: np.dtype) -
     nd = len(product.shape)
     xs = (1,) * (nd - len(a.shape)) + tuple(a.shape)
     ys = (1,) * (nd - len(b.shape)) + tuple(b.shape)
-    sides = _sides(xs, ys, axes)
-    if sides is None:
+    lay = _layout(xs, ys, tuple(axes))
+    if lay is None or min(lay.m, lay.n) < MIN_SIDE or lay.m * lay.n * lay.k < MIN_WORK \
+            or lay.bsz == 0:          # (each product of a stack: NumPy makes a BLAS call each)
         return None
-    b_ax, m_ax, k_ax, n_ax = sides
-    bsz = math.prod(xs[i] for i in b_ax)
-    m = math.prod(xs[i] for i in m_ax)
-    k = math.prod(xs[i] for i in k_ax)
-    n = math.prod(ys[i] for i in n_ax)
-    if min(m, n) < MIN_SIDE or m * n * k < MIN_WORK or bsz == 0:  # (each product of a
-        return None                            # stack: NumPy runs one BLAS call per product)
-    return xs, ys, sides, (bsz, m, k, n)
+    return xs, ys, lay
 
 
 def explain_note(reduction: Node) -> str | None:
@@ -127,7 +156,7 @@ def sum_of_product(product: Node, axes: tuple[int, ...] | None, keepdims: bool,
     rule = _rule(product, axes, result_dtype)
     if rule is None:
         return None
-    xs, ys, (b_ax, m_ax, k_ax, n_ax), (bsz, m, k, n) = rule
+    xs, ys, lay = rule
     a, b = product.src
     nd = len(product.shape)
     x, y = _factor(a), _factor(b)
@@ -135,22 +164,20 @@ def sum_of_product(product: Node, axes: tuple[int, ...] | None, keepdims: bool,
         return None
     x = x.reshape(xs) if x.ndim != nd else x      # (a view: only ones are added in front)
     y = y.reshape(ys) if y.ndim != nd else y
-    rest = [i for i in range(nd) if i not in b_ax + m_ax + k_ax + n_ax]
-    # the factors as C-ordered stacks of (M, K) and (K, N) matrices, in float64 (one copy each)
-    xm = np.empty([xs[i] for i in b_ax + m_ax + k_ax], _F64)
-    np.copyto(xm, x.transpose(b_ax + m_ax + k_ax + n_ax + rest).reshape(xm.shape))  # (1 on N)
-    ym = np.empty([ys[i] for i in b_ax + k_ax + n_ax], _F64)
-    np.copyto(ym, y.transpose(b_ax + k_ax + n_ax + m_ax + rest).reshape(ym.shape))  # (1 on M)
-    if not _fits(xm, ym, k, product.dtype):
+    # the factors as C-ordered stacks of (M, K) and (K, N) matrices, in float64 (one copy
+    # each, into one buffer: the bound reads both at once)
+    size_x = lay.bsz * lay.m * lay.k
+    both = np.empty(size_x + lay.bsz * lay.k * lay.n, _F64)
+    xm, ym = both[:size_x].reshape(lay.x_shape), both[size_x:].reshape(lay.y_shape)
+    np.copyto(xm, x.transpose(lay.x_order).reshape(lay.x_shape))   # (x is 1 on N)
+    np.copyto(ym, y.transpose(lay.y_order).reshape(lay.y_shape))   # (y is 1 on M)
+    if not _fits(both, lay.k, product.dtype):
         return None
-    prod = np.matmul(xm.reshape(bsz, m, k), ym.reshape(bsz, k, n))
-    kept = b_ax + m_ax + n_ax
-    order = [kept.index(i) for i in sorted(kept)]
-    out = prod.reshape([xs[i] for i in b_ax + m_ax] + [ys[i] for i in n_ax]).transpose(order)
-    out = np.ascontiguousarray(out).reshape(shape)
-    if result_dtype != _F64:
-        out = rounded_once(out, result_dtype)
+    prod = np.matmul(xm.reshape(lay.bsz, lay.m, lay.k), ym.reshape(lay.bsz, lay.k, lay.n))
+    out = np.ascontiguousarray(prod.reshape(lay.out_shape).transpose(lay.out_order)).reshape(shape)
+    if result_dtype != _F64:     # (the bound keeps every value within the dtype's range,
+        out = out.astype(result_dtype)   # so the rounding cannot overflow: rounded_once's check)
     leaf = _node.leaf(out, "cpu")
-    leaf.origin = ("matmul", xm.nbytes + ym.nbytes, out.nbytes, 2 * bsz * m * n * k,
+    leaf.origin = ("matmul", both.nbytes, out.nbytes, 2 * lay.bsz * lay.m * lay.n * lay.k,
                    next(call_order))
     return leaf
