@@ -20,10 +20,10 @@ multiplied and summed in float64 (their products are exact there) and the result
 once, as the VM's float32 sums are; float64 is BLAS's ``dgemm``, with the dot product's error
 bound (``K eps`` times the sum of ``|x y|``: NumPy's own along a non-contiguous axis). Both are
 NumPy's values to rounding. NumPy's warnings stay NumPy's: the product runs only where no
-product and no partial sum can overflow (the largest magnitudes of the factors say so, and
-they are finite, so there is no NaN and no invalid operation either); otherwise the fused
-kernel runs, with its exact reports. The call shows in ``la.explain`` as a library step
-(``matmul``).
+product and no partial sum can overflow (the largest magnitude among both factors' values,
+squared, times K, says so; and they are finite, so there is no NaN and no invalid operation
+either); otherwise the fused kernel runs, with its exact reports. The call shows in
+``la.explain`` as a library step (``matmul``).
 """
 from __future__ import annotations
 
