@@ -13,7 +13,8 @@ once both kept sides are a few wide. So :func:`sum_of_product` turns the sum int
 * both kept sides at least ``MIN_SIDE`` wide and each product at least ``MIN_WORK``
   multiply-adds: below that the copies into the matrices (and, in a stack, NumPy's BLAS call
   per product) cost more than they save;
-* float32 or float64 factors of the product's dtype, summed to it, on the CPU, in lazy mode.
+* float32 or float64 factors of the product's dtype, summed to it, on the CPU, in lazy mode,
+  outside ``la.jit``'s traces (a trace records kernels; its replays run the fused kernel).
 
 Values follow lazyarr's sums (docs/testing.rst, "Accumulation rule"): float32 factors are
 multiplied and summed in float64 (their products are exact there) and the result rounded
