@@ -246,3 +246,23 @@ def test_explain_of_the_call_says_it_runs_as_a_matrix_product():
         plan = la.explain(lambda: la.sum(a[:, :, None] * b[None], axis=1))
     assert not any("matrix product" in n for n in plan.notes)
     assert _contracted(la.sum(a[:, :, None] * b[None], axis=1))
+
+
+def test_inside_la_jit_the_kernel_runs_with_the_same_values():
+    """A trace records kernels (lazyarr/_jit.py), so a jitted function's sum stays the fused
+    kernel's; its values are NumPy's to rounding all the same."""
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((16, 50)).astype(np.float32)
+    b = rng.standard_normal((50, 16)).astype(np.float32)
+
+    @la.jit
+    def f(x, y):
+        return la.sum(x[:, :, None] * y[None], axis=1)
+
+    want = np.sum(a[:, :, None] * b[None], axis=1)
+    scale = np.sum(np.abs(a.astype(np.float64)[:, :, None] * b[None]), axis=1)
+    for _ in range(3):                   # the trace, then replays
+        got = np.asarray(f(la.asarray(a), la.asarray(b)))
+        # (the kernel rounds each product to float32 before its float64 sum: NumPy's
+        # accuracy, not the one-rounding of the matrix product's exact products)
+        assert got.dtype == want.dtype and np.all(np.abs(got - want) <= 1e-6 * scale)
