@@ -66,3 +66,29 @@ class RfftChain(Benchmark):
 
     def time_call(self, device, mode, input, n):
         finish(la.fft.rfft(f(self.x) if input == "pending" else self.fx), device)
+
+
+class SumOfProduct(Benchmark):
+    """A sum of a broadcast product, ``la.sum(x[:, :, :, None] * w[None], axis=(1, 2, 3))``:
+    NPBench's ``conv2d`` statement ((8, 10, 10, 3) window by (10, 10, 3, 8) weights, float32)
+    and a stack of 1,000 (4, 256) @ (256, 4) products. On the CPU in lazy mode it runs as one
+    matrix product (lazyarr/_contract.py); eager mode is NumPy's multiply and sum; on cuda the
+    fused kernel."""
+
+    params = [DEVICES, MODES, ["conv2d", "stack"]]
+    param_names = ["device", "mode", "shape"]
+
+    def setup(self, device, mode, shape):
+        prepare(device, mode)
+        if shape == "conv2d":
+            self.x = data(device, (8, 10, 10, 3), seed=1)[:, :, :, :, None]
+            self.w = data(device, (10, 10, 3, 8), seed=2)[None]
+            self.axes = (1, 2, 3)
+        else:
+            self.x = data(device, (1000, 4, 256), seed=1)[:, :, :, None]
+            self.w = data(device, (1000, 256, 4), seed=2)[:, None]
+            self.axes = (2,)
+        finish(la.sum(self.x * self.w, axis=self.axes), device)
+
+    def time_sum(self, device, mode, shape):
+        finish(la.sum(self.x * self.w, axis=self.axes), device)

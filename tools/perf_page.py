@@ -627,7 +627,9 @@ What the suite measures
   compile, ``ColdStart``), a new expression's first result under the default background
   compile (``FirstResult``, cuda), ``import lazyarr``.
 * ``bench_library``: ``sort``/``argsort``/``cumsum``/``unique`` of a pending chain against the
-  computed input, ``sum(maximum(A @ B + bias, 0))`` against ``A @ B`` alone (issue 18).
+  computed input, ``sum(maximum(A @ B + bias, 0))`` against ``A @ B`` alone (issue 18), and
+  a sum of a broadcast product (``conv2d``'s statement, a stack of products: one matrix
+  product on the CPU).
 * ``bench_memory``: peak RSS on the CPU (``peakmem_``), CuPy pool growth and CUDA-event
   milliseconds on the GPU (``track_``).
 """
