@@ -573,7 +573,7 @@ def reduce(opdef: OpDef, x: Any, axis: Any = None, keepdims: bool = False, dtype
             return _node.leaf(run([node.data]), "cpu")
     if opdef.name == "sum" and device == "cpu" and node.op == "multiply" \
             and not computing_is_deferred():
-        contracted = sum_of_product(node, arg[0], arg[1], result_dtype, shape)
+        contracted = sum_of_product(node, arg[0], result_dtype, shape)
         if contracted is not None:        # (a broadcast product summed: one matrix product)
             return contracted
     if held and node.data is None and node.src and not stopping() \

@@ -37,7 +37,7 @@ import numpy as np
 from . import _node
 from ._materialize import materialize
 from ._node import Node
-from ._plan import call_order
+from ._plan import call_record
 from .backends.reduction_rules import FLOAT_MAX
 
 MIN_SIDE = 4          # each kept side (M, N) at least this wide
@@ -149,10 +149,10 @@ def explain_note(reduction: Node) -> str | None:
             "inf and no product or partial sum can overflow; otherwise as this kernel")
 
 
-def sum_of_product(product: Node, axes: tuple[int, ...] | None, keepdims: bool,
-                   result_dtype: np.dtype, shape: tuple[int, ...]) -> Node | None:
+def sum_of_product(product: Node, axes: tuple[int, ...] | None, result_dtype: np.dtype,
+                   shape: tuple[int, ...]) -> Node | None:
     """The computed sum of the pending ``product`` (a multiply node) over ``axes`` as one
-    matrix product, or None where the rule above does not apply (nothing computed then,
+    matrix product, of the reduction's ``shape`` (keepdims' ones included), or None where the rule above does not apply (nothing computed then,
     except pending factors, which the fused kernel would have read anyway)."""
     rule = _rule(product, axes, result_dtype)
     if rule is None:
@@ -179,6 +179,6 @@ def sum_of_product(product: Node, axes: tuple[int, ...] | None, keepdims: bool,
     if result_dtype != _F64:     # (the bound keeps every value within the dtype's range,
         out = out.astype(result_dtype)   # so the rounding cannot overflow: rounded_once's check)
     leaf = _node.leaf(out, "cpu")
-    leaf.origin = ("matmul", both.nbytes, out.nbytes, 2 * lay.bsz * lay.m * lay.n * lay.k,
-                   next(call_order))
+    leaf.origin = call_record("matmul", both.nbytes, out.nbytes,
+                              2 * lay.bsz * lay.m * lay.n * lay.k)
     return leaf

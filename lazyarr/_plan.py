@@ -59,6 +59,12 @@ def _arrays(obj: Any) -> list[Any]:
     return []
 
 
+def call_record(path: str, bytes_read: int, bytes_written: int,
+                flops: int | None = None) -> tuple[Any, ...]:
+    """The record of one call of ``numpy.<path>`` (``Node.origin``), numbered in call order."""
+    return (path, bytes_read, bytes_written, flops, next(call_order))
+
+
 def library_call(path: str, operands: Any, result: Any) -> tuple[Any, ...]:
     """The record of one call of ``numpy.<path>`` on ``operands`` (buffers) giving ``result``
     (``Node.origin``)."""
@@ -67,8 +73,8 @@ def library_call(path: str, operands: Any, result: Any) -> tuple[Any, ...]:
     if path in _PRODUCTS and ins and outs:
         k = ins[0].shape[-1] if ins[0].ndim else 1
         flops = 2 * int(outs[0].size) * int(k)
-    return (path, sum(int(a.nbytes) for a in ins), sum(int(a.nbytes) for a in outs), flops,
-            next(call_order))
+    return call_record(path, sum(int(a.nbytes) for a in ins), sum(int(a.nbytes) for a in outs),
+                       flops)
 
 
 @dataclass(frozen=True)
