@@ -80,6 +80,22 @@ def _timed(fn, inf, data, wrap, sync, finish):
     return outs, time.perf_counter() - t
 
 
+def _profile(fn_wrap_finish_host, inf, data, sync, path: str) -> None:
+    """One more call under cProfile (host time: where a host-bound kernel's calls go)."""
+    import cProfile
+    import pstats
+    fn, wrap, finish, _ = fn_wrap_finish_host
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    prof = cProfile.Profile()
+    prof.enable()
+    _timed(fn, inf, data, wrap, sync, finish)
+    prof.disable()
+    prof.dump_stats(path)
+    st = pstats.Stats(path)
+    for key in ("tottime", "cumulative"):
+        st.sort_stats(key).print_stats(22)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("names", nargs="*")
@@ -91,6 +107,9 @@ def main() -> None:
     p.add_argument("--ref", default="cupy", choices=["cupy", "numpy"])
     p.add_argument("--device", default="cuda")
     p.add_argument("--md", default=None)
+    p.add_argument("--profile", default=None, metavar="DIR",
+                   help="after the timed calls, one more lazyarr call under cProfile: "
+                        "DIR/<kernel>.prof, and its top functions printed")
     args = p.parse_args()
     names = args.names or EXPRESSIONS + LIBRARY
     la.set_config(device=args.device)
@@ -153,6 +172,8 @@ def main() -> None:
                     times[who].append(t)
                 del outs
                 gc.collect()
+        if args.profile and "lazyarr" not in problem:
+            _profile(fns["lazyarr"], inf, data, sync, os.path.join(args.profile, name + ".prof"))
         med = {w: statistics.median(v) * 1e3 if v else math.nan for w, v in times.items()}
         ratio = med["ref"] / med["lazyarr"]
         cat = "expressions" if name in EXPRESSIONS else "library" if name in LIBRARY else "other"
