@@ -281,14 +281,47 @@ cdef bint _extent(cnp.ndarray a, const char **lo, const char **hi):
     return True
 
 
+cdef bint _pointer_extent(object a, const char **lo, const char **hi) except -1:
+    """The bytes ``[lo, hi)`` of a GPU array (CuPy's: ``a.data.ptr``, ``shape``, ``strides``,
+    ``itemsize``), as ``_devices._extent`` computes them; False when it has no element. CUDA's
+    unified virtual addresses keep host and device pointers apart, so a host buffer and a GPU
+    one never seem to overlap unless they may (a simulated device's arrays are NumPy's)."""
+    cdef Py_ssize_t start = a.data.ptr
+    cdef Py_ssize_t end = start + <Py_ssize_t>a.itemsize
+    cdef Py_ssize_t n, st
+    for n, st in zip(a.shape, a.strides):
+        if n == 0:
+            return False
+        if st > 0:
+            end += (n - 1) * st
+        else:
+            start += (n - 1) * st
+    lo[0], hi[0] = <const char *>start, <const char *>end
+    return True
+
+
+cdef bint _any_extent(object data, const char **lo, const char **hi) except -1:
+    """``data``'s byte extent (a NumPy or a GPU array); -2 as ``lo`` where it has none that
+    can be read (not an array: the caller takes the safe side)."""
+    if type(data) is np.ndarray:
+        return _extent(<cnp.ndarray>data, lo, hi)
+    try:
+        return _pointer_extent(data, lo, hi)
+    except (AttributeError, TypeError):
+        lo[0] = <const char *>-2
+        return True
+
+
 cdef bint _may_overlap(object data, const char *lo, const char *hi):
     """Whether the buffer ``data`` may share a byte with ``[lo, hi)``: the byte extents of a
-    NumPy array overlap (``np.may_share_memory``'s answer); anything else (a CuPy array) may."""
+    NumPy (or GPU) array overlap (``np.may_share_memory``'s answer); anything else may."""
     cdef const char *start
     cdef const char *end
-    if type(data) is not np.ndarray:
+    if not _any_extent(data, &start, &end):
+        return False
+    if start == <const char *>-2:
         return True
-    return _extent(<cnp.ndarray>data, &start, &end) and start < hi and lo < end
+    return start < hi and lo < end
 
 
 cdef bint _may_read(Node root, const char *lo, const char *hi):
@@ -331,8 +364,10 @@ cpdef list held_pending(object skip, bint exact, object memory=None):
     the candidates of the write barrier (lazyarr/_writes.py). A node held only by pending
     parents is a part of their kernels. Without ``exact`` reference counts (see
     ``_views.EXACT_REFCOUNTS``) every pending node but ``skip`` is a candidate: the safe side.
-    ``memory`` (a NumPy array about to be written): only the candidates whose computed
-    inputs may share its memory (byte extents), as ``np.may_share_memory`` would tell.
+    ``memory`` (a NumPy or GPU array about to be written): only the candidates whose computed
+    inputs may share its memory (byte extents), as ``np.may_share_memory`` would tell (GPU
+    arrays by their pointers: a write into a CuPy array filtered nothing before 2026-12-06f,
+    and vadv's barrier asked Python about every held pending node, half its host time).
 
     Compiled: it walks the intern table at every write (a stencil step's barrier was ~10 µs
     of Python on the H200's host, most of it this count). Materialized nodes leave the table
@@ -350,12 +385,14 @@ cpdef list held_pending(object skip, bint exact, object memory=None):
     cdef object k
     cdef const char *lo = NULL
     cdef const char *hi = NULL
-    cdef bint filtered = type(memory) is np.ndarray
+    cdef bint filtered = memory is not None
     cdef Py_ssize_t pos = 0
     cdef PyObject *key
     cdef PyObject *ref
-    if filtered and not _extent(<cnp.ndarray>memory, &lo, &hi):
-        return held                          # (no element is written)
+    if filtered:
+        if not _any_extent(memory, &lo, &hi):
+            return held                      # (no element is written)
+        filtered = lo != <const char *>-2    # (not an array: every candidate stays)
     # One pass over the table without allocating Python objects (which could run the cycle
     # collector, whose callbacks edit the table): the pending interior nodes, and the keys of
     # materialized ones, removed after the pass

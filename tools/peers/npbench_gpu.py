@@ -8,7 +8,8 @@ output is then checked against NumPy's (the runner's tolerance). A kernel CuPy c
 
     python tools/peers/npbench_gpu.py --preset L --md $OUT/npbench_cuda.md [kernels]
 
-``--ref numpy --device cpu`` runs the same code with NumPy as the baseline (a check of the
+``LAZYARR_TREE=dir`` imports lazyarr from ``dir`` (an archived, built tree: an A/B in one
+device call). ``--ref numpy --device cpu`` runs the same code with NumPy as the baseline (a check of the
 script on a machine without a GPU). The runner is ``$LAZYARR_NPBENCH`` (default
 the repository's ``.npb``, a copy carried to the device machine, else ``../shared/npbench``).
 """
@@ -30,6 +31,9 @@ _CARRIED = os.path.join(_HERE, "../../.npb")     # (tools/device/fetch_wheels.sh
 sys.path.insert(0, os.environ.get("LAZYARR_NPBENCH", _CARRIED if os.path.isdir(_CARRIED)
                                   else os.path.join(_HERE, "../../../shared/npbench")))
 import run as R  # noqa: E402  (the NPBench runner)
+
+if os.environ.get("LAZYARR_TREE"):  # an A/B of two trees (an archived commit: tools/device/gpu_ab.py)
+    sys.path.insert(0, os.environ["LAZYARR_TREE"])
 
 import lazyarr as la  # noqa: E402
 

@@ -210,7 +210,11 @@ class CudaBackend:
     def launch_checked(self, entry: _Entry, args: list[Any]) -> None:
         """A kernel that records floating-point flags: its words are a slot of the stream's
         ring, reported as :mod:`.flags` says (now, or at the next synchronization)."""
-        args[entry.fpe_slot], now, entry.held = flags.take(entry, entry.sites, entry.held)
+        # (the slot is the kernel's, not the entry's: a loop whose shapes change every step,
+        # covariance's ``data[:, i] @ data[:, i:M]``, makes an entry per step, and a slot per
+        # entry took a new slot, a stack walk for the line, and a synchronization every
+        # SLOTS launches: ~8 µs of a ~250 µs step on an H100 host, 2026-12-06f)
+        args[entry.fpe_slot], now, entry.held = flags.take(entry.fn, entry.sites, entry.held)
         self.launch(entry, tuple(args))
         if now is not None:
             flags.ring().read(now)
