@@ -7,8 +7,14 @@ time beside. Findings in docs/notes/cpu.rst (2026-12-04c).
   broadcast row;
 * ``threads``: one thread or the pool (``cpu_fused._elementwise_threads``; before: the pool
   from 2^15 elements; now: by the program's work per element), on 1-d expressions.
+* ``fresh``: the pool's threshold ``cpu_fused.PARALLEL_WORK`` at ``--work-before`` and at its
+  current value (Mi units), on statements that read what the statement before wrote (a
+  stencil's steps into two arrays by turns, a 1-d chain the same way), as scripts run them,
+  and on the same statements repeated over unchanged inputs (what the other parts and asv
+  time). Data written by one core is read from its cache by the other at a cost, so the pool
+  pays later on fresh data (docs/notes/cpu.rst, 2026-12-06f).
 
-    python tools/peers/medium_runs.py [rows|threads ...] [--dtypes float64 float32]
+    python tools/peers/medium_runs.py [rows|threads|fresh ...] [--dtypes float64 float32]
 """
 from __future__ import annotations
 
@@ -112,6 +118,60 @@ def threads(opts, rng) -> None:
                 show(f"{name} 2^{log2n} {dt.name}", m)
 
 
+def fresh(opts, rng) -> None:
+    """The pool's threshold on statements that read what the one before wrote, and on the same
+    statements over unchanged inputs (medians of alternated rounds; the NumPy column runs the
+    same steps)."""
+    now = cpu_fused.PARALLEL_WORK
+    before_work = int(opts.work_before * (1 << 20))
+    use_b, use_n = use_rule("PARALLEL_WORK", before_work), use_rule("PARALLEL_WORK", now)
+    inner = (slice(1, -1), slice(1, -1))
+    for dt in map(np.dtype, opts.dtypes):
+        for n in opts.sides:
+            an, bn = rng.random((n, n)).astype(dt), rng.random((n, n)).astype(dt)
+            a, b = la.asarray(an.copy()), la.asarray(bn.copy())
+            a2, b2 = an.copy(), bn.copy()
+
+            def ping_la():
+                b[inner] = stencil(la, a)
+                a[inner] = stencil(la, b)
+
+            def ping_np():
+                b2[inner] = stencil(np, a2)
+                a2[inner] = stencil(np, b2)
+
+            def same_la():
+                b[inner] = stencil(la, a)
+
+            def same_np():
+                b2[inner] = stencil(np, a2)
+            cases = {"stencil steps, each reading the last (2)": (ping_la, ping_np),
+                     "stencil step, unchanged input": (same_la, same_np)}
+            for name, m in timed(cases, n * n, opts.rounds, use_b, use_n).items():
+                show(f"{name} {n}² {dt.name}", m)
+        for log2n in opts.log2n:
+            k = 1 << log2n
+            xn, yn = rng.random(k).astype(dt), rng.random(k).astype(dt)
+            x, y = la.asarray(xn.copy()), la.asarray(yn.copy())
+            x2, y2 = xn.copy(), yn.copy()
+
+            def chain(xp, u):
+                return xp.sqrt(abs(u * 0.5 + 1.5)) * xp.tanh(u) - u * 0.25
+
+            def ping1_la():
+                y[...] = chain(la, x)
+                x[...] = chain(la, y)
+
+            def ping1_np():
+                y2[...] = chain(np, x2)
+                x2[...] = chain(np, y2)
+            cases = {"chain steps, each reading the last (2)": (ping1_la, ping1_np),
+                     "chain, unchanged input": (lambda: y.__setitem__(..., chain(la, x)),
+                                                lambda: y2.__setitem__(..., chain(np, x2)))}
+            for name, m in timed(cases, k, opts.rounds, use_b, use_n).items():
+                show(f"{name} 2^{log2n} {dt.name}", m)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("parts", nargs="*", default=["rows", "threads"])
@@ -119,6 +179,8 @@ def main() -> None:
     ap.add_argument("--sides", nargs="+", type=int, default=[100, 150, 200, 300, 400, 600])
     ap.add_argument("--log2n", nargs="+", type=int, default=[15, 16, 17, 18, 19, 20])
     ap.add_argument("--rounds", type=int, default=9)
+    ap.add_argument("--work-before", type=float, default=3.0,
+                    help="fresh: the threshold compared with the current one (Mi units)")
     opts = ap.parse_args()
     rng = np.random.default_rng(0)
     print(f"{'case':40s} {'numpy':>8s} {'before':>8s} {'now':>8s} {'before/now':>10s}  (µs, medians of "
@@ -127,6 +189,8 @@ def main() -> None:
         rows(opts, rng)
     if "threads" in opts.parts:
         threads(opts, rng)
+    if "fresh" in opts.parts:
+        fresh(opts, rng)
 
 
 if __name__ == "__main__":
