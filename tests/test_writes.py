@@ -265,6 +265,68 @@ def test_casting_errors_as_numpy(mode):
         ro[0, 0] = 1.0
 
 
+def test_a_write_of_a_view_into_itself_is_skipped():
+    """``x[key] = v`` where ``v`` is the very view ``x[key]`` of ``x``'s memory (the write that
+    ends ``x[1:, :] -= d``) changes nothing and is skipped (``_writes._writes_itself``), as
+    NumPy's assignment skips it; another view of the same bytes (other strides, a reversed
+    one, another dtype) is written, and a read-only target still raises NumPy's error."""
+    from lazyarr import _writes
+    base = np.arange(24.0).reshape(4, 6)
+    x = la.asarray(base.copy())
+    memory = np.asarray(x)
+    assert _writes._writes_itself(x, (slice(1, None), slice(None)), memory[1:, :])
+    assert _writes._writes_itself(x, 2, memory[2])
+    assert not _writes._writes_itself(x, (slice(1, None), slice(None)), memory[:-1, :])
+    assert not _writes._writes_itself(x, (slice(None), slice(None, None, -1)), memory[:, ::1])
+    assert not _writes._writes_itself(x, (slice(None), slice(None, 3)), memory.view(np.int64)[:, :3])
+    assert not _writes._writes_itself(x, ([0, 1],), memory[[0, 1]])       # not a basic index
+    assert not _writes._writes_itself(x, (slice(None), 9), memory[:, 0])  # NumPy's IndexError later
+    with pytest.raises(IndexError):
+        x[:, 9] = 1.0
+    # augmented assignments through a view that does not own its memory take the Python path
+    want = base.copy()
+    view, want_view = x[1:], want[1:]
+    for _ in range(3):
+        view[1:, :] -= 0.5 * (view[1:, :] - view[:-1, :])
+        want_view[1:, :] -= 0.5 * (want_view[1:, :] - want_view[:-1, :])
+    assert_same(np.asarray(x), want)
+    assert_same(np.asarray(view), want_view)
+    ro = la.broadcast_to(la.asarray(np.arange(3.0)), (2, 3))
+    with pytest.raises(ValueError, match="read-only"):
+        ro[0] = ro[0]
+    with pytest.raises(ValueError, match="read-only"):
+        np.broadcast_to(np.arange(3.0), (2, 3))[0] = np.broadcast_to(np.arange(3.0), (2, 3))[0]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device")
+def test_augmented_writes_on_cuda_skip_the_write_into_itself(monkeypatch, rng):
+    """On cuda the write that ends ``x[1:, :] -= d`` is the Python path's: it is recognised as a
+    write of ``x[1:, :]`` into itself and skipped (no barrier, no CuPy ``__setitem__``), with
+    NumPy's values, also with a pending reader of ``x`` alive (it keeps the old values: the
+    subtraction's own write ran the barrier)."""
+    from lazyarr import _writes
+    skipped = []
+    real = _writes._writes_itself
+
+    def spy(*args):
+        out = real(*args)
+        skipped.append(out)
+        return out
+    monkeypatch.setattr(_writes, "_writes_itself", spy)
+    base, d = rng.random((6, 5)), rng.random((5, 5))
+    want = base.copy()
+    with la.config(device="cuda"):
+        x, dd = la.asarray(base.copy()), la.asarray(d)
+        reader = pending(x)
+        for _ in range(2):
+            x[1:, :] -= 0.5 * (dd - x[:-1, :])
+            want[1:, :] -= 0.5 * (d - want[:-1, :])
+        assert_same(np.asarray(x), want)
+        assert_same(np.asarray(reader), base)
+    assert True in skipped
+
+
 # ----------------------------------------------------------------------------- cuda
 @pytest.mark.gpu
 @pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device")
