@@ -503,6 +503,33 @@ def _reset(counts):
 
 @pytest.mark.gpu
 @_NEEDS_CUDA
+@pytest.mark.parametrize("dtype", [np.int32, np.float32, np.float64], ids=str)
+def test_products_of_computed_cuda_arrays_keep_their_record(dtype):
+    """A loop's ``a @ b`` of computed cuda arrays (views included: covariance's
+    ``data[:, i] @ data[:, i:M]``) is CuPy's call at once (``_fallback._computed_product_cuda``
+    on a GPU; the general call on the simulated device), NumPy's values, and the result keeps
+    the call's record; under ``fallback="error"`` it raises as every fallback call does."""
+    rng = np.random.default_rng(3)
+    m = (rng.random((40, 24)) * 8).astype(dtype)
+    with la.config(mode="lazy", device="cuda"):
+        data = la.asarray(m)
+        for i in (0, 5, 23):
+            out = data[:, i] @ data[:, i:]
+            assert out.is_materialized
+            assert out._node.origin[:4] == ("matmul", m[:, i].nbytes + m[:, i:].nbytes,
+                                            m[:, i:].shape[1] * m.itemsize, 2 * (24 - i) * 40)
+            np.testing.assert_allclose(out.to_numpy(), m[:, i] @ m[:, i:], rtol=1e-6)
+        v = la.dot(data[0], data[1])
+        assert v.shape == () and v.dtype == np.dtype(dtype)
+        np.testing.assert_allclose(float(v), float(np.dot(m[0], m[1])), rtol=1e-6)
+        sq = data.T @ data
+        np.testing.assert_allclose(sq.to_numpy(), m.T @ m, rtol=1e-5)
+        with la.config(fallback="error"), pytest.raises(la.FallbackError):
+            data @ data.T
+
+
+@pytest.mark.gpu
+@_NEEDS_CUDA
 @pytest.mark.parametrize("dtype", [np.int8, np.int64, np.float32, np.float64], ids=str)
 @pytest.mark.parametrize("axis", [None, 0, -1])
 def test_sort_of_a_pending_cuda_array(cuda_into, dtype, axis):
