@@ -172,8 +172,9 @@ def _writes_itself(x: Any, key: Any, data: Any) -> bool:
             dest = memory[key]
         except (IndexError, TypeError):
             return False          # (the usual way raises NumPy's error)
-        return dest.shape == data.shape and dest.strides == data.strides \
-            and dest.dtype == data.dtype and data_address(dest) == data_address(data)
+        return type(dest) is np.ndarray and dest.shape == data.shape \
+            and dest.strides == data.strides and dest.dtype == data.dtype \
+            and data_address(dest) == data_address(data)   # (an element: a NumPy scalar)
     if not _devices.is_cupy_array(memory) or _devices.read_only(memory):
         return False
     try:

@@ -276,6 +276,8 @@ def test_a_write_of_a_view_into_itself_is_skipped():
     memory = np.asarray(x)
     assert _writes._writes_itself(x, (slice(1, None), slice(None)), memory[1:, :])
     assert _writes._writes_itself(x, 2, memory[2])
+    assert not _writes._writes_itself(x, (2, 3), memory[2:3, 3:4].reshape(()))   # (an element)
+    x[2, 3] = x[2, 3]
     assert not _writes._writes_itself(x, (slice(1, None), slice(None)), memory[:-1, :])
     assert not _writes._writes_itself(x, (slice(None), slice(None, None, -1)), memory[:, ::1])
     assert not _writes._writes_itself(x, (slice(None), slice(None, 3)), memory.view(np.int64)[:, :3])
