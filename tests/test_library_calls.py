@@ -490,9 +490,18 @@ def cuda_into(monkeypatch):
         counts["calls"].append(path)
         return real_call(path, operands, result)
 
+    real_product = _fallback._computed_product_cuda
+
+    def computed_product(path, a, b):      # (a product of computed cuda arrays: CuPy's at once)
+        out = real_product(path, a, b)
+        if out is not None:
+            counts["calls"].append(path)
+        return out
+
     monkeypatch.setattr(cls, "run_into", run_into)
     monkeypatch.setattr(cls, "run", run)
     monkeypatch.setattr(_fallback, "_library_call", library_call)
+    monkeypatch.setattr(_fallback, "_computed_product_cuda", computed_product)
     with la.config(mode="lazy", device="cuda"):
         yield counts
 
