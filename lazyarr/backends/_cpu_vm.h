@@ -2027,7 +2027,6 @@ typedef struct {
     int joined, max_helpers, active;
     const lz_prog *P;
     lz_run *R;
-    npy_intp nitems;
     npy_intp grain;              /* items claimed at a time (see lz_pool_run) */
     npy_int64 next;              /* atomic: the unclaimed items [front, back), packed as
                                     front | back << 32 (lz_claim) */
@@ -2036,7 +2035,7 @@ typedef struct {
 } lz_pool_t;
 
 static lz_pool_t lz_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
-                            PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, NULL, NULL, 0, 1, 0, 0, 0};
+                            PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, NULL, NULL, 1, 0, 0, 0};
 static pthread_mutex_t lz_pool_busy = PTHREAD_MUTEX_INITIALIZER;
 
 /* Claim up to ``grain`` unclaimed items: the caller from the front, helpers from the back
@@ -2045,8 +2044,8 @@ static pthread_mutex_t lz_pool_busy = PTHREAD_MUTEX_INITIALIZER;
  * helper the last ones, so a loop of statements over the same arrays reads on each core the
  * rows that core wrote the step before. With one counter from the front, which thread took
  * which rows changed at every call, and half of each call's reads came from the other core's
- * cache: a 201² Poisson step on freshly written inputs took 144 µs on two threads against
- * 112 on one (docs/notes/cpu.rst, 2026-12-06f). */
+ * cache (a 300² stencil's steps into two arrays by turns: 220-229 -> 184-210 µs,
+ * docs/notes/cpu.rst 2026-12-06f). */
 static npy_intp lz_claim(npy_intp grain, int back, npy_intp *t0) {
     npy_int64 word = __atomic_load_n(&lz_pool.next, __ATOMIC_ACQUIRE);
     for (;;) {
@@ -2063,13 +2062,11 @@ static npy_intp lz_claim(npy_intp grain, int back, npy_intp *t0) {
     }
 }
 
-static void lz_run_items(const lz_prog *P, lz_run *R, npy_intp nitems, int check_signals,
-                         int back) {
+static void lz_run_items(const lz_prog *P, lz_run *R, int check_signals, int back) {
     lz_scratch S;
     int err = lz_scratch_init(P, R, &S) < 0 ? -2 : 0;
     lz_poll_init(&S, check_signals, &lz_pool.err);
     npy_intp t0, n, grain = lz_pool.grain;
-    (void)nitems;
     lz_fpe_take();              /* (this thread's flags from before: not this run's) */
     while ((n = lz_claim(grain, back, &t0)) > 0) {
         npy_intp t1 = t0 + n;
@@ -2121,9 +2118,8 @@ static void *lz_helper(void *arg) {
         lz_pool.active++;
         const lz_prog *P = lz_pool.P;
         lz_run *R = lz_pool.R;
-        npy_intp nitems = lz_pool.nitems;
         pthread_mutex_unlock(&lz_pool.mu);
-        lz_run_items(P, R, nitems, 0, 1);
+        lz_run_items(P, R, 0, 1);
         pthread_mutex_lock(&lz_pool.mu);
         if (--lz_pool.active == 0) pthread_cond_broadcast(&lz_pool.cv_done);
     }
@@ -2169,7 +2165,6 @@ static int lz_pool_run(const lz_prog *P, lz_run *R, npy_intp nitems, int nthread
     lz_pool_grow(nthreads - 1);
     lz_pool.P = P;
     lz_pool.R = R;
-    lz_pool.nitems = nitems;
     /* Items are claimed in runs of consecutive ones, about LZ_RUNS_PER_THREAD per thread:
      * one claim per item (4,096 of them for a sum of 2^24 elements) made the two cores
      * pass the counters' cache line back and forth, and interleaved their reads, so two
@@ -2184,11 +2179,10 @@ static int lz_pool_run(const lz_prog *P, lz_run *R, npy_intp nitems, int nthread
     __atomic_store_n(&lz_pool.gen, lz_pool.gen + 1, __ATOMIC_RELEASE);   /* (read by spinning helpers) */
     pthread_cond_broadcast(&lz_pool.cv_work);
     pthread_mutex_unlock(&lz_pool.mu);
-    lz_run_items(P, R, nitems, R->check_signals, 0);
+    lz_run_items(P, R, R->check_signals, 0);
     pthread_mutex_lock(&lz_pool.mu);
     while (lz_pool.active > 0 || __atomic_load_n(&lz_pool.done, __ATOMIC_ACQUIRE) < nitems)
         pthread_cond_wait(&lz_pool.cv_done, &lz_pool.mu);
-    lz_pool.nitems = 0;          /* late helpers find nothing to do */
     int err = __atomic_load_n(&lz_pool.err, __ATOMIC_ACQUIRE);
     pthread_mutex_unlock(&lz_pool.mu);
     pthread_mutex_unlock(&lz_pool_busy);
