@@ -152,8 +152,9 @@ def explain_note(reduction: Node) -> str | None:
 def sum_of_product(product: Node, axes: tuple[int, ...] | None, result_dtype: np.dtype,
                    shape: tuple[int, ...]) -> Node | None:
     """The computed sum of the pending ``product`` (a multiply node) over ``axes`` as one
-    matrix product, of the reduction's ``shape`` (keepdims' ones included), or None where the rule above does not apply (nothing computed then,
-    except pending factors, which the fused kernel would have read anyway)."""
+    matrix product, of the reduction's ``shape`` (keepdims' ones included), or None where the
+    rule above does not apply (nothing computed then, except pending factors, which the fused
+    kernel would have read anyway)."""
     rule = _rule(product, axes, result_dtype)
     if rule is None:
         return None

@@ -263,53 +263,55 @@ cdef extern from "Python.h":
     PyObject *PyWeakref_GetObject(object ref)    # (a borrowed reference)
 
 
-cdef bint _extent(cnp.ndarray a, const char **lo, const char **hi):
-    """The bytes ``[lo, hi)`` a NumPy array's elements lie in; False when it has none."""
-    cdef const char *start = <const char *>cnp.PyArray_BYTES(a)
-    cdef const char *end = start + cnp.PyArray_ITEMSIZE(a)
-    cdef int d
-    cdef cnp.npy_intp n, st
-    for d in range(cnp.PyArray_NDIM(a)):
-        n, st = cnp.PyArray_DIMS(a)[d], cnp.PyArray_STRIDES(a)[d]
-        if n == 0:
-            return False
-        if st > 0:
-            end += (n - 1) * st
+#: what :func:`_extent` found: no element, the bytes ``[lo, hi)``, or no array it can read
+#: (the caller then takes the safe side)
+cdef enum:
+    _NO_ELEMENT = 0
+    _EXTENT = 1
+    _UNKNOWN = 2
+    _MAX_DIMS = 64      # the most dims a GPU array's extent is read for (NumPy's own limit)
+
+
+cdef int _span(const char *start, Py_ssize_t itemsize, Py_ssize_t nd, const Py_ssize_t *dims,
+               const Py_ssize_t *strides, const char **lo, const char **hi):
+    """The bytes ``[lo, hi)`` that an array's elements lie in, from its first element's address,
+    shape and strides (``_EXTENT``), or ``_NO_ELEMENT``."""
+    cdef const char *end = start + itemsize
+    cdef Py_ssize_t d
+    for d in range(nd):
+        if dims[d] == 0:
+            return _NO_ELEMENT
+        if strides[d] > 0:
+            end += (dims[d] - 1) * strides[d]
         else:
-            start += (n - 1) * st
+            start += (dims[d] - 1) * strides[d]
     lo[0], hi[0] = start, end
-    return True
+    return _EXTENT
 
 
-cdef bint _pointer_extent(object a, const char **lo, const char **hi) except -1:
-    """The bytes ``[lo, hi)`` of a GPU array (CuPy's: ``a.data.ptr``, ``shape``, ``strides``,
-    ``itemsize``), as ``_devices._extent`` computes them; False when it has no element. CUDA's
-    unified virtual addresses keep host and device pointers apart, so a host buffer and a GPU
-    one never seem to overlap unless they may (a simulated device's arrays are NumPy's)."""
-    cdef Py_ssize_t start = a.data.ptr
-    cdef Py_ssize_t end = start + <Py_ssize_t>a.itemsize
-    cdef Py_ssize_t n, st
-    for n, st in zip(a.shape, a.strides):
-        if n == 0:
-            return False
-        if st > 0:
-            end += (n - 1) * st
-        else:
-            start += (n - 1) * st
-    lo[0], hi[0] = <const char *>start, <const char *>end
-    return True
-
-
-cdef bint _any_extent(object data, const char **lo, const char **hi) except -1:
-    """``data``'s byte extent (a NumPy or a GPU array); -2 as ``lo`` where it has none that
-    can be read (not an array: the caller takes the safe side)."""
+cdef int _extent(object data, const char **lo, const char **hi) except -1:
+    """``data``'s byte extent (:func:`_span`): a NumPy array's, or a GPU array's from
+    ``data.ptr``, ``shape``, ``strides`` and ``itemsize`` (CuPy's, as ``_devices._extent`` reads
+    them; CUDA's unified virtual addresses keep host and device pointers apart, so a host
+    buffer and a GPU one never seem to overlap); ``_UNKNOWN`` for anything else."""
+    cdef Py_ssize_t dims[_MAX_DIMS]
+    cdef Py_ssize_t strides[_MAX_DIMS]
+    cdef Py_ssize_t nd, d
     if type(data) is np.ndarray:
-        return _extent(<cnp.ndarray>data, lo, hi)
+        return _span(<const char *>cnp.PyArray_BYTES(<cnp.ndarray>data),
+                     cnp.PyArray_ITEMSIZE(<cnp.ndarray>data), cnp.PyArray_NDIM(<cnp.ndarray>data),
+                     <const Py_ssize_t *>cnp.PyArray_DIMS(<cnp.ndarray>data),
+                     <const Py_ssize_t *>cnp.PyArray_STRIDES(<cnp.ndarray>data), lo, hi)
     try:
-        return _pointer_extent(data, lo, hi)
+        shape, steps, ptr, itemsize = data.shape, data.strides, data.data.ptr, data.itemsize
+        nd = len(shape)
+        if nd > _MAX_DIMS or len(steps) != nd:
+            return _UNKNOWN
+        for d in range(nd):
+            dims[d], strides[d] = shape[d], steps[d]
+        return _span(<const char *><Py_ssize_t>ptr, itemsize, nd, dims, strides, lo, hi)
     except (AttributeError, TypeError):
-        lo[0] = <const char *>-2
-        return True
+        return _UNKNOWN
 
 
 cdef bint _may_overlap(object data, const char *lo, const char *hi):
@@ -317,11 +319,10 @@ cdef bint _may_overlap(object data, const char *lo, const char *hi):
     NumPy (or GPU) array overlap (``np.may_share_memory``'s answer); anything else may."""
     cdef const char *start
     cdef const char *end
-    if not _any_extent(data, &start, &end):
-        return False
-    if start == <const char *>-2:
+    cdef int found = _extent(data, &start, &end)
+    if found == _UNKNOWN:
         return True
-    return start < hi and lo < end
+    return found == _EXTENT and start < hi and lo < end
 
 
 cdef bint _may_read(Node root, const char *lo, const char *hi):
@@ -389,10 +390,12 @@ cpdef list held_pending(object skip, bint exact, object memory=None):
     cdef Py_ssize_t pos = 0
     cdef PyObject *key
     cdef PyObject *ref
+    cdef int found
     if filtered:
-        if not _any_extent(memory, &lo, &hi):
+        found = _extent(memory, &lo, &hi)
+        if found == _NO_ELEMENT:
             return held                      # (no element is written)
-        filtered = lo != <const char *>-2    # (not an array: every candidate stays)
+        filtered = found == _EXTENT          # (not an array: every candidate stays)
     # One pass over the table without allocating Python objects (which could run the cycle
     # collector, whose callbacks edit the table): the pending interior nodes, and the keys of
     # materialized ones, removed after the pass
