@@ -36,7 +36,7 @@ EXTENSIONS: list = cythonize(
                                  "-Wno-misleading-indentation", *_thr_cflags]
                                 if sys.platform != "win32" else []),
             extra_link_args=_thr_ldflags,
-            depends=["lazyarr/backends/_cpu_vm.h"],
+            depends=["lazyarr/backends/_cpu_vm.h", "lazyarr/backends/_cpu_pool.h"],
             # a platform where it does not compile still installs: lazy mode on cpu then
             # uses the reference backend (tests/test_cpu_fused.py fails loudly in that case)
             optional=True,

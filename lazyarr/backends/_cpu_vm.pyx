@@ -9,7 +9,7 @@ cimport numpy as cnp
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_FromStringAndSize
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.exc cimport PyErr_Occurred
-from cpython.pycapsule cimport PyCapsule_GetPointer
+from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_New
 from cpython.pythread cimport PyThread_get_thread_ident
 from libc.math cimport fabs
 from libc.stdlib cimport calloc, free, malloc
@@ -140,6 +140,9 @@ cdef extern from "_cpu_vm.h" nogil:
 cdef const char *CAPSULE_NAME = b"numpy_1.24_ufunc_call_info"
 
 import threading
+
+import numpy as _np
+
 # Python runs signal handlers in the main thread only: a call from there polls for them.
 cdef unsigned long _main_thread = threading.main_thread().ident
 
@@ -624,6 +627,71 @@ def prefault(cnp.ndarray out):
     return bool(lz_prefault(<char *>cnp.PyArray_DATA(out), cnp.PyArray_NBYTES(out)))
 
 
+# ----------------------------------------------------------------------------- result pool
+cdef extern from "_cpu_pool.h" nogil:
+    ctypedef struct PyDataMem_Handler:
+        pass
+    PyDataMem_Handler lz_pool_handler
+    size_t lz_pool_release()
+    void lz_pool_set_limit(size_t limit)
+    size_t lz_pool_min, lz_pool_bytes, lz_pool_limit
+    int lz_pool_count, lz_pool_hugepages, lz_pool_reused
+    unsigned long long lz_pool_hits, lz_pool_misses
+
+cdef extern from "numpy/arrayobject.h":
+    object PyDataMem_SetHandler(object handler)
+
+# (the capsule name NumPy requires of a handler; arrays allocated through it hold it)
+cdef object _RESULT_POOL = PyCapsule_New(&lz_pool_handler, "mem_handler", NULL)
+
+
+def result_pool_empty(tuple shape, object dtype, bint hugepages):
+    """``numpy.empty(shape, dtype)`` with its memory from the result pool (_cpu_pool.h) and
+    going back to it when the array dies; and whether it was a kept block (resident memory:
+    no first touch to pay). ``hugepages``: advise huge pages for a new block, as NumPy does."""
+    global lz_pool_hugepages
+    lz_pool_hugepages = hugepages
+    old = PyDataMem_SetHandler(_RESULT_POOL)
+    try:
+        out = _np.empty(shape, dtype)
+    finally:
+        PyDataMem_SetHandler(old)
+    return out, bool(lz_pool_reused)
+
+
+cdef object _result_array(int ndim, cnp.npy_intp *dims, int type_num):
+    """A new C-ordered result array, from the result pool where it is that large (a bound
+    call's result: la.jit's replays; huge pages advised as the last result_pool_empty's)."""
+    cdef cnp.npy_intp nbytes = cnp.PyArray_DescrFromType(type_num).itemsize
+    cdef int d
+    for d in range(ndim):
+        nbytes *= dims[d]
+    if lz_pool_limit == 0 or <size_t>nbytes < lz_pool_min:
+        return cnp.PyArray_EMPTY(ndim, dims, type_num, 0)
+    old = PyDataMem_SetHandler(_RESULT_POOL)
+    try:
+        return cnp.PyArray_EMPTY(ndim, dims, type_num, 0)
+    finally:
+        PyDataMem_SetHandler(old)
+
+
+def result_pool_limit(size_t limit):
+    """Keep at most ``limit`` bytes of freed results (0: none; kept blocks over it go)."""
+    lz_pool_set_limit(limit)
+
+
+def result_pool_release():
+    """Return every kept block to the system; the bytes returned."""
+    return lz_pool_release()
+
+
+def result_pool_info():
+    """The pool's state: blocks and bytes kept, its limit, the smallest block it keeps, and
+    the allocations of at least that size that took a kept block (hits) or not (misses)."""
+    return {"blocks": lz_pool_count, "bytes": lz_pool_bytes, "limit": lz_pool_limit,
+            "min_bytes": lz_pool_min, "hits": lz_pool_hits, "misses": lz_pool_misses}
+
+
 def scalar_bytes(object scalars):
     """The kernel's scalar operands as the VM reads them: SCALAR_BYTES per scalar, each NumPy
     scalar's own bytes, zero-padded (``b"".join(s.tobytes().ljust(SCALAR_BYTES, b"\\0"))``,
@@ -864,7 +932,7 @@ cdef class BoundElementwise:
 
     def __call__(self, list buffers):
         cdef list inputs = _kernel_inputs(buffers, self.dtypes, self.prepare)
-        cdef object out = cnp.PyArray_EMPTY(self.ndim, self.dims, self.result_type, 0)
+        cdef object out = _result_array(self.ndim, self.dims, self.result_type)
         cdef object fpe
         if not self.size:
             return out

@@ -47,7 +47,8 @@ from . import fp_errors, reduction_rules
 if not hasattr(np.add, "_get_strided_loop") or not hasattr(np.add, "_resolve_dtypes_and_context"):
     raise ImportError("cpu-fused needs ufunc._get_strided_loop (NumPy >= 1.24)")
 
-__all__ = ["BACKEND", "CpuFusedBackend", "set_num_threads", "get_num_threads"]
+__all__ = ["BACKEND", "CpuFusedBackend", "set_num_threads", "get_num_threads",
+           "set_result_pool_bytes", "release_result_pool", "result_pool_info"]
 
 # The VM's numbers are defined once, in the X-macro tables of _cpu_vm.h, and read here by name.
 #: dtype -> type code of _cpu_vm.h
@@ -130,6 +131,61 @@ def set_num_threads(n: int) -> int:
 
 def get_num_threads() -> int:
     return _num_threads
+
+
+# ----------------------------------------------------------------------------- result pool
+# A result of 4 MiB or more is allocated through the result pool (_cpu_pool.h): when it dies
+# its memory is kept for the next result of the same size instead of going back to the
+# system, whose fresh pages the next result would pay to touch again (a new 2^24 float32
+# result cost 17 ms where writing memory already touched took 7.7: docs/cpu-backend.rst,
+# "The result pool").
+
+#: results of at least this many bytes use the pool (below, glibc's heap reuses memory itself)
+RESULT_POOL_MIN_BYTES = _cpu_vm.result_pool_info()["min_bytes"]
+
+
+def _default_result_pool_bytes() -> int:
+    """``LAZYARR_RESULT_POOL_BYTES`` if set, else an eighth of the machine's memory."""
+    env = os.environ.get("LAZYARR_RESULT_POOL_BYTES", "").strip()
+    if env:
+        try:
+            n = int(env)
+        except ValueError as exc:
+            raise ValueError(f"LAZYARR_RESULT_POOL_BYTES={env!r} is not an integer") from exc
+        if n < 0:
+            raise ValueError(f"LAZYARR_RESULT_POOL_BYTES={env!r} must be at least 0")
+        return n
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 8
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
+        return 1 << 30
+
+
+_result_pool_bytes = _default_result_pool_bytes()
+_cpu_vm.result_pool_limit(_result_pool_bytes)
+
+
+def set_result_pool_bytes(nbytes: int) -> int:
+    """Keep at most ``nbytes`` of freed results' memory for later results (0: keep none;
+    kept blocks over the new limit go back to the system at once); returns the previous
+    limit."""
+    global _result_pool_bytes
+    if int(nbytes) < 0:
+        raise ValueError(f"the result pool's size must be at least 0, got {nbytes}")
+    old, _result_pool_bytes = _result_pool_bytes, int(nbytes)
+    _cpu_vm.result_pool_limit(_result_pool_bytes)
+    return old
+
+
+def release_result_pool() -> int:
+    """Give every freed result's memory the pool keeps back to the system; the bytes freed."""
+    return int(_cpu_vm.result_pool_release())
+
+
+def result_pool_info() -> dict[str, int]:
+    """The result pool's blocks and bytes kept, its limit, the smallest block it keeps, and
+    how many results of that size took a kept block (``hits``) or new memory (``misses``)."""
+    return dict(_cpu_vm.result_pool_info())
 
 
 class Unsupported(Exception):
@@ -1029,7 +1085,13 @@ def _new_result(shape: tuple[int, ...], dtype: np.dtype, threads: int) -> np.nda
     pages made resident first by this thread if they are fresh: two threads first-touching
     the same fresh huge pages ran ~3x slower than one thread (with 4 KiB pages their faults
     overlap well, and one thread populating them all is slower: docs/notes/cpu.rst)."""
-    out = np.empty(shape, dtype)
+    dtype = np.dtype(dtype)
+    if _result_pool_bytes and math.prod(shape) * dtype.itemsize >= RESULT_POOL_MIN_BYTES:
+        out, kept = _cpu_vm.result_pool_empty(shape, dtype, _huge_pages_likely())
+        if kept:                  # (its pages are resident: the last result's)
+            return out
+    else:
+        out = np.empty(shape, dtype)
     if threads > 1 and out.nbytes >= PREFAULT_BYTES and _huge_pages_likely():
         _cpu_vm.prefault(out)
     return out
