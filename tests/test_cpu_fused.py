@@ -1065,13 +1065,17 @@ def test_a_new_large_result_on_the_pool_is_prefaulted(monkeypatch):
     monkeypatch.setattr(cpu_fused, "_huge_pages_likely", lambda: True)
     monkeypatch.setattr(cpu_fused._cpu_vm, "prefault", lambda out: calls.append(out.nbytes))
     old = cpu_fused.set_num_threads(2)
+    cpu_fused.release_result_pool()            # (an earlier test's kept block is resident)
     try:
         x = np.arange(1 << 21, dtype=np.float32)
         with la.config(device="cpu", mode="lazy"):
             got = ((la.asarray(x) + 3) * 2).to_numpy()
             small = ((la.asarray(x[:1000]) + 3) * 2).to_numpy()
+            np.testing.assert_array_equal(got, (x + 3) * 2)
+            del got                            # its block is kept by the result pool ...
+            again = ((la.asarray(x) + 4) * 2).to_numpy()
     finally:
         cpu_fused.set_num_threads(old)
-    np.testing.assert_array_equal(got, (x + 3) * 2)
     np.testing.assert_array_equal(small, (x[:1000] + 3) * 2)
-    assert calls == [x.nbytes]                 # the 8 MiB result only
+    np.testing.assert_array_equal(again, (x + 4) * 2)
+    assert calls == [x.nbytes]                 # the first 8 MiB result only: ... and resident

@@ -1081,11 +1081,11 @@ def _huge_pages_likely() -> bool:
 
 
 def _new_result(shape: tuple[int, ...], dtype: np.dtype, threads: int) -> np.ndarray:
-    """A new elementwise result's array; with the pool writing a large one on huge pages, its
-    pages made resident first by this thread if they are fresh: two threads first-touching
-    the same fresh huge pages ran ~3x slower than one thread (with 4 KiB pages their faults
-    overlap well, and one thread populating them all is slower: docs/notes/cpu.rst)."""
-    dtype = np.dtype(dtype)
+    """A new elementwise result's array, through the result pool from RESULT_POOL_MIN_BYTES (a
+    kept block's pages are resident already). A fresh one that the thread pool will write on
+    huge pages is made resident first by this thread: two threads first-touching the same
+    fresh huge pages ran ~3x slower than one thread (with 4 KiB pages their faults overlap
+    well, and one thread populating them all is slower: docs/notes/cpu.rst)."""
     if _result_pool_bytes and math.prod(shape) * dtype.itemsize >= RESULT_POOL_MIN_BYTES:
         out, kept = _cpu_vm.result_pool_empty(shape, dtype, _huge_pages_likely())
         if kept:                  # (its pages are resident: the last result's)
