@@ -42,6 +42,7 @@ from ._plan import LibraryCall, call_order, call_record
 from ._plan import library_call as _library_call
 from ._stack import user_stacklevel
 from ._value_ops import computed_product, setup_library_calls  # type: ignore[import-not-found]
+from .backends._cpu_vm import result_pool_call  # type: ignore[import-not-found]
 
 _SUPPORTED = frozenset(SUPPORTED_DTYPES)
 
@@ -356,7 +357,10 @@ def run(path: str, func: Any, result_device: str, args: tuple[Any, ...], kwargs:
     else:
         plain = []
     args, kwargs = _buffers(args), _buffers(kwargs)
-    result = func(*args, **kwargs)
+    # (on the CPU NumPy's arrays come from the result pool: a large draw or result made at
+    # every step of a loop takes the memory of the last one, not fresh pages:
+    # docs/cpu-backend.rst, "The result pool")
+    result = func(*args, **kwargs) if result_device != "cpu" else result_pool_call(func, args, kwargs)
     if any(result is o for o in plain):
         return result
     by_buffer = {id(memory): target for target, memory in targets}

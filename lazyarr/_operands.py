@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 from typing import Any
 
 import numpy as np
 
-from . import _devices, _node
+from . import _devices, _memory, _node
 from ._devices import resolve as resolve_device
 from ._dtypes import WEAK_SCALAR_TYPES, check_dtype, scalar_to_dtype
 from ._node import Node
+from .backends._cpu_vm import result_pool_call  # type: ignore[import-not-found]
 
 Operand = Node | int | float  # a node, or a weak Python scalar
 
@@ -52,11 +54,30 @@ def leaf_from(obj: Any, src_device: str | None, dtype: Any = None, order: Any = 
     return _node.leaf(data, target)
 
 
+#: the makers whose large arrays come from the result pool (``zeros`` is calloc's: its pages
+#: are zeroed as they are first touched, which a kept block would have to pay at once), from
+#: the pool's smallest block at 8 bytes an element
+_POOLED = frozenset({"empty", "ones", "full"})
+_POOL_MIN_ELEMENTS = _memory.MIN_BYTES // 8
+
+
+def _elements(shape: Any) -> int:
+    """The element count of a maker's ``shape`` argument; 0 where it is not one (the maker's
+    own error then)."""
+    try:
+        return math.prod(shape) if isinstance(shape, (tuple, list)) else operator.index(shape)
+    except TypeError:
+        return 0
+
+
 def made(device: str | None, make: str, *args: Any, **kwargs: Any) -> Node:
     """A new leaf from the device's array library (``numpy.<make>``/``cupy.<make>``)."""
     dev = _devices.resolve(device)
     maker = functools.partial(_devices.full, dev) if make == "full" else getattr(_devices.xp(dev), make)
-    data = maker(*args, **kwargs)
+    if dev == "cpu" and make in _POOLED and _elements(args[0]) >= _POOL_MIN_ELEMENTS:
+        data = result_pool_call(maker, args, kwargs)   # (as a kernel's result: docs/cpu-backend.rst)
+    else:
+        data = maker(*args, **kwargs)
     check_dtype(data.dtype)
     return _node.leaf(data, dev)
 

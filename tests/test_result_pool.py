@@ -12,6 +12,7 @@ import pytest
 from numpy._core.multiarray import get_handler_name
 
 import lazyarr as la
+from lazyarr import _memory
 from lazyarr.backends import cpu_fused
 
 MIN = cpu_fused.RESULT_POOL_MIN_BYTES
@@ -150,7 +151,7 @@ def test_transposed_and_multi_dim_results_and_jit_replays():
 def test_bad_environment_values_say_what_is_wrong(monkeypatch, value, error):
     monkeypatch.setenv("LAZYARR_RESULT_POOL_BYTES", value)
     with pytest.raises(ValueError, match=error):
-        cpu_fused._default_result_pool_bytes()
+        _memory._default_bytes()
 
 
 def test_the_environment_sets_the_limit_at_import():
@@ -161,3 +162,23 @@ def test_the_environment_sets_the_limit_at_import():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True).stdout.split()
     assert out == ["0", "0"]
+
+
+def test_large_random_draws_and_creations_come_from_the_pool():
+    rng, ref = la.random.default_rng(7), np.random.default_rng(7)
+    first = np.asarray(rng.random(N))
+    assert get_handler_name(first) == "lazyarr_result_pool"
+    np.testing.assert_array_equal(first, ref.random(N))
+    address = first.ctypes.data
+    del first
+    second = np.asarray(rng.random(N))             # the next draw takes the kept block
+    assert second.ctypes.data == address
+    np.testing.assert_array_equal(second, ref.random(N))
+    for make in (lambda: la.empty(N), lambda: la.ones(N), lambda: la.full((N,), 2.5)):
+        assert get_handler_name(np.asarray(make())) == "lazyarr_result_pool"
+    np.testing.assert_array_equal(np.asarray(la.full((N,), 2.5)), np.full(N, 2.5))
+    np.testing.assert_array_equal(np.asarray(la.ones(N)), np.ones(N))
+    assert get_handler_name(np.asarray(la.zeros(N))) != "lazyarr_result_pool"  # calloc's
+    assert get_handler_name(np.asarray(la.ones(10))) != "lazyarr_result_pool"
+    cpu_fused.set_result_pool_bytes(0)              # off: NumPy's own allocator
+    assert get_handler_name(np.asarray(rng.random(N))) != "lazyarr_result_pool"

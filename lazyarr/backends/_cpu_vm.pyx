@@ -659,6 +659,20 @@ def result_pool_empty(tuple shape, object dtype, bint hugepages):
     return out, bool(lz_pool_reused)
 
 
+def result_pool_call(object fn, tuple args, dict kwargs):
+    """``fn(*args, **kwargs)`` with the result pool as NumPy's memory handler: every array it
+    allocates (its result, its temporaries) takes a kept block of its size if there is one,
+    and goes back to the pool when it dies (a NumPy call made for the user: a random draw, a
+    fallback function, ``la.empty``). Without a limit, a plain call."""
+    if lz_pool_limit == 0:
+        return fn(*args, **kwargs)
+    old = PyDataMem_SetHandler(_RESULT_POOL)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        PyDataMem_SetHandler(old)
+
+
 cdef object _result_array(int ndim, cnp.npy_intp *dims, int type_num):
     """A new C-ordered result array, from the result pool where it is that large (a bound
     call's result: la.jit's replays; huge pages advised as the last result_pool_empty's)."""

@@ -32,6 +32,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._config import THREAD_ENVIRONMENT
+from .. import _memory
 from .._counters import CounterMap
 from . import cpu_loops, cpu_stencil
 from .._dtypes import SUPPORTED_DTYPES
@@ -138,54 +139,13 @@ def get_num_threads() -> int:
 # its memory is kept for the next result of the same size instead of going back to the
 # system, whose fresh pages the next result would pay to touch again (a new 2^24 float32
 # result cost 17 ms where writing memory already touched took 7.7: docs/cpu-backend.rst,
-# "The result pool").
+# "The result pool"). Its limit: lazyarr/_memory.py, set at import.
+release_result_pool = _memory.release_result_pool
+result_pool_info = _memory.result_pool_info
+set_result_pool_bytes = _memory.set_result_pool_bytes
 
-#: results of at least this many bytes use the pool (below, glibc's heap reuses memory itself)
-RESULT_POOL_MIN_BYTES = _cpu_vm.result_pool_info()["min_bytes"]
-
-
-def _default_result_pool_bytes() -> int:
-    """``LAZYARR_RESULT_POOL_BYTES`` if set, else an eighth of the machine's memory."""
-    env = os.environ.get("LAZYARR_RESULT_POOL_BYTES", "").strip()
-    if env:
-        try:
-            n = int(env)
-        except ValueError as exc:
-            raise ValueError(f"LAZYARR_RESULT_POOL_BYTES={env!r} is not an integer") from exc
-        if n < 0:
-            raise ValueError(f"LAZYARR_RESULT_POOL_BYTES={env!r} must be at least 0")
-        return n
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 8
-    except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
-        return 1 << 30
-
-
-_result_pool_bytes = _default_result_pool_bytes()
-_cpu_vm.result_pool_limit(_result_pool_bytes)
-
-
-def set_result_pool_bytes(nbytes: int) -> int:
-    """Keep at most ``nbytes`` of freed results' memory for later results (0: keep none;
-    kept blocks over the new limit go back to the system at once); returns the previous
-    limit."""
-    global _result_pool_bytes
-    if int(nbytes) < 0:
-        raise ValueError(f"the result pool's size must be at least 0, got {nbytes}")
-    old, _result_pool_bytes = _result_pool_bytes, int(nbytes)
-    _cpu_vm.result_pool_limit(_result_pool_bytes)
-    return old
-
-
-def release_result_pool() -> int:
-    """Give every freed result's memory the pool keeps back to the system; the bytes freed."""
-    return int(_cpu_vm.result_pool_release())
-
-
-def result_pool_info() -> dict[str, int]:
-    """The result pool's blocks and bytes kept, its limit, the smallest block it keeps, and
-    how many results of that size took a kept block (``hits``) or new memory (``misses``)."""
-    return dict(_cpu_vm.result_pool_info())
+#: results of at least this many bytes use the pool
+RESULT_POOL_MIN_BYTES = _memory.MIN_BYTES
 
 
 class Unsupported(Exception):
@@ -1086,7 +1046,7 @@ def _new_result(shape: tuple[int, ...], dtype: np.dtype, threads: int) -> np.nda
     huge pages is made resident first by this thread: two threads first-touching the same
     fresh huge pages ran ~3x slower than one thread (with 4 KiB pages their faults overlap
     well, and one thread populating them all is slower: docs/notes/cpu.rst)."""
-    if _result_pool_bytes and math.prod(shape) * dtype.itemsize >= RESULT_POOL_MIN_BYTES:
+    if _memory.limit and math.prod(shape) * dtype.itemsize >= RESULT_POOL_MIN_BYTES:
         out, kept = _cpu_vm.result_pool_empty(shape, dtype, _huge_pages_likely())
         if kept:                  # (its pages are resident: the last result's)
             return out
