@@ -74,7 +74,8 @@ def made(device: str | None, make: str, *args: Any, **kwargs: Any) -> Node:
     """A new leaf from the device's array library (``numpy.<make>``/``cupy.<make>``)."""
     dev = _devices.resolve(device)
     maker = functools.partial(_devices.full, dev) if make == "full" else getattr(_devices.xp(dev), make)
-    if dev == "cpu" and make in _POOLED and _elements(args[0]) >= _POOL_MIN_ELEMENTS:
+    if dev == "cpu" and make in _POOLED and \
+            _elements(args[0] if args else kwargs.get("shape")) >= _POOL_MIN_ELEMENTS:
         data = result_pool_call(maker, args, kwargs)   # (as a kernel's result: docs/cpu-backend.rst)
     else:
         data = maker(*args, **kwargs)
