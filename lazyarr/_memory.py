@@ -33,20 +33,16 @@ def _default_bytes() -> int:
         return 1 << 30
 
 
-limit: int = _default_bytes()
-_cpu_vm.result_pool_limit(limit)
+_cpu_vm.result_pool_limit(_default_bytes())
 
 
 def set_result_pool_bytes(nbytes: int) -> int:
     """Keep at most ``nbytes`` of freed results' memory for later results (0: keep none;
     kept blocks over the new limit go back to the system at once); returns the previous
     limit."""
-    global limit
     if int(nbytes) < 0:
         raise ValueError(f"the result pool's size must be at least 0, got {nbytes}")
-    old, limit = limit, int(nbytes)
-    _cpu_vm.result_pool_limit(limit)
-    return old
+    return int(_cpu_vm.result_pool_limit(int(nbytes)))
 
 
 def release_result_pool() -> int:

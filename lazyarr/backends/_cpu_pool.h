@@ -16,8 +16,9 @@
  * indicate_hugepages): the pool changes when memory is returned, not what it is. A failed
  * malloc returns every kept block and tries again.
  *
- * NumPy calls the handler with the GIL held; the lock is for lz_pool_release and the
- * statistics, read from any thread. */
+ * NumPy calls the handler with the GIL held; the lock is for lz_rpool_release and the
+ * statistics, read from any thread. (lz_rpool: the result pool; lz_pool in _cpu_vm.h is the
+ * thread pool.) */
 #ifndef LZ_CPU_POOL_H
 #define LZ_CPU_POOL_H
 
@@ -30,29 +31,28 @@
 #endif
 #include <numpy/ndarraytypes.h>
 
-#define LZ_POOL_SLOTS 32
+#define LZ_RPOOL_SLOTS 32
 
 typedef struct {
     void *p;
     size_t n;
-} lz_pool_block;
+} lz_rpool_block;
 
-static lz_pool_block lz_pool_kept[LZ_POOL_SLOTS];
-static int lz_pool_count = 0;
-static size_t lz_pool_bytes = 0;              /* in the kept blocks */
-static size_t lz_pool_limit = 0;              /* 0: nothing is kept */
-static size_t lz_pool_min = (size_t)1 << 22;  /* smaller blocks are malloc's business */
-static int lz_pool_hugepages = 1;             /* NumPy's madvise_hugepage switch, as set */
-static int lz_pool_reused = 0;                /* the last allocation took a kept block */
-static unsigned long long lz_pool_hits = 0, lz_pool_misses = 0;
-static pthread_mutex_t lz_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static lz_rpool_block lz_rpool_kept[LZ_RPOOL_SLOTS];
+static int lz_rpool_count = 0;
+static size_t lz_rpool_bytes = 0;              /* in the kept blocks */
+static size_t lz_rpool_limit = 0;              /* 0: nothing is kept */
+static size_t lz_rpool_min = (size_t)1 << 22;  /* smaller blocks are malloc's business */
+static int lz_rpool_hugepages = 1;             /* NumPy's madvise_hugepage switch, as set */
+static int lz_rpool_reused = 0;                /* the last allocation took a kept block */
+static unsigned long long lz_rpool_hits = 0, lz_rpool_misses = 0;
+static pthread_mutex_t lz_rpool_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static size_t lz_pool_release(void);
-
-/* NumPy's indicate_hugepages (numpy/_core/src/multiarray/alloc.c), for the blocks made here */
-static void lz_pool_advise(void *p, size_t n) {
+/* NumPy's indicate_hugepages (numpy/_core/src/multiarray/alloc.c: from 4 MiB), for the
+ * blocks made here */
+static void lz_rpool_advise(void *p, size_t n) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-    if (n >= ((size_t)1 << 22) && lz_pool_hugepages) {
+    if (n >= ((size_t)1 << 22) && lz_rpool_hugepages) {
         uintptr_t offset = 4096u - (uintptr_t)p % 4096u;
         madvise((void *)((uintptr_t)p + offset), n - offset, MADV_HUGEPAGE);
     }
@@ -61,125 +61,120 @@ static void lz_pool_advise(void *p, size_t n) {
 #endif
 }
 
-/* Every kept block back to the system; the bytes returned. */
-
-/* The newest kept block of exactly n bytes, taken out of the pool; NULL if none. */
-static void *lz_pool_take(size_t n) {
-    void *p = NULL;
-    pthread_mutex_lock(&lz_pool_lock);
-    for (int i = lz_pool_count - 1; i >= 0; i--) {
-        if (lz_pool_kept[i].n == n) {
-            p = lz_pool_kept[i].p;
-            memmove(lz_pool_kept + i, lz_pool_kept + i + 1,
-                    (size_t)(lz_pool_count - i - 1) * sizeof(lz_pool_block));
-            lz_pool_count--;
-            lz_pool_bytes -= n;
-            break;
-        }
-    }
-    if (n >= lz_pool_min) {
-        if (p) lz_pool_hits++;
-        else lz_pool_misses++;
-    }
-    pthread_mutex_unlock(&lz_pool_lock);
-    return p;
-}
-
-static void *lz_pool_malloc(void *ctx, size_t n) {
-    (void)ctx;
-    void *p = n >= lz_pool_min ? lz_pool_take(n) : NULL;
-    lz_pool_reused = p != NULL;
-    if (p) return p;
-    p = malloc(n ? n : 1);
-    if (p == NULL && lz_pool_count) {
-        lz_pool_release();
-        p = malloc(n ? n : 1);
-    }
-    if (p) lz_pool_advise(p, n);
-    return p;
-}
-
-static void *lz_pool_calloc(void *ctx, size_t nelem, size_t elsize) {
-    (void)ctx;
-    lz_pool_reused = 0;
-    void *p = calloc(nelem ? nelem : 1, elsize ? elsize : 1);
-    if (p == NULL && lz_pool_count) {
-        lz_pool_release();
-        p = calloc(nelem ? nelem : 1, elsize ? elsize : 1);
-    }
-    if (p) lz_pool_advise(p, nelem * elsize);
-    return p;
-}
-
-static void *lz_pool_realloc(void *ctx, void *p, size_t n) {
-    (void)ctx;
-    void *q = realloc(p, n ? n : 1);
-    if (q == NULL && lz_pool_count) {
-        lz_pool_release();
-        q = realloc(p, n ? n : 1);
-    }
-    return q;
-}
-
 /* With the lock held: drop the oldest kept blocks until at most `bytes` bytes in at most
  * `slots` blocks are kept. */
-static void lz_pool_shrink_locked(size_t bytes, int slots) {
+static void lz_rpool_shrink_locked(size_t bytes, int slots) {
     int drop = 0;
-    while (drop < lz_pool_count && (lz_pool_count - drop > slots || lz_pool_bytes > bytes)) {
-        lz_pool_bytes -= lz_pool_kept[drop].n;
-        free(lz_pool_kept[drop].p);
+    while (drop < lz_rpool_count && (lz_rpool_count - drop > slots || lz_rpool_bytes > bytes)) {
+        lz_rpool_bytes -= lz_rpool_kept[drop].n;
+        free(lz_rpool_kept[drop].p);
         drop++;
     }
     if (drop) {
-        memmove(lz_pool_kept, lz_pool_kept + drop,
-                (size_t)(lz_pool_count - drop) * sizeof(lz_pool_block));
-        lz_pool_count -= drop;
+        memmove(lz_rpool_kept, lz_rpool_kept + drop,
+                (size_t)(lz_rpool_count - drop) * sizeof(lz_rpool_block));
+        lz_rpool_count -= drop;
     }
 }
 
 /* Every kept block back to the system; the bytes returned. */
-static size_t lz_pool_release(void) {
-    pthread_mutex_lock(&lz_pool_lock);
-    size_t freed = lz_pool_bytes;
-    lz_pool_shrink_locked(0, 0);
-    pthread_mutex_unlock(&lz_pool_lock);
+static size_t lz_rpool_release(void) {
+    pthread_mutex_lock(&lz_rpool_lock);
+    size_t freed = lz_rpool_bytes;
+    lz_rpool_shrink_locked(0, 0);
+    pthread_mutex_unlock(&lz_rpool_lock);
     return freed;
 }
 
-static void lz_pool_free(void *ctx, void *p, size_t n) {
+/* After a failed allocation: whether kept blocks were returned, so that trying again may
+ * succeed. */
+static int lz_rpool_retry(void) {
+    return lz_rpool_count && lz_rpool_release();
+}
+
+/* The newest kept block of exactly n bytes, taken out of the pool; NULL if none. */
+static void *lz_rpool_take(size_t n) {
+    void *p = NULL;
+    pthread_mutex_lock(&lz_rpool_lock);
+    for (int i = lz_rpool_count - 1; i >= 0; i--) {
+        if (lz_rpool_kept[i].n == n) {
+            p = lz_rpool_kept[i].p;
+            memmove(lz_rpool_kept + i, lz_rpool_kept + i + 1,
+                    (size_t)(lz_rpool_count - i - 1) * sizeof(lz_rpool_block));
+            lz_rpool_count--;
+            lz_rpool_bytes -= n;
+            break;
+        }
+    }
+    if (p) lz_rpool_hits++;
+    else lz_rpool_misses++;
+    pthread_mutex_unlock(&lz_rpool_lock);
+    return p;
+}
+
+static void *lz_rpool_malloc(void *ctx, size_t n) {
+    (void)ctx;
+    void *p = n >= lz_rpool_min ? lz_rpool_take(n) : NULL;
+    lz_rpool_reused = p != NULL;
+    if (p) return p;
+    p = malloc(n ? n : 1);
+    if (p == NULL && lz_rpool_retry()) p = malloc(n ? n : 1);
+    if (p) lz_rpool_advise(p, n);
+    return p;
+}
+
+static void *lz_rpool_calloc(void *ctx, size_t nelem, size_t elsize) {
+    (void)ctx;
+    lz_rpool_reused = 0;
+    void *p = calloc(nelem ? nelem : 1, elsize ? elsize : 1);
+    if (p == NULL && lz_rpool_retry()) p = calloc(nelem ? nelem : 1, elsize ? elsize : 1);
+    if (p) lz_rpool_advise(p, nelem * elsize);
+    return p;
+}
+
+static void *lz_rpool_realloc(void *ctx, void *p, size_t n) {
+    (void)ctx;
+    void *q = realloc(p, n ? n : 1);
+    if (q == NULL && lz_rpool_retry()) q = realloc(p, n ? n : 1);
+    return q;
+}
+
+static void lz_rpool_free(void *ctx, void *p, size_t n) {
     (void)ctx;
     if (p == NULL) return;
-    pthread_mutex_lock(&lz_pool_lock);
-    if (n >= lz_pool_min && n <= lz_pool_limit) {
-        lz_pool_shrink_locked(lz_pool_limit - n, LZ_POOL_SLOTS - 1);   /* room for it */
-        lz_pool_kept[lz_pool_count].p = p;
-        lz_pool_kept[lz_pool_count].n = n;
-        lz_pool_count++;
-        lz_pool_bytes += n;
-        pthread_mutex_unlock(&lz_pool_lock);
+    pthread_mutex_lock(&lz_rpool_lock);
+    if (n >= lz_rpool_min && n <= lz_rpool_limit) {
+        lz_rpool_shrink_locked(lz_rpool_limit - n, LZ_RPOOL_SLOTS - 1);   /* room for it */
+        lz_rpool_kept[lz_rpool_count].p = p;
+        lz_rpool_kept[lz_rpool_count].n = n;
+        lz_rpool_count++;
+        lz_rpool_bytes += n;
+        pthread_mutex_unlock(&lz_rpool_lock);
         return;
     }
-    pthread_mutex_unlock(&lz_pool_lock);
+    pthread_mutex_unlock(&lz_rpool_lock);
     free(p);
 }
 
-/* Kept blocks over the new limit go, the oldest first. */
-static void lz_pool_set_limit(size_t limit) {
-    pthread_mutex_lock(&lz_pool_lock);
-    lz_pool_limit = limit;
-    lz_pool_shrink_locked(limit, LZ_POOL_SLOTS);
-    pthread_mutex_unlock(&lz_pool_lock);
+/* The new limit; kept blocks over it go, the oldest first. The old limit returned. */
+static size_t lz_rpool_set_limit(size_t limit) {
+    pthread_mutex_lock(&lz_rpool_lock);
+    size_t old = lz_rpool_limit;
+    lz_rpool_limit = limit;
+    lz_rpool_shrink_locked(limit, LZ_RPOOL_SLOTS);
+    pthread_mutex_unlock(&lz_rpool_lock);
+    return old;
 }
 
-static PyDataMem_Handler lz_pool_handler = {
+static PyDataMem_Handler lz_rpool_handler = {
     "lazyarr_result_pool",
     1,
     {
         NULL,
-        lz_pool_malloc,
-        lz_pool_calloc,
-        lz_pool_realloc,
-        lz_pool_free,
+        lz_rpool_malloc,
+        lz_rpool_calloc,
+        lz_rpool_realloc,
+        lz_rpool_free,
     },
 };
 

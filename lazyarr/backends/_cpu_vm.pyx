@@ -631,32 +631,18 @@ def prefault(cnp.ndarray out):
 cdef extern from "_cpu_pool.h" nogil:
     ctypedef struct PyDataMem_Handler:
         pass
-    PyDataMem_Handler lz_pool_handler
-    size_t lz_pool_release()
-    void lz_pool_set_limit(size_t limit)
-    size_t lz_pool_min, lz_pool_bytes, lz_pool_limit
-    int lz_pool_count, lz_pool_hugepages, lz_pool_reused
-    unsigned long long lz_pool_hits, lz_pool_misses
+    PyDataMem_Handler lz_rpool_handler
+    size_t lz_rpool_release()
+    size_t lz_rpool_set_limit(size_t limit)
+    size_t lz_rpool_min, lz_rpool_bytes, lz_rpool_limit
+    int lz_rpool_count, lz_rpool_hugepages, lz_rpool_reused
+    unsigned long long lz_rpool_hits, lz_rpool_misses
 
 cdef extern from "numpy/arrayobject.h":
     object PyDataMem_SetHandler(object handler)
 
 # (the capsule name NumPy requires of a handler; arrays allocated through it hold it)
-cdef object _RESULT_POOL = PyCapsule_New(&lz_pool_handler, "mem_handler", NULL)
-
-
-def result_pool_empty(tuple shape, object dtype, bint hugepages):
-    """``numpy.empty(shape, dtype)`` with its memory from the result pool (_cpu_pool.h) and
-    going back to it when the array dies; and whether it was a kept block (resident memory:
-    no first touch to pay). ``hugepages``: advise huge pages for a new block, as NumPy does."""
-    global lz_pool_hugepages
-    lz_pool_hugepages = hugepages
-    old = PyDataMem_SetHandler(_RESULT_POOL)
-    try:
-        out = _np.empty(shape, dtype)
-    finally:
-        PyDataMem_SetHandler(old)
-    return out, bool(lz_pool_reused)
+cdef object _RESULT_POOL = PyCapsule_New(&lz_rpool_handler, "mem_handler", NULL)
 
 
 def result_pool_call(object fn, tuple args, dict kwargs):
@@ -664,13 +650,24 @@ def result_pool_call(object fn, tuple args, dict kwargs):
     allocates (its result, its temporaries) takes a kept block of its size if there is one,
     and goes back to the pool when it dies (a NumPy call made for the user: a random draw, a
     fallback function, ``la.empty``). Without a limit, a plain call."""
-    if lz_pool_limit == 0:
+    if lz_rpool_limit == 0:
         return fn(*args, **kwargs)
     old = PyDataMem_SetHandler(_RESULT_POOL)
     try:
         return fn(*args, **kwargs)
     finally:
         PyDataMem_SetHandler(old)
+
+
+def result_pool_empty(tuple shape, object dtype, bint hugepages):
+    """``numpy.empty(shape, dtype)`` through the result pool (:func:`result_pool_call`), and
+    whether it took a kept block (resident memory: no first touch to pay). ``hugepages``:
+    advise huge pages for a new block, as NumPy does."""
+    global lz_rpool_hugepages, lz_rpool_reused
+    lz_rpool_hugepages = hugepages
+    lz_rpool_reused = 0
+    out = result_pool_call(_np.empty, (shape, dtype), {})
+    return out, bool(lz_rpool_reused)
 
 
 cdef object _result_array(int ndim, cnp.npy_intp *dims, int type_num):
@@ -680,7 +677,7 @@ cdef object _result_array(int ndim, cnp.npy_intp *dims, int type_num):
     cdef int d
     for d in range(ndim):
         nbytes *= dims[d]
-    if lz_pool_limit == 0 or <size_t>nbytes < lz_pool_min:
+    if lz_rpool_limit == 0 or <size_t>nbytes < lz_rpool_min:
         return cnp.PyArray_EMPTY(ndim, dims, type_num, 0)
     old = PyDataMem_SetHandler(_RESULT_POOL)
     try:
@@ -690,20 +687,21 @@ cdef object _result_array(int ndim, cnp.npy_intp *dims, int type_num):
 
 
 def result_pool_limit(size_t limit):
-    """Keep at most ``limit`` bytes of freed results (0: none; kept blocks over it go)."""
-    lz_pool_set_limit(limit)
+    """Keep at most ``limit`` bytes of freed results (0: none; kept blocks over it go); the
+    old limit."""
+    return lz_rpool_set_limit(limit)
 
 
 def result_pool_release():
     """Return every kept block to the system; the bytes returned."""
-    return lz_pool_release()
+    return lz_rpool_release()
 
 
 def result_pool_info():
     """The pool's state: blocks and bytes kept, its limit, the smallest block it keeps, and
     the allocations of at least that size that took a kept block (hits) or not (misses)."""
-    return {"blocks": lz_pool_count, "bytes": lz_pool_bytes, "limit": lz_pool_limit,
-            "min_bytes": lz_pool_min, "hits": lz_pool_hits, "misses": lz_pool_misses}
+    return {"blocks": lz_rpool_count, "bytes": lz_rpool_bytes, "limit": lz_rpool_limit,
+            "min_bytes": lz_rpool_min, "hits": lz_rpool_hits, "misses": lz_rpool_misses}
 
 
 def scalar_bytes(object scalars):

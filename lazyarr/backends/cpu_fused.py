@@ -1046,13 +1046,12 @@ def _new_result(shape: tuple[int, ...], dtype: np.dtype, threads: int) -> np.nda
     huge pages is made resident first by this thread: two threads first-touching the same
     fresh huge pages ran ~3x slower than one thread (with 4 KiB pages their faults overlap
     well, and one thread populating them all is slower: docs/notes/cpu.rst)."""
-    if _memory.limit and math.prod(shape) * dtype.itemsize >= RESULT_POOL_MIN_BYTES:
+    if math.prod(shape) * dtype.itemsize >= RESULT_POOL_MIN_BYTES:
         out, kept = _cpu_vm.result_pool_empty(shape, dtype, _huge_pages_likely())
-        if kept:                  # (its pages are resident: the last result's)
-            return out
     else:
-        out = np.empty(shape, dtype)
-    if threads > 1 and out.nbytes >= PREFAULT_BYTES and _huge_pages_likely():
+        out, kept = np.empty(shape, dtype), False
+    # (a kept block's pages are resident: the last result's)
+    if not kept and threads > 1 and out.nbytes >= PREFAULT_BYTES and _huge_pages_likely():
         _cpu_vm.prefault(out)
     return out
 
