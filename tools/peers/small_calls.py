@@ -1,4 +1,4 @@
-"""Small calls on the CPU (issue 13, item 1): asv's ``CachedCall.track_hot_call_us`` body (the
+"""Small calls (issue 13, item 1): asv's ``CachedCall.track_hot_call_us`` body (the
 median of 2,000 calls back to back, 1,024 float32 elements) for the three headline expressions
 in lazy and eager mode and under ``la.jit``, NumPy's own forms beside them, and two loops of
 small statements, lazyarr's and NumPy's: the
@@ -13,7 +13,13 @@ alternated on the same machine::
     python tools/peers/small_calls.py --device cpu --md docs/_static/perf/small_calls_cpu.md
 
 (``OLD``/``NEW``: source trees with their extensions built, e.g. ``git archive`` of a commit
-and ``python setup.py build_ext --inplace``.) OpenBLAS's threads are kept to one: their
+and ``python setup.py build_ext --inplace``.)
+
+On a GPU (``--device cuda [--md FILE]``) the same three expressions, each call synchronized,
+in lazyarr (lazy, ``la.jit``, eager mode: CuPy op by op through lazyarr) beside CuPy's own
+forms, ``cupy.fuse`` of each (one kernel per call, CuPy's fusion) and the floor of any small
+call: an empty ``RawKernel`` launch and a synchronization, all in one process, medians of
+2,000 calls, so that the ratios hold on whatever host the GPU came with. OpenBLAS's threads are kept to one: their
 spinning after a BLAS call takes a core of this 2-core machine from the timed thread.
 """
 from __future__ import annotations
@@ -81,6 +87,56 @@ def measure() -> dict[str, float]:
     return out
 
 
+def measure_cuda() -> dict[str, float]:
+    """The GPU rows (``--device cuda``): µs a call, each ending in a device synchronization."""
+    import cupy as cp
+
+    import lazyarr as la
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "benchmarks"))
+    from common import HEADLINE, data, finish, prepare
+
+    out: dict[str, float] = {}
+    sync = cp.cuda.runtime.deviceSynchronize
+    for mode in ("lazy", "eager"):
+        prepare("cuda", mode)
+        x, y = data("cuda", 1024, seed=0), data("cuda", 1024, seed=1)
+        for name, fn in HEADLINE.items():
+            out[f"{mode} {name}"] = _median_us(lambda fn=fn: finish(fn(x, y), "cuda"))
+    prepare("cuda", "lazy")
+    for name, fn in HEADLINE.items():
+        jitted = la.jit(fn)
+        finish(jitted(x, y), "cuda")
+        out[f"la.jit {name}"] = _median_us(lambda jitted=jitted: finish(jitted(x, y), "cuda"))
+    xc, yc = (cp.random.default_rng(seed).random(1024, dtype=cp.float32) * 2 - 1 for seed in (0, 1))
+    forms = {"sum_abs": lambda x, y: cp.sum(abs(x)), "axpy": lambda x, y: x * y + 1.5,
+             "chain": lambda x, y: cp.sum(cp.sqrt(abs(x * y + 1.5)) * cp.tanh(x) - y)}
+    fused = {"sum_abs": cp.fuse(lambda x, y: cp.sum(abs(x))),
+             "axpy": cp.fuse(lambda x, y: x * y + 1.5),
+             "chain": cp.fuse(lambda x, y: cp.sum(cp.sqrt(abs(x * y + 1.5)) * cp.tanh(x) - y))}
+    for name in HEADLINE:
+        out[f"cupy {name}"] = _median_us(lambda f=forms[name]: (f(xc, yc), sync()))
+        out[f"cupy.fuse {name}"] = _median_us(lambda f=fused[name]: (f(xc, yc), sync()))
+    empty = cp.RawKernel(r'extern "C" __global__ void empty(float *x) {}', "empty")
+    out["launch floor"] = _median_us(lambda: (empty((1,), (32,), (xc,)), sync()))
+    return out
+
+
+def markdown_cuda(out: dict[str, float]) -> str:
+    """The performance page's table of one GPU run (``--device cuda --md``)."""
+    import cupy as cp
+    name = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
+    lines = [f"# Small calls, 1,024 float32, cuda ({name}; an empty RawKernel launch and a "
+             f"synchronization: {out['launch floor']:.1f} µs), median µs of 2,000 calls", "",
+             "| expression | CuPy | cupy.fuse | lazyarr | lazyarr, la.jit | lazyarr eager mode "
+             "| lazyarr / cupy.fuse |", "|---|---|---|---|---|---|---|"]
+    for name in NUMPY:
+        lines.append(f"| {name} | {out[f'cupy {name}']:.1f} | {out[f'cupy.fuse {name}']:.1f} | "
+                     f"{out[f'lazy {name}']:.1f} | {out[f'la.jit {name}']:.1f} | "
+                     f"{out[f'eager {name}']:.1f} | "
+                     f"{out[f'lazy {name}'] / out[f'cupy.fuse {name}']:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
 def element_loop(a: Any, b: Any) -> Any:
     """The loop over elements: ``s = s + a[i] * b[i]``."""
     s = a[0] * 0
@@ -136,8 +192,13 @@ def alternate(trees: list[str], rounds: int) -> None:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--ab"]:
         alternate(sys.argv[2:4], int(sys.argv[4]) if len(sys.argv) > 4 else 4)
+    elif "--device" in sys.argv and sys.argv[sys.argv.index("--device") + 1] == "cuda":
+        text = markdown_cuda(measure_cuda())
+        if "--md" in sys.argv:
+            with open(sys.argv[sys.argv.index("--md") + 1], "w") as f:
+                f.write(text)
+        print(text)
     elif "--md" in sys.argv:                 # --device cpu --md FILE: the performance page's
-        assert sys.argv[sys.argv.index("--device") + 1] == "cpu", "small_calls.py: cpu only"
         text = markdown(measure())
         with open(sys.argv[sys.argv.index("--md") + 1], "w") as f:
             f.write(text)
