@@ -1,0 +1,49 @@
+"""An experiment for issue 13 item 5, run by gpu_variants.py: a source transform of a rendered
+unroll-4 tile where each thread takes 4 consecutive elements and loads each contiguous 4-byte
+input with one 16-byte load (``ld.global.v4``). It assumes every input 16-byte aligned (CuPy's
+allocations are), so it is a measurement, not a kernel lazyarr renders."""
+import re
+
+
+def install(namespace):
+    from llvmlite import ir
+    from numba import types
+    from numba.core.extending import intrinsic
+
+    @intrinsic
+    def _ld4(typingctx, ptr, idx):
+        if not isinstance(ptr, types.CPointer):
+            return None
+        elt = ptr.dtype
+        ret = types.UniTuple(elt, 4)
+
+        def codegen(context, builder, sig, args):
+            p, i = args
+            addr = builder.gep(p, [i])
+            vty = ir.VectorType(context.get_value_type(elt), 4)
+            v = builder.load(builder.bitcast(addr, vty.as_pointer()), align=16)
+            vals = [builder.extract_element(v, ir.Constant(ir.IntType(32), k)) for k in range(4)]
+            return context.make_tuple(builder, ret, vals)
+        return ret(ptr, idx), codegen
+    namespace["_ld4"] = _ld4
+
+
+def transform(src: str) -> str:
+    assert "U = 4" in src
+    src = src.replace("base = cuda.blockIdx.x * BS * U + cuda.threadIdx.x",
+                      "base = (cuda.blockIdx.x * BS + cuda.threadIdx.x) * U")
+    src = src.replace("if base + (U - 1) * BS < n:", "if base + (U - 1) < n:")
+    src = re.sub(r"i_(\d) = base \+ (\d) \* BS", r"i_\1 = base + \2", src)
+    out, loads, tile = [], set(), True
+    for ln in src.splitlines():
+        if "cuda.syncwarp(cuda.activemask())" in ln:
+            tile = False
+        m = re.match(r"(\s+)v(\d+)_(\d) = (p\d+)\[i_\3\]$", ln) if tile else None
+        if m:
+            ind, v, k, p = m.groups()
+            if v not in loads:
+                loads.add(v)
+                out.append(f"{ind}v{v}_0, v{v}_1, v{v}_2, v{v}_3 = _ld4({p}, base)")
+            continue
+        out.append(ln)
+    return "\n".join(out) + "\n"
