@@ -560,15 +560,46 @@ def test_sort_of_a_pending_cuda_array(cuda_into, dtype, axis):
 
 @pytest.mark.gpu
 @_NEEDS_CUDA
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+@pytest.mark.parametrize("dtype", [np.int8, np.int64, np.float32, np.float64], ids=str)
+@pytest.mark.parametrize("axis", [None, 0, -1])
+def test_scan_of_a_pending_cuda_array(cuda_into, name, dtype, axis):
+    """cumsum/cumprod of a pending cuda array: its kernel writes the result's memory (of
+    NumPy's result dtype: int64 for int8), which CuPy scans in place (CUB's scan for the
+    flattened array, on a GPU; ``cupy.cumsum`` copies its input first): one kernel into
+    memory, one library call; NumPy's values (integers exactly, floats within the scan's
+    rounding, CUB adding in its own order); the chain stays pending."""
+    a = _data(dtype, (37, 29))
+    if name == "cumprod":
+        a = (a % 3 + 1 if a.dtype.kind in "iu" else 1 + a / 64).astype(dtype)
+    x = la.asarray(a, device="cuda")
+    y, values = (x - 1, a - dtype(1)) if name == "cumsum" else (x * 1, a * dtype(1))
+    want = getattr(np, name)(values, axis=axis)
+    _reset(cuda_into)
+    got = getattr(la, name)(y, axis=axis)
+    assert (cuda_into["into"], cuda_into["run"], cuda_into["calls"]) == (1, 0, [name])
+    assert got.dtype == want.dtype and got.shape == want.shape and got.device == "cuda"
+    if want.dtype.kind in "iu":
+        np.testing.assert_array_equal(got.to_numpy(), want)
+    elif name == "cumsum":           # (the bound of test_library_calls_of_a_pending_cuda_chain)
+        bound = 4 * (1 + np.log2(a.size)) * np.finfo(dtype).eps * np.abs(values).sum()
+        np.testing.assert_allclose(got.to_numpy(), want, rtol=0, atol=bound)
+    else:
+        np.testing.assert_allclose(got.to_numpy(), want, rtol=4 * a.size * np.finfo(dtype).eps)
+    assert not y.is_materialized
+
+
+@pytest.mark.gpu
+@_NEEDS_CUDA
 def test_library_calls_of_a_pending_cuda_chain(cuda_into):
     """Issue 18's GPU rows (tools/peers/library_calls.py --device cuda): the chain
     ``sqrt(abs(x)) * 2 - 1`` is one kernel, writing the memory the library call reads
-    (``argsort``, ``cumsum``, ``unique``, ``fft.rfft``: CuPy's call on it) or works in
-    (``sort``); ``sum(maximum(A @ B + bias, 0))`` is the matmul and one fused kernel."""
+    (``argsort``, ``unique``, ``fft.rfft``: CuPy's call on it) or works in (``sort``,
+    ``cumsum``); ``sum(maximum(A @ B + bias, 0))`` is the matmul and one fused kernel."""
     a = np.random.default_rng(3).standard_normal(1000).astype(np.float32)
     x = la.asarray(a, device="cuda")
     fa = np.sqrt(np.abs(a)) * np.float32(2) - np.float32(1)
-    for name, into, run in (("sort", 1, 0), ("argsort", 0, 1), ("cumsum", 0, 1),
+    for name, into, run in (("sort", 1, 0), ("argsort", 0, 1), ("cumsum", 1, 0),
                             ("unique", 0, 1)):
         _reset(cuda_into)
         got = getattr(la, name)(la.sqrt(la.abs(x)) * 2 - 1)

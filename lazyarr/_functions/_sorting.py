@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _fallback
+from .. import _devices, _fallback
 from .._array import LazyArray
 from ._creation import asarray
 from ._stable_argsort import stable_argsort
@@ -100,6 +100,14 @@ def _cumulative(name: str, func: Any, a: Any, axis: int | None, dtype: Any, out:
     if out is None and isinstance(a, LazyArray) and a.ndim and _plain_axis(axis, a.ndim):
         # the result's dtype is NumPy's (or its error, for a dtype it refuses) for an empty input
         result = func(np.empty(0, a.dtype), dtype=dtype).dtype
+        if a.device == "cuda":
+            memory = _fallback.computed_into_new(a, result, cuda=True)
+            if memory is not None:
+                _fallback.policy(name)
+                flat = memory.reshape(-1) if axis is None else memory
+                _scan_cuda_in_place(name, flat, 0 if axis is None else int(axis))
+                return _fallback.wrapped(flat, name, device="cuda")
+            return _fallback.call(name, func, (a,), {"axis": axis, "dtype": dtype})
         scan = _ChunkScan(func, name == "cumprod", axis, a.ndim)
         # complex products along an axis of an n-d array are scanned whole: NumPy's
         # accumulate picks its inner loop by shape there, and its SIMD complex multiply
@@ -113,6 +121,33 @@ def _cumulative(name: str, func: Any, a: Any, axis: int | None, dtype: Any, out:
             scan.report(result)
             return _fallback.wrapped(memory.reshape(-1) if axis is None else memory, name)
     return _fallback.call(name, func, (a,), {"axis": axis, "dtype": dtype, "out": out})
+
+
+def _scan_cuda_in_place(name: str, memory: Any, axis: int) -> None:
+    """``cumsum``/``cumprod`` of the cuda ``memory`` along ``axis``, written over it: CuPy's
+    CUB scan (``cupy.cuda.cub.cub_scan``, in place; what ``cupy.cumsum`` itself runs on a 1-d
+    array, after copying its input) where CuPy uses CUB and takes the dtype; else CuPy's own
+    scan with ``out=memory`` (a copy of the memory onto itself first: CuPy's
+    ``scan_core``). ``cub_scan`` is CuPy's private API (CuPy 14.2's ``cupy/cuda/cub.pyx``):
+    any change to it falls back to the public call (tests/test_library_calls.py checks the
+    path taken on a GPU)."""
+    xp = _devices.xp("cuda")
+    if xp is not np and memory.ndim == 1 and _cub_scan(memory, name):
+        return
+    getattr(xp, name)(memory, axis=axis, out=memory)
+
+
+def _cub_scan(memory: Any, name: str) -> bool:
+    """CuPy's in-place CUB scan of the 1-d ``memory``; False where it does not run it."""
+    try:
+        from cupy._core import _accelerator
+        from cupy.cuda import cub
+        if _accelerator.ACCELERATOR_CUB not in _accelerator.get_routine_accelerators():
+            return False
+        op = cub.CUPY_CUB_CUMPROD if name == "cumprod" else cub.CUPY_CUB_CUMSUM
+        return cub.cub_scan(memory, op) is not None
+    except (ImportError, AttributeError):
+        return False
 
 
 def _plain_axis(axis: Any, ndim: int) -> bool:
