@@ -6,8 +6,9 @@ cumulative ``cumsum`` and ``cumprod``.
 into the result's memory, then sort or scan that memory in place (``ndarray.sort``,
 ``np.cumsum(buf, out=buf)``): NumPy's call copies its input into a new array and works there,
 so a pending input would otherwise be one temporary written and read once more (issue 18:
-the chain then costs only its own kernel, docs/notes/cpu.rst). ``sort`` does the same on
-cuda (``cupy.sort`` too copies its input, then sorts the copy in place).
+the chain then costs only its own kernel, docs/notes/cpu.rst). ``sort``, ``cumsum`` and
+``cumprod`` do the same on cuda (``cupy.sort`` and ``cupy.cumsum`` too copy their input, then
+sort or scan the copy in place).
 """
 from __future__ import annotations
 
