@@ -52,10 +52,13 @@ def kernel_ms(lowered, spec=None, nvvm=None, threads_per_sm=None, checked=False,
     if spec:
         geo.spec = dataclasses.replace(geo.spec, **spec)
     rendered = R.render(lowered.program, geo.spec, checked=checked)
-    if transform == "vec4":      # (an experiment: tools/device/vec4_loads.py)
+    if transform == "vec4":      # (experiments: tools/device/vec4_loads.py)
         import vec4_loads
         vec4_loads.install(C.gpu_namespace())
         rendered = dataclasses.replace(rendered, source=vec4_loads.transform(rendered.source))
+    elif transform == "i32":
+        import vec4_loads
+        rendered = dataclasses.replace(rendered, source=vec4_loads.int32(rendered.source))
     t0 = time.perf_counter()
     ptx, entry = C.compile_ptx(rendered, (9, 0), nvvm)
     t_compile = time.perf_counter() - t0
@@ -133,7 +136,9 @@ def main():
                   dict(spec=dict(unroll=1), threads_per_sm=8192), dict(nvvm=dict(prec_sqrt=False)),
                   dict(spec=dict(unroll=4), transform="vec4"),
                   dict(spec=dict(unroll=4), transform="vec4", threads_per_sm=8192),
-                  dict(spec=dict(unroll=4, tx=128), transform="vec4")],
+                  dict(spec=dict(unroll=4, tx=128), transform="vec4"),
+                  dict(transform="i32"), dict(spec=dict(unroll=4), transform="i32"),
+                  dict(spec=dict(unroll=4), transform="i32", threads_per_sm=8192)],
         "tanh": [dict(), dict(nvvm=dict(ftz=True)), dict(nvvm=dict(fastmath=True, fma=True))],
         "sqrtabs": [dict(), dict(nvvm=dict(ftz=True)), dict(nvvm=dict(prec_sqrt=False))],
         "rows": [dict(), dict(threads_per_sm=1 << 30), dict(spec=dict(tx=32, ty=4)),

@@ -1,7 +1,10 @@
-"""An experiment for issue 13 item 5, run by gpu_variants.py: a source transform of a rendered
-unroll-4 tile where each thread takes 4 consecutive elements and loads each contiguous 4-byte
-input with one 16-byte load (``ld.global.v4``). It assumes every input 16-byte aligned (CuPy's
-allocations are), so it is a measurement, not a kernel lazyarr renders."""
+"""Experiments for issue 13 item 5, run by gpu_variants.py: source transforms of a rendered
+map or full-reduction kernel. ``transform`` (``"vec4"``): an unroll-4 tile where each thread
+takes 4 consecutive elements and loads each contiguous 4-byte input with one 16-byte load
+(``ld.global.v4``); it assumes every input 16-byte aligned (CuPy's allocations are).
+``int32`` (``"i32"``): the grid-stride loop's indices in 32 bits (the chain's sum at unroll 4:
+43 -> 32 registers on sm_90, ``ptxas -v``); it assumes n < 2^31. Measurements, not kernels
+lazyarr renders."""
 import re
 
 
@@ -47,3 +50,16 @@ def transform(src: str) -> str:
             continue
         out.append(ln)
     return "\n".join(out) + "\n"
+
+
+def int32(src: str) -> str:
+    """The loop's index, step, tile test and element indices as int32 (Numba computes integer
+    arithmetic in 64 bits; the truncations let LLVM narrow it)."""
+    src = src.replace("base = cuda.blockIdx.x * BS * U + cuda.threadIdx.x",
+                      "n32 = _C_int32(n)\n    base = _C_int32(cuda.blockIdx.x * BS * U + cuda.threadIdx.x)")
+    src = src.replace("step = cuda.gridDim.x * BS * U", "step = _C_int32(cuda.gridDim.x * BS * U)")
+    src = src.replace("base += step", "base = _C_int32(base + step)")
+    src = src.replace("while base < n:", "while base < n32:")
+    src = src.replace("if base + (U - 1) * BS < n:", "if _C_int32(base + (U - 1) * BS) < n32:")
+    src = re.sub(r"i_(\d) = base \+ (\d) \* BS", r"i_\1 = _C_int32(base + \2 * BS)", src)
+    return re.sub(r"if i_(\d) < n:", r"if i_\1 < n32:", src)
