@@ -424,3 +424,47 @@ def test_replay_on_cuda():
         for _ in range(2):
             _same(st(u).to_numpy(), stencil(u).to_numpy())
     assert jitted.traces == 1 and st.traces == 1
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device (a GPU, or LAZYARR_CUDA_SIM=1)")
+def test_cuda_replays_launch_their_kernel_without_run(monkeypatch):
+    """A replayed step on cuda is the backend's bound runner (``CudaBackend.bind``): the
+    kernel's entry found once, each call filling in its buffers, no ``run``. A map, a full
+    reduction (its scratch) and a scalar operand; then a call under another floating-point
+    error state, which runs ``run`` (the entry's kernel checks flags or not) and warns as a
+    plain call does."""
+    from lazyarr.backends.cuda import backend as cuda_backend
+    cls = cuda_backend.CudaBackend
+    runs = []
+    real_run = cls.run
+
+    def run(self, lowered):
+        runs.append(lowered.program.root.op)
+        return real_run(self, lowered)
+
+    def fn(x, y):
+        return la.log(x * 2.5 + y), la.sum(abs(x - 0.5) * y)
+
+    jitted = _jitted(fn)
+    with la.config(device="cuda", compile="wait"):    # (the trace's call waits for its kernels)
+        data = [(la.asarray(np.random.default_rng(s).random(300).astype(np.float32) + 0.1),
+                 la.asarray(np.random.default_rng(s + 7).random(300).astype(np.float32)))
+                for s in range(3)]
+        wants = [[w.to_numpy() for w in fn(x, y)] for x, y in data]    # (plain calls)
+        jitted(*data[0])                         # the trace
+        monkeypatch.setattr(cls, "run", run)
+        for (x, y), want in zip(data[1:], wants[1:]):
+            for g, w in zip(jitted(x, y), want):
+                _same(g.to_numpy(), w)
+        assert jitted.traces == 1
+        replayed = len(runs)
+        x, y = data[1]
+        zero = la.asarray(np.zeros(300, np.float32))
+        with np.errstate(divide="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            got = jitted(zero, zero)
+        assert got[0].to_numpy()[0] == -np.inf
+        with pytest.warns(RuntimeWarning, match="divide by zero"):
+            jitted(zero, zero)[0].to_numpy()
+    assert replayed == 0 and len(runs) >= 1

@@ -471,14 +471,27 @@ class CudaBackend:
     def arguments(self, entry: _Entry, inputs: list[Any], scalars: list[Any], out: Any) -> list[Any]:
         """The launch arguments: the entry's constant template with this call's buffers filled
         in (a checked launch fills its flag words: ``launch_checked``)."""
-        args = entry.template.copy()
+        return self._filled(entry, _with_scalars(entry, scalars), inputs, out)
+
+    def bind(self, lowered: Lowered, checked: bool = False) -> Any:
+        """``run`` for later calls with inputs like ``lowered``'s (dtypes, shapes, strides) and
+        its scalars (``la.jit``'s replay, backends/_bind.py): :class:`_BoundLaunch`."""
+        if lowered.program.root.op in R.FALLBACK_REDUCTIONS:
+            from .._bind import unbound
+            return unbound(self, lowered)
+        key = (lowered.program, tuple([(a.shape, a.strides) for a in lowered.inputs]),
+               flags.checking())
+        return _BoundLaunch(self, lowered._replace(inputs=[]), key)
+
+    def _filled(self, entry: _Entry, template: list[Any], inputs: list[Any], out: Any) -> list[Any]:
+        """``template`` (the entry's, with its scalars: :func:`_with_scalars`) with this call's
+        output, inputs, input offsets and a full reduction's scratch filled in."""
+        args = template.copy()
         args[entry.out_slot] = out
         for slot, k in entry.input_slots:
             args[slot] = inputs[k]
         for slot, k in entry.offset_slots:
             args[slot] = np.int64(inputs[k].offset)
-        for slot, pos, typ in entry.scalar_slots:
-            args[slot] = typ(scalars[pos])
         if entry.acc is not None:               # a full reduction: partials and counter
             scratch, counter = self._stream_buffers(entry.grid[0] * entry.partials_per_block *
                                                     entry.acc.itemsize)
@@ -621,6 +634,38 @@ class CudaBackend:
 
 
 @dataclass
+class _BoundLaunch:
+    """A replay step's runner on cuda (``CudaBackend.bind``): once the step's kernel is in the
+    backend's entries (compiled: the trace's call may have run op by op while it compiled),
+    each call fills the entry's template, its scalars converted once, with its buffers and
+    launches, without ``run``'s lookups. Until then each call is ``run``'s; so is every call
+    of a stencil's kernel (``run`` checks its inputs' shifts each call), and a call under
+    another floating-point error state than the entry's (its kernel checks flags or not)."""
+    __slots__ = ("backend", "lowered", "key", "entry", "template", "looking")
+
+    def __init__(self, backend: CudaBackend, lowered: Lowered, key: Any) -> None:
+        self.backend, self.lowered, self.key = backend, lowered, key
+        self.entry: _Entry | None = None
+        self.template: list[Any] = []
+        self.looking = True             # for the entry (False: run's, for good)
+
+    def __call__(self, buffers: list[Any]) -> Any:
+        backend, entry = self.backend, self.entry
+        if entry is None:
+            entry = backend._entries.get(self.key) if self.looking else None
+            if entry is None:
+                return backend.run(self.lowered._replace(inputs=buffers))
+            if entry.members is not None:
+                self.looking = False
+                return backend.run(self.lowered._replace(inputs=buffers))
+            self.entry, self.template = entry, _with_scalars(entry, self.lowered.scalars)
+        if flags.checking() != self.key[2]:
+            return backend.run(self.lowered._replace(inputs=buffers))
+        out = backend.xp().empty(self.lowered.shape, self.lowered.program.root.dtype)
+        backend._launch(entry, backend._filled(entry, self.template, buffers, out))
+        return out
+
+
 class _Later:
     """A kernel to compile on the compile thread (``future``: None until started), with what
     its entry is made of."""
@@ -684,6 +729,14 @@ def _var_shape(lowered: Lowered) -> tuple[tuple[int, ...], int] | None:
     count = math.prod(shape[j] for j in reduced)
     kept = tuple(1 if j in reduced else n for j, n in enumerate(shape))
     return None if count - (ddof or 0) <= 0 else (kept, count)
+
+
+def _with_scalars(entry: _Entry, scalars: list[Any]) -> list[Any]:
+    """The entry's launch template with a call's scalars converted into it."""
+    args = entry.template.copy()
+    for slot, pos, typ in entry.scalar_slots:
+        args[slot] = typ(scalars[pos])
+    return args
 
 
 def _scalar_type(param: Any) -> Any:
