@@ -633,7 +633,6 @@ class CudaBackend:
         return Plan(self.name, "cuda", program, kernels, inputs_info, read, written, notes)
 
 
-@dataclass
 class _BoundLaunch:
     """A replay step's runner on cuda (``CudaBackend.bind``): once the step's kernel is in the
     backend's entries (compiled: the trace's call may have run op by op while it compiled),
@@ -666,6 +665,7 @@ class _BoundLaunch:
         return out
 
 
+@dataclass
 class _Later:
     """A kernel to compile on the compile thread (``future``: None until started), with what
     its entry is made of."""
