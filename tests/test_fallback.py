@@ -384,8 +384,8 @@ def test_a_name_cupy_lacks_raises_naming_it(monkeypatch):
     fake_cupy = types.SimpleNamespace(linalg=types.SimpleNamespace())
     monkeypatch.setattr(_devices, "xp", lambda device: fake_cupy if device == "cuda" else np)
     x = la.LazyArray._from_node(_node.leaf(np.ones((2, 2)), "cuda"))
-    with pytest.raises(TypeError, match=r"numpy\.linalg\.norm.*cupy\.linalg\.norm"):
-        la.linalg.norm(x)
+    with pytest.raises(TypeError, match=r"numpy\.linalg\.inv.*cupy\.linalg\.inv"):
+        la.linalg.inv(x)
     with pytest.raises(TypeError, match=r"numpy\.nanmedian"):
         np.nanmedian(x)
     with pytest.raises(TypeError, match=r"numpy\.add\.at"):
@@ -407,9 +407,9 @@ def test_names_cupy_lacks_or_changes_run_with_cupys_functions(monkeypatch):
     monkeypatch.setattr(_devices, "to_host", lambda device, data: np.asarray(data))
     a = np.arange(12.0).reshape(3, 4) - 5
     x = la.LazyArray._from_node(_node.leaf(a, "cuda"))
-    got = la.linalg.vector_norm(x, axis=1, ord=3)
+    got = la.linalg.vecdot(x, x, axis=1)
     assert got.device == "cuda"
-    np.testing.assert_array_equal(got.to_numpy(), np.linalg.vector_norm(a, axis=1, ord=3))
+    np.testing.assert_array_equal(got.to_numpy(), np.linalg.vecdot(a, a, axis=1))
     np.testing.assert_allclose(la.linalg.svdvals(x).to_numpy(), np.linalg.svdvals(a), rtol=1e-12)
     assert [u.to_numpy().tolist() for u in la.unstack(x)] == a.tolist()
     m = a[:, 1:] * a[:, 1:] + 1          # (a pending expression would need the real GPU)
