@@ -23,8 +23,9 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 from . import _fallback
 from ._array import LazyArray
 from ._functions._creation import asarray, zeros
+from ._functions._linalg import matmul, vecdot
 from ._functions._elementwise import FUNCTIONS as _EW
-from ._functions._manipulation import moveaxis, reshape
+from ._functions._manipulation import matrix_transpose, moveaxis, reshape
 
 _sqrt = _EW["sqrt"]
 
@@ -189,7 +190,9 @@ def _real_dtype(x: LazyArray) -> np.dtype:
     return np.finfo(x.dtype).dtype
 
 
-#: ``lazyarr.linalg``: the three norms are lazyarr's; every other name is NumPy's (CuPy's)
-#: through the fallback.
-linalg = _fallback.FallbackNamespace("linalg", {"norm": norm, "vector_norm": vector_norm,
-                                                "matrix_norm": matrix_norm})
+#: ``lazyarr.linalg``: the three norms, ``vecdot``, ``matmul`` and ``matrix_transpose`` are
+#: lazyarr's; every other name is NumPy's (CuPy's) through the fallback.
+linalg = _fallback.FallbackNamespace("linalg", {
+    "norm": norm, "vector_norm": vector_norm, "matrix_norm": matrix_norm,
+    # the array API's names of the main namespace's own functions
+    "vecdot": vecdot, "matmul": matmul, "matrix_transpose": matrix_transpose})

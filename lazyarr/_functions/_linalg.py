@@ -1,4 +1,4 @@
-"""Matrix products: ``matmul`` (the ``@`` operator) and ``dot``.
+"""Matrix and vector products: ``matmul`` (the ``@`` operator), ``dot`` and ``vecdot``.
 
 NumPy's own call computes them (BLAS, through the fallback: lazyarr/_fallback.py), on the
 operands' memory as it is: a computed array or a view of one (``A.T``, ``data[:, i]``) goes
@@ -15,6 +15,9 @@ to BLAS with its strides, not copied. Two shapes of work do better than that:
   over the stack with one small BLAS call each (one ``gemv`` per row when ``m == 1``); the
   stack, one block of memory, is one ``(-1, k) @ (k, n)`` call instead (values to rounding:
   BLAS blocks the sums differently).
+* **The dot products of vectors along an axis with a pending operand** (``vecdot(a - b, w)``)
+  are one fused kernel: ``conj(x1) * x2`` summed over the axis, nothing written but the
+  result. Computed operands are NumPy's (CuPy's) ``vecdot``, its bits.
 """
 from __future__ import annotations
 
@@ -25,7 +28,8 @@ import numpy as np
 from .. import _fallback
 from .._array import LazyArray
 from .._config import get_config
-from ._manipulation import reshape
+from ._elementwise import FUNCTIONS as _ELEMENTWISE
+from ._manipulation import moveaxis, reshape
 
 _FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -108,11 +112,44 @@ def dot(a: Any, b: Any, out: Any = None) -> Any:
     return _fallback.call("dot", np.dot, (a, b), {} if out is None else {"out": out})
 
 
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, **kwargs: Any) -> Any:
+    """``numpy.vecdot`` (and ``numpy.linalg.vecdot``): the dot products of the vectors along
+    ``axis`` of the two operands, ``conj(x1) * x2`` summed there, the other axes broadcast.
+    With a pending float or complex operand in lazy mode it is one fused multiply-and-sum
+    kernel (values to rounding: lazyarr's sums); computed operands, integers, NumPy's
+    keywords (``out=``, ``dtype=``, ``axes=`` ...) and NumPy's errors are NumPy's (CuPy's)
+    own call."""
+    a, b = _as_lazy(x1), _as_lazy(x2)
+    fused = None if kwargs or a is None or b is None else _fused_vecdot(a, b, axis)
+    if fused is not None:
+        return fused
+    return _fallback.call("vecdot", np.vecdot, (x1, x2), {"axis": axis, **kwargs})
+
+
+def _fused_vecdot(a: LazyArray, b: LazyArray, axis: Any) -> LazyArray | None:
+    """:func:`vecdot` as one fused kernel, or None where NumPy's call is the answer (nothing
+    pending, another mode or device, no float or complex result, or an error to raise)."""
+    dtype = np.result_type(a.dtype, b.dtype)
+    if not (_pending(a) or _pending(b)) or a.device != b.device or dtype.kind not in "fc" \
+            or get_config().mode != "lazy" or type(axis) is not int \
+            or not (-a.ndim <= axis < a.ndim and -b.ndim <= axis < b.ndim) \
+            or a.shape[axis] != b.shape[axis]:
+        return None
+    u, v = moveaxis(a, axis, -1), moveaxis(b, axis, -1)
+    try:
+        np.broadcast_shapes(u.shape[:-1], v.shape[:-1])
+    except ValueError:
+        return None                     # (NumPy's call raises its own message)
+    if u.dtype.kind == "c":
+        u = _ELEMENTWISE["conj"](u)
+    return (u * v).sum(axis=-1, dtype=dtype)  # type: ignore[no-any-return]
+
+
 def _as_lazy(x: Any) -> LazyArray | None:
     """A LazyArray operand; None for anything else (NumPy arrays, scalars, lists, other
     libraries' arrays: NumPy's own call sorts those out)."""
     return x if isinstance(x, LazyArray) else None
 
 
-FUNCTIONS = {f.__name__: f for f in (matmul, dot)}
-NUMPY_FUNCTIONS = {np.dot: dot}
+FUNCTIONS = {f.__name__: f for f in (matmul, dot, vecdot)}
+NUMPY_FUNCTIONS = {np.dot: dot, np.vecdot: vecdot, np.linalg.vecdot: vecdot}
