@@ -719,14 +719,16 @@ def inplace_stencil_sections() -> list[str]:
 
 
 def small_calls_sections() -> list[str]:
-    """Issue 13's small calls on the CPU (``tools/peers/small_calls.py``)."""
+    """Issue 13's small calls (``tools/peers/small_calls.py``)."""
     return _peer_tables(
         "small_calls", "small calls",
         "asv's ``CachedCall.track_hot_call_us`` body: the median of 2,000 calls back to back on "
         "1,024 float32 elements, each computed (the chain is ``sum(sqrt(abs(x*y + 1.5)) * "
-        "tanh(x) - y)``; issue 13: ≤ 10 µs a plain call, ≤ 5 µs under ``la.jit``), beside "
-        "NumPy's own forms; and two loops of small statements. The machine runs at two speeds "
-        "(docs/notes/cpu.rst): compare within a table.", "tools/peers/small_calls.py")
+        "tanh(x) - y)``; issue 13: ≤ 10 µs a plain call, ≤ 5 µs under ``la.jit`` on the CPU, "
+        "≤ 30 and ≤ 20 µs on the H200), beside NumPy's own forms (on the GPU: CuPy's, "
+        "``cupy.fuse``'s and an empty launch with a synchronization, each call synchronized); "
+        "and on the CPU two loops of small statements. Machines run at different speeds: "
+        "compare within a table.", "tools/peers/small_calls.py")
 
 
 def first_result_sections() -> list[str]:
