@@ -163,7 +163,7 @@ CREATION = ("asarray", "array", "copy", "zeros", "ones", "full", "empty", "arang
             "ones_like", "full_like", "empty_like", "eye", "tri")
 BUILDING = ("outer", "tril", "triu", "meshgrid", "atleast_1d", "atleast_2d", "atleast_3d", "diff",
             "round")
-LINALG = ("matmul", "dot")
+LINALG = ("matmul", "dot", "vecdot")
 LOGIC = ("isclose", "allclose", "array_equal", "array_equiv")
 NAN_REDUCTIONS = ("nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanvar", "nanstd",
                   "nanargmax", "nanargmin", "count_nonzero", "ptp", "average")
@@ -291,7 +291,12 @@ def _api_page() -> tuple[str, set[str]]:
             "   :members: random, uniform, standard_normal, normal, exponential", "",
             "``la.fft`` is NumPy's ``numpy.fft`` (CuPy's on cuda) through the fallback; these two take",
             "the array API's ``dtype=`` and ``device=`` too:", "",
-            ".. autofunction:: lazyarr.fft.fftfreq", ".. autofunction:: lazyarr.fft.rfftfreq", ""]
+            ".. autofunction:: lazyarr.fft.fftfreq", ".. autofunction:: lazyarr.fft.rfftfreq", "",
+            "``la.linalg`` is NumPy's ``numpy.linalg`` (CuPy's on cuda) through the fallback, but",
+            "for its norms, lazyarr's own and fused, and the main namespace's ``vecdot``,",
+            "``matmul`` and ``matrix_transpose``:", "",
+            ".. autofunction:: lazyarr.linalg.norm", ".. autofunction:: lazyarr.linalg.vector_norm",
+            ".. autofunction:: lazyarr.linalg.matrix_norm", ""]
     api += ["Shapes and views", "----------------", "",
             "Views as in NumPy (:doc:`../guide`, \"Views\"): of a computed array, a view of its memory;",
             "of a pending expression, pushed down to its inputs, so they fuse.", ""]
