@@ -471,7 +471,7 @@ class CudaBackend:
     def arguments(self, entry: _Entry, inputs: list[Any], scalars: list[Any], out: Any) -> list[Any]:
         """The launch arguments: the entry's constant template with this call's buffers filled
         in (a checked launch fills its flag words: ``launch_checked``)."""
-        return self._filled(entry, _with_scalars(entry, scalars), inputs, out)
+        return self._fill(entry, _with_scalars(entry, scalars), inputs, out)
 
     def bind(self, lowered: Lowered, checked: bool = False) -> Any:
         """``run`` for later calls with inputs like ``lowered``'s (dtypes, shapes, strides) and
@@ -483,10 +483,10 @@ class CudaBackend:
                flags.checking())
         return _BoundLaunch(self, lowered._replace(inputs=[]), key)
 
-    def _filled(self, entry: _Entry, template: list[Any], inputs: list[Any], out: Any) -> list[Any]:
-        """``template`` (the entry's, with its scalars: :func:`_with_scalars`) with this call's
-        output, inputs, input offsets and a full reduction's scratch filled in."""
-        args = template.copy()
+    def _fill(self, entry: _Entry, args: list[Any], inputs: list[Any], out: Any) -> list[Any]:
+        """``args`` (a copy of the entry's template with its scalars: :func:`_with_scalars`)
+        with this call's output, inputs, input offsets and a full reduction's scratch filled
+        in, in place."""
         args[entry.out_slot] = out
         for slot, k in entry.input_slots:
             args[slot] = inputs[k]
@@ -661,7 +661,7 @@ class _BoundLaunch:
         if flags.checking() != self.key[2]:
             return backend.run(self.lowered._replace(inputs=buffers))
         out = backend.xp().empty(self.lowered.shape, self.lowered.program.root.dtype)
-        backend._launch(entry, backend._filled(entry, self.template, buffers, out))
+        backend._launch(entry, backend._fill(entry, self.template.copy(), buffers, out))
         return out
 
 
