@@ -27,7 +27,7 @@ from ._jit import JitWarning, jit
 from ._functions import ALIASES as _ALIASES
 from ._functions import FUNCTIONS as _FUNCTIONS  # every public function, by group: _functions/
 from ._functions._info import __array_api_version__, __array_namespace_info__
-from ._linalg_norms import linalg as linalg  # (a namespace: its norms are lazyarr's own)
+from ._functions._norms import linalg as linalg  # (a namespace: its norms are lazyarr's own)
 from ._plan import Kernel, Plan
 from ._random import random as random
 from ._registry import OPS, OpDef

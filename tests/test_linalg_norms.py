@@ -1,4 +1,4 @@
-"""``la.linalg.norm``, ``vector_norm`` and ``matrix_norm``: lazyarr's own (lazyarr/_linalg_norms.py),
+"""``la.linalg.norm``, ``vector_norm`` and ``matrix_norm``: lazyarr's own (lazyarr/_functions/_norms.py),
 checked against NumPy 2.4's: dtypes and shapes exactly, values to rounding (lazyarr's sums are
 its own), every ``ord``, ``axis`` and ``keepdims``, NaN/inf/-0.0, empty inputs, NumPy's
 exceptions with their messages, one kernel for a pending input, eager mode and cuda."""
@@ -313,3 +313,16 @@ def test_norms_on_cuda():
         empty = la.linalg.vector_norm(la.zeros((0, 3)), axis=0, ord=math.inf)
         assert empty.device == "cuda"
         np.testing.assert_array_equal(empty.to_numpy(), np.zeros(3))
+
+
+def test_numpys_norms_of_a_lazy_array_are_lazyarrs(kernels):
+    """``numpy.linalg.norm(lazy)`` (and ``vector_norm``, ``matrix_norm``) reach lazyarr's own
+    norms through ``__array_function__``: a pending input is one kernel there too."""
+    a = _data(np.float64, (4, 5))
+    x = la.asarray(a)
+    for fn, kwargs in ((np.linalg.norm, {}), (np.linalg.vector_norm, {"ord": 3}),
+                       (np.linalg.matrix_norm, {"ord": "fro"})):
+        kernels.clear()
+        got = fn(x * 2 - 1, **kwargs)
+        assert isinstance(got, la.LazyArray) and len(kernels) == 1, (fn, kernels)
+        np.testing.assert_allclose(got.to_numpy(), fn(a * 2 - 1, **kwargs), rtol=1e-12)

@@ -36,7 +36,7 @@ import numpy as np
 from .. import _dispatch, _fallback
 from .._array import LazyArray
 from . import (_building, _creation, _elementwise, _explain, _joining, _linalg, _logic,
-               _manipulation, _nanfunctions, _repeating, _set, _sorting, _statistical)
+               _manipulation, _nanfunctions, _norms, _repeating, _set, _sorting, _statistical)
 
 #: Every public function by name (the names of lazyarr's own; aliases below).
 FUNCTIONS: dict[str, Callable[..., Any]] = {}
@@ -69,7 +69,7 @@ ALIASES = {"absolute": "abs", "true_divide": "divide", "mod": "remainder", "bitw
 #: NumPy function -> lazyarr function, for ``__array_function__``.
 NUMPY_FUNCTIONS: dict[Any, Callable[..., Any]] = {}
 for _group in (_statistical, _elementwise, _manipulation, _building, _joining, _repeating,
-               _creation, _logic, _nanfunctions, _linalg, _sorting, _set):
+               _creation, _logic, _nanfunctions, _linalg, _norms, _sorting, _set):
     NUMPY_FUNCTIONS.update(_group.NUMPY_FUNCTIONS)
 
 # ``la.add.outer`` of the native binary ufuncs: native (the other ufunc methods are given by

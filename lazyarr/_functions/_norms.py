@@ -20,12 +20,12 @@ from typing import Any
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
-from . import _fallback
-from ._array import LazyArray
-from ._functions._creation import asarray, zeros
-from ._functions._linalg import matmul, vecdot
-from ._functions._elementwise import FUNCTIONS as _EW
-from ._functions._manipulation import matrix_transpose, moveaxis, reshape
+from .. import _fallback
+from .._array import LazyArray
+from ._creation import asarray, zeros
+from ._elementwise import FUNCTIONS as _EW
+from ._linalg import matmul, vecdot
+from ._manipulation import matrix_transpose, moveaxis, reshape
 
 _sqrt = _EW["sqrt"]
 
@@ -196,3 +196,8 @@ linalg = _fallback.FallbackNamespace("linalg", {
     "norm": norm, "vector_norm": vector_norm, "matrix_norm": matrix_norm,
     # the array API's names of the main namespace's own functions
     "vecdot": vecdot, "matmul": matmul, "matrix_transpose": matrix_transpose})
+
+#: (the norms live in ``la.linalg`` only: nothing for the main namespace)
+FUNCTIONS: dict[str, Callable[..., Any]] = {}
+NUMPY_FUNCTIONS = {np.linalg.norm: norm, np.linalg.vector_norm: vector_norm,
+                   np.linalg.matrix_norm: matrix_norm}
