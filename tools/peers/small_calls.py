@@ -37,6 +37,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")    # (before NumPy loads Open
 import numpy as np  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "benchmarks"))    # (benchmarks/common.py)
 
 #: NumPy's own forms of benchmarks/common.py's HEADLINE expressions
 NUMPY: dict[str, Callable[[Any, Any], Any]] = {
@@ -57,22 +58,31 @@ def _median_us(fn: Callable[[], Any], n: int = 2000, warm: int = 100) -> float:
     return round(times[len(times) // 2] * 1e6, 3)
 
 
-def measure() -> dict[str, float]:
+def _lazyarr_rows(device: str) -> tuple[dict[str, float], tuple[Any, Any]]:
+    """asv's ``CachedCall`` body on ``device``: the headline expressions in lazy and eager
+    mode, and under ``la.jit`` (asv's ``JitCall``: the kernels replayed); with the two inputs."""
     import lazyarr as la
-    sys.path.insert(0, os.path.join(HERE, "..", "..", "benchmarks"))
     from common import HEADLINE, data, finish, prepare
 
     out: dict[str, float] = {}
     for mode in ("lazy", "eager"):
-        prepare("cpu", mode)
-        x, y = data("cpu", 1024, seed=0), data("cpu", 1024, seed=1)
+        prepare(device, mode)
+        x, y = data(device, 1024, seed=0), data(device, 1024, seed=1)
         for name, fn in HEADLINE.items():
-            out[f"{mode} {name}"] = _median_us(lambda fn=fn: finish(fn(x, y), "cpu"))
-    prepare("cpu", "lazy")
-    for name, fn in HEADLINE.items():            # asv's JitCall: the kernels replayed
+            out[f"{mode} {name}"] = _median_us(lambda fn=fn: finish(fn(x, y), device))
+    prepare(device, "lazy")
+    for name, fn in HEADLINE.items():
         jitted = la.jit(fn)
-        finish(jitted(x, y), "cpu")
-        out[f"la.jit {name}"] = _median_us(lambda jitted=jitted: finish(jitted(x, y), "cpu"))
+        finish(jitted(x, y), device)
+        out[f"la.jit {name}"] = _median_us(lambda jitted=jitted: finish(jitted(x, y), device))
+    return out, (x, y)
+
+
+def measure() -> dict[str, float]:
+    import lazyarr as la
+    from common import prepare
+
+    out, (x, y) = _lazyarr_rows("cpu")
     xn, yn = np.asarray(x), np.asarray(y)
     for name, fn in NUMPY.items():
         out[f"numpy {name}"] = _median_us(lambda fn=fn: fn(xn, yn))
@@ -91,22 +101,10 @@ def measure_cuda() -> dict[str, float]:
     """The GPU rows (``--device cuda``): µs a call, each ending in a device synchronization."""
     import cupy as cp
 
-    import lazyarr as la
-    sys.path.insert(0, os.path.join(HERE, "..", "..", "benchmarks"))
-    from common import HEADLINE, data, finish, prepare
+    from common import HEADLINE
 
-    out: dict[str, float] = {}
+    out, _ = _lazyarr_rows("cuda")
     sync = cp.cuda.runtime.deviceSynchronize
-    for mode in ("lazy", "eager"):
-        prepare("cuda", mode)
-        x, y = data("cuda", 1024, seed=0), data("cuda", 1024, seed=1)
-        for name, fn in HEADLINE.items():
-            out[f"{mode} {name}"] = _median_us(lambda fn=fn: finish(fn(x, y), "cuda"))
-    prepare("cuda", "lazy")
-    for name, fn in HEADLINE.items():
-        jitted = la.jit(fn)
-        finish(jitted(x, y), "cuda")
-        out[f"la.jit {name}"] = _median_us(lambda jitted=jitted: finish(jitted(x, y), "cuda"))
     xc, yc = (cp.random.default_rng(seed).random(1024, dtype=cp.float32) * 2 - 1 for seed in (0, 1))
     forms = {"sum_abs": lambda x, y: cp.sum(abs(x)), "axpy": lambda x, y: x * y + 1.5,
              "chain": lambda x, y: cp.sum(cp.sqrt(abs(x * y + 1.5)) * cp.tanh(x) - y)}
