@@ -101,27 +101,43 @@ def _cumulative(name: str, func: Any, a: Any, axis: int | None, dtype: Any, out:
     if out is None and isinstance(a, LazyArray) and a.ndim and _plain_axis(axis, a.ndim):
         # the result's dtype is NumPy's (or its error, for a dtype it refuses) for an empty input
         result = func(np.empty(0, a.dtype), dtype=dtype).dtype
-        if a.device == "cuda":
-            memory = _fallback.computed_into_new(a, result, cuda=True)
-            if memory is not None:
-                _fallback.policy(name)
-                flat = memory.reshape(-1) if axis is None else memory
-                _scan_cuda_in_place(name, flat, 0 if axis is None else int(axis))
-                return _fallback.wrapped(flat, name, device="cuda")
-            return _fallback.call(name, func, (a,), {"axis": axis, "dtype": dtype})
-        scan = _ChunkScan(func, name == "cumprod", axis, a.ndim)
-        # complex products along an axis of an n-d array are scanned whole: NumPy's
-        # accumulate picks its inner loop by shape there, and its SIMD complex multiply
-        # rounds differently from the scalar one, so a scan of a few rows could differ
-        whole = name == "cumprod" and result.kind == "c" and axis is not None and a.ndim > 1
-        memory = _fallback.computed_into_new(a, result, consume=None if whole else scan)
-        if memory is not None:
-            if whole:
-                scan(memory, 0, memory.shape[0])
-            _fallback.policy(name)
-            scan.report(result)
-            return _fallback.wrapped(memory.reshape(-1) if axis is None else memory, name)
+        in_place = _scanned_on_cuda if a.device == "cuda" else _scanned_on_cpu
+        scanned = in_place(name, func, a, axis, result)
+        if scanned is not None:
+            return scanned
     return _fallback.call(name, func, (a,), {"axis": axis, "dtype": dtype, "out": out})
+
+
+def _scanned_on_cpu(name: str, func: Any, a: LazyArray, axis: int | None,
+                    result: np.dtype) -> LazyArray | None:
+    """The scan of a pending CPU ``a`` in the memory its kernel writes, row chunks scanned as
+    they come (:class:`_ChunkScan`); None where ``a`` cannot be computed into memory."""
+    scan = _ChunkScan(func, name == "cumprod", axis, a.ndim)
+    # complex products along an axis of an n-d array are scanned whole: NumPy's
+    # accumulate picks its inner loop by shape there, and its SIMD complex multiply
+    # rounds differently from the scalar one, so a scan of a few rows could differ
+    whole = name == "cumprod" and result.kind == "c" and axis is not None and a.ndim > 1
+    memory = _fallback.computed_into_new(a, result, consume=None if whole else scan)
+    if memory is None:
+        return None
+    if whole:
+        scan(memory, 0, memory.shape[0])
+    _fallback.policy(name)
+    scan.report(result)
+    return _fallback.wrapped(memory.reshape(-1) if axis is None else memory, name)
+
+
+def _scanned_on_cuda(name: str, func: Any, a: LazyArray, axis: int | None,
+                     result: np.dtype) -> LazyArray | None:
+    """The scan of a pending cuda ``a`` in the memory its kernel writes
+    (:func:`_scan_cuda_in_place`); None where ``a`` cannot be computed into memory."""
+    memory = _fallback.computed_into_new(a, result, cuda=True)
+    if memory is None:
+        return None
+    _fallback.policy(name)
+    flat = memory.reshape(-1) if axis is None else memory
+    _scan_cuda_in_place(name, flat, 0 if axis is None else int(axis))
+    return _fallback.wrapped(flat, name, device="cuda")
 
 
 def _scan_cuda_in_place(name: str, memory: Any, axis: int) -> None:
