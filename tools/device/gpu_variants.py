@@ -52,13 +52,10 @@ def kernel_ms(lowered, spec=None, nvvm=None, threads_per_sm=None, checked=False,
     if spec:
         geo.spec = dataclasses.replace(geo.spec, **spec)
     rendered = R.render(lowered.program, geo.spec, checked=checked)
-    if transform == "vec4":      # (experiments: tools/device/vec4_loads.py)
-        import vec4_loads
-        vec4_loads.install(C.gpu_namespace())
-        rendered = dataclasses.replace(rendered, source=vec4_loads.transform(rendered.source))
-    elif transform == "i32":
-        import vec4_loads
-        rendered = dataclasses.replace(rendered, source=vec4_loads.int32(rendered.source))
+    if transform is not None:    # (experiments: tools/device/kernel_transforms.py)
+        import kernel_transforms
+        source = kernel_transforms.apply(transform, rendered.source, C.gpu_namespace())
+        rendered = dataclasses.replace(rendered, source=source)
     t0 = time.perf_counter()
     ptx, entry = C.compile_ptx(rendered, (9, 0), nvvm)
     t_compile = time.perf_counter() - t0

@@ -1,5 +1,5 @@
-"""Experiments for issue 13 item 5, run by gpu_variants.py: source transforms of a rendered
-map or full-reduction kernel. ``transform`` (``"vec4"``): an unroll-4 tile where each thread
+"""Experiments for issue 13 item 5, run by gpu_variants.py (``apply``): source transforms of a
+rendered map or full-reduction kernel. ``vec4`` (``"vec4"``): an unroll-4 tile where each thread
 takes 4 consecutive elements and loads each contiguous 4-byte input with one 16-byte load
 (``ld.global.v4``); it assumes every input 16-byte aligned (CuPy's allocations are).
 ``int32`` (``"i32"``): the grid-stride loop's indices in 32 bits (the chain's sum at unroll 4:
@@ -8,7 +8,17 @@ lazyarr renders."""
 import re
 
 
-def install(namespace):
+def apply(name: str, source: str, namespace: dict) -> str:
+    """``source`` transformed by the experiment ``name`` (``"vec4"``, ``"i32"``); ``namespace``:
+    the kernels' globals, given what the transformed source calls."""
+    if name == "vec4":
+        _install(namespace)
+        return vec4(source)
+    return {"i32": int32}[name](source)
+
+
+def _install(namespace):
+    """``_ld4(ptr, i)``: the four 4-byte elements from ``ptr[i]`` as one 16-byte load."""
     from llvmlite import ir
     from numba import types
     from numba.core.extending import intrinsic
@@ -31,7 +41,8 @@ def install(namespace):
     namespace["_ld4"] = _ld4
 
 
-def transform(src: str) -> str:
+def vec4(src: str) -> str:
+    """Each thread's 4 consecutive elements, each input's loaded by one ``_ld4``."""
     assert "U = 4" in src
     src = src.replace("base = cuda.blockIdx.x * BS * U + cuda.threadIdx.x",
                       "base = (cuda.blockIdx.x * BS + cuda.threadIdx.x) * U")
