@@ -611,6 +611,15 @@ class LazyArray(ArrayBase):  # type: ignore[misc]  # compiled base: the node, th
         sort does)."""
         return _public("argsort")(self, axis, kind, order, stable=stable)  # type: ignore[no-any-return]
 
+    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> LazyArray:
+        """The diagonal, as ``ndarray.diagonal``: :func:`lazyarr.diagonal`, a read-only view."""
+        return _public("diagonal")(self, offset, axis1, axis2)  # type: ignore[no-any-return]
+
+    def trace(self, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
+              out: Any = None) -> Any:
+        """The sum of the diagonal, as ``ndarray.trace``: :func:`lazyarr.trace`, fused."""
+        return _public("trace")(self, offset, axis1, axis2, dtype, out)
+
     @property
     def T(self) -> LazyArray:
         """The transpose (axes reversed), as ``ndarray.T``: a view."""

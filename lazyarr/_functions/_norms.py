@@ -21,6 +21,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from .. import _fallback
+from . import _products
 from .._array import LazyArray
 from ._creation import asarray, zeros
 from ._elementwise import FUNCTIONS as _EW
@@ -195,7 +196,8 @@ def _real_dtype(x: LazyArray) -> np.dtype:
 linalg = _fallback.FallbackNamespace("linalg", {
     "norm": norm, "vector_norm": vector_norm, "matrix_norm": matrix_norm,
     # the array API's names of the main namespace's own functions
-    "vecdot": vecdot, "matmul": matmul, "matrix_transpose": matrix_transpose})
+    "vecdot": vecdot, "matmul": matmul, "matrix_transpose": matrix_transpose,
+    **_products.LINALG})   # cross, outer, trace, diagonal, tensordot: lazyarr/_functions/_products.py
 
 #: (the norms live in ``la.linalg`` only: nothing for the main namespace)
 FUNCTIONS: dict[str, Callable[..., Any]] = {}
