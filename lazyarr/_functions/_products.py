@@ -28,6 +28,7 @@ zero-stride stand-ins of the operands' shapes, which fails before anything is co
 """
 from __future__ import annotations
 
+import math
 import operator
 import re
 import warnings
@@ -209,11 +210,11 @@ def inner(a: Any, b: Any, /) -> LazyArray:
     if y.ndim == 1:
         return matmul(x, y)  # type: ignore[no-any-return]
     n = x.shape[-1]
-    rows = reshape(y, (-1, n))
+    rows = reshape(y, (math.prod(y.shape[:-1]), n))      # (not -1: n may be 0)
     if x.ndim == 1:
         product = matmul(rows, x)
     else:
-        product = matmul(reshape(x, (-1, n)), matrix_transpose(rows))
+        product = matmul(reshape(x, (math.prod(x.shape[:-1]), n)), matrix_transpose(rows))
     return reshape(product, x.shape[:-1] + y.shape[:-1])
 
 
@@ -254,9 +255,9 @@ def tensordot(a: Any, b: Any, axes: Any = 2) -> LazyArray:
     axes_b = [j + y.ndim if j < 0 else j for j in axes_b]
     free_a = [i for i in range(x.ndim) if i not in axes_a]
     free_b = [j for j in range(y.ndim) if j not in axes_b]
-    summed = int(np.prod([x.shape[i] for i in axes_a], dtype=np.int64))
-    rows = int(np.prod([x.shape[i] for i in free_a], dtype=np.int64))
-    cols = int(np.prod([y.shape[j] for j in free_b], dtype=np.int64))
+    summed = math.prod(x.shape[i] for i in axes_a)
+    rows = math.prod(x.shape[i] for i in free_a)
+    cols = math.prod(y.shape[j] for j in free_b)
     left = reshape(transpose(x, free_a + axes_a), (rows, summed))
     right = reshape(transpose(y, axes_b + free_b), (summed, cols))
     return reshape(matmul(left, right),
@@ -335,6 +336,9 @@ def einsum(*operands: Any, out: Any = None, optimize: Any = False, dtype: Any = 
     operands = tuple(asarray(x) if i in arrays else x for i, x in enumerate(operands))
     standins = tuple(_standin(x) if i in arrays else x for i, x in enumerate(operands))
     flops = _einsum_flops(standins, kwargs)
+    if len(kwargs) > 1:         # dtype=, casting=, order=: NumPy's checks, on one element each
+        np.einsum(*(np.zeros((1,) * x.ndim, x.dtype) if i in arrays else x
+                    for i, x in enumerate(standins)), **kwargs)
     result = _fallback.call("einsum", np.einsum, operands, kwargs)
     if isinstance(result, LazyArray):
         read = sum(operands[i].nbytes for i in arrays)
