@@ -152,7 +152,7 @@ def _ops_page() -> str:
 #: LazyArray members autodoc documents (each needs a docstring).
 ARRAY_MEMBERS = ("shape", "dtype", "ndim", "size", "nbytes", "device", "is_materialized", "compute",
                  "data", "to_numpy", "item", "tolist", "flat", "copy", "T", "mT", "transpose", "reshape",
-                 "swapaxes", "squeeze", "ravel", "repeat", "argsort", "real", "imag", "conj", "conjugate",
+                 "swapaxes", "squeeze", "ravel", "repeat", "argsort", "diagonal", "trace", "real", "imag", "conj", "conjugate",
                  "to_device")
 SHAPE_FUNCTIONS = ("transpose", "permute_dims", "matrix_transpose", "swapaxes", "moveaxis",
                    "expand_dims", "squeeze", "flip", "fliplr", "flipud", "broadcast_to",
@@ -164,6 +164,8 @@ CREATION = ("asarray", "array", "copy", "zeros", "ones", "full", "empty", "arang
 BUILDING = ("outer", "tril", "triu", "meshgrid", "atleast_1d", "atleast_2d", "atleast_3d", "diff",
             "round")
 LINALG = ("matmul", "dot", "vecdot")
+PRODUCTS = ("diagonal", "trace", "diag", "diagflat", "kron", "cross", "inner", "vdot", "tensordot",
+            "matvec", "vecmat", "einsum")
 LOGIC = ("isclose", "allclose", "array_equal", "array_equiv")
 NAN_REDUCTIONS = ("nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanvar", "nanstd",
                   "nanargmax", "nanargmin", "count_nonzero", "ptp", "average")
@@ -216,6 +218,13 @@ def _api_page() -> tuple[str, set[str]]:
             "library call. ``x @ y`` is :func:`matmul`.", ""] \
         + [f".. autofunction:: {n}" for n in LINALG] + [""]
     documented.update(LINALG)
+    api += ["Diagonals and other products", "----------------------------", "",
+            "Natively (lazyarr/_functions/_products.py): diagonals are views and ``diag``, ``kron``,",
+            "``cross`` elementwise work, fused with no library call; ``inner``, ``vdot``,",
+            "``tensordot``, ``matvec``, ``vecmat`` are views and reshapes around :func:`matmul` and",
+            ":func:`vecdot`; ``einsum`` is NumPy's (CuPy's) call, with its FLOPs in ``la.explain``.", ""] \
+        + [f".. autofunction:: {n}" for n in PRODUCTS] + [""]
+    documented.update(PRODUCTS)
     api += ["Comparing arrays", "----------------", "",
             "Natively: the comparison of two pending expressions is one fused kernel.", ""] \
         + [f".. autofunction:: {n}" for n in LOGIC] + [""]
@@ -296,7 +305,12 @@ def _api_page() -> tuple[str, set[str]]:
             "for its norms, lazyarr's own and fused, and the main namespace's ``vecdot``,",
             "``matmul`` and ``matrix_transpose``:", "",
             ".. autofunction:: lazyarr.linalg.norm", ".. autofunction:: lazyarr.linalg.vector_norm",
-            ".. autofunction:: lazyarr.linalg.matrix_norm", ""]
+            ".. autofunction:: lazyarr.linalg.matrix_norm", "",
+            "and the array API's ``cross``, ``outer``, ``trace``, ``diagonal`` (the last two axes)",
+            "and ``tensordot``, lazyarr's own (:func:`cross`, :func:`outer`, :func:`trace` ...):", "",
+            ".. autofunction:: lazyarr.linalg.cross", ".. autofunction:: lazyarr.linalg.outer",
+            ".. autofunction:: lazyarr.linalg.trace", ".. autofunction:: lazyarr.linalg.diagonal",
+            ".. autofunction:: lazyarr.linalg.tensordot", ""]
     api += ["Shapes and views", "----------------", "",
             "Views as in NumPy (:doc:`../guide`, \"Views\"): of a computed array, a view of its memory;",
             "of a pending expression, pushed down to its inputs, so they fuse.", ""]
@@ -345,7 +359,7 @@ def check_documented(documented: set[str]) -> None:
             problems.append(f"LazyArray.{name}: not listed in gen_api.ARRAY_MEMBERS")
         elif name in ARRAY_MEMBERS and not (getattr(la.LazyArray, name).__doc__ or "").strip():
             problems.append(f"LazyArray.{name}: no docstring")
-    autodoc = CREATION + BUILDING + LINALG + LOGIC + NAN_REDUCTIONS + SHAPE_FUNCTIONS + JOINING + ("config", "set_config", "get_config", "cuda_available", "wait_compiles", "explain", "where",
+    autodoc = CREATION + BUILDING + LINALG + PRODUCTS + LOGIC + NAN_REDUCTIONS + SHAPE_FUNCTIONS + JOINING + ("config", "set_config", "get_config", "cuda_available", "wait_compiles", "explain", "where",
                           "clip", "astype", "angle", "Config", "Plan", "Kernel", "LazyArray", "frexp", "modf")
     problems += [f"lazyarr.{n}: no docstring" for n in autodoc if not (getattr(la, n).__doc__ or "").strip()]
     if problems:

@@ -427,6 +427,10 @@ def test_einsum_on_cuda():
         _check(got, np.einsum("ij,jk->ik", a * 2, b, optimize=True))
         call, = la.explain(got).library_calls
         assert call.flops is not None and call.flops > 0
+        _check(la.einsum("ij,jk", x, y, dtype=np.float64, casting="same_kind", order="C"),
+               np.einsum("ij,jk", a, b, dtype=np.float64, casting="same_kind", order="C"))
+        _same_error(lambda: la.einsum("ij,jk", x, y, dtype=np.int32),
+                    lambda: np.einsum("ij,jk", a, b, dtype=np.int32), TypeError)
         _same_error(lambda: la.einsum("ij,jk", x, x), lambda: np.einsum("ij,jk", a, a), ValueError)
 
 

@@ -52,10 +52,11 @@ _where, _equal, _conj = _EW["where"], _EW["equal"], _EW["conj"]
 
 
 # ----------------------------------------------------------------------------- stand-ins
-def _standin(x: Any) -> np.ndarray:
-    """A zero-stride, read-only NumPy array of ``x``'s shape and dtype: what NumPy's own
-    function is given to raise its exception for shapes it refuses (nothing is computed)."""
-    return np.broadcast_to(np.zeros((), x.dtype), x.shape)
+def _standin(x: Any, shape: tuple[int, ...] | None = None) -> np.ndarray:
+    """A zero-stride, read-only NumPy array of ``x``'s dtype and shape (or ``shape``): what
+    NumPy's own function is given to raise its exception for shapes it refuses (nothing is
+    computed)."""
+    return np.broadcast_to(np.zeros((), x.dtype), x.shape if shape is None else shape)
 
 
 def _raise_numpys(func: Callable[..., Any], *operands: Any) -> None:
@@ -162,7 +163,7 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
         warnings.warn("Arrays of 2-dimensional vectors are deprecated. Use arrays of "
                       "3-dimensional vectors instead. (deprecated in NumPy 2.0)",
                       DeprecationWarning, stacklevel=2)
-    shape = np.broadcast(_standin(x[..., 0]), _standin(y[..., 0])).shape   # NumPy's error
+    shape = np.broadcast(_standin(x, x.shape[:-1]), _standin(y, y.shape[:-1])).shape  # (its error)
     dtype = np.promote_types(x.dtype, y.dtype)
     x, y = x.astype(dtype, copy=False), y.astype(dtype, copy=False)
     a0, a1, b0, b1 = x[..., 0], x[..., 1], y[..., 0], y[..., 1]
@@ -339,6 +340,9 @@ def einsum(*operands: Any, out: Any = None, optimize: Any = False, dtype: Any = 
     if len(kwargs) > 1:         # dtype=, casting=, order=: NumPy's checks, on one element each
         np.einsum(*(np.zeros((1,) * x.ndim, x.dtype) if i in arrays else x
                     for i, x in enumerate(standins)), **kwargs)
+        if any(operands[i].device == "cuda" for i in arrays):
+            kwargs.pop("order", None)       # (CuPy's einsum takes neither: checked above,
+            kwargs.pop("casting", None)     # and the layout is CuPy's own)
     result = _fallback.call("einsum", np.einsum, operands, kwargs)
     if isinstance(result, LazyArray):
         read = sum(operands[i].nbytes for i in arrays)
