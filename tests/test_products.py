@@ -154,6 +154,8 @@ def test_diag_fused_and_errors(kernels):
     _check(la.sum(la.diag(x * 2) + 1, axis=0), np.sum(np.diag(v * 2) + 1, axis=0))
     assert len(kernels) == 1, kernels           # the matrix is never written
     _check(la.diag(x - 1, 3), np.diag(v - 1, 3), exact=True)
+    assert la.explain(la.diag(x - 1, -3)).library_calls == []     # (joined with the zeros)
+    _no_library_call(lambda: la.diagflat(x - 1, 2).sum())
     _same_error(lambda: la.diag(la.ones((2, 2, 2))), lambda: np.diag(np.ones((2, 2, 2))))
     _same_error(lambda: la.diag(x, 1.5), lambda: np.diag(v, 1.5))
 
@@ -438,3 +440,20 @@ def test_no_warning_for_3_vectors():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         la.cross(la.ones(3), la.ones(3)).to_numpy()
+
+
+def test_every_family_in_each_mode(mode):
+    """Eager mode (NumPy op by op) and each lazy CPU backend: the same results."""
+    a, b = _data((4, 3), np.complex128), _data((4, 3), np.float32, seed=1)
+    x, y = la.asarray(a), la.asarray(b)
+    _check(la.trace(x * 2, -1), np.trace(a * 2, -1))
+    _check(la.diagonal(x + 1, 1), np.diagonal(a + 1, 1), exact=True)
+    _check(la.diag(y[:, 0] - 1, 1), np.diag(b[:, 0] - 1, 1), exact=True)
+    _check(la.kron(x - 1, y), np.kron(a - 1, b), exact=True)
+    _check(la.cross(x * 2, y), np.cross(a * 2, b))
+    _check(la.inner(x, y * 2), np.inner(a, b * 2))
+    _check(la.vdot(x * 2, y), np.vdot(a * 2, b))
+    _check(la.tensordot(x, y.T + 1, 1), np.tensordot(a, b.T + 1, 1))
+    _check(la.matvec(x + 1, y[0]), np.matvec(a + 1, b[0]))
+    _check(la.vecmat(x[0], y.T * 3), np.vecmat(a[0], b.T * 3))
+    _check(la.einsum("ij,kj->ik", x - 1, y, optimize=True), np.einsum("ij,kj->ik", a - 1, b, optimize=True))
