@@ -457,3 +457,21 @@ def test_every_family_in_each_mode(mode):
     _check(la.matvec(x + 1, y[0]), np.matvec(a + 1, b[0]))
     _check(la.vecmat(x[0], y.T * 3), np.vecmat(a[0], b.T * 3))
     _check(la.einsum("ij,kj->ik", x - 1, y, optimize=True), np.einsum("ij,kj->ik", a - 1, b, optimize=True))
+
+
+def test_diagonal_aliases_its_base_as_numpys():
+    """A write into the base shows in its diagonal, computed or pending (a view's memory)."""
+    a = np.arange(12.0).reshape(3, 4)
+    x = la.asarray(a.copy())
+    d = la.diagonal(x, 1)
+    x[0, 1] = 99.0
+    want = a.copy()
+    want[0, 1] = 99.0
+    _check(d, np.diagonal(want, 1), exact=True)
+    p = la.asarray(a) * 2
+    e = la.diagonal(p)
+    p[1, 1] = -1.0
+    want = a * 2
+    want[1, 1] = -1.0
+    _check(e, np.diagonal(want), exact=True)
+    _check(p, want, exact=True)
