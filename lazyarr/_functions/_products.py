@@ -10,7 +10,7 @@ products, so it is what those are:
   down into a pending expression's inputs, so ``la.trace(a + b)`` and ``la.diagonal(a * 2)``
   are one kernel that reads only the diagonal.
 * **Elementwise, fused.** ``diag``/``diagflat`` of a vector is a ``where`` of an index
-  comparison (as lazyarr's ``tri`` builds its mask); ``kron`` is the broadcast product of the
+  comparison (as lazyarr's ``tri`` builds its mask), never written unless what reads it is; ``kron`` is the broadcast product of the
   operands with new axes, computed by one kernel and reshaped (a view of its memory);
   ``cross`` is the componentwise formula, its components chosen by index (one kernel, all
   three components at once). No library call: ``la.explain`` lists none.
@@ -103,19 +103,18 @@ def diagflat(v: Any, k: int = 0) -> LazyArray:
 
 def _diagonal_matrix(v: LazyArray, k: int) -> LazyArray:
     """The ``(n + |k|)``-square matrix with ``v`` (length n) on its ``k``-th diagonal, zeros
-    elsewhere: ``where(row + max(k, 0) == column, v[row], 0)`` over the n rows that hold an
-    element of ``v``, and for ``k != 0`` the |k| rows of zeros below (``k > 0``) or above
-    them, joined (the pending rows computed straight into their part of the result)."""
-    n = v.shape[0]
-    size = n + abs(k)
-    rows = _made(v.device, "arange", max(k, 0), n + max(k, 0))
-    cols = _made(v.device, "arange", size)
-    zero = zeros(1, v.dtype, device=v.device)
-    band = _where(_equal(expand_dims(rows, 1), expand_dims(cols, 0)), expand_dims(v, 1), zero)
-    if k == 0:
-        return band  # type: ignore[no-any-return]
-    empty = zeros((abs(k), size), v.dtype, device=v.device)
-    return concatenate((band, empty) if k > 0 else (empty, band))
+    elsewhere: ``where(row + max(k, 0) == column + max(-k, 0), v[row or column], 0)``, lazy,
+    so what reads it fuses with it (the matrix is never written). For ``k != 0`` the vector
+    is ``v`` joined with |k| zeros first (a vector: the rows or columns past ``v`` hold no
+    element of it, the comparison is false there)."""
+    size = v.shape[0] + abs(k)
+    if k:
+        v = concatenate((v, zeros(abs(k), v.dtype, device=v.device)))
+    index = _made(v.device, "arange", size)
+    rows, cols = expand_dims(index, 1), expand_dims(index, 0)
+    mask = _equal(rows + max(k, 0), cols + max(-k, 0)) if k else _equal(rows, cols)
+    values = expand_dims(v, 1 if k >= 0 else 0)
+    return _where(mask, values, zeros(1, v.dtype, device=v.device))  # type: ignore[no-any-return]
 
 
 # ----------------------------------------------------------------------------- kron
