@@ -611,6 +611,17 @@ class LazyArray(ArrayBase):  # type: ignore[misc]  # compiled base: the node, th
         sort does)."""
         return _public("argsort")(self, axis, kind, order, stable=stable)  # type: ignore[no-any-return]
 
+    def argpartition(self, kth: Any, axis: Any = -1, kind: str = "introselect",
+                     order: Any = None) -> LazyArray:
+        """The indices that partition the array, as ``ndarray.argpartition``:
+        :func:`lazyarr.argpartition`."""
+        return _public("argpartition")(self, kth, axis, kind, order)  # type: ignore[no-any-return]
+
+    def searchsorted(self, v: Any, side: str = "left", sorter: Any = None) -> LazyArray:
+        """Where the values ``v`` go into this sorted 1-D array, as ``ndarray.searchsorted``:
+        :func:`lazyarr.searchsorted`."""
+        return _public("searchsorted")(self, v, side, sorter)  # type: ignore[no-any-return]
+
     @property
     def T(self) -> LazyArray:
         """The transpose (axes reversed), as ``ndarray.T``: a view."""

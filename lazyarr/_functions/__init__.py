@@ -16,6 +16,7 @@ in its ``FUNCTIONS`` (and ``NUMPY_FUNCTIONS`` where ``numpy.<name>(lazy)`` shoul
 * ``_repeating``: ``tile``, ``repeat``, ``roll``
 * ``_statistical``: the reductions of the registry
 * ``_sorting``, ``_set``: ``sort``/``argsort``, ``unique_*``
+* ``_searching``: ``searchsorted``, ``digitize``, ``bincount``, ``histogram``, ``partition``, ``isin``
 * ``_linalg``: ``matmul`` (the ``@`` operator), ``dot``
 * ``_info``: the array API's ``__array_namespace_info__``
 * ``_explain``: ``explain``
@@ -37,6 +38,7 @@ from .. import _dispatch, _fallback
 from .._array import LazyArray
 from . import (_building, _creation, _elementwise, _explain, _joining, _linalg, _logic,
                _manipulation, _nanfunctions, _norms, _repeating, _set, _sorting, _statistical)
+from . import _searching
 
 #: Every public function by name (the names of lazyarr's own; aliases below).
 FUNCTIONS: dict[str, Callable[..., Any]] = {}
@@ -54,6 +56,7 @@ for _group in (_building, _joining, _repeating, _logic, _nanfunctions, _linalg):
     FUNCTIONS.update(_group.FUNCTIONS)
 FUNCTIONS.update(_sorting.FUNCTIONS)
 FUNCTIONS.update(_set.FUNCTIONS)
+FUNCTIONS.update(_searching.FUNCTIONS)
 FUNCTIONS.update(_explain.FUNCTIONS)
 
 #: NumPy's other names of lazyarr functions.
@@ -71,6 +74,7 @@ NUMPY_FUNCTIONS: dict[Any, Callable[..., Any]] = {}
 for _group in (_statistical, _elementwise, _manipulation, _building, _joining, _repeating,
                _creation, _logic, _nanfunctions, _linalg, _norms, _sorting, _set):
     NUMPY_FUNCTIONS.update(_group.NUMPY_FUNCTIONS)
+NUMPY_FUNCTIONS.update(_searching.NUMPY_FUNCTIONS)
 
 # ``la.add.outer`` of the native binary ufuncs: native (the other ufunc methods are given by
 # the fallback, lazyarr/_fallback.py ``install``)
