@@ -75,19 +75,21 @@ def _size(x: Any) -> int:
 
 
 def _host(x: Any) -> np.ndarray:
-    """A device buffer's values on the host (a copy on cuda)."""
-    return _devices.to_host("cuda", x)
+    """A device buffer's values on the host (a copy from the GPU; a host array as it is:
+    the cuda branches run with ``xp = numpy`` in tests/test_searching.py)."""
+    return x if isinstance(x, np.ndarray) else _devices.to_host("cuda", x)
 
 
-def _like(x: Any) -> Any:
-    """An empty host stand-in for ``x`` (a buffer or a Python value) that NumPy's checks of
-    dtypes and dimensions answer as they would for ``x``: its dtype, its number of
-    dimensions, no elements; Python scalars as they are (NumPy's weak scalars)."""
+def _like(x: Any, n: int = 0) -> Any:
+    """A host stand-in for ``x`` (a buffer or a Python value) that NumPy's checks of dtypes
+    and dimensions answer as they would for ``x``: its dtype, its number of dimensions, ``n``
+    zeros along each (NumPy skips some casts of empty arrays); Python scalars as they are
+    (NumPy's weak scalars)."""
     if isinstance(x, (bool, int, float, complex)) or x is None:
         return x
     if not hasattr(x, "dtype"):
         x = np.asarray(x)
-    return np.empty((0,) * x.ndim, x.dtype)
+    return np.zeros((n,) * x.ndim, x.dtype)
 
 
 def _on(xp: Any, x: Any, dtype: Any = None) -> Any:
@@ -104,7 +106,8 @@ def _dtype(x: Any) -> Any:
 
 
 def _log2(n: int) -> int:
-    return max(1, math.ceil(math.log2(n + 1)))
+    """The comparisons of a binary search among ``n`` values."""
+    return max(1, math.ceil(math.log2(max(n, 0) + 1)))
 
 
 # ------------------------------------------------------------------------------ searchsorted
@@ -181,7 +184,7 @@ def bincount(x: Any, /, weights: Any = None, minlength: int = 0) -> LazyArray:
 def _bincount(xp: Any, device: str, x: Any, weights: Any = None, minlength: int = 0) -> Any:
     if device != "cuda":
         return np.bincount(x, weights=weights, minlength=minlength)
-    np.bincount(_like(x), weights=None if weights is None else _like(weights),
+    np.bincount(_like(x, 1), weights=None if weights is None else _like(weights, 1),
                 minlength=minlength)                    # (NumPy's errors: _like)
     x = _on(xp, x)
     if x.size and int(x.min()) < 0:
@@ -191,8 +194,8 @@ def _bincount(xp: Any, device: str, x: Any, weights: Any = None, minlength: int 
         if weights.shape != x.shape:
             raise ValueError("The weights and list don't have the same length.")
     size = max(int(x.max()) + 1 if x.size else 0, operator.index(minlength))
-    if not x.size:
-        return xp.zeros(size, np.intp if weights is None else np.float64)
+    if not x.size:      # (NumPy's dtype for no values, with weights too)
+        return xp.zeros(size, np.intp)
     counts = xp.bincount(x.astype(np.intp, copy=False), weights=weights, minlength=size)
     return counts.astype(np.intp if weights is None else np.float64, copy=False)
 
@@ -230,7 +233,7 @@ def _histogram_bin_edges(xp: Any, device: str, a: Any, bins: Any = 10, range: An
                          weights: Any = None) -> Any:
     if device != "cuda":
         return np.histogram_bin_edges(a, bins, range, weights)
-    return _edges_on_host(a, bins, range, weights)
+    return _edges_on_host(xp, a, bins, range, weights)
 
 
 def _edges_on_host(xp: Any, a: Any, bins: Any, range: Any, weights: Any) -> np.ndarray:
@@ -258,7 +261,7 @@ def _histogram(xp: Any, device: str, a: Any, bins: Any = 10, range: Any = None,
                density: Any = None, weights: Any = None) -> Any:
     if device != "cuda":
         return np.histogram(a, bins, range, density, weights)
-    edges = _edges_on_host(a, bins, range, weights)
+    edges = _edges_on_host(xp, a, bins, range, weights)
     x = _on(xp, a).reshape(-1)
     if x.dtype == np.bool_:
         x = x.astype(np.uint8)
@@ -325,7 +328,8 @@ def argpartition(a: Any, kth: Any, axis: Any = -1, kind: str = "introselect",
                  {"axis": axis, "kind": kind, "order": order})
 
 
-def _check_partition(x: Any, kth: Any, axis: Any, kind: str, order: Any) -> int:
+def _check_partition(x: Any, kth: Any, axis: Any, kind: str, order: Any,
+                     func: Any = np.partition) -> int:
     """NumPy's errors for a partition of ``x`` on cuda (CuPy takes neither ``kind`` nor
     ``order``, and words its errors otherwise), asked of NumPy on a line of int8 zeros of
     ``x``'s length along ``axis`` (the bounds of ``kth`` depend on it); the axis, normalized."""
@@ -333,7 +337,7 @@ def _check_partition(x: Any, kth: Any, axis: Any, kind: str, order: Any) -> int:
         raise ValueError("Cannot specify order when the array has no fields.")
     shape = (int(x.size),) if axis is None else tuple(x.shape)
     if not shape:
-        np.partition(np.zeros((), np.int8), kth, axis=axis, kind=kind)    # (NumPy's error)
+        func(np.zeros((), np.int8), kth, axis=axis, kind=kind)    # (NumPy's error)
     axis = np.lib.array_utils.normalize_axis_index(-1 if axis is None else axis, len(shape))
     np.partition(np.zeros(shape[axis], np.int8), kth, kind=kind)
     return axis  # type: ignore[no-any-return]
@@ -363,8 +367,10 @@ def _argpartition(xp: Any, device: str, a: Any, kth: Any, axis: Any = -1,
                   kind: str = "introselect", order: Any = None) -> Any:
     if device != "cuda":
         return np.argpartition(a, kth, axis=axis, kind=kind, order=order)
+    if not a.ndim:      # (NumPy's argpartition of a 0-d array: the indices of its one element)
+        return np.argpartition(_host(a), kth, axis=axis, kind=kind, order=order)
     flat = axis is None
-    axis = _check_partition(a, kth, axis, kind, order)
+    axis = _check_partition(a, kth, axis, kind, order, np.argpartition)
     kth = _host(kth) if hasattr(kth, "shape") else kth
     return xp.argpartition(a.reshape(-1) if flat else a, kth, axis=axis).astype(np.intp,
                                                                                copy=False)
