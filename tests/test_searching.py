@@ -338,6 +338,13 @@ def test_partition_dispatch_and_methods():
     assert y.partition(5) is None                      # in place, as ndarray.partition
     _check_partition(y, a, 5, -1)
     np.testing.assert_array_equal(_np(view), _np(y)[0])   # the view sees the write
+    z = la.asarray(a.copy())
+    before = z * 1                                   # a pending reader keeps the old values
+    z.partition([2, 3], axis=0)
+    _check_partition(z, a, [2, 3], 0)
+    _same(before, a)
+    _raises_as_numpy(lambda: a.copy().partition(50), lambda: z.partition(50))
+    np.testing.assert_array_equal(np.sort(_np(z), axis=0), np.sort(a, axis=0))   # unwritten
 
 
 def test_partition_errors():
@@ -427,39 +434,89 @@ def test_native_names_and_records():
 
 
 # ------------------------------------------------------------------------------ cuda
+def _on_cuda_searchsorted(a, x):
+    s = np.sort(a[0])
+    sx = la.asarray(s)
+    _same_on_cuda(la.searchsorted(sx, x * 2, side="right"), np.searchsorted(s, a * 2, side="right"))
+    _same_on_cuda(la.searchsorted(sx, 0.1), np.searchsorted(s, 0.1))     # (float32: weak 0.1)
+    _same_on_cuda(sx.searchsorted(x[1]), s.searchsorted(a[1]))
+    with pytest.raises(ValueError, match=re.escape("search side must be 'left' or 'right'")):
+        la.searchsorted(sx, x, side="bogus")
+
+
+def _on_cuda_digitize(a, x):
+    _same_on_cuda(la.digitize(x * 1, [3, 0, -3]), np.digitize(a, [3, 0, -3]))
+    _same_on_cuda(la.digitize(x, [-1, 0, 1], right=True), np.digitize(a, [-1, 0, 1], right=True))
+    with pytest.raises(ValueError, match="bins must be monotonically increasing or decreasing"):
+        la.digitize(x, [0, 2, 1])
+
+
+def _on_cuda_bincount(a, x):
+    i = la.asarray(np.array([0, 4, 4]))
+    _same_on_cuda(la.bincount(i + 1), np.bincount([1, 5, 5]))
+    _same_on_cuda(la.bincount(i, weights=la.asarray(np.array([0.5, 1, 2])), minlength=7),
+                  np.bincount([0, 4, 4], weights=[0.5, 1, 2], minlength=7))
+    with pytest.raises(ValueError, match="'list' argument must have no negative elements"):
+        la.bincount(la.asarray(np.array([-1, 2])))
+    with pytest.raises(TypeError, match=re.escape("Cannot cast array data from dtype('float64') "
+                                                  "to dtype('int64') according to the rule 'safe'")):
+        la.bincount(la.asarray(np.array([1.0])))
+
+
+def _on_cuda_histogram(a, x):
+    b = np.nan_to_num(a, posinf=9, neginf=-9)
+    y = la.asarray(b)
+    for bins in (5, "auto", [-9, 0, 9]):
+        hist, edges = la.histogram(y + 1, bins)
+        want = np.histogram(b + 1, bins)
+        _same_on_cuda(hist, want[0])
+        _same_on_cuda(edges, want[1])
+    _same_on_cuda(la.histogram_bin_edges(y, "fd"), np.histogram_bin_edges(b, "fd"))
+    with pytest.raises(ValueError, match="autodetected range of"):
+        la.histogram(x)
+
+
+def _on_cuda_partition(a, x):
+    got = la.partition(x * 2, 3, axis=0)
+    assert got.device == "cuda"
+    _check_partition(got, a * 2, 3, 0)
+    _check_partition(la.partition(x, [1, 5], axis=None), a, [1, 5], None)
+    with pytest.raises(ValueError, match=re.escape("kth(=12) out of bounds (12)")):
+        la.partition(x, 12)
+    y = la.asarray(a.copy())
+    y.partition(4)
+    assert y.device == "cuda"
+    _check_partition(y, a, 4, -1)
+    with pytest.raises(ValueError, match=re.escape("select kind must be 'introselect'")):
+        y.partition(1, kind="quick")
+
+
+def _on_cuda_argpartition(a, x):
+    got = la.argpartition(x, [1, 5])
+    assert got.device == "cuda"
+    _check_partition(got, a, [1, 5], -1, indices=True)
+    _check_partition(x.argpartition(2, axis=0), a, 2, 0, indices=True)
+    with pytest.raises(ValueError, match=re.escape("select kind must be 'introselect'")):
+        la.argpartition(x, 1, kind="quick")
+
+
+def _on_cuda_isin(a, x):
+    _same_on_cuda(la.isin(x * 1, [np.nan, 0.0, -0.0]), np.isin(a, [np.nan, 0.0, -0.0]))
+    _same_on_cuda(la.isin(x, np.arange(20.0), invert=True), np.isin(a, np.arange(20.0), invert=True))
+    with pytest.raises(ValueError, match="The 'table' method is only supported"):
+        la.isin(x, [1.0], kind="table")
+
+
+def _same_on_cuda(got, want):
+    assert got.device == "cuda"
+    _same(got, want)
+
+
 @pytest.mark.gpu
 @_NEEDS_CUDA
-def test_searching_on_cuda():
+@pytest.mark.parametrize("name", ["searchsorted", "digitize", "bincount", "histogram",
+                                  "partition", "argpartition", "isin"])
+def test_on_cuda(name):
     a = _data(np.float32, (4, 12))
-    s = np.sort(a[0])
     with la.config(device="cuda", mode="lazy"):
-        x, sx = la.asarray(a), la.asarray(s)
-        for got, want in [
-                (la.searchsorted(sx, x * 2, side="right"), np.searchsorted(s, a * 2, side="right")),
-                (la.searchsorted(sx, 0.1), np.searchsorted(s, 0.1)),
-                (la.digitize(x, [3, 0, -3]), np.digitize(a, [3, 0, -3])),
-                (la.bincount(la.asarray(np.array([0, 4, 4])) + 1), np.bincount([1, 5, 5])),
-                (la.isin(x * 1, [np.nan, 0.0]), np.isin(a, [np.nan, 0.0])),
-                (la.isin(x, np.arange(20.0)), np.isin(a, np.arange(20.0)))]:
-            assert got.device == "cuda"
-            _same(got, want)
-        b = np.nan_to_num(a, posinf=9, neginf=-9)
-        y = la.asarray(b)
-        for bins in (5, "auto", [-9, 0, 9]):
-            hist, edges = la.histogram(y + 1, bins)
-            assert hist.device == edges.device == "cuda"
-            want = np.histogram(b + 1, bins)
-            _same(hist, want[0])
-            _same(edges, want[1])
-        got = la.partition(x * 2, 3, axis=0)
-        assert got.device == "cuda"
-        _check_partition(got, a * 2, 3, 0)
-        _check_partition(la.argpartition(x, [1, 5]), a, [1, 5], -1, indices=True)
-        with pytest.raises(ValueError, match=re.escape("search side must be 'left' or 'right'")):
-            la.searchsorted(sx, x, side="bogus")
-        with pytest.raises(ValueError, match="bins must be monotonically increasing or decreasing"):
-            la.digitize(x, [0, 2, 1])
-        with pytest.raises(ValueError, match="'list' argument must have no negative elements"):
-            la.bincount(la.asarray(np.array([-1, 2])))
-        with pytest.raises(ValueError, match=re.escape("kth(=12) out of bounds (12)")):
-            la.partition(x, 12)
+        globals()["_on_cuda_" + name](a, la.asarray(a))

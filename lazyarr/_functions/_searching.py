@@ -37,7 +37,7 @@ import numpy as np
 from numpy._core.multiarray import _monotonicity
 from numpy.lib import _histograms_impl
 
-from .. import _devices, _fallback
+from .. import _devices, _dispatch, _fallback, _writes
 from .._array import LazyArray
 from .._plan import call_record
 from ._creation import asarray
@@ -319,6 +319,22 @@ def partition(a: Any, kth: Any, axis: Any = -1, kind: str = "introselect",
                  {"axis": axis, "kind": kind, "order": order})
 
 
+def partition_in_place(x: LazyArray, kth: Any, axis: Any = -1, kind: str = "introselect",
+                       order: Any = None) -> None:
+    """``x.partition(kth)``: ``ndarray.partition``, in ``x``'s memory (views of it see the
+    write, pending expressions that read it keep the old values: lazyarr/_writes.py), with
+    NumPy's checks on cuda too (CuPy's ``ndarray.partition`` takes neither ``kind`` nor
+    ``order``)."""
+    _fallback.policy("ndarray.partition")
+    if x.device == "cuda":
+        _check_partition(x, kth, axis, kind, order)     # (before anything is written)
+    memory = _writes.target(x)
+    if order is not None:
+        memory.partition(kth, axis=axis, kind=kind, order=order)
+    else:
+        _partition_in_place(_devices.xp(x.device), x.device, memory, kth, axis, kind)
+
+
 def argpartition(a: Any, kth: Any, axis: Any = -1, kind: str = "introselect",
                  order: Any = None) -> LazyArray:
     """``numpy.argpartition``: the indices (intp) that partition ``a`` along ``axis`` as
@@ -441,3 +457,4 @@ FUNCTIONS = {f.__name__: f for f in (searchsorted, digitize, bincount, histogram
 for _fn in FUNCTIONS.values():
     _fn.__module__ = "lazyarr"
 NUMPY_FUNCTIONS = {getattr(np, name): fn for name, fn in FUNCTIONS.items()}
+_dispatch.PROTOCOLS["partition_in_place"] = partition_in_place    # (LazyArray.partition)
