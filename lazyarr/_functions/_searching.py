@@ -39,7 +39,6 @@ from numpy.lib import _histograms_impl
 
 from .. import _devices, _dispatch, _fallback, _writes
 from .._array import LazyArray
-from .._plan import call_record
 from ._creation import asarray
 
 #: ``isin``'s fused comparisons serve test sets of at most this many values.
