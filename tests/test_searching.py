@@ -469,9 +469,13 @@ def _on_cuda_partition(a, x):
     with pytest.raises(ValueError, match=re.escape("kth(=12) out of bounds (12)")):
         la.partition(x, 12)
     y = la.asarray(a.copy())
-    y.partition(4)
+    y.partition(np.int64(4))
     assert y.device == "cuda"
     _check_partition(y, a, 4, -1)
+    z = la.asarray(a.copy())
+    z[:, ::2].partition([1, 2])                  # a strided view, partitioned in z's memory
+    _check_partition(z[:, ::2], a[:, ::2], [1, 2], -1)
+    _same(z[:, 1::2], a[:, 1::2])
     with pytest.raises(ValueError, match=re.escape("select kind must be 'introselect'")):
         y.partition(1, kind="quick")
 

@@ -358,13 +358,26 @@ def _check_partition(x: Any, kth: Any, axis: Any, kind: str, order: Any,
     return axis  # type: ignore[no-any-return]
 
 
+def _python_kth(kth: Any) -> Any:
+    """``kth`` as CuPy's partitions take it: a Python int or a list of them."""
+    return np.asarray(_host(kth) if _devices.is_cupy_array(kth) else kth).tolist()
+
+
 def _partition_in_place(xp: Any, device: str, memory: Any, kth: Any, axis: Any,
                         kind: str) -> None:
     if device != "cuda":
         memory.partition(kth, axis=axis, kind=kind)
         return
     axis = _check_partition(memory, kth, axis, kind, None)
-    memory.partition(_host(kth) if hasattr(kth, "shape") else kth, axis=axis)
+    # CuPy's ndarray.partition takes Python ints (a NumPy integer is not an ``int`` there) and
+    # contiguous memory only (NotImplementedError): a strided view is partitioned in a copy
+    kth = _python_kth(kth)
+    if memory.flags.c_contiguous:
+        memory.partition(kth, axis=axis)
+    else:
+        work = memory.copy()
+        work.partition(kth, axis=axis)
+        memory[...] = work
 
 
 def _partition(xp: Any, device: str, a: Any, kth: Any, axis: Any = -1,
@@ -386,7 +399,7 @@ def _argpartition(xp: Any, device: str, a: Any, kth: Any, axis: Any = -1,
         return np.argpartition(_host(a), kth, axis=axis, kind=kind, order=order)
     flat = axis is None
     axis = _check_partition(a, kth, axis, kind, order, np.argpartition)
-    kth = _host(kth) if hasattr(kth, "shape") else kth
+    kth = _python_kth(kth)
     return xp.argpartition(a.reshape(-1) if flat else a, kth, axis=axis).astype(np.intp,
                                                                                copy=False)
 
