@@ -394,6 +394,28 @@ def test_isin_small_set_is_one_fused_kernel(kernels):
         _same(la.isin(la.asarray(ints) * 1, [3, 4], kind=kind), np.isin(ints, [3, 4], kind=kind))
 
 
+def test_isin_empty_and_batched():
+    for shape in ((0,), (3, 0), (2, 3, 4)):
+        a = _data(np.float32, shape, special=False)
+        for tests in ([1.5, 0.0], np.arange(-3, 30, dtype=np.int16), []):
+            _same(la.isin(la.asarray(a) + 0, tests), np.isin(a + 0, tests))
+            _same(_cuda("isin", a, tests), np.isin(a, tests))
+
+
+def test_eager_mode_is_the_same_calls():
+    a = _data(np.float64, (3, 10))
+    s = np.sort(a[0])
+    with la.config(mode="eager"):
+        x = la.asarray(a)
+        _same(la.searchsorted(la.asarray(s), x + 1), np.searchsorted(s, a + 1))
+        _same(la.digitize(x, [-1, 0, 1]), np.digitize(a, [-1, 0, 1]))
+        _same(la.bincount(la.asarray(np.arange(5)) * 2), np.bincount(np.arange(5) * 2))
+        _same(la.histogram(x * 2, range=(-5, 5))[0], np.histogram(a * 2, range=(-5, 5))[0])
+        _check_partition(la.partition(x * 2, 2), a * 2, 2, -1)
+        _check_partition(la.argpartition(x, 2, axis=0), a, 2, 0, indices=True)
+        _same(la.isin(x * 2, [np.inf, 0.0]), np.isin(a * 2, [np.inf, 0.0]))
+
+
 def test_isin_errors():
     a = np.arange(4.0)
     for kw in ({"kind": "table"}, {"kind": "bogus"}):
