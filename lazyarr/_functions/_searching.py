@@ -240,15 +240,15 @@ def _edges_on_host(xp: Any, a: Any, bins: Any, range: Any, weights: Any) -> np.n
     host array with ``a``'s minimum and maximum only (all NumPy reads of the data for a
     number of bins, or array bins, with no ``range``), or all of ``a`` for a string ``bins``."""
     a = _on(xp, a)
-    stand_in = _like(weights) if weights is not None else None
+    w = None if weights is None else _on(xp, weights)
     if isinstance(bins, str) or a.size == 0:
         host = _host(a)
-        host_weights = None if weights is None else _host(_on(xp, weights))
+        host_weights = None if w is None else _host(w)
     else:
         flat = a.reshape(-1)
         host = _host(xp.stack([flat.min(), flat.max()]))
-        host_weights = None if weights is None else np.empty(2, stand_in.dtype)
-        if weights is not None and tuple(weights.shape) != tuple(a.shape):
+        host_weights = None if w is None else np.zeros(2, w.dtype)
+        if w is not None and w.shape != a.shape:     # (NumPy's check, of the real shapes)
             raise ValueError("weights should have the same shape as a.")
     if not isinstance(bins, str) and np.ndim(bins) == 1:
         bins = _host(_on(xp, bins))
@@ -268,7 +268,8 @@ def _histogram(xp: Any, device: str, a: Any, bins: Any = 10, range: Any = None,
     ntype = np.dtype(np.intp) if weights is None else _on(xp, weights).dtype
     if x.size:
         # NumPy's bins: [e_i, e_i+1), the last one closed; values outside them (and NaN)
-        # are left out. The values compared in the edges' dtype, as NumPy's fast path does.
+        # are left out. Values and edges compared in their common dtype (NumPy's: the edges'
+        # dtype for a number of bins, where they are made from the values' dtype).
         common = np.result_type(edges.dtype, x.dtype)
         values, dev_edges = x.astype(common, copy=False), _on(xp, edges, common)
         keep = (values >= dev_edges[0]) & (values <= dev_edges[-1])
@@ -372,6 +373,8 @@ def _partition_in_place(xp: Any, device: str, memory: Any, kth: Any, axis: Any,
     # CuPy's ndarray.partition takes Python ints (a NumPy integer is not an ``int`` there) and
     # contiguous memory only (NotImplementedError): a strided view is partitioned in a copy
     kth = _python_kth(kth)
+    if not memory.size:
+        return
     if memory.flags.c_contiguous:
         memory.partition(kth, axis=axis)
     else:
@@ -397,11 +400,12 @@ def _argpartition(xp: Any, device: str, a: Any, kth: Any, axis: Any = -1,
         return np.argpartition(a, kth, axis=axis, kind=kind, order=order)
     if not a.ndim:      # (NumPy's argpartition of a 0-d array: the indices of its one element)
         return np.argpartition(_host(a), kth, axis=axis, kind=kind, order=order)
-    flat = axis is None
+    if axis is None:
+        a = a.reshape(-1)
     axis = _check_partition(a, kth, axis, kind, order, np.argpartition)
-    kth = _python_kth(kth)
-    return xp.argpartition(a.reshape(-1) if flat else a, kth, axis=axis).astype(np.intp,
-                                                                               copy=False)
+    if not a.size:      # (CuPy's is of shape (0,) whatever the array's)
+        return xp.empty(a.shape, np.intp)
+    return xp.argpartition(a, _python_kth(kth), axis=axis).astype(np.intp, copy=False)
 
 
 # ------------------------------------------------------------------------------ isin
