@@ -314,7 +314,8 @@ def partition(a: Any, kth: Any, axis: Any = -1, kind: str = "introselect",
             if axis is None:
                 memory, axis = memory.reshape(-1), -1
             _partition_in_place(_devices.xp(x.device), x.device, memory, kth, axis, kind)
-            return _fallback.wrapped(memory, "partition", device=x.device)  # type: ignore[no-any-return]
+            # (its record: the memory read and written in place)
+            return _fallback.wrapped(memory, "partition", memory, device=x.device)  # type: ignore[no-any-return]
     return _call("partition", _partition, (x, kth),  # type: ignore[no-any-return]
                  {"axis": axis, "kind": kind, "order": order})
 
