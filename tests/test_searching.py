@@ -441,6 +441,18 @@ def test_native_names_and_records():
         ("partition", 1024 * 8, 1024 * 8, None)
 
 
+def test_jit_replays_the_calls():
+    """Under ``la.jit`` each call is a step its replays run again, on the new operands."""
+    search = la.jit(lambda a, v: la.searchsorted(a, v * 2) + 1)
+    hist = la.jit(lambda x: la.histogram(x * 2, bins=4)[0] * 1)
+    part = la.jit(lambda x: la.partition(x * 2, 3)[3])
+    for i in range(3):
+        a, v = np.arange(10.0), np.array([1.0, 2.5, i])
+        _same(search(la.asarray(a), la.asarray(v)), np.searchsorted(a, v * 2) + 1)
+        _same(hist(la.asarray(a + i)), np.histogram((a + i) * 2, bins=4)[0])
+        _same(part(la.asarray(a[::-1] + i)), np.partition((a[::-1] + i) * 2, 3)[3])
+
+
 # ------------------------------------------------------------------------------ cuda
 def _on_cuda_searchsorted(a, x):
     s = np.sort(a[0])
