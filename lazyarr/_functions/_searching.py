@@ -51,17 +51,17 @@ def _call(path: str, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
     """``func(xp, device, *buffers, **kwargs)``, NumPy's (``xp`` numpy, on the CPU) or
     CuPy's (cuda) work on the computed operands, through the fallback's runner (pending
     operands computed once, results wrapped on the device, la.jit's tape told); its record
-    given ``flops(*args, **kwargs)`` (from the operands' sizes; None: not meaningful)."""
+    given ``flops(out, *args, **kwargs)`` (from the sizes of the result ``out`` and the
+    operands; None: not meaningful)."""
     _fallback.policy(path)
     device = _fallback._device(args, kwargs) or _devices.resolve(None)
-    count = None if flops is None else int(flops(*args, **kwargs))
     out = _fallback.run(path, functools.partial(func, _devices.xp(device), device), device,
                         args, kwargs)
     results = out if isinstance(out, tuple) else (out,)
-    if count is not None and isinstance(results[0], LazyArray) \
+    if flops is not None and isinstance(results[0], LazyArray) \
             and results[0]._node.origin is not None:
         record = results[0]._node.origin
-        record = record[:3] + (count,) + record[4:]
+        record = record[:3] + (int(flops(out, *args, **kwargs)),) + record[4:]
         for item in results:
             if isinstance(item, LazyArray):
                 item._node.origin = record
@@ -119,7 +119,7 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Lazy
                  _search_flops)
 
 
-def _search_flops(a: Any, v: Any, side: str = "left", sorter: Any = None) -> int:
+def _search_flops(out: Any, a: Any, v: Any, side: str = "left", sorter: Any = None) -> int:
     return _size(v) * _log2(_size(a))
 
 
@@ -151,7 +151,7 @@ def digitize(x: Any, bins: Any, right: bool = False) -> LazyArray:
     return _call("digitize", _digitize, (x, bins), {"right": right}, _digitize_flops)
 
 
-def _digitize_flops(x: Any, bins: Any, right: bool = False) -> int:
+def _digitize_flops(out: Any, x: Any, bins: Any, right: bool = False) -> int:
     return _size(x) * _log2(_size(bins))
 
 
@@ -177,7 +177,7 @@ def bincount(x: Any, /, weights: Any = None, minlength: int = 0) -> LazyArray:
     on cuda CuPy's count, with NumPy's errors (``x`` not safely castable to intp, negative
     values, ``weights`` of another length, a negative ``minlength``) and result dtypes."""
     return _call("bincount", _bincount, (x,), {"weights": weights, "minlength": minlength},
-                 None if weights is None else lambda x, **k: _size(x))
+                 None if weights is None else lambda out, x, **k: _size(x))
 
 
 def _bincount(xp: Any, device: str, x: Any, weights: Any = None, minlength: int = 0) -> Any:
@@ -221,11 +221,9 @@ def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None,
                  {"bins": bins, "range": range, "weights": weights})
 
 
-def _histogram_flops(a: Any, bins: Any = 10, **kwargs: Any) -> int:
-    """The comparisons of a binary search per value among the edges (a string ``bins``:
-    counted as 10 bins, the number is the estimator's)."""
-    edges = bins if isinstance(bins, int) else 10 if isinstance(bins, str) else _size(bins)
-    return _size(a) * _log2(int(edges))
+def _histogram_flops(out: Any, a: Any, *args: Any, **kwargs: Any) -> int:
+    """The comparisons of a binary search per value among the edges (``out[1]``)."""
+    return _size(a) * _log2(_size(out[1]))
 
 
 def _histogram_bin_edges(xp: Any, device: str, a: Any, bins: Any = 10, range: Any = None,
