@@ -152,8 +152,8 @@ def _ops_page() -> str:
 #: LazyArray members autodoc documents (each needs a docstring).
 ARRAY_MEMBERS = ("shape", "dtype", "ndim", "size", "nbytes", "device", "is_materialized", "compute",
                  "data", "to_numpy", "item", "tolist", "flat", "copy", "T", "mT", "transpose", "reshape",
-                 "swapaxes", "squeeze", "ravel", "repeat", "argsort", "diagonal", "trace", "real", "imag", "conj", "conjugate",
-                 "to_device")
+                 "swapaxes", "squeeze", "ravel", "repeat", "argsort", "diagonal", "trace", "real", "imag",
+                 "conj", "conjugate", "to_device", "partition", "argpartition", "searchsorted")
 SHAPE_FUNCTIONS = ("transpose", "permute_dims", "matrix_transpose", "swapaxes", "moveaxis",
                    "expand_dims", "squeeze", "flip", "fliplr", "flipud", "broadcast_to",
                    "broadcast_arrays", "reshape", "ravel")
@@ -166,6 +166,8 @@ BUILDING = ("outer", "tril", "triu", "meshgrid", "atleast_1d", "atleast_2d", "at
 LINALG = ("matmul", "dot", "vecdot")
 PRODUCTS = ("diagonal", "trace", "diag", "diagflat", "kron", "cross", "inner", "vdot", "tensordot",
             "matvec", "vecmat", "einsum")
+SEARCHING = ("searchsorted", "digitize", "bincount", "histogram", "histogram_bin_edges", "partition",
+             "argpartition", "isin")
 LOGIC = ("isclose", "allclose", "array_equal", "array_equiv")
 NAN_REDUCTIONS = ("nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanvar", "nanstd",
                   "nanargmax", "nanargmin", "count_nonzero", "ptp", "average")
@@ -291,6 +293,11 @@ def _api_page() -> tuple[str, set[str]]:
     documented.update(("__array_api_version__", "__array_namespace_info__", "from_dlpack", "sort", "argsort",
                        "cumsum", "cumprod", "unique",
                        "unique_values", "unique_counts", "unique_inverse", "unique_all"))
+    api += ["Searching, counting and partitioning", "------------------------------------", "",
+            "NumPy's (CuPy's) call on the computed operands, with NumPy's semantics on both devices",
+            "(:doc:`../guide`, \"Searching, counting and partitioning\").", ""]
+    api += [f".. autofunction:: {name}" for name in SEARCHING] + [""]
+    documented.update(SEARCHING)
     api += ["Random numbers", "--------------", "",
             "``la.random`` is NumPy's ``numpy.random`` (:doc:`../guide`, \"Random numbers\"): these",
             "three are lazyarr's, every other name goes through the fallback.", "",

@@ -620,6 +620,23 @@ class LazyArray(ArrayBase):  # type: ignore[misc]  # compiled base: the node, th
         """The sum of the diagonal, as ``ndarray.trace``: :func:`lazyarr.trace`, fused."""
         return _public("trace")(self, offset, axis1, axis2, dtype, out)
 
+    def argpartition(self, kth: Any, axis: Any = -1, kind: str = "introselect",
+                     order: Any = None) -> LazyArray:
+        """The indices that partition the array, as ``ndarray.argpartition``:
+        :func:`lazyarr.argpartition`."""
+        return _public("argpartition")(self, kth, axis, kind, order)  # type: ignore[no-any-return]
+
+    def partition(self, kth: Any, axis: Any = -1, kind: str = "introselect",
+                  order: Any = None) -> None:
+        """Partition the array in place, as ``ndarray.partition``: the ``kth`` element(s)
+        along ``axis`` in their sorted places (views of the array see the write)."""
+        _dispatch.PROTOCOLS["partition_in_place"](self, kth, axis, kind, order)
+
+    def searchsorted(self, v: Any, side: str = "left", sorter: Any = None) -> LazyArray:
+        """Where the values ``v`` go into this sorted 1-D array, as ``ndarray.searchsorted``:
+        :func:`lazyarr.searchsorted`."""
+        return _public("searchsorted")(self, v, side, sorter)  # type: ignore[no-any-return]
+
     @property
     def T(self) -> LazyArray:
         """The transpose (axes reversed), as ``ndarray.T``: a view."""

@@ -16,6 +16,7 @@ in its ``FUNCTIONS`` (and ``NUMPY_FUNCTIONS`` where ``numpy.<name>(lazy)`` shoul
 * ``_repeating``: ``tile``, ``repeat``, ``roll``
 * ``_statistical``: the reductions of the registry
 * ``_sorting``, ``_set``: ``sort``/``argsort``, ``unique_*``
+* ``_searching``: ``searchsorted``, ``digitize``, ``bincount``, ``histogram``, ``partition``, ``isin``
 * ``_linalg``: ``matmul`` (the ``@`` operator), ``dot``
 * ``_products``: ``diagonal``, ``trace``, ``diag``, ``kron``, ``cross``, ``inner``, ``vdot``,
   ``tensordot``, ``matvec``/``vecmat``, ``einsum``
@@ -38,8 +39,8 @@ import numpy as np
 from .. import _dispatch, _fallback
 from .._array import LazyArray
 from . import (_building, _creation, _elementwise, _explain, _joining, _linalg, _logic,
-               _manipulation, _nanfunctions, _norms, _products, _repeating, _set, _sorting,
-               _statistical)
+               _manipulation, _nanfunctions, _norms, _products, _repeating, _searching, _set,
+               _sorting, _statistical)
 
 #: Every public function by name (the names of lazyarr's own; aliases below).
 FUNCTIONS: dict[str, Callable[..., Any]] = {}
@@ -57,6 +58,7 @@ for _group in (_building, _joining, _repeating, _logic, _nanfunctions, _linalg, 
     FUNCTIONS.update(_group.FUNCTIONS)
 FUNCTIONS.update(_sorting.FUNCTIONS)
 FUNCTIONS.update(_set.FUNCTIONS)
+FUNCTIONS.update(_searching.FUNCTIONS)
 FUNCTIONS.update(_explain.FUNCTIONS)
 
 #: NumPy's other names of lazyarr functions.
@@ -72,7 +74,8 @@ ALIASES = {"absolute": "abs", "true_divide": "divide", "mod": "remainder", "bitw
 #: NumPy function -> lazyarr function, for ``__array_function__``.
 NUMPY_FUNCTIONS: dict[Any, Callable[..., Any]] = {}
 for _group in (_statistical, _elementwise, _manipulation, _building, _joining, _repeating,
-               _creation, _logic, _nanfunctions, _linalg, _norms, _sorting, _set, _products):
+               _creation, _logic, _nanfunctions, _linalg, _norms, _sorting, _set, _products,
+               _searching):
     NUMPY_FUNCTIONS.update(_group.NUMPY_FUNCTIONS)
 
 # ``la.add.outer`` of the native binary ufuncs: native (the other ufunc methods are given by
