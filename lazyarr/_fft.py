@@ -340,22 +340,22 @@ def _transform(name: str, x: LazyArray, library: str, s: tuple[int, ...],
     if out is not None and device != "cuda":        # NumPy's own call writes into out
         return _fallback.call(f"fft.{name}", getattr(np.fft, name), (x,),
                               _arguments(name, s, axes, norm, out))
-    operand = x
-    pending = x._node.data is None and x._node.op != "scalar"
-    if name == "hfft":
-        operand = operand.conj()
-    if pending:
-        operand = operand[_read_part(library, x.shape, s, axes)]
-    if operand is not x:
-        operand = operand.astype(work, copy=False)
+    operand = x.conj() if name == "hfft" else x
+    pending = operand._node.data is None and operand._node.op != "scalar"
     path = f"fft.{name}"
     run = functools.partial(_library_transform, device, library, s, axes,
                             norm if device == "cpu" else norm or "backward",   # (CuPy's spelling)
                             name == "ihfft", result_dtype)
-    memory = _fallback.computed_into_new(operand, work, cuda=True) if pending else None
+    memory = None
+    if pending:     # its kernel writes the part the transform reads into the library's buffer
+        key = _read_part(library, x.shape, s, axes)
+        memory = _fallback.computed_into_new(operand if key is None else operand[key], work,
+                                             cuda=True)
     if memory is not None:
         result = _fallback.wrapped(run(memory), path, device=device)
-    else:
+    else:           # (traced by la.jit or explained: the kernel is materialize's, a step)
+        if operand is not x:
+            operand = operand.astype(work, copy=False)
         result = _fallback.run(path, run, device, (operand,), {})
         memory = operand.data
     result._node.origin = call_record(path, int(memory.nbytes), int(result.nbytes),
@@ -371,17 +371,19 @@ def _arguments(name: str, s: tuple[int, ...], axes: tuple[int, ...], norm: Any,
 
 
 def _read_part(library: str, shape: tuple[int, ...], s: tuple[int, ...],
-               axes: tuple[int, ...]) -> tuple[slice, ...]:
+               axes: tuple[int, ...]) -> tuple[slice, ...] | None:
     """The part of the input the transforms read: each axis cropped to its length (``n //
     2 + 1`` for the last axis of an inverse real transform); all of an axis transformed
-    twice (``axes`` with repeats)."""
+    twice (``axes`` with repeats). None: all of it."""
     key = [slice(None)] * len(shape)
-    if len(set(axes)) == len(axes):
-        for i, (n, ax) in enumerate(zip(s, axes)):
-            if library in ("irfft", "irfftn") and i == len(axes) - 1:
-                n = n // 2 + 1
+    if len(set(axes)) < len(axes):
+        return None
+    for i, (n, ax) in enumerate(zip(s, axes)):
+        if library in ("irfft", "irfftn") and i == len(axes) - 1:
+            n = n // 2 + 1
+        if n < shape[ax]:
             key[ax] = slice(0, n)
-    return tuple(key)
+    return tuple(key) if any(k != slice(None) for k in key) else None
 
 
 def _library_transform(device: str, library: str, s: tuple[int, ...], axes: tuple[int, ...],
