@@ -311,7 +311,7 @@ def _swapped(norm: Any) -> Any:
 
 
 # ------------------------------------------------------------------------------ dtypes
-def _dtypes(library: str, dtype: np.dtype, n: int) -> tuple[np.dtype, np.dtype]:
+def _dtypes(library: str, dtype: np.dtype, n: int, one_axis: bool) -> tuple[np.dtype, np.dtype]:
     """The dtype the library transforms (the operand's buffer) and the result's, NumPy 2's."""
     single = dtype.itemsize <= 4 if dtype.kind == "f" else dtype == np.complex64
     complex_ = np.dtype(np.complex64 if single else np.complex128)
@@ -324,7 +324,8 @@ def _dtypes(library: str, dtype: np.dtype, n: int) -> tuple[np.dtype, np.dtype]:
                             "according to the casting rule ''safe''")
         return real, complex_
     if library in ("irfft", "irfftn"):       # (NumPy: result_type(a.real.dtype, 1.0))
-        return complex_, np.dtype(np.float16) if dtype == np.float16 else real
+        # (irfftn's first steps are complex ifft: float16 comes back only from one axis)
+        return complex_, np.dtype(np.float16) if dtype == np.float16 and one_axis else real
     return complex_, complex_
 
 
@@ -336,7 +337,9 @@ def _transform(name: str, x: LazyArray, library: str, s: tuple[int, ...],
     fused kernel writes; ``name`` is the public function (``hfft``: the conjugate of the input
     taken in that kernel; ``ihfft``: of the result, in place)."""
     device = x.device
-    work, result_dtype = _dtypes(library, x.dtype, s[-1])
+    work, result_dtype = _dtypes(library, x.dtype, s[-1], len(axes) == 1)
+    if x.dtype == np.float16:       # (NumPy's loops take it: its norm factor is float16's)
+        work = x.dtype
     if out is not None and device != "cuda":        # NumPy's own call writes into out
         return _fallback.call(f"fft.{name}", getattr(np.fft, name), (x,),
                               _arguments(name, s, axes, norm, out))
@@ -390,8 +393,21 @@ def _library_transform(device: str, library: str, s: tuple[int, ...], axes: tupl
                        norm: Any, conj_result: bool, result_dtype: np.dtype, memory: Any) -> Any:
     """The transform of ``memory`` (NumPy's or CuPy's array), NumPy's result."""
     xp = _devices.xp(device)
+    if device == "cuda" and memory.dtype == np.float16:
+        # NumPy scales a float16 input's transform by its factor rounded to float16
+        # (``reciprocal(n, dtype=float16)``), CuPy by the exact one: the transform unscaled,
+        # then NumPy's factor
+        unscaled = "forward" if library.startswith("i") else "backward"
+        result = _library_transform(device, library, s, axes, unscaled, conj_result,
+                                    result_dtype, memory.astype(np.float32))
+        # (only NumPy's first 1-d step reads float16; the later ones read its complex64 result)
+        first = 0 if library == "irfftn" else len(s) - 1
+        factor = math.prod(float(_factor(library, norm, n, np.float16 if i == first
+                                         else np.float32)) for i, n in enumerate(s))
+        return (result * np.float32(factor)).astype(result_dtype, copy=False)
     if len(axes) == 1:
-        result = getattr(xp.fft, library)(memory, n=s[0], axis=axes[0], norm=norm)
+        one = library[:-1] if library.endswith("n") else library     # (fftn -> fft ...)
+        result = getattr(xp.fft, one)(memory, n=s[0], axis=axes[0], norm=norm)
     elif device == "cpu" or len(set(axes)) == len(axes):
         result = getattr(xp.fft, library)(memory, s=s, axes=axes, norm=norm)
     else:                   # (repeated axes: NumPy's loop of 1-d transforms, with CuPy's)
@@ -399,6 +415,16 @@ def _library_transform(device: str, library: str, s: tuple[int, ...], axes: tupl
     if conj_result:
         xp.conjugate(result, out=result)
     return result if result.dtype == result_dtype else result.astype(result_dtype)
+
+
+def _factor(library: str, norm: str, n: int, dtype: type) -> Any:
+    """NumPy's ``_raw_fft`` normalization of one axis of ``n`` points, in ``dtype`` (the
+    norm of an inverse transform swapped: it scales by ``1/n`` when "backward")."""
+    if library.startswith("i"):
+        norm = _SWAP[norm]
+    if norm == "ortho":
+        return np.reciprocal(np.sqrt(n, dtype=dtype))
+    return dtype(1) if norm == "backward" else np.reciprocal(n, dtype=dtype)
 
 
 def _one_by_one(xp: Any, library: str, a: Any, s: tuple[int, ...], axes: tuple[int, ...],
