@@ -343,6 +343,15 @@ def _transform(name: str, x: LazyArray, library: str, s: tuple[int, ...],
     if out is not None and device != "cuda":        # NumPy's own call writes into out
         return _fallback.call(f"fft.{name}", getattr(np.fft, name), (x,),
                               _arguments(name, s, axes, norm, out))
+    shape = list(x.shape)
+    for n, ax in zip(s, axes):
+        shape[ax] = n
+    if library in ("rfft", "rfftn"):
+        shape[axes[-1]] = s[-1] // 2 + 1
+    if 0 in shape:      # (nothing to transform: cuFFT takes no empty batch, NumPy's is empty)
+        result = LazyArray._from_node(_node.leaf(
+            _devices.xp(device).empty(tuple(shape), result_dtype), device))
+        return result if out is None else _written(result, out)
     operand = x.conj() if name == "hfft" else x
     pending = operand._node.data is None and operand._node.op != "scalar"
     path = f"fft.{name}"
