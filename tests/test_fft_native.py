@@ -148,7 +148,8 @@ def test_errors(name):
     x = la.asarray(a)
     for kw in ({"n": 0}, {"n": -3}, {"norm": "x"}, {"norm": "Ortho"}, {"axis": 2},
                {"n": 4, "axis": 2}, {"n": 2.5}):
-        _same_error(lambda: getattr(la.fft, name)(x, **kw), lambda: getattr(np.fft, name)(a, **kw))
+        _same_error(lambda kw=kw: getattr(la.fft, name)(x, **kw),
+                    lambda kw=kw: getattr(np.fft, name)(a, **kw))
     e = np.ones(0)
     _same_error(lambda: getattr(la.fft, name)(la.asarray(e)), lambda: getattr(np.fft, name)(e))
     one = np.ones((4, 1))        # irfft/hfft: n = 0 by default
@@ -159,8 +160,8 @@ def test_errors(name):
     if name in ("rfft", "ihfft"):
         c = _data((4, 6), np.complex64)
         for n in (6, 7):
-            _same_error(lambda: getattr(la.fft, name)(la.asarray(c), n=n),
-                        lambda: getattr(np.fft, name)(c, n=n))
+            _same_error(lambda n=n: getattr(la.fft, name)(la.asarray(c), n=n),
+                        lambda n=n: getattr(np.fft, name)(c, n=n))
 
 
 @pytest.mark.parametrize("name", MANY_AXES)
@@ -169,7 +170,8 @@ def test_many_axes_errors_and_warnings(name):
     x = la.asarray(a)
     for kw in ({"s": (2, 3), "axes": (0,)}, {"axes": (0, 5)}, {"s": (4, 0), "axes": (0, 1)},
                {"norm": "x"}, {"s": (4, 6), "axes": (0, 3)}):
-        _same_error(lambda: getattr(la.fft, name)(x, **kw), lambda: getattr(np.fft, name)(a, **kw))
+        _same_error(lambda kw=kw: getattr(la.fft, name)(x, **kw),
+                    lambda kw=kw: getattr(np.fft, name)(a, **kw))
     if name.endswith("n"):      # s without axes: NumPy 2's deprecation, then its result
         with pytest.warns(DeprecationWarning, match="`axes` should not be `None`"):
             got = getattr(la.fft, name)(x, s=(4, 4))
