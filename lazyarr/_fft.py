@@ -497,6 +497,9 @@ for _fn in _NATIVE.values():
 
 #: ``lazyarr.fft``: every function of ``numpy.fft.__all__`` is lazyarr's.
 namespace = _fallback.FallbackNamespace("fft", _NATIVE)
+namespace.__doc__ = ("lazyarr's discrete Fourier transforms: every function of numpy.fft, "
+                     "pocketfft (CPU) or cuFFT (cuda) on the operand's memory, a pending operand "
+                     "computed by its fused kernel into the buffer the call transforms.")
 
 #: ``numpy.fft.<name>(lazy)`` -> lazyarr's (``LazyArray.__array_function__``).
 NUMPY_FUNCTIONS = {getattr(np.fft, name): fn for name, fn in _NATIVE.items()}

@@ -304,6 +304,7 @@ def test_out():
 
 # ----------------------------------------------------------------------------- the namespace
 def test_every_name_is_native_and_numpy_reaches_it():
+    assert _numpy_names.status("fft")[0] == "native"
     for name in np.fft.__all__:
         assert _numpy_names.status(f"fft.{name}") == ("native", ""), name
         assert getattr(la.fft, name).__module__ == "lazyarr.fft"
@@ -387,5 +388,7 @@ def test_many_axes_transforms_shifts_and_out_on_cuda(dtype):
             la.fft.fft(x, n=3, out=out)
         with pytest.raises(ValueError, match="Invalid number of FFT data points"):
             la.fft.rfft2(x.real, s=(0, 2))
+        empty = la.fft.rfft(la.zeros((0, 8), dtype=la.float32))     # (cuFFT: no empty batch)
+        assert empty.device == "cuda" and empty.shape == (0, 5) and empty.dtype == np.complex64
         with pytest.raises(ValueError, match='Invalid norm value x; should be "backward", '):
             la.fft.ifft(x, norm="x")
