@@ -341,8 +341,9 @@ def _transform(name: str, x: LazyArray, library: str, s: tuple[int, ...],
     if x.dtype == np.float16:       # (NumPy's loops take it: its norm factor is float16's)
         work = x.dtype
     if out is not None and device != "cuda":        # NumPy's own call writes into out
+        public_norm = _SWAP[norm] if name == "ihfft" else norm     # (swapped back)
         return _fallback.call(f"fft.{name}", getattr(np.fft, name), (x,),
-                              _arguments(name, s, axes, norm, out))
+                              _arguments(name, s, axes, public_norm, out))
     shape = list(x.shape)
     for n, ax in zip(s, axes):
         shape[ax] = n

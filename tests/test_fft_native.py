@@ -295,6 +295,13 @@ def test_out():
     o = np.zeros((4, 5), np.complex128)
     assert np.fft.rfft(x, out=o) is o
     np.testing.assert_allclose(o, np.fft.rfft(a), rtol=1e-12, atol=1e-12)
+    for norm in ("forward", "ortho", None):
+        out = la.zeros((4, 5), dtype=la.complex128)
+        assert la.fft.ihfft(x - 1, norm=norm, out=out) is out
+        _close(out, np.fft.ihfft(a - 1, norm=norm))
+        out = la.zeros((4, 8), dtype=la.complex64)     # (same_kind: complex128 written there)
+        assert la.fft.fft2(x, norm=norm, out=out) is out
+        _close(out, np.fft.fft2(a, norm=norm).astype(np.complex64))
     out = la.zeros((4, 8))
     got = la.fft.hfft(x, n=8, out=out)       # ignored by NumPy 2.4's hfft, ifft2 and irfft2
     assert got is not out and not out.to_numpy().any()
@@ -386,6 +393,10 @@ def test_many_axes_transforms_shifts_and_out_on_cuda(dtype):
         _close(out, want.astype(np.complex128))
         with pytest.raises(ValueError, match="output array has wrong shape"):
             la.fft.fft(x, n=3, out=out)
+        want = np.fft.ihfft(a.real, norm="forward")
+        out = la.zeros(want.shape, dtype=want.dtype)
+        assert la.fft.ihfft(x.real, norm="forward", out=out) is out
+        _close(out, want)
         with pytest.raises(ValueError, match="Invalid number of FFT data points"):
             la.fft.rfft2(x.real, s=(0, 2))
         empty = la.fft.rfft(la.zeros((0, 8), dtype=la.float32))     # (cuFFT: no empty batch)
