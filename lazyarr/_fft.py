@@ -158,11 +158,11 @@ def ihfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None,
 
 def _one_axis(name: str, a: Any, n: Any, axis: Any, norm: Any, out: Any) -> LazyArray:
     x = _operand(a)
-    if name in ("hfft", "ihfft"):
-        library_norm = _swapped(norm)           # (NumPy checks it first here)
     inverse_real = name in ("irfft", "hfft")
     if n is None:
         n = (x.shape[axis] - 1) * 2 if inverse_real else x.shape[axis]
+    if name in ("hfft", "ihfft"):
+        library_norm = _swapped(norm)           # (NumPy checks it before n here)
     _check_points(n)
     if name not in ("hfft", "ihfft"):
         library_norm = _checked_norm(norm, name in ("fft", "rfft"))

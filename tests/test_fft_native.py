@@ -155,8 +155,9 @@ def test_errors(name):
     one = np.ones((4, 1))        # irfft/hfft: n = 0 by default
     _same_error(lambda: getattr(la.fft, name)(la.asarray(one), axis=-1, n=0),
                 lambda: getattr(np.fft, name)(one, axis=-1, n=0))
-    _same_error(lambda: getattr(la.fft, name)(la.asarray(np.array(1.0))),
-                lambda: getattr(np.fft, name)(np.array(1.0)))
+    for kw in ({}, {"norm": "x"}, {"n": 0, "norm": "x"}, {"n": 2, "norm": "x"}):
+        _same_error(lambda kw=kw: getattr(la.fft, name)(la.asarray(np.array(1.0)), **kw),
+                    lambda kw=kw: getattr(np.fft, name)(np.array(1.0), **kw))
     if name in ("rfft", "ihfft"):
         c = _data((4, 6), np.complex64)
         for n in (6, 7):
