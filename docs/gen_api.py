@@ -154,6 +154,8 @@ ARRAY_MEMBERS = ("shape", "dtype", "ndim", "size", "nbytes", "device", "is_mater
                  "data", "to_numpy", "item", "tolist", "flat", "copy", "T", "mT", "transpose", "reshape",
                  "swapaxes", "squeeze", "ravel", "repeat", "argsort", "diagonal", "trace", "real", "imag",
                  "conj", "conjugate", "to_device", "partition", "argpartition", "searchsorted")
+_FFT_NAMES = ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
+              "fftn", "ifftn", "rfftn", "irfftn", "fftshift", "ifftshift", "fftfreq", "rfftfreq")
 SHAPE_FUNCTIONS = ("transpose", "permute_dims", "matrix_transpose", "swapaxes", "moveaxis",
                    "expand_dims", "squeeze", "flip", "fliplr", "flipud", "broadcast_to",
                    "broadcast_arrays", "reshape", "ravel")
@@ -305,9 +307,10 @@ def _api_page() -> tuple[str, set[str]]:
             ".. autoclass:: lazyarr.random.Generator", "   :members: bit_generator", "",
             ".. autoclass:: lazyarr.random.FusedGenerator",
             "   :members: random, uniform, standard_normal, normal, exponential", "",
-            "``la.fft`` is NumPy's ``numpy.fft`` (CuPy's on cuda) through the fallback; these two take",
-            "the array API's ``dtype=`` and ``device=`` too:", "",
-            ".. autofunction:: lazyarr.fft.fftfreq", ".. autofunction:: lazyarr.fft.rfftfreq", "",
+            "``la.fft``: every function of ``numpy.fft`` is lazyarr's (:doc:`../guide`, \"Fourier",
+            "transforms\"): one pocketfft (CPU) or cuFFT (cuda) call each, a pending operand computed",
+            "by its fused kernel into the buffer the call transforms; the shifts are ``roll``:", "",
+            *[f".. autofunction:: lazyarr.fft.{n}" for n in _FFT_NAMES], "",
             "``la.linalg`` is NumPy's ``numpy.linalg`` (CuPy's on cuda) through the fallback, but",
             "for its norms, lazyarr's own and fused, and the main namespace's ``vecdot``,",
             "``matmul`` and ``matrix_transpose``:", "",

@@ -22,7 +22,7 @@ from ._config import Config, config, get_config, set_config
 from ._devices import cuda_available
 from ._dtypes import SUPPORTED_DTYPES as _SUPPORTED_DTYPES
 from ._fallback import FallbackError, FallbackWarning
-from ._fft import fft as fft  # (a namespace, documented with lazyarr.random)
+from ._fft import namespace as fft  # noqa: F401 (a namespace, documented with lazyarr.random)
 from ._jit import JitWarning, jit
 from ._functions import ALIASES as _ALIASES
 from ._functions import FUNCTIONS as _FUNCTIONS  # every public function, by group: _functions/

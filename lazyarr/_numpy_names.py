@@ -33,6 +33,8 @@ def status(path: str) -> tuple[str, str]:
     space, _, name = path.rpartition(".")
     # a namespace with some names of its own (its NATIVE set: lazyarr.random, lazyarr.fft)
     mixed = getattr(vars(lazyarr).get(name), "NATIVE", None) if not space else None
+    if mixed and set(getattr(np, name).__all__) <= mixed:    # (lazyarr.fft: all of it)
+        return "native", "a namespace: every function lazyarr's"
     if mixed:
         return "fallback", (f"a namespace: {', '.join(sorted(mixed))} are lazyarr's, each other "
                             "function through the fallback")

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dispatch, _fallback
+from .. import _dispatch, _fallback, _fft
 from .._array import LazyArray
 from . import (_building, _creation, _elementwise, _explain, _joining, _linalg, _logic,
                _manipulation, _nanfunctions, _norms, _products, _repeating, _searching, _set,
@@ -77,6 +77,7 @@ for _group in (_statistical, _elementwise, _manipulation, _building, _joining, _
                _creation, _logic, _nanfunctions, _linalg, _norms, _sorting, _set, _products,
                _searching):
     NUMPY_FUNCTIONS.update(_group.NUMPY_FUNCTIONS)
+NUMPY_FUNCTIONS.update(_fft.NUMPY_FUNCTIONS)     # (numpy.fft.<name>(lazy): lazyarr/_fft.py)
 
 # ``la.add.outer`` of the native binary ufuncs: native (the other ufunc methods are given by
 # the fallback, lazyarr/_fallback.py ``install``)
