@@ -16,6 +16,8 @@ in its ``FUNCTIONS`` (and ``NUMPY_FUNCTIONS`` where ``numpy.<name>(lazy)`` shoul
 * ``_repeating``: ``tile``, ``repeat``, ``roll``
 * ``_statistical``: the reductions of the registry
 * ``_sorting``, ``_set``: ``sort``/``argsort``, ``unique_*``
+* ``_statistics_library``: ``cumulative_sum``/``cumulative_prod``, ``gradient``, ``cov``,
+  ``corrcoef``, ``median``/``percentile``/``quantile``, ``convolve``/``correlate``
 * ``_linalg``: ``matmul`` (the ``@`` operator), ``dot``
 * ``_info``: the array API's ``__array_namespace_info__``
 * ``_explain``: ``explain``
@@ -36,7 +38,8 @@ import numpy as np
 from .. import _dispatch, _fallback
 from .._array import LazyArray
 from . import (_building, _creation, _elementwise, _explain, _joining, _linalg, _logic,
-               _manipulation, _nanfunctions, _norms, _repeating, _set, _sorting, _statistical)
+               _manipulation, _nanfunctions, _norms, _repeating, _set, _sorting, _statistical,
+               _statistics_library)
 
 #: Every public function by name (the names of lazyarr's own; aliases below).
 FUNCTIONS: dict[str, Callable[..., Any]] = {}
@@ -48,7 +51,8 @@ for _name, _fn in FUNCTIONS.items():
     _fn.__name__ = _fn.__qualname__ = _name
     _fn.__module__ = "lazyarr"
 FUNCTIONS.update(_creation.FUNCTIONS)
-for _group in (_building, _joining, _repeating, _logic, _nanfunctions, _linalg):   # (written here: their public module)
+for _group in (_building, _joining, _repeating, _logic, _nanfunctions, _linalg,
+               _statistics_library):   # (written here: their public module)
     for _fn in _group.FUNCTIONS.values():
         _fn.__module__ = "lazyarr"
     FUNCTIONS.update(_group.FUNCTIONS)
@@ -69,7 +73,8 @@ ALIASES = {"absolute": "abs", "true_divide": "divide", "mod": "remainder", "bitw
 #: NumPy function -> lazyarr function, for ``__array_function__``.
 NUMPY_FUNCTIONS: dict[Any, Callable[..., Any]] = {}
 for _group in (_statistical, _elementwise, _manipulation, _building, _joining, _repeating,
-               _creation, _logic, _nanfunctions, _linalg, _norms, _sorting, _set):
+               _creation, _logic, _nanfunctions, _linalg, _norms, _sorting, _set,
+               _statistics_library):
     NUMPY_FUNCTIONS.update(_group.NUMPY_FUNCTIONS)
 
 # ``la.add.outer`` of the native binary ufuncs: native (the other ufunc methods are given by

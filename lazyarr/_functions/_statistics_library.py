@@ -1,0 +1,449 @@
+"""Statistics over arrays (issue 18): ``cumulative_sum``/``cumulative_prod``, ``gradient``,
+``cov``/``corrcoef``, ``median``/``percentile``/``quantile`` and ``convolve``/``correlate``,
+NumPy 2's semantics (dtypes, shapes, errors, warnings) on both devices.
+
+* ``cumulative_sum``/``cumulative_prod`` (the array API's, NumPy 2.1's) are lazyarr's
+  ``cumsum``/``cumprod`` (a pending input scanned in the memory its kernel writes,
+  lazyarr/_functions/_sorting.py); with ``include_initial`` a pending input is computed
+  straight into the result past its first slot, which holds the identity, and scanned there
+  (NumPy scans into one array and concatenates it to the identity, a second copy).
+* ``gradient`` is written with views of ``f``: each output array is assembled in new memory
+  from three fused kernels over views of ``f`` (its interior's central differences and its
+  two edges), each written straight into its part (no temporary, ``f`` never copied).
+* ``cov``/``corrcoef``: the centering ``X - mean`` is one fused kernel feeding the product
+  (which is lazyarr's :func:`matmul`: BLAS's gemm on the CPU, cuBLAS on cuda); the scaling by
+  ``1 / fact`` (and corrcoef's division by the standard deviations and clip) is elementwise
+  on the product, left pending, so it fuses into the consumer's kernel.
+* ``median``/``percentile``/``quantile``: NumPy's (CuPy's) partition-based algorithm, which
+  copies its input and partitions the copy; a pending ``a`` is computed by its fused kernel
+  straight into that copy's memory, then the call runs with ``overwrite_input=True`` on it.
+  Every ``method`` is the library's own code (CuPy has five of NumPy's thirteen, and no
+  ``weights``: the others run NumPy's on the host memory, the result moved back).
+* ``convolve``/``correlate``: NumPy's (CuPy's) call on the computed operands (pending ones
+  computed once), NumPy's checks first; ``la.explain`` lists it with its bytes and FLOPs
+  (2 per multiply-add of the pairs the mode's outputs sum: ``2*len(a)*len(v)`` for ``'full'``).
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
+
+from .. import _devices, _fallback, _node, _operands
+from .._array import LazyArray
+from .._materialize import materialize_into
+from .._plan import call_record
+from ._creation import asarray
+from ._elementwise import FUNCTIONS as _EW
+from ._linalg import matmul
+from ._sorting import cumprod, cumsum
+
+_sqrt, _clip = _EW["sqrt"], _EW["clip"]
+
+
+# ----------------------------------------------------------------------------- helpers
+def _lazy(x: Any, device: str | None = None) -> LazyArray:
+    return x if isinstance(x, LazyArray) else asarray(x, device=device)
+
+
+def _pending(x: LazyArray) -> bool:
+    node = x._node
+    return node.data is None and node.op != "scalar"
+
+
+def _write(region: Any, value: LazyArray) -> None:
+    """``region[...] = value`` (a view of new memory): a pending ``value`` computed by its
+    kernel straight into it where the backend can, else computed and copied."""
+    if not _pending(value) or not materialize_into(_operands.cast(value._node, region.dtype),
+                                                   region):
+        region[...] = value.astype(region.dtype).data
+
+
+def _leaf(memory: Any, device: str) -> LazyArray:
+    """New memory this module filled with fused kernels: a computed array (no library call)."""
+    return LazyArray._from_node(_node.leaf(memory, device))
+
+
+# ----------------------------------------------------------------------------- cumulative
+def cumulative_sum(x: Any, /, *, axis: int | None = None, dtype: Any = None, out: Any = None,
+                   include_initial: bool = False) -> Any:
+    """``numpy.cumulative_sum`` (the array API's): :func:`cumsum` along ``axis`` (required
+    for more than one dimension), with ``include_initial`` a 0 first."""
+    return _cumulative("cumulative_sum", np.cumulative_sum, cumsum, np.cumsum, x, axis, dtype,
+                       out, include_initial)
+
+
+def cumulative_prod(x: Any, /, *, axis: int | None = None, dtype: Any = None,
+                    out: Any = None, include_initial: bool = False) -> Any:
+    """``numpy.cumulative_prod`` (the array API's): :func:`cumprod` along ``axis``, with
+    ``include_initial`` a 1 first."""
+    return _cumulative("cumulative_prod", np.cumulative_prod, cumprod, np.cumprod, x, axis,
+                       dtype, out, include_initial)
+
+
+def _cumulative(name: str, numpy_func: Any, scan: Any, numpy_scan: Any, x: Any, axis: Any,
+                dtype: Any, out: Any, include_initial: bool) -> Any:
+    if out is not None:
+        return _fallback.call(name, numpy_func, (x,),
+                              {"axis": axis, "dtype": dtype, "out": out,
+                               "include_initial": include_initial})
+    a = _lazy(x)
+    if a.ndim == 0:
+        a = a.reshape((1,))
+    if axis is None:
+        if a.ndim >= 2:
+            raise ValueError("For arrays which have more than one dimension "
+                             "``axis`` argument is required.")
+        axis = 0
+    axis = normalize_axis_index(axis, a.ndim)
+    if not include_initial:
+        return scan(a, axis=axis, dtype=dtype)
+    result = numpy_scan(np.empty(0, a.dtype), dtype=dtype).dtype   # (NumPy's, or its error)
+    shape = list(a.shape)
+    shape[axis] += 1
+    memory = _devices.xp(a.device).empty(tuple(shape), result)
+    first = (slice(None),) * axis + (slice(0, 1),)
+    rest = (slice(None),) * axis + (slice(1, None),)
+    memory[first] = 0 if name == "cumulative_sum" else 1
+    _write(memory[rest], a)
+    _fallback.policy(name)
+    part = memory[rest]
+    getattr(_devices.xp(a.device), numpy_scan.__name__)(part, axis=axis, out=part)
+    return _fallback.wrapped(memory, name, (memory,), device=a.device)
+
+
+# ----------------------------------------------------------------------------- gradient
+def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> Any:
+    """``numpy.gradient``: second-order central differences in the interior, first- or
+    second-order one-sided ones at the edges, along each of ``axis`` (all by default);
+    ``varargs`` the spacing (one scalar, or one scalar or coordinate array per axis). Each
+    output is new memory written by three fused kernels over views of ``f`` (interior and
+    the two edges). Integers and bool give float64, as NumPy's. A tuple for several axes."""
+    f = _lazy(f)
+    n_dim = f.ndim
+    axes = tuple(range(n_dim)) if axis is None else normalize_axis_tuple(axis, n_dim)
+    spacing = _spacings(f, axes, varargs)
+    if edge_order > 2:
+        raise ValueError("'edge_order' greater than 2 not supported")
+    otype = f.dtype
+    if otype.kind not in "fc":
+        if otype.kind in "iu":
+            f = f.astype(np.float64)
+        otype = np.dtype(np.float64)
+    outs = []
+    for ax, dx in zip(axes, spacing):
+        if f.shape[ax] < edge_order + 1:
+            raise ValueError("Shape of array too small to calculate a numerical gradient, "
+                             "at least (edge_order + 1) elements are required.")
+        outs.append(_gradient_along(f, ax, dx, edge_order, otype))
+    return outs[0] if len(axes) == 1 else tuple(outs)
+
+
+def _spacings(f: LazyArray, axes: tuple[int, ...], varargs: tuple[Any, ...]) -> list[Any]:
+    """NumPy's spacing per axis: a scalar, or the differences of a coordinate array (a
+    NumPy array on the host; a scalar where they are all equal)."""
+    if not varargs:
+        return [1.0] * len(axes)
+    if len(varargs) == 1 and np.ndim(_host(varargs[0])) == 0:
+        return [_host(varargs[0])] * len(axes)
+    if len(varargs) != len(axes):
+        raise TypeError("invalid number of arguments")
+    spacing = []
+    for i, distances in enumerate(varargs):
+        d = np.asanyarray(_host(distances))
+        if d.ndim == 0:
+            spacing.append(_host(distances))
+            continue
+        if d.ndim != 1:
+            raise ValueError("distances must be either scalars or 1d")
+        if len(d) != f.shape[axes[i]]:
+            raise ValueError("when 1d, distances must match the length of the corresponding "
+                             "dimension")
+        if np.issubdtype(d.dtype, np.integer):
+            d = d.astype(np.float64)
+        diffx = np.diff(d)
+        spacing.append(diffx[0] if (diffx == diffx[0]).all() else diffx)
+    return spacing
+
+
+def _host(x: Any) -> Any:
+    """A spacing argument as NumPy takes it (a LazyArray's values on the host)."""
+    return x.to_numpy() if isinstance(x, LazyArray) else x
+
+
+def _gradient_along(f: LazyArray, axis: int, dx: Any, edge_order: int,
+                    otype: np.dtype) -> LazyArray:
+    n_dim = f.ndim
+
+    def view(part: Any) -> LazyArray:
+        return f[(slice(None),) * axis + (part,)]
+
+    def coefficient(c: Any) -> Any:      # a coefficient array along the axis, broadcast
+        shape = [1] * n_dim
+        shape[axis] = -1
+        return asarray(np.reshape(c, shape), device=f.device)
+
+    uniform = np.ndim(dx) == 0
+    if uniform:
+        interior = (view(slice(2, None)) - view(slice(None, -2))) / (2. * dx)
+    else:
+        dx1, dx2 = dx[0:-1], dx[1:]
+        a = coefficient(-(dx2) / (dx1 * (dx1 + dx2)))
+        b = coefficient((dx2 - dx1) / (dx1 * dx2))
+        c = coefficient(dx1 / (dx2 * (dx1 + dx2)))
+        interior = a * view(slice(None, -2)) + b * view(slice(1, -1)) + c * view(slice(2, None))
+    if edge_order == 1:
+        first = (view(slice(1, 2)) - view(slice(0, 1))) / (dx if uniform else dx[0])
+        last = (view(slice(-1, None)) - view(slice(-2, -1))) / (dx if uniform else dx[-1])
+    else:
+        if uniform:
+            a, b, c = -1.5 / dx, 2. / dx, -0.5 / dx
+        else:
+            dx1, dx2 = dx[0], dx[1]
+            a = -(2. * dx1 + dx2) / (dx1 * (dx1 + dx2))
+            b = (dx1 + dx2) / (dx1 * dx2)
+            c = - dx1 / (dx2 * (dx1 + dx2))
+        first = a * view(slice(0, 1)) + b * view(slice(1, 2)) + c * view(slice(2, 3))
+        if uniform:
+            a, b, c = 0.5 / dx, -2. / dx, 1.5 / dx
+        else:
+            dx1, dx2 = dx[-2], dx[-1]
+            a = (dx2) / (dx1 * (dx1 + dx2))
+            b = - (dx2 + dx1) / (dx1 * dx2)
+            c = (2. * dx2 + dx1) / (dx2 * (dx1 + dx2))
+        last = a * view(slice(-3, -2)) + b * view(slice(-2, -1)) + c * view(slice(-1, None))
+    memory = _devices.xp(f.device).empty(f.shape, otype)
+    lead = (slice(None),) * axis
+    for part, value in ((slice(1, -1), interior), (slice(0, 1), first),
+                        (slice(-1, None), last)):
+        _write(memory[lead + (part,)], value)
+    return _leaf(memory, f.device)
+
+
+# ----------------------------------------------------------------------------- cov, corrcoef
+def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: Any = None,
+        fweights: Any = None, aweights: Any = None, *, dtype: Any = None) -> LazyArray:
+    """``numpy.cov``: the covariance matrix of the variables (rows, or columns with
+    ``rowvar=False``) of ``m`` (and ``y``). The centering is one fused kernel feeding
+    :func:`matmul` (BLAS/cuBLAS); the scaling is left pending for the consumer to fuse.
+    A single variable gives a 0-d result, as NumPy's ``squeeze``."""
+    if ddof is not None and ddof != int(ddof):
+        raise ValueError("ddof must be integer")
+    m = _lazy(m)
+    if m.ndim > 2:
+        raise ValueError("m has more than 2 dimensions")
+    if y is not None:
+        y = _lazy(y, m.device)
+        if y.ndim > 2:
+            raise ValueError("y has more than 2 dimensions")
+    if dtype is None:
+        dtype = np.result_type(m.dtype, np.float64) if y is None \
+            else np.result_type(m.dtype, y.dtype, np.float64)
+    X = _rows(m, dtype)
+    if not rowvar and m.ndim != 1:
+        X = X.T
+    if X.shape[0] == 0:
+        return asarray(np.array([]).reshape(0, 0), device=m.device)
+    if y is not None:
+        Y = _rows(y, dtype)
+        if not rowvar and Y.shape[0] != 1:
+            Y = Y.T
+        from ._joining import concatenate
+        X = concatenate((X, Y), axis=0)
+    if ddof is None:
+        ddof = 1 if bias == 0 else 0
+    w, aw = _weights(fweights, aweights, X.shape[1])
+    if w is None:
+        fact: Any = X.shape[1] - ddof
+        centered = X - X.mean(axis=1, keepdims=True)
+    else:
+        w_sum = w.sum()
+        if ddof == 0:
+            fact = w_sum
+        elif aw is None:
+            fact = w_sum - ddof
+        else:
+            fact = w_sum - ddof * sum(w * aw) / w_sum
+        weights = asarray(w, device=m.device)
+        avg = (X * weights.astype(X.dtype)).sum(axis=1, keepdims=True) / w_sum
+        centered = X - avg.astype(X.dtype)
+    if fact <= 0:
+        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
+        fact = 0.0
+    centered = centered.compute()
+    right = centered if w is None else centered * asarray(w, device=m.device)
+    right = right.T.conj() if right.dtype.kind == "c" else right.T
+    c = matmul(centered, right)
+    with np.errstate(divide="ignore"):
+        scale = np.true_divide(1, fact)
+    c = (c * scale).astype(c.dtype)
+    return c.squeeze()
+
+
+def _rows(x: LazyArray, dtype: Any) -> LazyArray:
+    """``np.array(x, ndmin=2, dtype=dtype)``: a 1-d ``x`` as one row (a view), cast."""
+    x = x.reshape((1,) * (2 - x.ndim) + x.shape) if x.ndim < 2 else x
+    return x if x.dtype == np.dtype(dtype) else x.astype(dtype)
+
+
+def _weights(fweights: Any, aweights: Any, n: int) -> tuple[Any, Any]:
+    """NumPy's checks of ``cov``'s weights and their product (host arrays, float64)."""
+    w = aw = None
+    if fweights is not None:
+        fw = np.asarray(_host(fweights), dtype=float)
+        if not np.all(fw == np.around(fw)):
+            raise TypeError("fweights must be integer")
+        if fw.ndim > 1:
+            raise RuntimeError("cannot handle multidimensional fweights")
+        if fw.shape[0] != n:
+            raise RuntimeError("incompatible numbers of samples and fweights")
+        if any(fw < 0):
+            raise ValueError("fweights cannot be negative")
+        w = fw
+    if aweights is not None:
+        aw = np.asarray(_host(aweights), dtype=float)
+        if aw.ndim > 1:
+            raise RuntimeError("cannot handle multidimensional aweights")
+        if aw.shape[0] != n:
+            raise RuntimeError("incompatible numbers of samples and aweights")
+        if any(aw < 0):
+            raise ValueError("aweights cannot be negative")
+        w = aw if w is None else w * aw
+    return w, aw
+
+
+def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -> LazyArray:
+    """``numpy.corrcoef``: :func:`cov` divided by the outer product of the standard
+    deviations, the real part (and imaginary) clipped to [-1, 1]; for real data all of it
+    elementwise on the product, pending (one kernel with its consumer)."""
+    c = cov(x, y, rowvar, dtype=dtype)
+    if c.ndim != 2:
+        return c / c            # a single variable: nan where 0, nan or inf, else 1
+    d = c.diagonal()
+    stddev = _sqrt(d.real)
+    c = c / stddev[:, None]
+    c = c / stddev[None, :]
+    if c.dtype.kind != "c":
+        return _clip(c, -1, 1)  # type: ignore[no-any-return]
+    memory = c.compute().data.copy()
+    xp = _devices.xp(c.device)
+    xp.clip(memory.real, -1, 1, out=memory.real)
+    xp.clip(memory.imag, -1, 1, out=memory.imag)
+    return _leaf(memory, c.device)
+
+
+# ----------------------------------------------------------------------------- quantiles
+#: the ``method``s CuPy's ``percentile``/``quantile`` implement (CuPy 14's ``_quantile``)
+_CUPY_METHODS = frozenset({"linear", "lower", "higher", "midpoint", "nearest"})
+
+
+def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+           keepdims: bool = False) -> Any:
+    """``numpy.median``: NumPy's (CuPy's) partition-based median; a pending ``a`` is computed
+    by its fused kernel straight into the buffer the partition works in."""
+    return _quantile_call("median", np.median, a, (), {"axis": axis, "keepdims": keepdims},
+                          out, overwrite_input)
+
+
+def percentile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+               method: str = "linear", keepdims: bool = False, *, weights: Any = None) -> Any:
+    """``numpy.percentile``: NumPy's (CuPy's) algorithm for every ``method``; a pending ``a``
+    is computed straight into the buffer it partitions."""
+    return _quantile_call("percentile", np.percentile, a, (q,),
+                          _quantile_keywords(axis, method, keepdims, weights),
+                          out, overwrite_input)
+
+
+def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+             method: str = "linear", keepdims: bool = False, *, weights: Any = None) -> Any:
+    """``numpy.quantile``: as :func:`percentile`, ``q`` in [0, 1]."""
+    return _quantile_call("quantile", np.quantile, a, (q,),
+                          _quantile_keywords(axis, method, keepdims, weights),
+                          out, overwrite_input)
+
+
+def _quantile_keywords(axis: Any, method: str, keepdims: bool,
+                       weights: Any) -> dict[str, Any]:
+    kwargs = {"axis": axis, "method": method, "keepdims": keepdims}
+    if weights is not None:
+        kwargs["weights"] = weights
+    return kwargs
+
+
+def _quantile_call(name: str, func: Any, a: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                   out: Any, overwrite_input: bool) -> Any:
+    x = a if isinstance(a, LazyArray) else None
+    on_host = x is not None and x.device == "cuda" and (
+        "weights" in kwargs or kwargs.get("method", "linear") not in _CUPY_METHODS)
+    if out is None and x is not None and not on_host and _pending(x):
+        memory = _fallback.computed_into_new(x, cuda=True)
+        if memory is not None:
+            _fallback.policy(name)
+            xp = _devices.xp(x.device)
+            operands = tuple(_fallback._buffers(v) for v in args)
+            extra = {k: _fallback._buffers(v) for k, v in kwargs.items()}
+            result = getattr(xp, name)(memory, *operands, overwrite_input=True, **extra)
+            return _fallback.wrapped(result, name, (memory, operands), device=x.device)
+    if on_host and out is None:             # NumPy's method on the host, the result moved back
+        host = x.to_numpy()                 # type: ignore[union-attr]
+        operands = tuple(_host(v) for v in args)
+        extra = {k: _host(v) for k, v in kwargs.items()}
+        _fallback.policy(name)
+        result = func(host, *operands, overwrite_input=True, **extra)
+        return _fallback.wrapped(_devices.asarray("cuda", result), name, (host, operands),
+                                 device="cuda")
+    return _fallback.call(name, func, (a, *args),
+                          {**kwargs, "out": out, "overwrite_input": overwrite_input})
+
+
+# ----------------------------------------------------------------------------- convolve
+def convolve(a: Any, v: Any, mode: str = "full") -> LazyArray:
+    """``numpy.convolve``: the discrete linear convolution of two 1-d sequences, NumPy's
+    (CuPy's) call on the computed operands; NumPy's checks (empty, N-d, ``mode``) first."""
+    return _correlation("convolve", np.convolve, a, v, mode)
+
+
+def correlate(a: Any, v: Any, mode: str = "valid") -> LazyArray:
+    """``numpy.correlate``: the cross-correlation of two 1-d sequences (``v`` conjugated),
+    NumPy's (CuPy's) call on the computed operands; NumPy's checks first."""
+    return _correlation("correlate", np.correlate, a, v, mode)
+
+
+def _correlation(name: str, func: Any, a: Any, v: Any, mode: Any) -> LazyArray:
+    device = a.device if isinstance(a, LazyArray) else getattr(v, "device", None)
+    x, y = _lazy(a, device), _lazy(v, device)
+    if x.ndim > 1 or y.ndim > 1:
+        raise ValueError("object too deep for desired array")
+    x = x.reshape((1,)) if x.ndim == 0 else x
+    y = y.reshape((1,)) if y.ndim == 0 else y
+    if name == "convolve":
+        if not len(x):
+            raise ValueError("a cannot be empty")
+        if not len(y):
+            raise ValueError("v cannot be empty")
+    elif not len(x):
+        raise ValueError("first array argument cannot be empty")
+    elif not len(y):
+        raise ValueError("second array argument cannot be empty")
+    func(np.ones(1, x.dtype), np.ones(1, y.dtype), mode)     # NumPy's mode and dtype errors
+    result = _fallback.call(name, func, (x, y), {"mode": mode})
+    n, k = max(len(x), len(y)), min(len(x), len(y))
+    result._node.origin = call_record(name, int(x.nbytes) + int(y.nbytes), int(result.nbytes),
+                                      2 * _pairs(n, k, len(result)))
+    return result
+
+
+def _pairs(n: int, k: int, size: int) -> int:
+    """The multiply-adds of a correlation of lengths ``n >= k`` whose ``size`` outputs are
+    centred in the full one's ``n + k - 1`` (NumPy's modes): each output sums its overlap."""
+    start = (n + k - 1 - size) // 2
+    i = np.arange(start, start + size, dtype=np.int64)
+    overlap = np.minimum(np.minimum(i + 1, n + k - 1 - i), k)
+    return int(overlap.sum())
+
+
+FUNCTIONS = {f.__name__: f for f in (cumulative_sum, cumulative_prod, gradient, cov, corrcoef,
+                                     median, percentile, quantile, convolve, correlate)}
+NUMPY_FUNCTIONS = {getattr(np, name): f for name, f in FUNCTIONS.items()}
