@@ -266,9 +266,9 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: An
             fact = w_sum - ddof
         else:
             fact = w_sum - ddof * sum(w * aw) / w_sum
-        weights = asarray(w, device=m.device)
-        avg = (X * weights.astype(X.dtype)).sum(axis=1, keepdims=True) / w_sum
-        centered = X - avg.astype(X.dtype)
+        # (NumPy's average: in result_type(X, w, float64), X -= avg rounding to X's dtype)
+        avg = (X * asarray(w, device=m.device)).sum(axis=1, keepdims=True) / w_sum
+        centered = (X - avg).astype(X.dtype)
     if fact <= 0:
         warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
         fact = 0.0
@@ -276,9 +276,7 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: An
     right = centered if w is None else centered * asarray(w, device=m.device)
     right = right.T.conj() if right.dtype.kind == "c" else right.T
     c = matmul(centered, right)
-    with np.errstate(divide="ignore"):
-        scale = np.true_divide(1, fact)
-    c = (c * scale).astype(c.dtype)
+    c = (c * np.true_divide(1, fact)).astype(c.dtype)    # (NumPy's ``c *= 1 / fact``)
     return c.squeeze()
 
 
@@ -394,8 +392,9 @@ def _quantile_call(name: str, func: Any, a: Any, args: tuple[Any, ...], kwargs: 
         result = func(host, *operands, overwrite_input=True, **extra)
         return _fallback.wrapped(_devices.asarray("cuda", result), name, (host, operands),
                                  device="cuda")
-    return _fallback.call(name, func, (a, *args),
-                          {**kwargs, "out": out, "overwrite_input": overwrite_input})
+    # (a computed ``a`` is not partitioned in place, even with ``overwrite_input``: its
+    # memory may have views and pending readers; NumPy leaves the contents undefined then)
+    return _fallback.call(name, func, (a, *args), {**kwargs, "out": out})
 
 
 # ----------------------------------------------------------------------------- convolve
