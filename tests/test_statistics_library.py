@@ -65,6 +65,11 @@ def _same_error(numpy_call, lazy_call):
         lazy_call()
 
 
+def _pending(x):
+    """A pending copy of ``x`` (its values and dtype, bool too)."""
+    return x + np.zeros((), x.dtype)
+
+
 def _escaped(error):
     import re
     return re.escape(str(error))
@@ -137,8 +142,7 @@ def test_cumulative(name, dtype, shape, axis, include_initial):
     check = _exact if a.dtype.kind in "biu" else _close
     with la.config(mode="lazy"):
         check(getattr(la, name)(x, axis=axis, include_initial=include_initial), want)
-        pending = x + np.zeros((), dtype)           # (a pending copy of the same values)
-        check(getattr(la, name)(pending, axis=axis, include_initial=include_initial), want)
+        check(getattr(la, name)(_pending(x), axis=axis, include_initial=include_initial), want)
     with la.config(mode="eager"):
         check(getattr(la, name)(x, axis=axis, include_initial=include_initial), want)
 
@@ -214,7 +218,7 @@ def test_gradient_spacing_and_axes(dtype, edge_order):
         host = tuple(v.to_numpy() if isinstance(v, la.LazyArray) else v for v in varargs)
         want = np.gradient(a, *host, edge_order=edge_order, **kwargs)
         got = la.gradient(x * 1, *varargs, edge_order=edge_order, **kwargs)
-        assert type(got) is type(want)
+        assert isinstance(got, tuple) == isinstance(want, tuple)
         for g, w in zip(got if isinstance(got, tuple) else (got,),
                         want if isinstance(want, tuple) else (want,)):
             _close(g, w)
@@ -331,7 +335,7 @@ def test_cov_centering_is_one_kernel_feeding_the_product(counts):
     c = la.cov(x * 2 - 1)
     assert len(reductions) + found["run"] == 2, (found, reductions)
     assert c._node.data is None                    # the scaling: pending
-    steps = [s for s in la.explain(c).splitlines() if "library call numpy.matmul" in s]
+    steps = [s for s in str(la.explain(c)).splitlines() if "library call numpy.matmul" in s]
     assert len(steps) == 1
     before = found["run"]
     _close(c + 1, np.cov(a * 2 - 1) + 1)
@@ -415,7 +419,7 @@ def test_quantile_of_a_pending_array_is_its_kernel_into_the_partitioned_buffer(c
         assert (found["run"], found["into"]) == (0, 1), found
         assert y._node.data is None                # (the memory was the call's, not y's)
         _close(got, getattr(np, fn)(a * 2 - 1, *args, axis=1))
-        assert f"library call numpy.{fn}" in la.explain(got)
+        assert f"library call numpy.{fn}" in str(la.explain(got))
 
 
 # ----------------------------------------------------------------------------- convolve
@@ -429,8 +433,8 @@ def test_convolve_and_correlate(name, dtype, mode):
         want = getattr(np, name)(a, v, mode)
         check = _exact if want.dtype.kind in "biu" else _close
         check(getattr(la, name)(la.asarray(a), la.asarray(v), mode), want)
-        check(getattr(la, name)(la.asarray(a) * 1, v, mode=mode), want)
-        check(getattr(la, name)(a, la.asarray(v) * 1, mode), want)
+        check(getattr(la, name)(_pending(la.asarray(a)), v, mode=mode), want)
+        check(getattr(la, name)(a, _pending(la.asarray(v)), mode), want)
     a, v = _data((6,), np.float32), _data((3,), np.complex128)
     _close(getattr(la, name)(la.asarray(a), la.asarray(v), mode), getattr(np, name)(a, v, mode))
     _close(getattr(la, name)(la.asarray(v), la.asarray(a), mode), getattr(np, name)(v, a, mode))
@@ -450,13 +454,19 @@ def test_convolve_special_values_errors_and_explain():
                      (np.ones(3), np.ones(2), 5), (np.ones(0), np.ones(0))]:
             _same_error(lambda: fn(*args), lambda: lazy(*(la.asarray(t) if isinstance(
                 t, np.ndarray) else t for t in args)))
-        _exact(lazy(la.asarray(np.float64(2.0)), la.asarray(np.ones(3))),
-               fn(np.float64(2.0), np.ones(3)))
+        if name == "convolve":
+            _exact(lazy(la.asarray(np.float64(2.0)), la.asarray(np.ones(3))),
+                   fn(np.float64(2.0), np.ones(3)))
+        else:
+            _same_error(lambda: fn(np.float64(2.0), np.ones(3)),
+                        lambda: lazy(la.asarray(np.float64(2.0)), la.asarray(np.ones(3))))
     x, y = la.asarray(np.ones(1000)), la.asarray(np.ones(10))
-    text = la.explain(la.convolve(x * 2, y))
-    assert "library call numpy.convolve" in text and "0.000 GFLOP" not in text
+    text = str(la.explain(la.convolve(x * 2, y)))
+    assert "library call numpy.convolve" in text
     from lazyarr._fallback import library_calls
-    for mode, pairs in [("full", 10000), ("valid", 991 * 10), ("same", 10000 - 20)]:
+    # (the pairs each mode's outputs sum; 'same' drops the partial overlaps of the full
+    # result's 4 first and 5 last outputs, NumPy's centring for a length-10 ``v``)
+    for mode, pairs in [("full", 10000), ("valid", 991 * 10), ("same", 10000 - (1 + 2 + 3 + 4) - (1 + 2 + 3 + 4 + 5))]:
         call, = library_calls(la.convolve(x * 2, y, mode)._node)
         assert call.flops == 2 * pairs, (mode, call.flops)
         assert call.bytes_read == 8 * 1010

@@ -277,7 +277,9 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: An
     right = right.T.conj() if right.dtype.kind == "c" else right.T
     c = matmul(centered, right)
     c = (c * np.true_divide(1, fact)).astype(c.dtype)    # (NumPy's ``c *= 1 / fact``)
-    return c.squeeze()
+    # (NumPy's ``squeeze``: a single variable's 0-d result; a view taken only then, since
+    # a view of a computed product does not keep the call's record for la.explain)
+    return c.squeeze() if 1 in c.shape else c
 
 
 def _rows(x: LazyArray, dtype: Any) -> LazyArray:
@@ -415,7 +417,9 @@ def _correlation(name: str, func: Any, a: Any, v: Any, mode: Any) -> LazyArray:
     x, y = _lazy(a, device), _lazy(v, device)
     if x.ndim > 1 or y.ndim > 1:
         raise ValueError("object too deep for desired array")
-    x = x.reshape((1,)) if x.ndim == 0 else x
+    if name == "correlate" and (x.ndim == 0 or y.ndim == 0):
+        raise ValueError("object of too small depth for desired array")
+    x = x.reshape((1,)) if x.ndim == 0 else x       # (convolve's ``ndmin=1``)
     y = y.reshape((1,)) if y.ndim == 0 else y
     if name == "convolve":
         if not len(x):
