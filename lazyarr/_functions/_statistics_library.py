@@ -25,6 +25,7 @@ NumPy 2's semantics (dtypes, shapes, errors, warnings) on both devices.
 """
 from __future__ import annotations
 
+import functools
 import warnings
 from typing import Any
 
@@ -33,7 +34,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from .. import _devices, _fallback, _node, _operands
 from .._array import LazyArray
-from .._materialize import materialize_into
+from .._materialize import materialize, materialize_into, tape
 from .._plan import call_record
 from ._creation import asarray
 from ._elementwise import FUNCTIONS as _EW
@@ -64,6 +65,23 @@ def _write(region: Any, value: LazyArray) -> None:
 def _leaf(memory: Any, device: str) -> LazyArray:
     """New memory this module filled with fused kernels: a computed array (no library call)."""
     return LazyArray._from_node(_node.leaf(memory, device))
+
+
+def _step(name: str, fn: Any, operands: tuple[LazyArray, ...], device: str,
+          flops: int | None = None) -> LazyArray:
+    """``fn(*buffers)``, new memory made by the library from the operands' computed buffers
+    (pending ones computed once), as a computed array with the call's record for la.explain;
+    a step of la.jit's tape while it traces (its replays call ``fn`` again)."""
+    _fallback.policy(name)
+    buffers = tuple(materialize(x._node) for x in operands)
+    memory = fn(*buffers)
+    out = _leaf(memory, device)
+    out._node.origin = call_record(name, sum(int(b.nbytes) for b in buffers),
+                                   int(memory.nbytes), flops)
+    t = tape()
+    if t is not None:
+        t.call(fn, buffers, {}, out, functools.partial(_leaf, device=device), name)
+    return out
 
 
 # ----------------------------------------------------------------------------- cumulative
@@ -101,17 +119,38 @@ def _cumulative(name: str, numpy_func: Any, scan: Any, numpy_scan: Any, x: Any, 
     if not include_initial:
         return scan(a, axis=axis, dtype=dtype)
     result = numpy_scan(np.empty(0, a.dtype), dtype=dtype).dtype   # (NumPy's, or its error)
+    identity = 0 if name == "cumulative_sum" else 1
     shape = list(a.shape)
     shape[axis] += 1
-    memory = _devices.xp(a.device).empty(tuple(shape), result)
-    first = (slice(None),) * axis + (slice(0, 1),)
-    rest = (slice(None),) * axis + (slice(1, None),)
-    memory[first] = 0 if name == "cumulative_sum" else 1
-    _write(memory[rest], a)
+    if a.device == "cuda" or tape() is not None or not _pending(a):
+        fn = functools.partial(_with_initial, _devices.xp(a.device), numpy_scan.__name__,
+                               axis, result, identity)
+        return _step(name, fn, (a,), a.device)
+    memory = np.empty(tuple(shape), result)
+    lead = (slice(None),) * axis
+    memory[lead + (slice(0, 1),)] = identity
+    part = memory[lead + (slice(1, None),)]
+    _write(part, a)                     # the pending input's kernel, straight into its place
     _fallback.policy(name)
-    part = memory[rest]
-    getattr(_devices.xp(a.device), numpy_scan.__name__)(part, axis=axis, out=part)
-    return _fallback.wrapped(memory, name, (memory,), device=a.device)
+    numpy_scan(part, axis=axis, out=part)
+    return _fallback.wrapped(memory, name, (memory,))
+
+
+def _with_initial(xp: Any, scan: str, axis: int, dtype: np.dtype, identity: int,
+                  buffer: Any) -> Any:
+    """The scan of ``buffer`` along ``axis`` after the identity: on the CPU NumPy's scan
+    writes into its place in the result; on cuda CuPy's scan, joined to the identity."""
+    shape = list(buffer.shape)
+    shape[axis] = 1
+    if xp is np:
+        shape[axis] += buffer.shape[axis]
+        memory = np.empty(tuple(shape), dtype)
+        lead = (slice(None),) * axis
+        memory[lead + (slice(0, 1),)] = identity
+        getattr(np, scan)(buffer, axis=axis, dtype=dtype, out=memory[lead + (slice(1, None),)])
+        return memory
+    first = xp.full(tuple(shape), identity, dtype=dtype)
+    return xp.concatenate((first, getattr(xp, scan)(buffer, axis=axis, dtype=dtype)), axis=axis)
 
 
 # ----------------------------------------------------------------------------- gradient
@@ -122,6 +161,9 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
     output is new memory written by three fused kernels over views of ``f`` (interior and
     the two edges). Integers and bool give float64, as NumPy's. A tuple for several axes."""
     f = _lazy(f)
+    if tape() is not None:      # (la.jit traces: NumPy's (CuPy's) call, a step of its tape)
+        return _fallback.call("gradient", np.gradient, (f, *varargs),
+                              {"axis": axis, "edge_order": edge_order})
     n_dim = f.ndim
     axes = tuple(range(n_dim)) if axis is None else normalize_axis_tuple(axis, n_dim)
     spacing = _spacings(f, axes, varargs)
@@ -327,11 +369,16 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -
     c = c / stddev[None, :]
     if c.dtype.kind != "c":
         return _clip(c, -1, 1)  # type: ignore[no-any-return]
-    memory = c.compute().data.copy()
-    xp = _devices.xp(c.device)
+    return _step("clip", functools.partial(_clipped_parts, _devices.xp(c.device)), (c,),
+                 c.device)
+
+
+def _clipped_parts(xp: Any, c: Any) -> Any:
+    """A copy of the complex ``c`` with its real and imaginary parts clipped to [-1, 1]."""
+    memory = c.copy()
     xp.clip(memory.real, -1, 1, out=memory.real)
     xp.clip(memory.imag, -1, 1, out=memory.imag)
-    return _leaf(memory, c.device)
+    return memory
 
 
 # ----------------------------------------------------------------------------- quantiles
@@ -375,28 +422,57 @@ def _quantile_keywords(axis: Any, method: str, keepdims: bool,
 def _quantile_call(name: str, func: Any, a: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
                    out: Any, overwrite_input: bool) -> Any:
     x = a if isinstance(a, LazyArray) else None
-    on_host = x is not None and x.device == "cuda" and (
-        "weights" in kwargs or kwargs.get("method", "linear") not in _CUPY_METHODS)
-    if out is None and x is not None and not on_host and _pending(x):
-        memory = _fallback.computed_into_new(x, cuda=True)
-        if memory is not None:
-            _fallback.policy(name)
-            xp = _devices.xp(x.device)
-            operands = tuple(_fallback._buffers(v) for v in args)
-            extra = {k: _fallback._buffers(v) for k, v in kwargs.items()}
-            result = getattr(xp, name)(memory, *operands, overwrite_input=True, **extra)
-            return _fallback.wrapped(result, name, (memory, operands), device=x.device)
-    if on_host and out is None:             # NumPy's method on the host, the result moved back
-        host = x.to_numpy()                 # type: ignore[union-attr]
-        operands = tuple(_host(v) for v in args)
+    if x is None or out is not None:
+        # (a computed ``a`` is not partitioned in place, even with ``overwrite_input``: its
+        # memory may have views and pending readers; NumPy leaves the contents undefined then)
+        return _fallback.call(name, func, (a, *args), {**kwargs, "out": out})
+    q = tuple(_host(v) for v in args)
+    weights = kwargs.get("weights")
+    method = {k: v for k, v in kwargs.items() if k == "method"}
+    # NumPy's checks of q and method, and its result dtype, from one element: before anything
+    # is computed (with weights, NumPy's call checks them against the data)
+    dtype = None if weights is not None else func(np.zeros(1, x.dtype), *q, **method).dtype
+    cuda = x.device == "cuda"
+    if cuda and (weights is not None or method.get("method", "linear") not in _CUPY_METHODS
+                 or any(np.ndim(v) > 1 for v in q) or x.size == 0 or x.ndim == 0):
+        # what CuPy lacks (a method, weights, an N-d q) or does otherwise (empty, 0-d):
+        # NumPy's call on the host memory, the result moved back
         extra = {k: _host(v) for k, v in kwargs.items()}
-        _fallback.policy(name)
-        result = func(host, *operands, overwrite_input=True, **extra)
-        return _fallback.wrapped(_devices.asarray("cuda", result), name, (host, operands),
-                                 device="cuda")
-    # (a computed ``a`` is not partitioned in place, even with ``overwrite_input``: its
-    # memory may have views and pending readers; NumPy leaves the contents undefined then)
-    return _fallback.call(name, func, (a, *args), {**kwargs, "out": out})
+        return _step(name, functools.partial(_on_host, func, q, extra), (x,), "cuda")
+    memory = _fallback.computed_into_new(x, cuda=True) if _pending(x) else None
+    if memory is None and not cuda:
+        return _fallback.call(name, func, (a, *args), kwargs)
+    extra = {k: _fallback._buffers(v) for k, v in kwargs.items()}
+    fn = functools.partial(_in_library, name, q, extra, dtype, _devices.xp(x.device))
+    if memory is None:                  # (a computed input, or la.jit traces: a copy)
+        return _step(name, lambda buffer: fn(buffer.copy()), (x,), "cuda")
+    _fallback.policy(name)
+    result = fn(memory)
+    return _fallback.wrapped(result, name, (memory, q), device=x.device)
+
+
+def _on_host(func: Any, q: tuple[Any, ...], kwargs: dict[str, Any], buffer: Any) -> Any:
+    """NumPy's ``func`` (median, percentile, quantile) of a cuda ``buffer`` on the host,
+    the result moved back."""
+    result = func(_devices.to_host("cuda", buffer), *q, overwrite_input=True, **kwargs)
+    return _devices.asarray("cuda", result)
+
+
+def _in_library(name: str, q: tuple[Any, ...], kwargs: dict[str, Any], dtype: Any, xp: Any,
+                memory: Any) -> Any:
+    """NumPy's (CuPy's) ``name`` working in ``memory`` (``overwrite_input``); on cuda with
+    NumPy's NaN propagation (CuPy's sort-based quantiles interpolate past a NaN) and dtype."""
+    cuda = xp is not np or _devices.device_of(memory) == "cuda"
+    operands = tuple(xp.asarray(v) for v in q) if xp is not np else q
+    has_nan = None
+    if cuda and name != "median" and memory.dtype.kind == "f":
+        has_nan = xp.isnan(memory).any(axis=kwargs.get("axis"), keepdims=kwargs["keepdims"])
+    result = getattr(xp, name)(memory, *operands, overwrite_input=True, **kwargs)
+    if has_nan is not None:
+        result = xp.where(has_nan, result.dtype.type(np.nan), result)
+    if cuda and dtype is not None and result.dtype != dtype:
+        result = result.astype(dtype)
+    return result
 
 
 # ----------------------------------------------------------------------------- convolve
@@ -430,12 +506,26 @@ def _correlation(name: str, func: Any, a: Any, v: Any, mode: Any) -> LazyArray:
         raise ValueError("first array argument cannot be empty")
     elif not len(y):
         raise ValueError("second array argument cannot be empty")
-    func(np.ones(1, x.dtype), np.ones(1, y.dtype), mode)     # NumPy's mode and dtype errors
-    result = _fallback.call(name, func, (x, y), {"mode": mode})
+    # NumPy's mode and dtype errors, and its result dtype, from one element each
+    dtype = func(np.ones(1, x.dtype), np.ones(1, y.dtype), mode).dtype
     n, k = max(len(x), len(y)), min(len(x), len(y))
-    result._node.origin = call_record(name, int(x.nbytes) + int(y.nbytes), int(result.nbytes),
-                                      2 * _pairs(n, k, len(result)))
-    return result
+    size = {"full": n + k - 1, "valid": n - k + 1}.get(mode, n)
+    fn = functools.partial(func, mode=mode) if x.device != "cuda" \
+        else functools.partial(_on_cuda, name, mode, dtype)
+    return _step(name, fn, (x, y), x.device, 2 * _pairs(n, k, size))
+
+
+def _on_cuda(name: str, mode: Any, dtype: np.dtype, a: Any, v: Any) -> Any:
+    """CuPy's ``convolve``/``correlate`` of the buffers, as NumPy's: a correlation with the
+    longer sequence second is the conjugate of the swapped one, reversed (NumPy's
+    ``correlate2``; CuPy's own call centres its ``'same'`` output otherwise); NumPy's dtype."""
+    xp = _devices.xp("cuda")
+    swap = name == "correlate" and len(v) > len(a)
+    memory = getattr(xp, name)(v, a, mode) if swap else getattr(xp, name)(a, v, mode)
+    if swap:
+        memory = memory[::-1]
+        memory = memory.conj() if memory.dtype.kind == "c" else memory.copy()
+    return memory if memory.dtype == dtype else memory.astype(dtype)
 
 
 def _pairs(n: int, k: int, size: int) -> int:
