@@ -472,6 +472,26 @@ def test_convolve_special_values_errors_and_explain():
         assert call.bytes_read == 8 * 1010
 
 
+# ----------------------------------------------------------------------------- eager mode
+def test_eager_mode_gives_the_same_results():
+    a = _data((5, 8), np.float64, special=True)
+    with la.config(mode="eager"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        x = la.asarray(a)
+        for got, want in [
+                (la.cumulative_sum(x * 2, axis=0, include_initial=True),
+                 np.cumulative_sum(a * 2, axis=0, include_initial=True)),
+                (la.gradient(x * 2, 0.5, axis=1, edge_order=2),
+                 np.gradient(a * 2, 0.5, axis=1, edge_order=2)),
+                (la.cov(x * 2, rowvar=False), np.cov(a * 2, rowvar=False)),
+                (la.corrcoef(x[:, 2:4] * 2), np.corrcoef(a[:, 2:4] * 2)),
+                (la.median(x * 2, axis=0), np.median(a * 2, axis=0)),
+                (la.quantile(x * 2, [0.1, 0.5], axis=1, method="nearest"),
+                 np.quantile(a * 2, [0.1, 0.5], axis=1, method="nearest")),
+                (la.correlate(x[0, 2:] * 2, x[1, :3]), np.correlate(a[0, 2:] * 2, a[1, :3]))]:
+            _close(got, want)
+
+
 # ----------------------------------------------------------------------------- cuda
 @pytest.mark.gpu
 @_NEEDS_CUDA
@@ -500,6 +520,23 @@ def test_statistics_on_cuda():
             (la.correlate(y, x[1] * 2, "same"), np.correlate(b, a[1] * 2, "same")),
         ]
         for got, want in cases:
+            assert got.device == "cuda"
+            _close(got, want, rtol=1e-4)
+        nan = a.copy()
+        nan[1, 2] = np.nan
+        ints = _data((5, 8), np.int32)
+        z, k = la.asarray(nan), la.asarray(ints)
+        for got, want in [
+                (la.percentile(z * 1, [10, 50], axis=1), np.percentile(nan, [10, 50], axis=1)),
+                (la.quantile(z, 0.5, axis=0, method="lower"),
+                 np.quantile(nan, 0.5, axis=0, method="lower")),
+                (la.median(z * 1, axis=1), np.median(nan, axis=1)),
+                (la.quantile(k * 1, [0.2, 0.7], axis=1), np.quantile(ints, [0.2, 0.7], axis=1)),
+                (la.median(k, axis=0, keepdims=True), np.median(ints, axis=0, keepdims=True)),
+                (la.quantile(z * 1, np.full((2, 2), 0.3)), np.quantile(nan, np.full((2, 2), 0.3))),
+                (la.cumulative_prod(k, axis=0, include_initial=True),
+                 np.cumulative_prod(ints, axis=0, include_initial=True)),
+                (la.correlate(x[0, :3], y * 2, "same"), np.correlate(a[0, :3], b * 2, "same"))]:
             assert got.device == "cuda"
             _close(got, want, rtol=1e-4)
         _same_error(lambda: np.convolve(np.ones(0), b), lambda: la.convolve(la.asarray(np.ones(0)), y))

@@ -123,8 +123,8 @@ def _cumulative(name: str, numpy_func: Any, scan: Any, numpy_scan: Any, x: Any, 
     shape = list(a.shape)
     shape[axis] += 1
     if a.device == "cuda" or tape() is not None or not _pending(a):
-        fn = functools.partial(_with_initial, _devices.xp(a.device), numpy_scan.__name__,
-                               axis, result, identity)
+        fn = functools.partial(_with_initial, _devices.xp(a.device), a.device == "cuda",
+                               numpy_scan.__name__, axis, result, identity)
         return _step(name, fn, (a,), a.device)
     memory = np.empty(tuple(shape), result)
     lead = (slice(None),) * axis
@@ -136,13 +136,13 @@ def _cumulative(name: str, numpy_func: Any, scan: Any, numpy_scan: Any, x: Any, 
     return _fallback.wrapped(memory, name, (memory,))
 
 
-def _with_initial(xp: Any, scan: str, axis: int, dtype: np.dtype, identity: int,
+def _with_initial(xp: Any, cuda: bool, scan: str, axis: int, dtype: np.dtype, identity: int,
                   buffer: Any) -> Any:
     """The scan of ``buffer`` along ``axis`` after the identity: on the CPU NumPy's scan
     writes into its place in the result; on cuda CuPy's scan, joined to the identity."""
     shape = list(buffer.shape)
     shape[axis] = 1
-    if xp is np:
+    if not cuda:
         shape[axis] += buffer.shape[axis]
         memory = np.empty(tuple(shape), dtype)
         lead = (slice(None),) * axis
@@ -443,7 +443,7 @@ def _quantile_call(name: str, func: Any, a: Any, args: tuple[Any, ...], kwargs: 
     if memory is None and not cuda:
         return _fallback.call(name, func, (a, *args), kwargs)
     extra = {k: _fallback._buffers(v) for k, v in kwargs.items()}
-    fn = functools.partial(_in_library, name, q, extra, dtype, _devices.xp(x.device))
+    fn = functools.partial(_in_library, name, q, extra, dtype, _devices.xp(x.device), cuda)
     if memory is None:                  # (a computed input, or la.jit traces: a copy)
         return _step(name, lambda buffer: fn(buffer.copy()), (x,), "cuda")
     _fallback.policy(name)
@@ -459,10 +459,10 @@ def _on_host(func: Any, q: tuple[Any, ...], kwargs: dict[str, Any], buffer: Any)
 
 
 def _in_library(name: str, q: tuple[Any, ...], kwargs: dict[str, Any], dtype: Any, xp: Any,
-                memory: Any) -> Any:
+                cuda: bool, memory: Any) -> Any:
     """NumPy's (CuPy's) ``name`` working in ``memory`` (``overwrite_input``); on cuda with
-    NumPy's NaN propagation (CuPy's sort-based quantiles interpolate past a NaN) and dtype."""
-    cuda = xp is not np or _devices.device_of(memory) == "cuda"
+    NumPy's NaN propagation (CuPy's sort-based quantiles interpolate past a NaN) and dtype
+    (also on the simulated device, where NumPy stands in for CuPy: the same values)."""
     operands = tuple(xp.asarray(v) for v in q) if xp is not np else q
     has_nan = None
     if cuda and name != "median" and memory.dtype.kind == "f":
