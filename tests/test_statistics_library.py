@@ -493,55 +493,71 @@ def test_eager_mode_gives_the_same_results():
 
 
 # ----------------------------------------------------------------------------- cuda
-@pytest.mark.gpu
-@_NEEDS_CUDA
-def test_statistics_on_cuda():
-    """Each function on the cuda device, a pending input among the operands: results on
-    cuda with NumPy's values, dtypes and errors (CuPy's calls; NumPy's on the host where
-    CuPy lacks a quantile method)."""
-    a = _data((5, 8), np.float32)
-    b = _data((8,), np.complex64, seed=1)
-    with la.config(device="cuda", mode="lazy"):
-        x, y = la.asarray(a), la.asarray(b)
-        cases = [
-            (la.cumulative_sum(x * 2, axis=1, include_initial=True),
-             np.cumulative_sum(a * 2, axis=1, include_initial=True)),
-            (la.cumulative_prod(y * 1), np.cumulative_prod(b)),
-            (la.gradient(x * 2, axis=1), np.gradient(a * 2, axis=1)),
-            (la.gradient(x * 2, [0, 1, 3, 4, 6], edge_order=2, axis=0),
-             np.gradient(a * 2, [0, 1, 3, 4, 6], edge_order=2, axis=0)),
-            (la.cov(x * 2), np.cov(a * 2)), (la.corrcoef(x * 2, rowvar=False),
-                                             np.corrcoef(a * 2, rowvar=False)),
-            (la.cov(y * 1, aweights=np.arange(1, 9)), np.cov(b, aweights=np.arange(1, 9))),
-            (la.median(x * 2, axis=1), np.median(a * 2, axis=1)),
-            (la.percentile(x * 2, [5, 50], axis=0), np.percentile(a * 2, [5, 50], axis=0)),
-            (la.quantile(x * 2, 0.3, method="hazen"), np.quantile(a * 2, 0.3, method="hazen")),
-            (la.convolve(x[0] * 2, y), np.convolve(a[0] * 2, b)),
-            (la.correlate(y, x[1] * 2, "same"), np.correlate(b, a[1] * 2, "same")),
-        ]
-        for got, want in cases:
-            assert got.device == "cuda"
-            _close(got, want, rtol=1e-4)
-        nan = a.copy()
-        nan[1, 2] = np.nan
-        ints = _data((5, 8), np.int32)
-        z, k = la.asarray(nan), la.asarray(ints)
-        for got, want in [
+def _cuda_cases(group, a, b, nan, ints, x, y, z, k):
+    """(lazyarr's result, NumPy's) pairs of one group on cuda operands ``x, y, z, k`` (the
+    NumPy arrays ``a, b, nan, ints``), a pending input among the operands."""
+    if group == "cumulative":
+        return [(la.cumulative_sum(x * 2, axis=1, include_initial=True),
+                 np.cumulative_sum(a * 2, axis=1, include_initial=True)),
+                (la.cumulative_prod(y * 1), np.cumulative_prod(b)),
+                (la.cumulative_prod(k, axis=0, include_initial=True),
+                 np.cumulative_prod(ints, axis=0, include_initial=True))]
+    if group == "gradient":
+        return [(la.gradient(x * 2, axis=1), np.gradient(a * 2, axis=1)),
+                (la.gradient(x * 2, [0, 1, 3, 4, 6], edge_order=2, axis=0),
+                 np.gradient(a * 2, [0, 1, 3, 4, 6], edge_order=2, axis=0)),
+                *zip(la.gradient(k * 1, 2.0), np.gradient(ints, 2.0))]
+    if group == "cov":
+        return [(la.cov(x * 2), np.cov(a * 2)),
+                (la.corrcoef(x * 2, rowvar=False), np.corrcoef(a * 2, rowvar=False)),
+                (la.cov(y * 1, aweights=np.arange(1, 9)), np.cov(b, aweights=np.arange(1, 9))),
+                (la.corrcoef(x[:2] * (1 + 1j)), np.corrcoef(a[:2] * (1 + 1j)))]
+    if group == "quantiles":
+        return [(la.median(x * 2, axis=1), np.median(a * 2, axis=1)),
+                (la.percentile(x * 2, [5, 50], axis=0), np.percentile(a * 2, [5, 50], axis=0)),
+                (la.quantile(x * 2, 0.3, method="hazen"), np.quantile(a * 2, 0.3, method="hazen")),
                 (la.percentile(z * 1, [10, 50], axis=1), np.percentile(nan, [10, 50], axis=1)),
                 (la.quantile(z, 0.5, axis=0, method="lower"),
                  np.quantile(nan, 0.5, axis=0, method="lower")),
                 (la.median(z * 1, axis=1), np.median(nan, axis=1)),
                 (la.quantile(k * 1, [0.2, 0.7], axis=1), np.quantile(ints, [0.2, 0.7], axis=1)),
                 (la.median(k, axis=0, keepdims=True), np.median(ints, axis=0, keepdims=True)),
-                (la.quantile(z * 1, np.full((2, 2), 0.3)), np.quantile(nan, np.full((2, 2), 0.3))),
-                (la.cumulative_prod(k, axis=0, include_initial=True),
-                 np.cumulative_prod(ints, axis=0, include_initial=True)),
-                (la.correlate(x[0, :3], y * 2, "same"), np.correlate(a[0, :3], b * 2, "same"))]:
+                (la.quantile(z * 1, np.full((2, 2), 0.3)), np.quantile(nan, np.full((2, 2), 0.3)))]
+    return [(la.convolve(x[0] * 2, y), np.convolve(a[0] * 2, b)),
+            (la.correlate(y, x[1] * 2, "same"), np.correlate(b, a[1] * 2, "same")),
+            (la.correlate(x[0, :3], y * 2, "same"), np.correlate(a[0, :3], b * 2, "same")),
+            (la.convolve(k[0] * 1, k[1, :3]), np.convolve(ints[0], ints[1, :3]))]
+
+
+_CUDA_ERRORS = {
+    "cumulative": (lambda a: np.cumulative_sum(a), lambda x: la.cumulative_sum(x * 2)),
+    "gradient": (lambda a: np.gradient(a[:1]), lambda x: la.gradient(x[:1] * 2)),
+    "cov": (lambda a: np.cov(a, ddof=0.5), lambda x: la.cov(x * 2, ddof=0.5)),
+    "quantiles": (lambda a: np.quantile(a, 2.0), lambda x: la.quantile(x * 2, 2.0)),
+    "convolution": (lambda a: np.convolve(a[0, :0], a[0]),
+                    lambda x: la.convolve(x[0, :0], x[0] * 2)),
+}
+
+
+@pytest.mark.gpu
+@_NEEDS_CUDA
+@pytest.mark.parametrize("group", list(_CUDA_ERRORS))
+def test_on_cuda(group):
+    """Each group on the cuda device: results on cuda with NumPy's values, dtypes and errors
+    (CuPy's calls; NumPy's on the host where CuPy lacks a quantile method, ``weights`` or
+    N-d ``q``; NaN propagation and dtypes as NumPy's where CuPy's differ)."""
+    a = _data((5, 8), np.float32)
+    b = _data((8,), np.complex64, seed=1)
+    nan = a.copy()
+    nan[1, 2] = np.nan
+    ints = _data((5, 8), np.int32)
+    with la.config(device="cuda", mode="lazy"):
+        x, y, z, k = la.asarray(a), la.asarray(b), la.asarray(nan), la.asarray(ints)
+        for got, want in _cuda_cases(group, a, b, nan, ints, x, y, z, k):
             assert got.device == "cuda"
             _close(got, want, rtol=1e-4)
-        _same_error(lambda: np.convolve(np.ones(0), b), lambda: la.convolve(la.asarray(np.ones(0)), y))
-        _same_error(lambda: np.quantile(a, 2.0), lambda: la.quantile(x * 2, 2.0))
-        _same_error(lambda: np.gradient(a[:1]), lambda: la.gradient(x[:1] * 2))
+        numpy_call, lazy_call = _CUDA_ERRORS[group]
+        _same_error(lambda: numpy_call(a), lambda: lazy_call(x))
 
 
 # ----------------------------------------------------------------------------- la.jit
