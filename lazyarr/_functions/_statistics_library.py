@@ -8,17 +8,24 @@ NumPy 2's semantics (dtypes, shapes, errors, warnings) on both devices.
   straight into the result past its first slot, which holds the identity, and scanned there
   (NumPy scans into one array and concatenates it to the identity, a second copy).
 * ``gradient`` is written with views of ``f``: each output array is assembled in new memory
-  from three fused kernels over views of ``f`` (its interior's central differences and its
-  two edges), each written straight into its part (no temporary, ``f`` never copied).
-* ``cov``/``corrcoef``: the centering ``X - mean`` is one fused kernel feeding the product
+  from two fused kernels over views of ``f``, its interior's central differences and its
+  two edges together (strided views reach both: ``f[1::n-2] - f[0:n-1:n-2]``), each written
+  straight into its part (no temporary, ``f`` never copied; NumPy's bits: the same
+  operations in the same dtypes). (One kernel per output would need a shifted read the
+  engine has no op for: a view cannot reach ``f[i+1]`` at the last index.)
+* ``cov``/``corrcoef``: the mean is one reduction kernel over the (pending) input, the
+  centering ``X - mean`` one fused kernel writing the product's operand
   (which is lazyarr's :func:`matmul`: BLAS's gemm on the CPU, cuBLAS on cuda); the scaling by
   ``1 / fact`` (and corrcoef's division by the standard deviations and clip) is elementwise
   on the product, left pending, so it fuses into the consumer's kernel.
 * ``median``/``percentile``/``quantile``: NumPy's (CuPy's) partition-based algorithm, which
   copies its input and partitions the copy; a pending ``a`` is computed by its fused kernel
   straight into that copy's memory, then the call runs with ``overwrite_input=True`` on it.
-  Every ``method`` is the library's own code (CuPy has five of NumPy's thirteen, and no
-  ``weights``: the others run NumPy's on the host memory, the result moved back).
+  Every ``method`` is the library's own code. On cuda CuPy's runs the five classic methods
+  (linear, lower, higher, midpoint, nearest: CuPy 14 lacks three of NumPy's thirteen and
+  has no ``weights`` nor N-d ``q``; its other five are not checked against NumPy's here),
+  with NumPy's NaN propagation and dtype; everything else is NumPy's on the host memory,
+  the result moved back.
 * ``convolve``/``correlate``: NumPy's (CuPy's) call on the computed operands (pending ones
   computed once), NumPy's checks first; ``la.explain`` lists it with its bytes and FLOPs
   (2 per multiply-add of the pairs the mode's outputs sum: ``2*len(a)*len(v)`` for ``'full'``).
@@ -158,8 +165,9 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
     """``numpy.gradient``: second-order central differences in the interior, first- or
     second-order one-sided ones at the edges, along each of ``axis`` (all by default);
     ``varargs`` the spacing (one scalar, or one scalar or coordinate array per axis). Each
-    output is new memory written by three fused kernels over views of ``f`` (interior and
-    the two edges). Integers and bool give float64, as NumPy's. A tuple for several axes."""
+    output is new memory written by two fused kernels over views of ``f`` (the interior,
+    and the two edges together). Integers give float64, as NumPy's (bool NumPy's
+    TypeError). A tuple for several axes (NumPy 2's), an array for one."""
     f = _lazy(f)
     if tape() is not None:      # (la.jit traces: NumPy's (CuPy's) call, a step of its tape)
         return _fallback.call("gradient", np.gradient, (f, *varargs),
@@ -236,32 +244,52 @@ def _gradient_along(f: LazyArray, axis: int, dx: Any, edge_order: int,
         b = coefficient((dx2 - dx1) / (dx1 * dx2))
         c = coefficient(dx1 / (dx2 * (dx1 + dx2)))
         interior = a * view(slice(None, -2)) + b * view(slice(1, -1)) + c * view(slice(2, None))
+    n, edges = f.shape[axis], None
     if edge_order == 1:
-        first = (view(slice(1, 2)) - view(slice(0, 1))) / (dx if uniform else dx[0])
-        last = (view(slice(-1, None)) - view(slice(-2, -1))) / (dx if uniform else dx[-1])
+        # out[0] = (f[1] - f[0]) / dx_0 and out[-1] = (f[-1] - f[-2]) / dx_n
+        dx_0, dx_n = (dx, dx) if uniform else (dx[0], dx[-1])
+        if n >= 3:          # the two as one kernel: strided views [f[1], f[-1]] - [f[0], f[-2]]
+            edges = (view(slice(1, n, n - 2)) - view(slice(0, n - 1, n - 2))) \
+                / (dx_0 if uniform else _pair(dx_0, dx_n, f.dtype, coefficient))
+        else:
+            first = (view(slice(1, 2)) - view(slice(0, 1))) / dx_0
+            last = (view(slice(-1, None)) - view(slice(-2, -1))) / dx_n
     else:
         if uniform:
-            a, b, c = -1.5 / dx, 2. / dx, -0.5 / dx
+            head, tail = (-1.5 / dx, 2. / dx, -0.5 / dx), (0.5 / dx, -2. / dx, 1.5 / dx)
         else:
             dx1, dx2 = dx[0], dx[1]
-            a = -(2. * dx1 + dx2) / (dx1 * (dx1 + dx2))
-            b = (dx1 + dx2) / (dx1 * dx2)
-            c = - dx1 / (dx2 * (dx1 + dx2))
-        first = a * view(slice(0, 1)) + b * view(slice(1, 2)) + c * view(slice(2, 3))
-        if uniform:
-            a, b, c = 0.5 / dx, -2. / dx, 1.5 / dx
-        else:
+            head = (-(2. * dx1 + dx2) / (dx1 * (dx1 + dx2)), (dx1 + dx2) / (dx1 * dx2),
+                    - dx1 / (dx2 * (dx1 + dx2)))
             dx1, dx2 = dx[-2], dx[-1]
-            a = (dx2) / (dx1 * (dx1 + dx2))
-            b = - (dx2 + dx1) / (dx1 * dx2)
-            c = (2. * dx2 + dx1) / (dx2 * (dx1 + dx2))
-        last = a * view(slice(-3, -2)) + b * view(slice(-2, -1)) + c * view(slice(-1, None))
+            tail = ((dx2) / (dx1 * (dx1 + dx2)), - (dx2 + dx1) / (dx1 * dx2),
+                    (2. * dx2 + dx1) / (dx2 * (dx1 + dx2)))
+        if n >= 4:          # out[0] = a f[0] + b f[1] + c f[2], out[-1] from f[-3:]: one kernel
+            a, b, c = (_pair(u, v, f.dtype, coefficient) for u, v in zip(head, tail))
+            edges = a * view(slice(0, n - 2, n - 3)) + b * view(slice(1, n - 1, n - 3)) \
+                + c * view(slice(2, n, n - 3))
+        else:
+            a, b, c = head
+            first = a * view(slice(0, 1)) + b * view(slice(1, 2)) + c * view(slice(2, 3))
+            a, b, c = tail
+            last = a * view(slice(-3, -2)) + b * view(slice(-2, -1)) + c * view(slice(-1, None))
     memory = _devices.xp(f.device).empty(f.shape, otype)
     lead = (slice(None),) * axis
-    for part, value in ((slice(1, -1), interior), (slice(0, 1), first),
-                        (slice(-1, None), last)):
+    parts = [(slice(1, -1), interior)]
+    if edges is not None:
+        parts.append((slice(0, n, n - 1), edges))       # (out[0] and out[-1])
+    else:
+        parts += [(slice(0, 1), first), (slice(-1, None), last)]
+    for part, value in parts:
         _write(memory[lead + (part,)], value)
     return _leaf(memory, f.device)
+
+
+def _pair(first: Any, last: Any, dtype: np.dtype, coefficient: Any) -> LazyArray:
+    """The coefficients of the two edges, ``[first, last]`` along the axis, in the dtype
+    NumPy multiplies ``f`` by each in (a Python float's weakly: ``f``'s; a NumPy scalar's
+    strongly), so the one kernel over both edges rounds as NumPy's two expressions do."""
+    return coefficient(np.array([first, last], dtype=np.result_type(first, dtype)))
 
 
 # ----------------------------------------------------------------------------- cov, corrcoef
@@ -382,7 +410,8 @@ def _clipped_parts(xp: Any, c: Any) -> Any:
 
 
 # ----------------------------------------------------------------------------- quantiles
-#: the ``method``s CuPy's ``percentile``/``quantile`` implement (CuPy 14's ``_quantile``)
+#: the ``method``s lazyarr runs CuPy's ``percentile``/``quantile`` for (CuPy 14's
+#: ``_quantile_unchecked`` has these as NumPy's; the rest run NumPy's on the host)
 _CUPY_METHODS = frozenset({"linear", "lower", "higher", "midpoint", "nearest"})
 
 
