@@ -305,8 +305,9 @@ def test_cov_single_variables_empty_inputs_and_warnings():
             _close(got, want)
         assert "Degrees of freedom <= 0 for slice" in {str(w.message) for w in got_w}
         assert {w.category for w in got_w} == {w.category for w in want_w} == {RuntimeWarning}
-    with pytest.warns(RuntimeWarning, match="Degrees of freedom"):
+    with pytest.warns(RuntimeWarning, match="Degrees of freedom") as caught:
         _close(la.cov(la.asarray(v), ddof=9), np.cov(v, ddof=9))
+    assert caught[0].filename == __file__           # (the user's line, as NumPy's)
     _close(la.cov(la.asarray(np.ones((0, 3)))), np.cov(np.ones((0, 3))))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -347,6 +348,14 @@ def test_cov_centering_is_one_kernel_feeding_the_product(counts):
     before = found["run"]
     _close(c + 1, np.cov(a * 2 - 1) + 1)
     assert found["run"] == before + 1
+    # corrcoef: the same two kernels and product, then ONE kernel for the scaling, the
+    # standard deviations (the product's diagonal, a view), the divisions and the clip
+    found.update(run=0, into=0)
+    reductions.clear()
+    r = la.corrcoef(x * 2 - 1)
+    assert len(reductions) + found["run"] == 2 and r._node.data is None
+    _close(r, np.corrcoef(a * 2 - 1))
+    assert len(reductions) + found["run"] == 3, (found, reductions)
 
 
 # ----------------------------------------------------------------------------- quantiles

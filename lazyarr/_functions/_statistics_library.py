@@ -43,6 +43,7 @@ from .. import _devices, _fallback, _node, _operands
 from .._array import LazyArray
 from .._materialize import materialize, materialize_into, tape
 from .._plan import call_record
+from .._stack import user_stacklevel
 from ._creation import asarray
 from ._elementwise import FUNCTIONS as _EW
 from ._linalg import matmul
@@ -299,6 +300,24 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: An
     ``rowvar=False``) of ``m`` (and ``y``). The centering is one fused kernel feeding
     :func:`matmul` (BLAS/cuBLAS); the scaling is left pending for the consumer to fuse.
     A single variable gives a 0-d result, as NumPy's ``squeeze``."""
+    product, scale = _covariance(m, y, rowvar, bias, ddof, fweights, aweights, dtype)
+    if scale is None:
+        return product
+    c = _scaled(product, scale)
+    # (NumPy's ``squeeze``: a single variable's 0-d result; a view taken only then, since
+    # a view of a computed product does not keep the call's record for la.explain)
+    return c.squeeze() if 1 in c.shape else c
+
+
+def _scaled(product: LazyArray, scale: Any) -> LazyArray:
+    """NumPy's ``c *= scale`` (the product of its dtype times a float64 NumPy scalar)."""
+    return (product * scale).astype(product.dtype)
+
+
+def _covariance(m: Any, y: Any, rowvar: bool, bias: bool, ddof: Any, fweights: Any,
+                aweights: Any, dtype: Any) -> tuple[LazyArray, Any]:
+    """NumPy's ``cov`` up to its scaling: the product of the centered variables and the
+    factor ``1 / fact`` that scales it; (the empty result, None) for no variables."""
     if ddof is not None and ddof != int(ddof):
         raise ValueError("ddof must be integer")
     m = _lazy(m)
@@ -315,7 +334,7 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: An
     if not rowvar and m.ndim != 1:
         X = X.T
     if X.shape[0] == 0:
-        return asarray(np.array([]).reshape(0, 0), device=m.device)
+        return asarray(np.array([]).reshape(0, 0), device=m.device), None
     if y is not None:
         Y = _rows(y, dtype)
         if not rowvar and Y.shape[0] != 1:
@@ -340,16 +359,13 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: An
         avg = (X * asarray(w, device=m.device)).sum(axis=1, keepdims=True) / w_sum
         centered = (X - avg).astype(X.dtype)
     if fact <= 0:
-        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
+        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning,
+                      stacklevel=user_stacklevel())
         fact = 0.0
     centered = centered.compute()
     right = centered if w is None else centered * asarray(w, device=m.device)
     right = right.T.conj() if right.dtype.kind == "c" else right.T
-    c = matmul(centered, right)
-    c = (c * np.true_divide(1, fact)).astype(c.dtype)    # (NumPy's ``c *= 1 / fact``)
-    # (NumPy's ``squeeze``: a single variable's 0-d result; a view taken only then, since
-    # a view of a computed product does not keep the call's record for la.explain)
-    return c.squeeze() if 1 in c.shape else c
+    return matmul(centered, right), np.true_divide(1, fact)
 
 
 def _rows(x: LazyArray, dtype: Any) -> LazyArray:
@@ -386,12 +402,18 @@ def _weights(fweights: Any, aweights: Any, n: int) -> tuple[Any, Any]:
 
 def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -> LazyArray:
     """``numpy.corrcoef``: :func:`cov` divided by the outer product of the standard
-    deviations, the real part (and imaginary) clipped to [-1, 1]; for real data all of it
-    elementwise on the product, pending (one kernel with its consumer)."""
-    c = cov(x, y, rowvar, dtype=dtype)
-    if c.ndim != 2:
+    deviations (square roots of the product's diagonal, a view), the real part (and
+    imaginary) clipped to [-1, 1]: for real data all of it elementwise on the product,
+    pending (one kernel with its consumer)."""
+    product, scale = _covariance(x, y, rowvar, False, None, None, None, dtype)
+    if scale is None:
+        return product
+    c = _scaled(product, scale)
+    if 1 in c.shape:
+        c = c.squeeze()
         return c / c            # a single variable: nan where 0, nan or inf, else 1
-    d = c.diagonal()
+    # the variances: the product's diagonal (a strided view of its memory), scaled
+    d = _scaled(product.reshape((-1,))[::product.shape[0] + 1], scale)
     stddev = _sqrt(d.real)
     c = c / stddev[:, None]
     c = c / stddev[None, :]
