@@ -508,6 +508,10 @@ def test_convolve_special_values_errors_and_explain():
     from lazyarr._fallback import library_calls
     # (the pairs each mode's outputs sum; 'same' drops the partial overlaps of the full
     # result's 4 first and 5 last outputs, NumPy's centring for a length-10 ``v``)
+    if la.cuda_available():
+        with pytest.raises(ValueError, match="different devices"):
+            la.convolve(la.asarray(np.ones(4), device="cpu"),
+                        la.asarray(np.ones(3), device="cuda"))
     for mode, pairs in [("full", 10000), ("valid", 991 * 10), ("same", 10000 - (1 + 2 + 3 + 4) - (1 + 2 + 3 + 4 + 5))]:
         call, = library_calls(la.convolve(x * 2, y, mode)._node)
         assert call.flops == 2 * pairs, (mode, call.flops)
@@ -568,7 +572,9 @@ def _cuda_cases(group, a, b, nan, ints, x, y, z, k):
     return [(la.convolve(x[0] * 2, y), np.convolve(a[0] * 2, b)),
             (la.correlate(y, x[1] * 2, "same"), np.correlate(b, a[1] * 2, "same")),
             (la.correlate(x[0, :3], y * 2, "same"), np.correlate(a[0, :3], b * 2, "same")),
-            (la.convolve(k[0] * 1, k[1, :3]), np.convolve(ints[0], ints[1, :3]))]
+            (la.convolve(k[0] * 1, k[1, :3]), np.convolve(ints[0], ints[1, :3])),
+            (la.correlate(k[0] > 0, k[1, :5] > 1, "full"),
+             np.correlate(ints[0] > 0, ints[1, :5] > 1, "full"))]
 
 
 _CUDA_ERRORS = {

@@ -540,7 +540,7 @@ def correlate(a: Any, v: Any, mode: str = "valid") -> LazyArray:
 
 
 def _correlation(name: str, func: Any, a: Any, v: Any, mode: Any) -> LazyArray:
-    device = a.device if isinstance(a, LazyArray) else getattr(v, "device", None)
+    device = _fallback._device((a, v), {})        # (operands on two devices: its error)
     x, y = _lazy(a, device), _lazy(v, device)
     if x.ndim > 1 or y.ndim > 1:
         raise ValueError("object too deep for desired array")
@@ -571,21 +571,24 @@ def _on_cuda(name: str, mode: Any, dtype: np.dtype, a: Any, v: Any) -> Any:
     longer sequence second is the conjugate of the swapped one, reversed (NumPy's
     ``correlate2``; CuPy's own call centres its ``'same'`` output otherwise); NumPy's dtype."""
     xp = _devices.xp("cuda")
+    if dtype == np.bool_:       # (NumPy's bool result: any product of Trues; counted exactly)
+        a, v = a.astype(np.int64), v.astype(np.int64)
     swap = name == "correlate" and len(v) > len(a)
     memory = getattr(xp, name)(v, a, mode) if swap else getattr(xp, name)(a, v, mode)
     if swap:
         memory = memory[::-1]
         memory = memory.conj() if memory.dtype.kind == "c" else memory.copy()
+    if dtype == np.bool_:
+        return memory != 0
     return memory if memory.dtype == dtype else memory.astype(dtype)
 
 
 def _pairs(n: int, k: int, size: int) -> int:
     """The multiply-adds of a correlation of lengths ``n >= k`` whose ``size`` outputs are
     centred in the full one's ``n + k - 1`` (NumPy's modes): each output sums its overlap."""
-    start = (n + k - 1 - size) // 2
-    i = np.arange(start, start + size, dtype=np.int64)
-    overlap = np.minimum(np.minimum(i + 1, n + k - 1 - i), k)
-    return int(overlap.sum())
+    left = (n + k - 1 - size) // 2          # outputs of the full result left out at each end,
+    right = n + k - 1 - size - left         # their overlaps 1, 2, ... (at most k - 1 each)
+    return n * k - left * (left + 1) // 2 - right * (right + 1) // 2
 
 
 FUNCTIONS = {f.__name__: f for f in (cumulative_sum, cumulative_prod, gradient, cov, corrcoef,
