@@ -15,6 +15,7 @@ import pytest
 from helpers import record_bound_reductions, warning_messages
 
 import lazyarr as la
+from lazyarr._fallback import library_calls
 from lazyarr._numpy_names import status
 from lazyarr.backends import cpu_fused
 
@@ -264,6 +265,18 @@ def test_gradient_of_a_pending_array_writes_each_output_with_two_kernels(counts,
         assert got.to_numpy().flags.c_contiguous
 
 
+def test_gradient_is_fused_not_a_library_call():
+    a = _data((6, 7), np.float64)
+    x = la.asarray(a)
+    with la.config(mode="lazy"):
+        got = la.gradient(x * 2, axis=0)
+        assert library_calls(got._node) == []
+        assert "library call" not in str(la.explain(got))
+        out = np.empty((6, 7))                      # (NumPy's out= of its own: none)
+        with pytest.raises(TypeError):
+            np.gradient(x, out=out)
+
+
 # ----------------------------------------------------------------------------- cov, corrcoef
 @pytest.mark.parametrize("dtype", ALL, ids=str)
 def test_cov_and_corrcoef(dtype):
@@ -445,6 +458,9 @@ def test_quantile_weights_errors_and_out():
     got = la.median(x * 1, axis=1, out=out)
     assert got is out
     _close(out, np.median(a, axis=1))
+    plain = np.zeros(5)                             # NumPy's out=, through numpy.median(lazy)
+    assert np.median(x * 1, axis=1, out=plain) is plain
+    np.testing.assert_allclose(plain, np.median(a, axis=1))
     x_before = x.to_numpy().copy()
     la.median(x, overwrite_input=True)       # (a computed input is left as it was)
     np.testing.assert_array_equal(x.to_numpy(), x_before)
@@ -505,7 +521,6 @@ def test_convolve_special_values_errors_and_explain():
     x, y = la.asarray(np.ones(1000)), la.asarray(np.ones(10))
     text = str(la.explain(la.convolve(x * 2, y)))
     assert "library call numpy.convolve" in text
-    from lazyarr._fallback import library_calls
     # (the pairs each mode's outputs sum; 'same' drops the partial overlaps of the full
     # result's 4 first and 5 last outputs, NumPy's centring for a length-10 ``v``)
     if la.cuda_available():
