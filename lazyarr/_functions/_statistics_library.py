@@ -419,7 +419,7 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -
     c = c / stddev[None, :]
     if c.dtype.kind != "c":
         return _clip(c, -1, 1)  # type: ignore[no-any-return]
-    return _step("clip", functools.partial(_clipped_parts, _devices.xp(c.device)), (c,),
+    return _step("corrcoef", functools.partial(_clipped_parts, _devices.xp(c.device)), (c,),
                  c.device)
 
 
