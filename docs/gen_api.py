@@ -171,6 +171,8 @@ PRODUCTS = ("diagonal", "trace", "diag", "diagflat", "kron", "cross", "inner", "
 SEARCHING = ("searchsorted", "digitize", "bincount", "histogram", "histogram_bin_edges", "partition",
              "argpartition", "isin")
 LOGIC = ("isclose", "allclose", "array_equal", "array_equiv")
+STATISTICS = ("cumulative_sum", "cumulative_prod", "gradient", "cov", "corrcoef", "median",
+              "percentile", "quantile", "convolve", "correlate")
 NAN_REDUCTIONS = ("nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanvar", "nanstd",
                   "nanargmax", "nanargmin", "count_nonzero", "ptp", "average")
 DTYPES = ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -321,6 +323,13 @@ def _api_page() -> tuple[str, set[str]]:
             ".. autofunction:: lazyarr.linalg.cross", ".. autofunction:: lazyarr.linalg.outer",
             ".. autofunction:: lazyarr.linalg.trace", ".. autofunction:: lazyarr.linalg.diagonal",
             ".. autofunction:: lazyarr.linalg.tensordot", ""]
+    api += ["Statistics", "----------", "",
+            "lazyarr's own (lazyarr/_functions/_statistics_library.py): elementwise work fused",
+            "(``gradient``'s differences, ``cov``'s centering and scaling), the library's call",
+            "(BLAS's product, NumPy's/CuPy's partition or correlation) on memory a pending input's",
+            "kernel wrote straight into, listed by ``la.explain`` (:doc:`../guide`).", ""]
+    api += [f".. autofunction:: {n}" for n in STATISTICS] + [""]
+    documented.update(STATISTICS)
     api += ["Shapes and views", "----------------", "",
             "Views as in NumPy (:doc:`../guide`, \"Views\"): of a computed array, a view of its memory;",
             "of a pending expression, pushed down to its inputs, so they fuse.", ""]

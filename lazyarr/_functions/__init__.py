@@ -17,6 +17,8 @@ in its ``FUNCTIONS`` (and ``NUMPY_FUNCTIONS`` where ``numpy.<name>(lazy)`` shoul
 * ``_statistical``: the reductions of the registry
 * ``_sorting``, ``_set``: ``sort``/``argsort``, ``unique_*``
 * ``_searching``: ``searchsorted``, ``digitize``, ``bincount``, ``histogram``, ``partition``, ``isin``
+* ``_statistics_library``: ``cumulative_sum``/``cumulative_prod``, ``gradient``, ``cov``,
+  ``corrcoef``, ``median``/``percentile``/``quantile``, ``convolve``/``correlate``
 * ``_linalg``: ``matmul`` (the ``@`` operator), ``dot``
 * ``_products``: ``diagonal``, ``trace``, ``diag``, ``kron``, ``cross``, ``inner``, ``vdot``,
   ``tensordot``, ``matvec``/``vecmat``, ``einsum``
@@ -40,7 +42,7 @@ from .. import _dispatch, _fallback, _fft
 from .._array import LazyArray
 from . import (_building, _creation, _elementwise, _explain, _joining, _linalg, _logic,
                _manipulation, _nanfunctions, _norms, _products, _repeating, _searching, _set,
-               _sorting, _statistical)
+               _sorting, _statistical, _statistics_library)
 
 #: Every public function by name (the names of lazyarr's own; aliases below).
 FUNCTIONS: dict[str, Callable[..., Any]] = {}
@@ -52,7 +54,8 @@ for _name, _fn in FUNCTIONS.items():
     _fn.__name__ = _fn.__qualname__ = _name
     _fn.__module__ = "lazyarr"
 FUNCTIONS.update(_creation.FUNCTIONS)
-for _group in (_building, _joining, _repeating, _logic, _nanfunctions, _linalg, _products):   # (written here: their public module)
+for _group in (_building, _joining, _repeating, _logic, _nanfunctions, _linalg, _products,
+               _statistics_library):   # (written here: their public module)
     for _fn in _group.FUNCTIONS.values():
         _fn.__module__ = "lazyarr"
     FUNCTIONS.update(_group.FUNCTIONS)
@@ -75,7 +78,7 @@ ALIASES = {"absolute": "abs", "true_divide": "divide", "mod": "remainder", "bitw
 NUMPY_FUNCTIONS: dict[Any, Callable[..., Any]] = {}
 for _group in (_statistical, _elementwise, _manipulation, _building, _joining, _repeating,
                _creation, _logic, _nanfunctions, _linalg, _norms, _sorting, _set, _products,
-               _searching):
+               _searching, _statistics_library):
     NUMPY_FUNCTIONS.update(_group.NUMPY_FUNCTIONS)
 NUMPY_FUNCTIONS.update(_fft.NUMPY_FUNCTIONS)     # (numpy.fft.<name>(lazy): lazyarr/_fft.py)
 
