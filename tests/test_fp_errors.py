@@ -50,6 +50,18 @@ CASES = [
     ("where still computes both sides", lambda x: np.where(x > 0, np.log(x), 0.0), (F64,)),
     ("comparisons of NaN are quiet", lambda x: (x < 1) | (x == x), (F64,)),
     ("maximum of NaN is quiet", lambda x: np.maximum(x, 1.0) + np.fmax(x, 0.0), (F64,)),
+    # NumPy's loops of these clear the floating-point status when they end: an earlier
+    # instruction's flag must be taken before them (lz_instr.clears_fpe in _cpu_vm.h)
+    ("a flag before clip", lambda x, y: np.clip(x / y, -1, 1), (F64, F64[::-1].copy())),
+    ("a flag before minimum", lambda x: np.minimum(np.sqrt(x), 1.0), (F64,)),
+    ("a flag before maximum f32", lambda x: np.maximum(np.log(x), 0), (F32,)),
+    ("a flag before fmin", lambda x, y: np.fmin(x / y, 1.0), (F64, F64[::-1].copy())),
+    ("a flag before abs", lambda x: np.abs(np.log(x)) * 2, (F64,)),
+    ("a flag before negative", lambda x: -np.arcsin(x * 2), (F64,)),
+    ("a flag before a comparison", lambda x: np.log(x) < 1, (F64,)),
+    ("a flag before isnan", lambda x: np.isnan(np.sqrt(x)), (F64,)),
+    ("two flags before clip", lambda x, y: np.clip(np.log(x) + x / y, -1, 1),
+     (F64, F64[::-1].copy())),
     ("max of NaN is quiet", lambda x: np.max(x * 1), (F64,)),
     ("argmin of NaN is quiet", lambda x: np.argmin(x * 1), (F64,)),
     ("min over an axis", lambda x: np.min((x * 1).reshape(7, 1), axis=1), (F64,)),

@@ -369,7 +369,24 @@ typedef struct {
      * spare_size bytes), which nothing reads */
     int which, spare_reg;
     npy_intp spare_size;
+    /* VK_UFUNC: NumPy's loop clears the floating-point status when it ends (min/max,
+     * comparisons, abs, negative, isnan...: npy_clear_floatstatus_barrier), so a flag raised
+     * by an earlier instruction of the block would be lost: lz_run_instrs tests before it */
+    int clears_fpe;
 } lz_instr;
+
+/* Whether NumPy's strided loop ``loop`` clears the floating-point status: FE_INVALID raised,
+ * the loop run on one element of each operand (``data``: inputs then outputs, values that
+ * raise nothing: ones), the flag tested after. The status is left clear. */
+static inline int lz_loop_clears_fpe(lz_loop_t loop, void *ctx, void *aux, char *const *data,
+                                     const npy_intp *strides, npy_intp n) {
+    feclearexcept(FE_ALL_EXCEPT);
+    feraiseexcept(FE_INVALID);
+    int rc = loop(ctx, data, &n, strides, aux);
+    int cleared = !fetestexcept(FE_INVALID);
+    feclearexcept(FE_ALL_EXCEPT);
+    return rc < 0 ? -1 : cleared;
+}
 
 /* A compiled loop of a run of instructions (backends/cpu_loops.py): one pass over the block
  * computing the run's last value from its operands, its intermediates in registers, where the
@@ -718,6 +735,7 @@ static int lz_run_instrs(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_i
     npy_intp *vstr = S->vstr;
     const int loops = P->nruns && !note && !(R != NULL && R->out_read);
     int next_run = 0;
+    int raised_before_clear = 0;   /* see lz_instr.clears_fpe; returned as 1 */
     for (int j = 0; j < P->ninstr; j++) {
         if (loops && next_run < P->nruns && P->runs[next_run].first == j) {
             const lz_loop_run *L = &P->runs[next_run++];
@@ -741,6 +759,8 @@ static int lz_run_instrs(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_i
         for (int a = 0; a < ins->nin && uniform; a++) uniform = vstr[ins->in[a]] == 0;
         npy_intp m = uniform ? 1 : n;
         if (ins->kind == VK_UFUNC) {
+            if (ins->clears_fpe && !note && !raised_before_clear && lz_fpe_raised())
+                raised_before_clear = 1;
             char *args[4];
             npy_intp strides[4];
             for (int a = 0; a < ins->nin; a++) {
@@ -766,7 +786,7 @@ static int lz_run_instrs(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_i
         vstr[ins->out] = uniform ? 0 : ins->osize;
         if (note) lz_fpe_note(R, j);
     }
-    return 0;
+    return raised_before_clear;
 }
 
 /* F over m elements of the base from src (stride f->s1) into dst: blocks of F's B, the flags
@@ -784,8 +804,9 @@ static int lz_field_run(const lz_field *f, lz_scratch *FS, const char *src, npy_
         FS->vptr[iv] = (char *)src + a * f->s1;
         FS->vstr[iv] = f->s1;
         char *out = dst + a * f->osize;
-        if (lz_run_instrs(F, f->Rf, FS, n, out, NULL, NULL, 0, 0) < 0) return -1;
-        if (f->Rf->fpe && lz_fpe_raised()) {
+        const int r = lz_run_instrs(F, f->Rf, FS, n, out, NULL, NULL, 0, 0);
+        if (r < 0) return -1;
+        if (f->Rf->fpe && (r || lz_fpe_raised())) {
             lz_fpe_take();
             if (lz_run_instrs(F, f->Rf, FS, n, out, NULL, NULL, 0, 1) < 0) return -1;
         }
@@ -930,11 +951,15 @@ static int lz_exec_block(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_i
      * unchanged, except where ``out`` may be an input's memory, R->out_read: then every
      * instruction is noted on the first run). The tests after each instruction were 8 % of
      * the samples of a 40,000-element stencil statement (docs/notes/cpu.rst, "One flag test
-     * per block"). */
-    if (!R->fpe || !P->ninstr) return lz_run_instrs(P, R, S, n, out, pf, pflen, npf, 0);
+     * per block"). A loop that clears the status when it ends (NumPy's min/max, comparisons,
+     * abs...) would hide an earlier instruction's flag from that one test: the status is
+     * tested before such a loop too (lz_instr.clears_fpe). */
+    if (!R->fpe || !P->ninstr) return lz_run_instrs(P, R, S, n, out, pf, pflen, npf, 0) < 0 ? -1 : 0;
     if (R->out_read) return lz_run_instrs(P, R, S, n, out, pf, pflen, npf, 1);
-    if (lz_run_instrs(P, R, S, n, out, pf, pflen, npf, 0) < 0) return -1;
-    if (!lz_fpe_raised()) return 0;
+    /* (1: a flag was up before an instruction whose loop clears the status) */
+    const int r = lz_run_instrs(P, R, S, n, out, pf, pflen, npf, 0);
+    if (r < 0) return -1;
+    if (!r && !lz_fpe_raised()) return 0;
     lz_fpe_take();
     return lz_run_instrs(P, R, S, n, out, pf, pflen, npf, 1);
 }

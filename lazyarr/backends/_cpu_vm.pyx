@@ -45,6 +45,9 @@ cdef extern from "_cpu_vm.h" nogil:
         lz_cast_t cast
         int which, spare_reg
         cnp.npy_intp spare_size
+        int clears_fpe
+    int lz_loop_clears_fpe(lz_loop_t loop, void *ctx, void *aux, char *const *data,
+                           const cnp.npy_intp *strides, cnp.npy_intp n)
     ctypedef void (*lz_loop_fn)(char **args, const cnp.npy_intp *strides, cnp.npy_intp n)
     enum: LZ_LOOP_MAX_IN
     enum: LZ_MAX_RUNS
@@ -178,6 +181,59 @@ if not lz_casts_complete():
     raise ImportError("_cpu_vm.h: a (dst, src) pair of LZ_DTYPES has no cast in lz_casts")
 
 
+# NumPy's PyArrayMethod_Context (numpy/dtype_api.h): a call-info capsule's ``context``
+ctypedef struct _method_context:
+    void *caller
+    void *method
+    cnp.PyArray_Descr **descriptors
+
+#: (loop address, ArrayMethod address) -> whether it clears the floating-point status
+cdef dict _clears_fpe = {}
+
+
+def loop_clears_fpe(capsule, int nargs, int nin, bint report=False):
+    """Whether the strided loop of a filled ufunc call-info capsule (``nargs`` operands, the
+    first ``nin`` inputs) clears the floating-point status when it ends, as NumPy's float
+    min/max, comparison, ``abs`` and ``negative`` loops do on some paths
+    (``npy_clear_floatstatus_barrier``): tried once per loop on ones of its operands' dtypes
+    with FE_INVALID raised first, over 1 and 64 elements, each input contiguous or at stride
+    0 (NumPy's loops take other paths for each). The VM then tests the status before such an
+    instruction (an earlier instruction's flag would be lost, where NumPy, which tests after
+    each ufunc, reports it). ``report``: the list of (n, strides, cleared) tried."""
+    cdef lz_call_info *ci = <lz_call_info *>PyCapsule_GetPointer(capsule, CAPSULE_NAME)
+    cdef _method_context *mc = <_method_context *>ci.context
+    cdef char *data[4]
+    cdef cnp.npy_intp strides[4]
+    cdef cnp.ndarray a
+    cdef int i, r, zero_mask
+    cdef cnp.npy_intp n
+    # (NumPy 2 wraps its legacy loops: one strided_loop serves many ufuncs, the ufunc's own
+    # loop in the auxdata; the method names the ufunc's loop for these dtypes)
+    key = (<size_t>ci.strided_loop, <size_t>mc.method)
+    found = _clears_fpe.get(key)
+    if found is not None and not report:
+        return found
+    if nargs > 4:
+        raise ValueError(f"loop_clears_fpe: {nargs} operands")
+    operands = [_np.ones(64, dtype=<object>mc.descriptors[i]) for i in range(nargs)]
+    tried = []
+    clears = False
+    for n in (1, 64):
+        for zero_mask in range(1 << nin):
+            for i in range(nargs):
+                a = operands[i]
+                data[i] = <char *>cnp.PyArray_DATA(a)
+                strides[i] = 0 if i < nin and (zero_mask >> i) & 1 else a.itemsize
+            r = lz_loop_clears_fpe(<lz_loop_t>ci.strided_loop, ci.context, ci.auxdata, data,
+                                   strides, n)
+            if r < 0:
+                raise RuntimeError("loop_clears_fpe: the loop failed on ones")
+            tried.append((n, tuple(strides[i] for i in range(nargs)), bool(r)))
+            clears = clears or bool(r)
+    _clears_fpe[key] = clears
+    return tried if report else clears
+
+
 def loop_flags(capsule):
     """(requires_pyapi, no_floatingpoint_errors) of a filled ufunc call-info capsule."""
     cdef lz_call_info *ci = <lz_call_info *>PyCapsule_GetPointer(capsule, CAPSULE_NAME)
@@ -234,6 +290,7 @@ cdef class VMProgram:
                 ins.loop = <lz_loop_t>ci.strided_loop
                 ins.ctx = ci.context
                 ins.aux = ci.auxdata
+                ins.clears_fpe = loop_clears_fpe(extra, ins.nin + (2 if kind == "ufunc2" else 1), ins.nin)
                 self.keep.append(extra)
             elif kind == "cast":
                 ins.kind = VK_CAST
