@@ -597,8 +597,8 @@ def test_lu_family_on_cuda(dtype):
             assert g.device == "cuda"
         _same(got, want)
     singular = np.ones((2, 3, 3), dtype)
-    for call in (lambda x: la.linalg.inv(x), lambda x: la.linalg.solve(x, x[..., 0]),
-                 lambda x: la.linalg.inv(x[0]), lambda x: la.linalg.solve(x[0], x[0])):
+    for call in (lambda x: la.linalg.inv(x), lambda x: la.linalg.solve(x, x[..., :1]),
+                 lambda x: la.linalg.inv(x[0]), lambda x: la.linalg.solve(x[0], x[0, :, 0])):
         with pytest.raises(np.linalg.LinAlgError, match="^Singular matrix$"):
             call(_on_cuda(singular))
     sign, logdet = la.linalg.slogdet(_on_cuda(singular))

@@ -445,7 +445,6 @@ def _lstsq(xp: Any, a: Any, b: Any, rcond: Any = None) -> Any:
     if is_1d:
         b = b[:, None]
     m, n = a.shape
-    k = b.shape[1]
     a, b = a.astype(result, copy=False), b.astype(result, copy=False)
     if rcond is None:
         rcond = np.finfo(result).eps * max(n, m)
