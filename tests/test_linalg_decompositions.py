@@ -266,6 +266,10 @@ def test_pinv_matrix_rank_cond(dtype):
     if np.dtype(dtype).kind in "fc":
         _check(lambda m, x: m.linalg.pinv(x, rtol=None), full)
         _check(lambda m, x: m.linalg.pinv(x, rtol=np.array([0.1, 0.9])), deficient)
+        _check(lambda m, x: m.linalg.matrix_rank(x, rtol=np.array([0.1, 0.9])), deficient)
+        _check(lambda m, x: m.linalg.matrix_rank(x, tol=np.array([1e-3, 10.0])), deficient)
+    _check(lambda m, x: m.linalg.matrix_rank(x), np.zeros((3, 3), dtype))
+    _check(lambda m, x: m.linalg.pinv(x), np.ones((3, 3), dtype))
     h = _data(dtype, (2, 4, 4), kind="hermitian")
     _check(lambda m, x: m.linalg.pinv(x, hermitian=True), h)
     _check(lambda m, x: m.linalg.matrix_rank(x, hermitian=True), h)
@@ -332,6 +336,8 @@ def test_empty_matrices_and_stacks():
                 _check(call, a)
         for shape in ((0, 3), (3, 0)):
             a = np.zeros(shape, dtype)
+            _check(lambda m, x: m.linalg.pinv(x), np.zeros((2,) + shape, dtype))
+            _check(lambda m, x: m.linalg.matrix_rank(x), np.zeros((2,) + shape, dtype))
             for mode in ("reduced", "complete", "r", "raw"):
                 _check(lambda m, x: m.linalg.qr(x, mode), a)
             for full in (True, False):
@@ -525,7 +531,7 @@ def test_cuda_calls_give_numpys_results(cupy_stand_in, dtype):
     for x, y, rcond in ((r, _data(dtype, (5,), 7), None), (r, _data(dtype, (5, 2), 7), None),
                         (r.T.copy(), _data(dtype, (3,), 8), None),
                         (rank_one, _data(dtype, (5, 2), 9), None),
-                        (r, _data(dtype, (5, 0), 9), 0.1)):
+                        (r, _data(dtype, (5, 0), 9), 0.1), (rank_one, _data(dtype, (5,), 9), -1)):
         if np.dtype(dtype).itemsize >= 8 or rank_one is not x:    # (float32: the rank's rounding)
             _cuda_check(to_cuda, lambda m, x, y: m.linalg.lstsq(x, y, rcond=rcond), x, y)
 

@@ -435,7 +435,7 @@ def _qr(xp: Any, a: Any, mode: str = "reduced") -> Any:
 def _lstsq(xp: Any, a: Any, b: Any, rcond: Any = None) -> Any:
     """NumPy's ``lstsq`` (LAPACK's ``gelsd``) from CuPy's SVD: singular values at or below
     ``rcond`` times the largest count as zero (``rcond`` None: the computing precision's
-    epsilon times ``max(m, n)``); the residuals' squared norms where ``a`` has full column
+    epsilon times ``max(m, n)``; negative: the epsilon); the residuals' squared norms where ``a`` has full column
     rank and more rows than columns. The rank is a 0-d int32 array, as NumPy's scalar."""
     if xp is np:
         return np.linalg.lstsq(a, b, rcond=rcond)
@@ -446,8 +446,8 @@ def _lstsq(xp: Any, a: Any, b: Any, rcond: Any = None) -> Any:
         b = b[:, None]
     m, n = a.shape
     a, b = a.astype(result, copy=False), b.astype(result, copy=False)
-    if rcond is None:
-        rcond = np.finfo(result).eps * max(n, m)
+    eps = float(np.finfo(result).eps)
+    rcond = eps * max(n, m) if rcond is None else eps if rcond < 0 else rcond   # (gelsd's)
     message = "SVD did not converge in Linear Least Squares"
     _require_finite(xp, a, message)
     with _raising(xp, message):
