@@ -537,7 +537,7 @@ def solve(a: Any, b: Any) -> LazyArray:
     if not fits:
         _raise_as_numpy(np.linalg.solve, x, y)
     flops = _flops("solve", m, m, math.prod(batch), k)
-    memory = _fed(x, result) if x.size and y.ndim <= 2 else None
+    memory = _fed(x, result) if x.size and y.ndim <= 2 and y is not x else None
     if memory is not None:
         return _call("linalg.solve", _solve, x.device, (memory, y), {"owned": True}, flops)
     return _call("linalg.solve", _solve, x.device, (x, y), {}, flops)
@@ -547,7 +547,8 @@ def cholesky(a: Any, /, *, upper: bool = False) -> LazyArray:
     """The Cholesky factor of each Hermitian positive-definite matrix of ``a``
     (``numpy.linalg.cholesky``): lower triangular, or with ``upper=True`` (the array API's)
     the upper one, its conjugate transpose. ``LinAlgError("Matrix is not positive definite")``
-    on every device."""
+    on every device (on cuda also for a NaN on the diagonal's path, which cuSOLVER reports
+    as such where NumPy's LAPACK may return NaNs)."""
     x, = _operands(a)
     _assert_stacked_square(x)
     _result_type(x.dtype)
