@@ -26,10 +26,11 @@ NumPy's messages (a gufunc's own are asked of NumPy on zero-stride stand-ins of 
   (CuPy's differs in ``rcond`` and residuals) and ``cond`` written after NumPy's algorithms
   with CuPy's functions. CuPy computes float32 and complex64 in their own precision (NumPy
   in double precision, rounded at the end): values agree to that precision. ``eig`` and
-  ``eigvals`` are cuSOLVER's ``geev`` (CuPy 14); where it is not available (CUDA before
-  12.6) they run NumPy's on a host copy, the results copied back. A pending 2-D operand of
-  ``inv`` or ``solve`` is computed by its kernel straight into the matrix cuSOLVER's ``getrf``
-  factors in place (``cupyx.lapack.gesv``), the copy CuPy's ``inv``/``solve`` would make;
+  ``eigvals`` are cuSOLVER's ``geev`` (CuPy 14); where it is not available (cuSOLVER before
+  11.7, CUDA 12.6) they run NumPy's on a host copy, the results copied back. A pending 2-D
+  operand of ``inv`` or ``solve`` is computed by its kernel straight into the matrix
+  cuSOLVER's ``getrf`` factors in place (``cupyx.lapack.gesv``), the copy CuPy's
+  ``inv``/``solve`` would make.
 
 ``pinv``, ``matrix_rank``, ``matrix_power``, ``multi_dot``, ``tensorinv`` and
 ``tensorsolve`` are NumPy's algorithms written with lazyarr's functions around those calls
@@ -356,7 +357,7 @@ def _eig(xp: Any, a: Any, vectors: bool = True) -> Any:
 
 
 def _geev_available(xp: Any) -> bool:
-    """Whether CuPy can run cuSOLVER's ``geev`` (``cupy.linalg.eig``: CuPy 14, CUDA 12.6)."""
+    """Whether CuPy can run cuSOLVER's ``geev`` (``cupy.linalg.eig``: CuPy 14, cuSOLVER 11.7)."""
     if not _is_cupy(xp):
         return hasattr(xp.linalg, "eig")
     if not hasattr(xp.linalg, "eig"):
@@ -364,7 +365,7 @@ def _geev_available(xp: Any) -> bool:
     try:
         from cupyx.cusolver import check_availability
         return bool(check_availability("geev"))
-    except (ImportError, RuntimeError):
+    except (ImportError, RuntimeError, ValueError):
         return False
 
 
