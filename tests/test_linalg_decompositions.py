@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 import types
 import warnings
 
@@ -569,6 +570,88 @@ def test_cuda_eig_on_the_host_where_cupy_has_no_geev(cupy_stand_in):
     a = _data(np.float64, (2, 4, 4))
     _cuda_check(cupy_stand_in, lambda m, x: m.linalg.eig(x), a)
     _cuda_check(cupy_stand_in, lambda m, x: m.linalg.eigvals(x), a)
+
+
+@pytest.fixture
+def cupyx_stand_in(monkeypatch):
+    """A module named ``cupy`` (NumPy's functions) and a ``cupyx`` whose ``errstate`` and
+    ``lapack.gesv`` keep CuPy's contracts in NumPy: the code that only runs with CuPy (the
+    status checks, the factorization in the fed work buffer, ``geev``'s availability)."""
+    fake = types.SimpleNamespace(**{k: v for k, v in vars(np).items() if not k.startswith("__")})
+    fake.__name__ = "cupy"
+    state = {"linalg": "ignore", "geev": True}
+
+    class errstate:
+        def __init__(self, linalg):
+            self.linalg = linalg
+
+        def __enter__(self):
+            self.before, state["linalg"] = state["linalg"], self.linalg
+
+        def __exit__(self, *exc):
+            state["linalg"] = self.before
+
+    def gesv(a, b):
+        """cupyx.lapack.gesv: ``a @ x = b`` for ``a`` C- or F-contiguous (read as Fortran,
+        transposed for C), ``b`` F-contiguous; ``x`` written over ``b``, ``a`` overwritten;
+        a zero pivot raises under ``errstate(linalg="raise")`` only, as CuPy's devInfo check."""
+        assert a.ndim == 2 and a.shape[0] == a.shape[1] and a.dtype == b.dtype
+        assert (a.flags.c_contiguous or a.flags.f_contiguous) and b.flags.f_contiguous
+        assert state["linalg"] == "raise"              # (lazyarr checks the status)
+        try:
+            b[...] = np.linalg.solve(a, b)
+        except np.linalg.LinAlgError:
+            raise np.linalg.LinAlgError("Error reported by getrf in cuSOLVER. devInfo = 1.") \
+                from None
+        a[...] = np.nan
+
+    cupyx = types.ModuleType("cupyx")
+    cupyx.errstate = errstate
+    cupyx.lapack = types.SimpleNamespace(gesv=gesv)
+    cusolver = types.ModuleType("cupyx.cusolver")
+    cusolver.check_availability = lambda name: state[name]
+    monkeypatch.setitem(sys.modules, "cupyx", cupyx)
+    monkeypatch.setitem(sys.modules, "cupyx.cusolver", cusolver)
+    monkeypatch.setattr(_devices, "to_host", lambda device, data: np.asarray(data))
+    yield fake, state
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_cuda_calls_in_the_fed_work_buffer(cupyx_stand_in, dtype):
+    """inv and solve of a 2-D operand computed into memory of their own: cuSOLVER's getrf
+    factors it in place (``cupyx.lapack.gesv``), with the status checked."""
+    xp, state = cupyx_stand_in
+    a = _data(dtype, (5, 5))
+    np.testing.assert_allclose(D._inv(xp, a.copy(), owned=True), np.linalg.inv(a),
+                               rtol=_tol(dtype)[0])
+    for b in (_data(dtype, (5,), 1), _data(dtype, (5, 3), 2), _data(np.float64, (5, 2), 3),
+              _data(dtype, (5, 0), 4)):
+        want = np.linalg.solve(a, b)
+        got = D._solve(xp, a.astype(want.dtype), b, owned=True)
+        assert (got.dtype, got.shape) == (want.dtype, want.shape)
+        np.testing.assert_allclose(got, want, rtol=_tol(dtype)[0])
+    singular = np.ones((3, 3), dtype)
+    for call in (lambda: D._inv(xp, singular.copy(), owned=True),
+                 lambda: D._solve(xp, singular.copy(), singular[0], owned=True),
+                 lambda: D._solve(xp, singular.copy(), singular[:, :0], owned=True),
+                 lambda: D._inv(xp, singular), lambda: D._cholesky(xp, -np.eye(2, dtype=dtype))):
+        with pytest.raises(np.linalg.LinAlgError, match="^(Singular matrix|Matrix is not "
+                                                        "positive definite)$"):
+            call()
+    assert state["linalg"] == "ignore"                  # (the status checks end with the call)
+
+
+def test_cuda_eig_where_geev_is_missing(cupyx_stand_in):
+    xp, state = cupyx_stand_in
+    a = _data(np.float64, (2, 4, 4))
+    for geev in (True, False):          # cuSOLVER's geev, or NumPy's on a host copy
+        state["geev"] = geev
+        got, want = D._eig(xp, a), np.linalg.eig(a)
+        assert type(got) is type(want)
+        for g, w in zip(got, want):
+            _close(g, w)
+        h = a + np.swapaxes(a, -1, -2)              # real eigenvalues: real results
+        _close(D._eig(xp, h, vectors=False), np.linalg.eigvals(h))
 
 
 # ----------------------------------------------------------------------------- cuda

@@ -281,8 +281,10 @@ def _solve(xp: Any, a: Any, b: Any, owned: bool = False) -> Any:
     else:       # NumPy 2: the stacks broadcast (CuPy's solve takes equal ones)
         batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
         shape = batch + b.shape[-2:]
-        a = xp.broadcast_to(a, batch + (m, m))
-        b = xp.broadcast_to(b, shape)
+        if a.shape[:-2] != batch:
+            a = xp.broadcast_to(a, batch + (m, m))
+        if b.shape != shape:
+            b = xp.broadcast_to(b, shape)
     if math.prod(batch) == 0 or m == 0:
         return xp.empty(shape, result)
     if b.ndim > 1 and b.shape[-1] == 0:   # no column: the factorization still tells singular
