@@ -159,29 +159,32 @@ def _stack(x: LazyArray) -> int:
     return math.prod(x.shape[:-2])
 
 
+#: The usual textbook FLOP counts (Golub & Van Loan, *Matrix Computations*, 4th ed.: a
+#: multiply-add counted twice, as the matmul records have it; complex arithmetic counted as
+#: real) of one matrix ``m x n`` (``lo``/``hi``: the smaller/larger of the two; ``k``:
+#: right-hand sides): estimates for ``la.explain``, about the work LAPACK's and cuSOLVER's
+#: blocked codes do.
+_COUNTS = {
+    "inv": lambda m, n, lo, hi, k: 2 * n ** 3,                 # LU, then the inverse from it
+    "solve": lambda m, n, lo, hi, k: 2 * n ** 3 / 3 + 2 * n * n * k,   # LU, two triangular solves
+    "lu": lambda m, n, lo, hi, k: 2 * n ** 3 / 3,              # det, slogdet
+    "cholesky": lambda m, n, lo, hi, k: n ** 3 / 3,
+    "qr_r": lambda m, n, lo, hi, k: 2 * hi * lo * lo - 2 * lo ** 3 / 3,    # Householder (4/3 n^3)
+    "qr_q": lambda m, n, lo, hi, k: 4 * hi * lo * lo - 4 * lo ** 3 / 3,    # ... and Q formed
+    "svd_s": lambda m, n, lo, hi, k: 4 * hi * lo * lo - 4 * lo ** 3 / 3,   # bidiagonalization
+    "svd_thin": lambda m, n, lo, hi, k: 14 * hi * lo * lo + 8 * lo ** 3,   # Golub-Reinsch, thin
+    "svd_full": lambda m, n, lo, hi, k: 4 * hi * hi * lo + 8 * hi * lo * lo + 9 * lo ** 3,
+    "eigh_w": lambda m, n, lo, hi, k: 4 * n ** 3 / 3,          # tridiagonalization, values only
+    "eigh_v": lambda m, n, lo, hi, k: 9 * n ** 3,              # ... with the eigenvectors
+    "eig_w": lambda m, n, lo, hi, k: 10 * n ** 3,              # Hessenberg QR, values only
+    "eig_v": lambda m, n, lo, hi, k: 25 * n ** 3,              # ... with the right eigenvectors
+    "lstsq": lambda m, n, lo, hi, k: 14 * hi * lo * lo + 8 * lo ** 3 + 2 * (m + n) * lo * k,
+}
+
+
 def _flops(kind: str, m: int, n: int, batch: int, k: int = 0) -> int:
-    """The usual textbook FLOP count (Golub & Van Loan, *Matrix Computations*, 4th ed.: a
-    multiply-add counted twice, as the matmul records have it; complex arithmetic counted as
-    real) of one call on ``batch`` matrices ``m x n`` (``k``: right-hand sides). An
-    estimate, for ``la.explain``: LAPACK's and cuSOLVER's blocked codes do about this work."""
-    lo, hi = min(m, n), max(m, n)
-    counts = {
-        "inv": 2 * n ** 3,                                  # LU, then the inverse from it
-        "solve": 2 * n ** 3 / 3 + 2 * n * n * k,            # LU, then two triangular solves
-        "lu": 2 * n ** 3 / 3,                               # det, slogdet
-        "cholesky": n ** 3 / 3,
-        "qr_r": 2 * hi * lo * lo - 2 * lo ** 3 / 3,         # Householder QR (4/3 n^3 square)
-        "qr_q": 4 * hi * lo * lo - 4 * lo ** 3 / 3,         # ... and Q formed from it
-        "svd_s": 4 * hi * lo * lo - 4 * lo ** 3 / 3,        # bidiagonalization, values only
-        "svd_thin": 14 * hi * lo * lo + 8 * lo ** 3,        # Golub-Reinsch, thin U and V
-        "svd_full": 4 * hi * hi * lo + 8 * hi * lo * lo + 9 * lo ** 3,
-        "eigh_w": 4 * n ** 3 / 3,                           # tridiagonalization, values only
-        "eigh_v": 9 * n ** 3,                               # ... with the eigenvectors
-        "eig_w": 10 * n ** 3,                               # Hessenberg QR, values only
-        "eig_v": 25 * n ** 3,                               # ... with the right eigenvectors
-        "lstsq": 14 * hi * lo * lo + 8 * lo ** 3 + 2 * (m + n) * lo * k,   # SVD, then x
-    }
-    return int(round(batch * counts[kind]))
+    """:data:`_COUNTS`' ``kind`` for one call on ``batch`` matrices ``m x n``."""
+    return int(round(batch * _COUNTS[kind](m, n, min(m, n), max(m, n), k)))
 
 
 # ------------------------------------------------------------------------------ the library call
@@ -514,7 +517,7 @@ def inv(a: Any) -> LazyArray:
     _assert_stacked_square(x)
     result = _result_type(x.dtype)
     flops = _flops("inv", x.shape[-1], x.shape[-1], _stack(x))
-    memory = _fed(x, result) if x.size else None
+    memory = _fed(x, result) if math.prod(x.shape) else None
     if memory is not None:
         return _call("linalg.inv", _inv, x.device, (memory,), {"owned": True}, flops)
     return _call("linalg.inv", _inv, x.device, (x,), {}, flops)
@@ -540,7 +543,7 @@ def solve(a: Any, b: Any) -> LazyArray:
     if not fits:
         _raise_as_numpy(np.linalg.solve, x, y)
     flops = _flops("solve", m, m, math.prod(batch), k)
-    memory = _fed(x, result) if x.size and y.ndim <= 2 and y is not x else None
+    memory = _fed(x, result) if math.prod(x.shape) and y.ndim <= 2 and y is not x else None
     if memory is not None:
         return _call("linalg.solve", _solve, x.device, (memory, y), {"owned": True}, flops)
     return _call("linalg.solve", _solve, x.device, (x, y), {}, flops)
