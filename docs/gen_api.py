@@ -159,6 +159,10 @@ _FFT_NAMES = ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", 
 SHAPE_FUNCTIONS = ("transpose", "permute_dims", "matrix_transpose", "swapaxes", "moveaxis",
                    "expand_dims", "squeeze", "flip", "fliplr", "flipud", "broadcast_to",
                    "broadcast_arrays", "reshape", "ravel")
+#: lazyarr/_functions/_decompositions.py: ``la.linalg``'s decompositions and solvers
+LINALG_DECOMPOSITIONS = ("inv", "solve", "det", "slogdet", "cholesky", "qr", "svd", "svdvals",
+                         "eig", "eigvals", "eigh", "eigvalsh", "lstsq", "pinv", "matrix_rank",
+                         "cond", "matrix_power", "multi_dot", "tensorinv", "tensorsolve")
 JOINING = ("concatenate", "stack", "hstack", "vstack", "dstack", "column_stack", "tile", "repeat",
            "roll")
 CREATION = ("asarray", "array", "copy", "zeros", "ones", "full", "empty", "arange", "linspace", "zeros_like",
@@ -330,6 +334,10 @@ def _api_page() -> tuple[str, set[str]]:
             "kernel wrote straight into, listed by ``la.explain`` (:doc:`../guide`).", ""]
     api += [f".. autofunction:: {n}" for n in STATISTICS] + [""]
     documented.update(STATISTICS)
+    api += ["Its decompositions and solvers are lazyarr's too (:doc:`../guide`, \"Porting from NumPy\"):",
+            "NumPy's checks, results and errors on both devices, one library call each (LAPACK",
+            "through NumPy, cuSOLVER through CuPy), recorded with its FLOPs for ``la.explain``:", ""]
+    api += [f".. autofunction:: lazyarr.linalg.{n}" for n in LINALG_DECOMPOSITIONS] + [""]
     api += ["Shapes and views", "----------------", "",
             "Views as in NumPy (:doc:`../guide`, \"Views\"): of a computed array, a view of its memory;",
             "of a pending expression, pushed down to its inputs, so they fuse.", ""]

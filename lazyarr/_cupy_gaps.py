@@ -11,11 +11,12 @@ H200 (CuPy 14.2) by that suite: the array API ``linalg`` names (``trace``, ``dia
 ``cholesky(upper=)``, ``unstack``, and the named-tuple results of ``slogdet``/``svd``/``eigh``;
 in the next run, ``linalg.outer``, ``pinv(rtol=)`` and ``qr``'s named tuple; then
 ``matrix_rank(rtol=)`` (2026-12-03, with the conformance suite's files on the device).
-(``count_nonzero`` is lazyarr's own now: lazyarr/_functions/_nanfunctions.py.)
+(``count_nonzero`` is lazyarr's own now: lazyarr/_functions/_nanfunctions.py; so are
+``linalg``'s decompositions and solvers, NumPy's on cuda too: lazyarr/_functions/
+_decompositions.py.)
 """
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable
 from types import ModuleType
@@ -25,42 +26,6 @@ import numpy as np
 
 from . import _devices
 from ._shapes import broadcast_shapes
-
-
-@functools.cache
-def _result_type(name: str) -> type:
-    """NumPy's named-tuple result class of ``numpy.linalg.<name>`` (its module is private, so
-    the class is taken from one call on a 1x1 matrix)."""
-    return type(getattr(np.linalg, name)(np.eye(1)))
-
-
-def _named(name: str, values: Any) -> Any:
-    return _result_type(name)(*values)
-
-
-def slogdet(xp: ModuleType, x: Any) -> Any:
-    return _named("slogdet", xp.linalg.slogdet(x))
-
-
-def svd(xp: ModuleType, x: Any, full_matrices: bool = True, compute_uv: bool = True,
-        hermitian: bool = False) -> Any:
-    if hermitian:       # CuPy has no hermitian= (NumPy's is a faster path to the same values)
-        raise TypeError("svd(hermitian=True) is not available on cuda arrays")
-    result = xp.linalg.svd(x, full_matrices=full_matrices, compute_uv=compute_uv)
-    return _named("svd", result) if compute_uv else result
-
-
-def eigh(xp: ModuleType, x: Any, UPLO: str = "L") -> Any:
-    return _named("eigh", xp.linalg.eigh(x, UPLO=UPLO))
-
-
-def svdvals(xp: ModuleType, x: Any, /) -> Any:
-    return xp.linalg.svd(x, compute_uv=False)
-
-
-def cholesky(xp: ModuleType, x: Any, /, *, upper: bool = False) -> Any:
-    lower = xp.linalg.cholesky(x)
-    return xp.conj(xp.swapaxes(lower, -1, -2)) if upper else lower
 
 
 def trace(xp: ModuleType, x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
@@ -148,67 +113,12 @@ def matrix_norm(xp: ModuleType, x: Any, /, *, keepdims: bool = False, ord: Any =
     return xp.linalg.norm(_inexact(xp, x), ord=ord, axis=(-2, -1), keepdims=keepdims)
 
 
-def qr(xp: ModuleType, a: Any, mode: str = "reduced") -> Any:
-    result = xp.linalg.qr(a, mode=mode)
-    return _named("qr", result) if mode in ("reduced", "complete") else result
-
-
 def outer(xp: ModuleType, x1: Any, x2: Any, /) -> Any:
     """``numpy.linalg.outer``: 1-D operands only (``numpy.outer`` flattens)."""
     if x1.ndim != 1 or x2.ndim != 1:
         raise ValueError("Input arrays must be one-dimensional, but they are "
                          f"x1.ndim={x1.ndim} and x2.ndim={x2.ndim}.")
     return xp.outer(x1, x2)
-
-
-_UNSET = object()   # rtol not given (NumPy's _NoValue): pinv's rcond default then applies
-
-
-def pinv(xp: ModuleType, a: Any, rcond: Any = None, hermitian: bool = False, *,
-         rtol: Any = _UNSET) -> Any:
-    """``numpy.linalg.pinv`` step for step (numpy/linalg/_linalg.py, NumPy 2.4), with ``rtol=``
-    and stacks, which CuPy's ``pinv(a, rcond)`` lacks. ``hermitian`` only selects NumPy's
-    eigh-based SVD, which gives the same values up to rounding: the SVD is used either way."""
-    if rcond is None:
-        if rtol is _UNSET:
-            rcond = 1e-15
-        elif rtol is None:
-            rcond = max(a.shape[-2:]) * np.finfo(a.dtype).eps
-        else:
-            rcond = rtol
-    elif rtol is not _UNSET:
-        raise ValueError("`rtol` and `rcond` can't be both set.")
-    m, n = a.shape[-2:]
-    if m == 0 or n == 0:
-        return xp.empty(a.shape[:-2] + (n, m), dtype=a.dtype)
-    u, s, vt = xp.linalg.svd(xp.conj(a), full_matrices=False)
-    cutoff = xp.asarray(rcond)[..., None] * xp.max(s, axis=-1, keepdims=True)
-    large = s > cutoff
-    s = xp.where(large, 1 / xp.where(large, s, 1), 0).astype(s.dtype)
-    return xp.matmul(xp.swapaxes(vt, -1, -2), s[..., None] * xp.swapaxes(u, -1, -2))
-
-
-def matrix_rank(xp: ModuleType, A: Any, tol: Any = None, hermitian: bool = False, *,
-                rtol: Any = None) -> Any:
-    """``numpy.linalg.matrix_rank`` step for step (NumPy 2.4), with ``rtol=``, ``hermitian=``
-    and stacks, which CuPy's ``matrix_rank(M, tol)`` lacks. ``hermitian``: the singular
-    values as NumPy's hermitian SVD takes them, ``abs(eigvalsh(A))``."""
-    if rtol is not None and tol is not None:
-        raise ValueError("`tol` and `rtol` can't be both set.")
-    if A.ndim < 2:
-        return int(not xp.all(A == 0))
-    if A.shape[-1] == 0 or A.shape[-2] == 0:
-        return xp.zeros(A.shape[:-2], dtype=np.intp)
-    S = xp.abs(xp.linalg.eigvalsh(A)) if hermitian else xp.linalg.svd(A, compute_uv=False)
-    if tol is None:
-        if rtol is None:
-            rtol = max(A.shape[-2:]) * np.finfo(S.dtype).eps
-        else:
-            rtol = xp.asarray(rtol)[..., None]
-        tol = xp.max(S, axis=-1, keepdims=True) * rtol
-    else:
-        tol = xp.asarray(tol)[..., None]
-    return xp.count_nonzero(S > tol, axis=-1)
 
 
 def unstack(xp: ModuleType, x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
@@ -249,11 +159,8 @@ def _on_host_with(name: str) -> Callable[..., Any]:
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     **{name: _on_host_with(name) for name in ("sum", "prod", "max", "min", "amax", "amin",
                                               "mean", "std", "var", "any", "all")},
-    "linalg.slogdet": slogdet, "linalg.svd": svd, "linalg.eigh": eigh,
-    "linalg.svdvals": svdvals, "linalg.cholesky": cholesky, "linalg.trace": trace,
+    "linalg.trace": trace,
     "linalg.diagonal": diagonal, "linalg.tensordot": tensordot, "linalg.vecdot": vecdot,
     "vecdot": vecdot, "linalg.cross": cross, "linalg.vector_norm": vector_norm,
-    "linalg.matrix_norm": matrix_norm, "unstack": unstack,
-    "linalg.qr": qr, "linalg.outer": outer, "linalg.pinv": pinv,
-    "linalg.matrix_rank": matrix_rank,
+    "linalg.matrix_norm": matrix_norm, "unstack": unstack, "linalg.outer": outer,
 }

@@ -328,9 +328,11 @@ def wrapped(result: Any, path: str, operands: Any = (), device: str = "cpu") -> 
 
 
 def run(path: str, func: Any, result_device: str, args: tuple[Any, ...], kwargs: dict[str, Any],
-        written: int | None = None) -> Any:
+        written: int | None = None, flops: int | None = None) -> Any:
     """Call the library function ``func`` on the buffers of the arguments' LazyArrays, write
-    into the written ones (``written``, ``out=``), wrap array results on ``result_device``."""
+    into the written ones (``written``, ``out=``), wrap array results on ``result_device``.
+    ``flops``: the call's FLOP count for ``la.explain`` (lazyarr's own library calls: the
+    decompositions of lazyarr/_functions/_decompositions.py)."""
     targets: list[tuple[LazyArray, Any]] = []
     args = tuple(args)
     if written is not None and written < len(args) and isinstance(args[written], LazyArray):
@@ -369,8 +371,12 @@ def run(path: str, func: Any, result_device: str, args: tuple[Any, ...], kwargs:
             return by_buffer[id(result)]
         if type(result) is tuple:
             return tuple(by_buffer.get(id(r), r) for r in result)
-    return _traced(path, func, args, kwargs, _wrap(result, result_device, path, (args, kwargs)),
-                   result_device)
+    record = None
+    if flops is not None:
+        record = _library_call(path, (args, kwargs), result)
+        record = record[:3] + (flops,) + record[4:]
+    return _traced(path, func, args, kwargs,
+                   _wrap(result, result_device, path, (args, kwargs), record), result_device)
 
 
 def _traced(path: str, func: Any, args: Any, kwargs: dict[str, Any], wrapped: Any,

@@ -95,23 +95,6 @@ def test_vector_and_matrix_norms(dtype):
                 _check("linalg.matrix_norm", _data(dtype, (2, 3, 3)), ord=ord, keepdims=keepdims)
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64", "complex128"])
-def test_decompositions_keep_numpys_result_types(dtype):
-    x = _data(dtype, (3, 3))
-    spd = x @ np.conj(x.T) + 3 * np.eye(3, dtype=dtype)
-    _check("linalg.slogdet", x)
-    _check("linalg.svd", x)
-    _check("linalg.svd", x, compute_uv=False)
-    _check("linalg.svdvals", x)
-    _check("linalg.eigh", spd)
-    _check("linalg.cholesky", spd)
-    _check("linalg.cholesky", spd, upper=True)
-    for mode in ("reduced", "complete", "r", "raw"):
-        _check("linalg.qr", _data(dtype, (4, 3)), mode=mode)
-    assert type(G.FUNCTIONS["linalg.qr"](np, x)).__name__ == "QRResult"
-    assert type(G.FUNCTIONS["linalg.slogdet"](np, x)).__name__ == "SlogdetResult"
-
-
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_unstack(dtype):
     x = _data(dtype, (3, 4))
@@ -122,32 +105,9 @@ def test_unstack(dtype):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
-def test_pinv_and_outer(dtype):
-    for shape in [(4, 3), (3, 4), (2, 3, 3), (0, 3), (2, 0, 4)]:
-        x = _data(dtype, shape)
-        _check("linalg.pinv", x, close=True)
-        for kw in ({"rtol": None}, {"rtol": 0.3}, {"rcond": 0.3}, {"rcond": 0.3, "rtol": 0.1}):
-            _check("linalg.pinv", x, close=True, **kw)
-    singular = np.ones((3, 3), dtype)
-    _check("linalg.pinv", singular, close=True)
+def test_outer(dtype):
     _check("linalg.outer", _data(dtype, (3,)), _data(dtype, (4,)))
     _check("linalg.outer", _data(dtype, (3, 1)), _data(dtype, (4,)))   # ValueError
-
-
-@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
-def test_matrix_rank(dtype):
-    """rtol=, tol=, hermitian=, stacks, empty matrices and vectors (CuPy's matrix_rank has
-    tol= only: the conformance suite on the H200 found it)."""
-    deficient = np.array([[1, 2, 3], [2, 4, 6], [1, 0, 1]], dtype)
-    for x in [_data(dtype, (4, 3)), _data(dtype, (2, 3, 3)), deficient, np.zeros((3, 3), dtype),
-              _data(dtype, (0, 3)), _data(dtype, (2, 0, 4)), _data(dtype, (4,)), np.zeros(3, dtype)]:
-        _check("linalg.matrix_rank", x)
-        for kw in ({"rtol": 0.3}, {"rtol": np.full(x.shape[:-2], 0.5)}, {"tol": 1e-3},
-                   {"tol": 0.1, "rtol": 0.1}):
-            _check("linalg.matrix_rank", x, **kw)
-    h = deficient @ deficient.conj().T
-    _check("linalg.matrix_rank", h, hermitian=True)
-    _check("linalg.matrix_rank", h, hermitian=True, rtol=0.2)
 
 
 @pytest.mark.parametrize("dtype", ["bool", "int32", "float32", "complex128"])

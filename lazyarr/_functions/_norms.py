@@ -5,8 +5,8 @@ functions, so the norm of a pending expression (``la.linalg.norm(a - b)``) is on
 kernel that reads ``a`` and ``b``: no temporary for ``a - b`` nor for its squares, where
 NumPy writes both. What follows the reduction (the square root, the max of the column sums
 of a matrix 1-norm) runs on the reduced array. The norms of the singular values (matrix
-``ord`` 2, -2, ``'nuc'``) call the library's SVD (``linalg.svd``, the fallback) and reduce
-its result, as NumPy does.
+``ord`` 2, -2, ``'nuc'``) call the library's SVD (``linalg.svd``, lazyarr/_functions/
+_decompositions.py) and reduce its result, as NumPy does.
 
 The values are NumPy's to rounding (lazyarr's sums are its own); dtypes, shapes, the
 handling of empty axes and NumPy's exceptions are NumPy's exactly.
@@ -23,6 +23,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 from .. import _fallback
 from . import _products
 from .._array import LazyArray
+from . import _decompositions
 from ._creation import asarray, zeros
 from ._elementwise import FUNCTIONS as _EW
 from ._linalg import matmul, vecdot
@@ -163,7 +164,7 @@ def _matrix_norm(x: LazyArray, axis: tuple[Any, Any], ord: Any, keepdims: bool) 
 def _singular_value_norm(x: LazyArray, row: int, col: int,
                          reduce: Callable[[LazyArray, tuple[int, ...]], LazyArray]) -> LazyArray:
     """``reduce`` of the singular values of each matrix (NumPy's ``_multi_svd_norm``): the
-    library's SVD (``linalg.svd``, through the fallback) of ``x`` computed."""
+    library's SVD (``linalg.svd``) of ``x`` computed."""
     matrices = moveaxis(x, (row, col), (-2, -1))
     return reduce(linalg.svd(matrices, compute_uv=False), (-1,))
 
@@ -191,10 +192,12 @@ def _real_dtype(x: LazyArray) -> np.dtype:
     return np.finfo(x.dtype).dtype
 
 
-#: ``lazyarr.linalg``: the three norms, ``vecdot``, ``matmul`` and ``matrix_transpose`` are
-#: lazyarr's; every other name is NumPy's (CuPy's) through the fallback.
+#: ``lazyarr.linalg``: the three norms, the decompositions and solvers
+#: (lazyarr/_functions/_decompositions.py), ``vecdot``, ``matmul`` and ``matrix_transpose``
+#: are lazyarr's; every other name is NumPy's (CuPy's) through the fallback.
 linalg = _fallback.FallbackNamespace("linalg", {
     "norm": norm, "vector_norm": vector_norm, "matrix_norm": matrix_norm,
+    **_decompositions.FUNCTIONS,
     # the array API's names of the main namespace's own functions
     "vecdot": vecdot, "matmul": matmul, "matrix_transpose": matrix_transpose,
     **_products.LINALG})   # cross, outer, trace, diagonal, tensordot: lazyarr/_functions/_products.py
@@ -202,4 +205,4 @@ linalg = _fallback.FallbackNamespace("linalg", {
 #: (the norms live in ``la.linalg`` only: nothing for the main namespace)
 FUNCTIONS: dict[str, Callable[..., Any]] = {}
 NUMPY_FUNCTIONS = {np.linalg.norm: norm, np.linalg.vector_norm: vector_norm,
-                   np.linalg.matrix_norm: matrix_norm}
+                   np.linalg.matrix_norm: matrix_norm, **_decompositions.NUMPY_FUNCTIONS}
