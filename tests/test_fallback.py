@@ -384,8 +384,8 @@ def test_a_name_cupy_lacks_raises_naming_it(monkeypatch):
     fake_cupy = types.SimpleNamespace(linalg=types.SimpleNamespace())
     monkeypatch.setattr(_devices, "xp", lambda device: fake_cupy if device == "cuda" else np)
     x = la.LazyArray._from_node(_node.leaf(np.ones((2, 2)), "cuda"))
-    with pytest.raises(TypeError, match=r"numpy\.fft\.ihfft.*cupy\.fft\.ihfft"):
-        la.fft.ihfft(x[0])
+    with pytest.raises(TypeError, match=r"numpy\.trapezoid.*cupy\.trapezoid"):
+        la.trapezoid(x[0])
     with pytest.raises(TypeError, match=r"numpy\.nanmedian"):
         np.nanmedian(x)
     with pytest.raises(TypeError, match=r"numpy\.add\.at"):
