@@ -10,7 +10,7 @@ What NumPy checks from the shapes and dtypes alone (``LinAlgError`` for fewer th
 dimensions or a non-square matrix, ``TypeError`` for float16, a gufunc's ``ValueError`` for
 operands that do not fit) is checked here, before any pending operand is computed, with
 NumPy's messages (a gufunc's own are asked of NumPy on zero-stride stand-ins of the operands:
-:func:`_raise_as_numpy`). Then one library call per function:
+lazyarr/_functions/_numpy_checks.py). Then one library call per function:
 
 * on the CPU it is NumPy's own ``numpy.linalg`` function on the computed operands: NumPy's
   values, bits and errors (``Singular matrix``, ``Matrix is not positive definite``...).
@@ -63,6 +63,7 @@ from ._elementwise import FUNCTIONS as _EW
 from ._linalg import dot, matmul
 from ._manipulation import broadcast_to, ravel, reshape, swapaxes, transpose
 from ._nanfunctions import count_nonzero
+from ._numpy_checks import raise_as_numpy
 
 LinAlgError = np.linalg.LinAlgError
 _where = _EW["where"]
@@ -142,16 +143,6 @@ def _real(dt: np.dtype) -> np.dtype:
 
 def _complex(dt: np.dtype) -> np.dtype:
     return np.dtype(np.complex128 if _real(dt) == np.float64 else np.complex64)
-
-
-def _raise_as_numpy(func: Any, *arrays: LazyArray, **kwargs: Any) -> None:
-    """Raise the error NumPy's ``func`` raises for operands of these shapes and dtypes (a
-    gufunc's message on core dimensions or broadcasting), asked of NumPy on zero-stride
-    stand-ins: called where the shapes are known to be refused, so nothing is computed."""
-    stand_ins = [np.broadcast_to(np.zeros((), a.dtype), a.shape) for a in arrays]
-    func(*stand_ins, **kwargs)
-    raise ValueError(f"{func.__name__}: operands of shapes "         # pragma: no cover
-                     f"{', '.join(str(a.shape) for a in arrays)} do not fit")
 
 
 def _stack(x: LazyArray) -> int:
@@ -541,7 +532,7 @@ def solve(a: Any, b: Any) -> LazyArray:
         fits = y.ndim >= 2 and y.shape[-2] == m and batch is not None
         k = y.shape[-1] if y.ndim else 0
     if not fits:
-        _raise_as_numpy(np.linalg.solve, x, y)
+        raise_as_numpy(np.linalg.solve, x, y)
     flops = _flops("solve", m, m, math.prod(batch), k)
     memory = _fed(x, result) if math.prod(x.shape) and y.ndim <= 2 and y is not x else None
     if memory is not None:

@@ -47,22 +47,9 @@ from ._elementwise import FUNCTIONS as _EW
 from ._joining import concatenate
 from ._linalg import _pending, matmul, vecdot
 from ._manipulation import expand_dims, matrix_transpose, moveaxis, ravel, reshape, transpose
+from ._numpy_checks import raise_as_numpy, standin
 
 _where, _equal, _conj = _EW["where"], _EW["equal"], _EW["conj"]
-
-
-# ----------------------------------------------------------------------------- stand-ins
-def _standin(x: Any, shape: tuple[int, ...] | None = None) -> np.ndarray:
-    """A zero-stride, read-only NumPy array of ``x``'s dtype and shape (or ``shape``): what
-    NumPy's own function is given to raise its exception for shapes it refuses (nothing is
-    computed)."""
-    return np.broadcast_to(np.zeros((), x.dtype), x.shape if shape is None else shape)
-
-
-def _raise_numpys(func: Callable[..., Any], *operands: Any) -> None:
-    """Raise the exception NumPy's ``func`` raises for operands of these shapes and dtypes."""
-    func(*(_standin(x) for x in operands))
-    raise AssertionError(f"numpy.{func.__name__} took shapes lazyarr refused")  # pragma: no cover
 
 
 # ----------------------------------------------------------------------------- diagonals
@@ -162,7 +149,7 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
         warnings.warn("Arrays of 2-dimensional vectors are deprecated. Use arrays of "
                       "3-dimensional vectors instead. (deprecated in NumPy 2.0)",
                       DeprecationWarning, stacklevel=2)
-    shape = np.broadcast(_standin(x, x.shape[:-1]), _standin(y, y.shape[:-1])).shape  # (its error)
+    shape = np.broadcast(standin(x, x.shape[:-1]), standin(y, y.shape[:-1])).shape  # (its error)
     dtype = np.promote_types(x.dtype, y.dtype)
     x, y = x.astype(dtype, copy=False), y.astype(dtype, copy=False)
     a0, a1, b0, b1 = x[..., 0], x[..., 1], y[..., 0], y[..., 1]
@@ -206,7 +193,7 @@ def inner(a: Any, b: Any, /) -> LazyArray:
     if x.ndim == 0 or y.ndim == 0:
         return x * y  # type: ignore[no-any-return]
     if x.shape[-1] != y.shape[-1]:
-        _raise_numpys(np.inner, x, y)
+        raise_as_numpy(np.inner, x, y)
     if y.ndim == 1:
         return matmul(x, y)  # type: ignore[no-any-return]
     n = x.shape[-1]
@@ -224,7 +211,7 @@ def vdot(a: Any, b: Any, /) -> LazyArray:
     complex operand, one fused multiply-and-sum over all axes (nothing flattened)."""
     x, y = asarray(a), asarray(b)
     if x.size != y.size:
-        _raise_numpys(np.vdot, x, y)
+        raise_as_numpy(np.vdot, x, y)
     dtype = np.result_type(x.dtype, y.dtype)
     if x.shape == y.shape and x.ndim != 1 and (_pending(x) or _pending(y)) \
             and dtype.kind in "fc" and x.device == y.device and get_config().mode == "lazy":
@@ -279,7 +266,7 @@ def matvec(x1: Any, x2: Any, /) -> LazyArray:
     x, y = asarray(x1), asarray(x2)
     if x.ndim < 2 or y.ndim < 1 or x.shape[-1] != y.shape[-1] \
             or not _broadcastable(x.shape[:-2], y.shape[:-1]):
-        _raise_numpys(np.matvec, x, y)
+        raise_as_numpy(np.matvec, x, y)
     if y.ndim == 1:
         return matmul(x, y)  # type: ignore[no-any-return]
     return matmul(x, expand_dims(y, -1))[..., 0]  # type: ignore[no-any-return]
@@ -292,7 +279,7 @@ def vecmat(x1: Any, x2: Any, /) -> LazyArray:
     x, y = asarray(x1), asarray(x2)
     if x.ndim < 1 or y.ndim < 2 or x.shape[-1] != y.shape[-2] \
             or not _broadcastable(x.shape[:-1], y.shape[:-2]):
-        _raise_numpys(np.vecmat, x, y)
+        raise_as_numpy(np.vecmat, x, y)
     if x.dtype.kind == "c":
         x = _conj(x)
     if x.ndim == 1:
@@ -334,7 +321,7 @@ def einsum(*operands: Any, out: Any = None, optimize: Any = False, dtype: Any = 
     arrays = [i for i in range(len(operands))
               if (i > 0 if isinstance(operands[0], str) else i % 2 == 0 and i < len(operands) - 1)]
     operands = tuple(asarray(x) if i in arrays else x for i, x in enumerate(operands))
-    standins = tuple(_standin(x) if i in arrays else x for i, x in enumerate(operands))
+    standins = tuple(standin(x) if i in arrays else x for i, x in enumerate(operands))
     flops = _einsum_flops(standins, kwargs)
     if len(kwargs) > 1:         # dtype=, casting=, order=: NumPy's checks, on one element each
         np.einsum(*(np.zeros((1,) * x.ndim, x.dtype) if i in arrays else x
