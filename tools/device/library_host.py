@@ -23,7 +23,7 @@ import numpy as np
 os.environ.setdefault("LAZYARR_COMPILE", "wait")
 import lazyarr as la  # noqa: E402
 from lazyarr import _fallback  # noqa: E402
-from lazyarr._materialize import select  # noqa: E402
+from lazyarr._materialize import materialize_into, select  # noqa: E402
 
 SIM = os.environ.get("LAZYARR_CUDA_SIM") == "1"
 if SIM:
@@ -78,12 +78,16 @@ def main() -> None:
         # (nodes are interned: a pending f(x) kept here would be the one f(x).compute()
         # memoizes, and every later f(x) computed; the same program with another constant)
         built = la.sqrt(la.abs(x)) * 3 - 1
+        memory = xp.empty(built.shape, built.dtype)
         steps = {
             "f(x) built": lambda: f(x),
             "computed_into_new(f(x))": lambda: _fallback.computed_into_new(f(x), cuda=True),
             "f(x).compute()": lambda: f(x).compute(),
             # (a kept pending array stays pending: computed into new memory at each call)
             "computed_into_new(kept)": lambda: _fallback.computed_into_new(built, cuda=True),
+            # its kernel into new memory: as a write (every write-hazard check), and fresh
+            "materialize_into(kept)": lambda: materialize_into(built._node, memory),
+            "... fresh=True": lambda: materialize_into(built._node, memory, fresh=True),
         }
         for name, call in calls.items():
             steps[f"{name}(f(x))"] = lambda call=call: call(f(x))
