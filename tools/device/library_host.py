@@ -13,6 +13,7 @@ Development tool; findings in docs/notes/gpu.rst.
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import statistics
 import time
@@ -87,8 +88,9 @@ def main() -> None:
             "computed_into_new(kept)": lambda: _fallback.computed_into_new(built, cuda=True),
             # its kernel into new memory: as a write (every write-hazard check), and fresh
             "materialize_into(kept)": lambda: materialize_into(built._node, memory),
-            "... fresh=True": lambda: materialize_into(built._node, memory, fresh=True),
         }
+        if "fresh" in inspect.signature(materialize_into).parameters:    # (not before it was)
+            steps["... fresh=True"] = lambda: materialize_into(built._node, memory, fresh=True)
         for name, call in calls.items():
             steps[f"{name}(f(x))"] = lambda call=call: call(f(x))
             steps[f"{name}(computed)"] = lambda call=call: call(done)
