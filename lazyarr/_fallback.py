@@ -317,7 +317,7 @@ def computed_into_new(x: LazyArray, dtype: Any = None, consume: Any = None,
             or not (device == "cpu" or device == "cuda" and cuda):
         return None
     out = _devices.xp(device).empty(node.shape, node.dtype if dtype is None else np.dtype(dtype))
-    return out if materialize_into(_operands.cast(node, out.dtype), out, consume) else None
+    return out if materialize_into(_operands.cast(node, out.dtype), out, consume, fresh=True) else None
 
 
 def wrapped(result: Any, path: str, operands: Any = (), device: str = "cpu") -> Any:

@@ -55,7 +55,7 @@ def materialize(node: Node) -> Any:
     return node.data
 
 
-def materialize_into(node: Node, out: Any, consume: Any = None) -> bool:
+def materialize_into(node: Node, out: Any, consume: Any = None, fresh: bool = False) -> bool:
     """Compute the pending ``node`` straight into the memory ``out`` (``x op= y``), where the
     backend can do that safely; False, with nothing written, otherwise. The node is not
     memoized: ``out`` belongs to the array written, not to the expression.
@@ -63,7 +63,11 @@ def materialize_into(node: Node, out: Any, consume: Any = None) -> bool:
     ``consume(out, r0, r1)``, if given, is called on the rows ``[r0, r1)`` of dim 0 of ``out``
     once they hold their values, in order, covering all of them: overlapped with the kernel
     where the backend can (``run_into_pipelined``: new C-contiguous memory of the caller's),
-    else once on the whole of ``out`` after it. Not called when False is returned."""
+    else once on the whole of ``out`` after it. Not called when False is returned.
+
+    ``fresh``: ``out`` is new memory of the caller's that nothing else holds (no input can
+    overlap it): the backend may skip the checks that guard a write into memory an input
+    reads (cuda's ``run_into``)."""
     if node.data is not None or node.op == "scalar" or _stopping.get():
         return False
     backend = select(node.device or "cpu", get_config().mode)
@@ -75,7 +79,7 @@ def materialize_into(node: Node, out: Any, consume: Any = None) -> bool:
         pipelined = getattr(backend, "run_into_pipelined", None)
         if consume is not None and pipelined is not None and pipelined(lowered, out, consume):
             return True
-        if not run_into(lowered, out):
+        if not (run_into(lowered, out, fresh=True) if fresh else run_into(lowered, out)):
             return False
     except MemoryError as exc:
         raise _out_of_memory(node, exc) from exc

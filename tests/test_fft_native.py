@@ -195,8 +195,8 @@ def launches(kernels, monkeypatch):
     with the programs run into memory given to them (``run_into``) recorded as ``"into"``."""
     real = cpu_fused.CpuFusedBackend.run_into
     monkeypatch.setattr(cpu_fused.CpuFusedBackend, "run_into",
-                        lambda self, lowered, out: kernels.append("into")
-                        or real(self, lowered, out))
+                        lambda self, lowered, out, **kw: kernels.append("into")
+                        or real(self, lowered, out, **kw))
     return kernels
 
 

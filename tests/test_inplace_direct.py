@@ -19,7 +19,7 @@ def direct(monkeypatch):
     calls = []
     real = cpu_fused.CpuFusedBackend.run_into
     monkeypatch.setattr(cpu_fused.CpuFusedBackend, "run_into",
-                        lambda self, lowered, out: calls.append(real(self, lowered, out))
+                        lambda self, lowered, out, **kw: calls.append(real(self, lowered, out, **kw))
                         or calls[-1])
     with la.config(mode="lazy", device="cpu"):
         yield calls

@@ -42,9 +42,9 @@ def into(monkeypatch):
     counts = {"into": 0, "run": 0}
     real_into, real_run = cpu_fused.CpuFusedBackend.run_into, cpu_fused.CpuFusedBackend.run
 
-    def run_into(self, lowered, out):
+    def run_into(self, lowered, out, **kw):
         counts["into"] += 1
-        return real_into(self, lowered, out)
+        return real_into(self, lowered, out, **kw)
 
     def run(self, lowered):
         counts["run"] += 1
@@ -477,8 +477,8 @@ def cuda_into(monkeypatch):
     cls = cuda_backend.CudaBackend
     real_into, real_run, real_call = cls.run_into, cls.run, _fallback._library_call
 
-    def run_into(self, lowered, out):
-        done = real_into(self, lowered, out)
+    def run_into(self, lowered, out, **kw):
+        done = real_into(self, lowered, out, **kw)
         counts["into"] += bool(done)
         return done
 

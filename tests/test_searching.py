@@ -301,8 +301,8 @@ def test_partition_pending_is_one_kernel_into_the_result(monkeypatch, axis):
     for method in ("run", "run_into"):
         real = getattr(cpu_fused.CpuFusedBackend, method)
         monkeypatch.setattr(cpu_fused.CpuFusedBackend, method,
-                            lambda self, *args, _m=method, _real=real: runs.append(_m)
-                            or _real(self, *args))
+                            lambda self, *args, _m=method, _real=real, **kw: runs.append(_m)
+                            or _real(self, *args, **kw))
     a = _data(np.float64, (6, 50))
     with la.config(mode="lazy", device="cpu"):
         got = la.partition(la.asarray(a) * 2 - 1, 4, axis=axis)

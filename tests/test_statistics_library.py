@@ -87,8 +87,8 @@ def counts(monkeypatch):
         found["run"] += 1
         return real_run(self, lowered)
 
-    def run_into(self, lowered, out):
-        done = real_into(self, lowered, out)
+    def run_into(self, lowered, out, **kw):
+        done = real_into(self, lowered, out, **kw)
         found["into"] += bool(done)
         return done
 

@@ -364,8 +364,8 @@ def test_pending_values_are_computed_into_their_target_on_cuda(dtype, rng, monke
     written = []
     run_into = CudaBackend.run_into
 
-    def recording(self, lowered, out):
-        written.append(run_into(self, lowered, out))
+    def recording(self, lowered, out, **kw):
+        written.append(run_into(self, lowered, out, **kw))
         return written[-1]
     monkeypatch.setattr(CudaBackend, "run_into", recording)
     base, other = random_array(rng, dtype, (9, 12)), random_array(rng, dtype, (9, 6))

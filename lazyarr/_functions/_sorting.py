@@ -12,6 +12,7 @@ sort or scan the copy in place).
 """
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -99,13 +100,29 @@ def cumprod(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None)
 
 def _cumulative(name: str, func: Any, a: Any, axis: int | None, dtype: Any, out: Any) -> Any:
     if out is None and isinstance(a, LazyArray) and a.ndim and _plain_axis(axis, a.ndim):
-        # the result's dtype is NumPy's (or its error, for a dtype it refuses) for an empty input
-        result = func(np.empty(0, a.dtype), dtype=dtype).dtype
+        result = _scan_dtype(func, a.dtype, dtype)
         in_place = _scanned_on_cuda if a.device == "cuda" else _scanned_on_cpu
         scanned = in_place(name, func, a, axis, result)
         if scanned is not None:
             return scanned
     return _fallback.call(name, func, (a,), {"axis": axis, "dtype": dtype, "out": out})
+
+
+def _scan_dtype(func: Any, dtype: np.dtype, requested: Any) -> np.dtype:
+    """The result's dtype of a scan of ``dtype`` values with ``dtype=requested``: NumPy's for
+    an empty input (or its error, for a dtype it refuses, raised at every call), memoized
+    (NumPy's call: ~2 µs of every ``cumsum``)."""
+    try:
+        return _scan_dtypes(func, dtype, requested)
+    except TypeError as exc:
+        if "unhashable" not in str(exc):
+            raise
+        return func(np.empty(0, dtype), dtype=requested).dtype
+
+
+@functools.lru_cache(maxsize=256)
+def _scan_dtypes(func: Any, dtype: np.dtype, requested: Any) -> np.dtype:
+    return func(np.empty(0, dtype), dtype=requested).dtype
 
 
 def _scanned_on_cpu(name: str, func: Any, a: LazyArray, axis: int | None,

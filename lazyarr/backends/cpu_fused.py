@@ -1529,14 +1529,15 @@ class CpuFusedBackend:
             launch.out_shape, c.vm.block, len(c.fpe), None if as_given else tuple(dtypes),
             _prepare, functools.partial(_report_fp_errors, c))
 
-    def run_into(self, lowered: Lowered, out: Any) -> bool:
+    def run_into(self, lowered: Lowered, out: Any, fresh: bool = False) -> bool:
         """Run an elementwise program writing its result straight into ``out`` (``x op= y``,
         ``x[key] = y``): no temporary, no copy; False, with nothing written, where that is
         not safe: ``out`` not aligned, writeable and of the result's dtype and shape, or an
         input overlapping ``out`` in a way :func:`_write_back_plan` proves no bound for.
         A C-contiguous ``out`` that no input shares memory with other than as ``out`` itself
         (a block is read before it is written) is the kernel's output; any other ``out`` is
-        written by the chunked write-back, which keeps every read on the old values."""
+        written by the chunked write-back, which keeps every read on the old values.
+        (``fresh``, new memory of the caller's: the checks here are cheap, all kept.)"""
         c = get_compiled(lowered.program)
         if not _writes_into(c, lowered, out):
             return False

@@ -134,8 +134,8 @@ def counting_kernels(device: str) -> Iterator[list[str]]:
         launched.append("run")
         return real_run(self, lowered)
 
-    def run_into(self: Any, lowered: Any, out: Any) -> bool:
-        done = real_into(self, lowered, out)
+    def run_into(self: Any, lowered: Any, out: Any, **kw: Any) -> bool:
+        done = real_into(self, lowered, out, **kw)
         if done:
             launched.append("into")
         return done

@@ -368,15 +368,29 @@ class CudaBackend:
         self.prepare_constants(entry)
         return entry
 
-    def run_into(self, lowered: Lowered, out: Any) -> bool:
+    def run_into(self, lowered: Lowered, out: Any, fresh: bool = False) -> bool:
         """Compute an elementwise program straight into ``out`` (the memory a write selects:
         ``x[1:-1, 1:-1] = value``, ``x op= y``), through its strides: no temporary and no
         copy kernel after it. A value that reads ``out``'s memory (a stencil written into its
         own array) is computed into a temporary first, then copied in by one more kernel of
         this backend, so that every element is read before any is written. False, with
         nothing written, where this does not apply (a reduction, a program run on the host,
-        another dtype or shape, a negative or unaligned stride): the caller copies then."""
+        another dtype or shape, a negative or unaligned stride): the caller copies then.
+
+        ``fresh``: ``out`` is new memory of the caller's that nothing else holds (a library
+        call's working buffer, ``_fallback.computed_into_new``): no input can overlap it and
+        no write through a temporary is kept for it, so a kernel already in the entries is
+        launched at once, as ``run``'s hot path does (the entry's key stands for the checks
+        below, passed when it was made; only ``out``'s dtype and shape are not in it)."""
         program, root = lowered.program, lowered.program.root
+        if fresh:
+            inputs = lowered.inputs
+            key: Any = (program, tuple([(a.shape, a.strides) for a in inputs]), flags.checking(),
+                        out.strides)                        # (_into_entry's key, written out)
+            entry = self._entries.get(key)
+            if entry is not None and out.dtype == root.dtype and out.shape == lowered.shape:
+                self._launch(entry, self._fill(entry, _with_scalars(entry, lowered.scalars), inputs, out))
+                return True
         if root.op in R.NATIVE_REDUCTIONS or root.op in R.FALLBACK_REDUCTIONS \
                 or _runs_on_host(program) or out.dtype != root.dtype or out.size == 0 \
                 or out.shape != lowered.shape \
