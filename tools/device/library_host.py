@@ -26,17 +26,8 @@ import lazyarr as la  # noqa: E402
 from lazyarr import _fallback  # noqa: E402
 from lazyarr._materialize import materialize_into, select  # noqa: E402
 
-SIM = os.environ.get("LAZYARR_CUDA_SIM") == "1"
-if SIM:
-    xp = np
-
-    def sync() -> None:
-        pass
-else:
-    import cupy as xp
-
-    def sync() -> None:
-        xp.cuda.runtime.deviceSynchronize()
+# (the simulator or the GPU, NumPy or CuPy buffers, and a synchronization: as host_steps.py)
+from host_steps import SIM, sync, xp  # noqa: E402,F401
 
 
 def mean_us(fn, reps: int) -> float:
