@@ -38,7 +38,7 @@ from ._config import get_config
 from ._dtypes import SUPPORTED_DTYPES
 from ._materialize import computing_is_deferred, materialize_into, tape
 from ._node import Node
-from ._plan import LibraryCall, call_order, call_record
+from ._plan import LibraryCall, call_order, call_record, with_flops
 from ._plan import library_call as _library_call
 from ._stack import user_stacklevel
 from ._value_ops import computed_product, setup_library_calls  # type: ignore[import-not-found]
@@ -371,10 +371,7 @@ def run(path: str, func: Any, result_device: str, args: tuple[Any, ...], kwargs:
             return by_buffer[id(result)]
         if type(result) is tuple:
             return tuple(by_buffer.get(id(r), r) for r in result)
-    record = None
-    if flops is not None:
-        record = _library_call(path, (args, kwargs), result)
-        record = record[:3] + (flops,) + record[4:]
+    record = None if flops is None else with_flops(_library_call(path, (args, kwargs), result), flops)
     return _traced(path, func, args, kwargs,
                    _wrap(result, result_device, path, (args, kwargs), record), result_device)
 

@@ -65,6 +65,12 @@ def call_record(path: str, bytes_read: int, bytes_written: int,
     return (path, bytes_read, bytes_written, flops, next(call_order))
 
 
+def with_flops(record: tuple[Any, ...], flops: int) -> tuple[Any, ...]:
+    """A call's record (:func:`call_record`) with its FLOP count set to ``flops``: a library
+    call lazyarr counts itself (a factorization, a search), made after the call's record."""
+    return (*record[:3], flops, *record[4:])
+
+
 def library_call(path: str, operands: Any, result: Any) -> tuple[Any, ...]:
     """The record of one call of ``numpy.<path>`` on ``operands`` (buffers) giving ``result``
     (``Node.origin``)."""

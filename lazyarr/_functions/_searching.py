@@ -39,6 +39,7 @@ from numpy.lib import _histograms_impl
 
 from .. import _devices, _dispatch, _fallback, _writes
 from .._array import LazyArray
+from .._plan import with_flops
 from ._creation import asarray
 
 #: ``isin``'s fused comparisons serve test sets of at most this many values.
@@ -60,8 +61,7 @@ def _call(path: str, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
     results = out if isinstance(out, tuple) else (out,)
     if flops is not None and isinstance(results[0], LazyArray) \
             and results[0]._node.origin is not None:
-        record = results[0]._node.origin
-        record = record[:3] + (int(flops(out, *args, **kwargs)),) + record[4:]
+        record = with_flops(results[0]._node.origin, int(flops(out, *args, **kwargs)))
         for item in results:
             if isinstance(item, LazyArray):
                 item._node.origin = record
