@@ -46,7 +46,7 @@ from .._plan import call_record
 from .._stack import user_stacklevel
 from ._creation import asarray
 from ._elementwise import FUNCTIONS as _EW
-from ._linalg import matmul
+from ._linalg import _pending, matmul
 from ._sorting import cumprod, cumsum
 
 _sqrt, _clip = _EW["sqrt"], _EW["clip"]
@@ -55,11 +55,6 @@ _sqrt, _clip = _EW["sqrt"], _EW["clip"]
 # ----------------------------------------------------------------------------- helpers
 def _lazy(x: Any, device: str | None = None) -> LazyArray:
     return x if isinstance(x, LazyArray) else asarray(x, device=device)
-
-
-def _pending(x: LazyArray) -> bool:
-    node = x._node
-    return node.data is None and node.op != "scalar"
 
 
 def _write(region: Any, value: LazyArray) -> None:
