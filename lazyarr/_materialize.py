@@ -79,7 +79,7 @@ def materialize_into(node: Node, out: Any, consume: Any = None, fresh: bool = Fa
         pipelined = getattr(backend, "run_into_pipelined", None)
         if consume is not None and pipelined is not None and pipelined(lowered, out, consume):
             return True
-        if not (run_into(lowered, out, fresh=True) if fresh else run_into(lowered, out)):
+        if not run_into(lowered, out, fresh=fresh):
             return False
     except MemoryError as exc:
         raise _out_of_memory(node, exc) from exc
