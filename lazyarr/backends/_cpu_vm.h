@@ -376,8 +376,8 @@ typedef struct {
 } lz_instr;
 
 /* Whether NumPy's strided loop ``loop`` clears the floating-point status: FE_INVALID raised,
- * the loop run on one element of each operand (``data``: inputs then outputs, values that
- * raise nothing: ones), the flag tested after. The status is left clear. */
+ * the loop run over n elements of its operands (``data``, ``strides``: inputs then outputs,
+ * values that raise nothing: ones), the flag tested after. The status is left clear. */
 static inline int lz_loop_clears_fpe(lz_loop_t loop, void *ctx, void *aux, char *const *data,
                                      const npy_intp *strides, npy_intp n) {
     feclearexcept(FE_ALL_EXCEPT);
@@ -759,7 +759,8 @@ static int lz_run_instrs(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_i
         for (int a = 0; a < ins->nin && uniform; a++) uniform = vstr[ins->in[a]] == 0;
         npy_intp m = uniform ? 1 : n;
         if (ins->kind == VK_UFUNC) {
-            if (ins->clears_fpe && !note && !raised_before_clear && lz_fpe_raised())
+            if (ins->clears_fpe && !note && !raised_before_clear && R != NULL && R->fpe
+                && lz_fpe_raised())
                 raised_before_clear = 1;
             char *args[4];
             npy_intp strides[4];

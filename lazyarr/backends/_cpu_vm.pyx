@@ -191,7 +191,7 @@ ctypedef struct _method_context:
 cdef dict _clears_fpe = {}
 
 
-def loop_clears_fpe(capsule, int nargs, int nin, bint report=False):
+def loop_clears_fpe(capsule, int nargs, int nin):
     """Whether the strided loop of a filled ufunc call-info capsule (``nargs`` operands, the
     first ``nin`` inputs) clears the floating-point status when it ends, as NumPy's float
     min/max, comparison, ``abs`` and ``negative`` loops do on some paths
@@ -199,7 +199,7 @@ def loop_clears_fpe(capsule, int nargs, int nin, bint report=False):
     with FE_INVALID raised first, over 1 and 64 elements, each input contiguous or at stride
     0 (NumPy's loops take other paths for each). The VM then tests the status before such an
     instruction (an earlier instruction's flag would be lost, where NumPy, which tests after
-    each ufunc, reports it). ``report``: the list of (n, strides, cleared) tried."""
+    each ufunc, reports it)."""
     cdef lz_call_info *ci = <lz_call_info *>PyCapsule_GetPointer(capsule, CAPSULE_NAME)
     cdef _method_context *mc = <_method_context *>ci.context
     cdef char *data[4]
@@ -211,12 +211,11 @@ def loop_clears_fpe(capsule, int nargs, int nin, bint report=False):
     # loop in the auxdata; the method names the ufunc's loop for these dtypes)
     key = (<size_t>ci.strided_loop, <size_t>mc.method)
     found = _clears_fpe.get(key)
-    if found is not None and not report:
+    if found is not None:
         return found
     if nargs > 4:
         raise ValueError(f"loop_clears_fpe: {nargs} operands")
     operands = [_np.ones(64, dtype=<object>mc.descriptors[i]) for i in range(nargs)]
-    tried = []
     clears = False
     for n in (1, 64):
         for zero_mask in range(1 << nin):
@@ -228,10 +227,9 @@ def loop_clears_fpe(capsule, int nargs, int nin, bint report=False):
                                    strides, n)
             if r < 0:
                 raise RuntimeError("loop_clears_fpe: the loop failed on ones")
-            tried.append((n, tuple(strides[i] for i in range(nargs)), bool(r)))
             clears = clears or bool(r)
     _clears_fpe[key] = clears
-    return tried if report else clears
+    return clears
 
 
 def loop_flags(capsule):
