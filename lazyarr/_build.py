@@ -31,6 +31,7 @@ from ._dtypes import WEAK_SCALAR_TYPES, check_dtype, scalar_fits, scalar_to_dtyp
 from ._materialize import computing_is_deferred, materialize, stopping
 from ._node import Node
 from ._operands import Operand, cast, common_device, made, numpy_scalar_node, operands_of, placed
+from ._operands import _scalar_nodes
 from ._operands import scalar_node as _scalar_node
 from ._program import lower_cached
 from ._registry import COMPARE, OPS, OpDef
@@ -38,6 +39,10 @@ from ._shapes import broadcast_shapes  # (cached)
 from ._stack import user_stacklevel, warn_imaginary_discarded
 from .backends import forced_backend, fp_errors, reference, select
 from .backends._bind import bound
+from ._value_ops import cast_operands as _cast_operands  # type: ignore[import-not-found]  # compiled
+from ._value_ops import setup_casts  # type: ignore[import-not-found]
+
+setup_casts(cast, _scalar_node, _scalar_nodes)
 
 
 # ----------------------------------------------------------------------------- dtypes and shapes
@@ -339,12 +344,6 @@ def _new_rule(opdef: OpDef, operands: list[Operand]) -> _Rule:
         device = None
     uncast = all(type(x) is Node and x.dtype == dt for x, dt in zip(operands, dtypes))
     return _Rule(dtypes, shape, device, _fast_rule(opdef, operands, dtypes, device), uncast)
-
-
-def _cast_operands(operands: list[Operand], dtypes: tuple[np.dtype, ...]) -> tuple[Node, ...]:
-    """The operands as nodes of their loop dtypes (Python scalars converted, nodes cast)."""
-    return tuple([(x if x.dtype == dt else cast(x, dt)) if type(x) is Node else _scalar_node(x, dt)
-                  for x, dt in zip(operands, dtypes)])
 
 
 def _where(opdef: OpDef, operands: list[Operand], shape: tuple[int, ...], device: str) -> Node:

@@ -185,7 +185,7 @@ def _install() -> None:
           LazyArray, _writes.target, _config, (_views._base_of, _views._views_of),
           _writes.barrier, vars(LazyArray)["__setitem__"], _views.EXACT_REFCOUNTS)
     by_operator = {op.operator: op.name for op in ELEMENTWISE if op.operator is not None}
-    setup_nodes(_build._rules, _build._cast_operands,
+    setup_nodes(_build._rules,
                 tuple([by_operator[stem] for stem in BINARY_STEMS]),
                 tuple([by_operator[stem] for stem in ("neg", "pos", "abs", "invert")]),
                 _operands.numpy_scalar_node)
