@@ -79,11 +79,6 @@ def elementwise_function(opdef: OpDef, cls: Any) -> Callable[..., Any]:
             if len(args) != 2 or kwargs:
                 return _with_keywords(opdef, cls, args, kwargs)
             x1, x2 = args
-            t1, t2 = type(x1), type(x2)
-            if t1 is not cls and dask_collection(x1) or t2 is not cls and dask_collection(x2):
-                # a Dask collection: NumPy's ufunc, so that Dask's __array_ufunc__ runs it
-                _dispatch.PROTOCOLS["met_dask_collection"](x1 if dask_collection(x1) else x2)
-                return opdef.numpy(x1, x2)
             return wrap(_elementwise(opdef, x1._node if isinstance(x1, cls) else x1,
                                      x2._node if isinstance(x2, cls) else x2))
     else:
@@ -92,6 +87,8 @@ def elementwise_function(opdef: OpDef, cls: Any) -> Callable[..., Any]:
                 return _with_keywords(opdef, cls, args, kwargs)
             return wrap(_elementwise(opdef, *[a._node if isinstance(a, cls) else a for a in args]))
 
+    if callable(opdef.numpy):   # another library's array (a Dask array): NumPy's, its dispatch
+        fn = _dispatch.deferring(fn, opdef.numpy)
     if isinstance(opdef.numpy, np.ufunc) and opdef.numpy.nout == 1 and opdef.nin < 3:
         fn = ufunc_function(opdef.numpy, opdef.name, fn)  # small computed operands: NumPy's ufunc, at once
     names = _ARG_NAMES[opdef.nin]
@@ -99,6 +96,7 @@ def elementwise_function(opdef: OpDef, cls: Any) -> Callable[..., Any]:
         [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names])
     fn.__doc__ = docstring(opdef, "In lazy mode the result is pending until materialized "
                            "(small computed CPU operands: at once, see ``eager_max_size``).")
+    _dispatch.DEFERRING.add(fn)
     return _named(fn, opdef.name)
 
 
@@ -225,6 +223,11 @@ def reduction_function(opdef: OpDef, cls: Any) -> Callable[..., Any]:
             done = bound_reduction(name, x, axis, keepdims)
             if done is not None:
                 return done
+        if not isinstance(x, cls):      # another library's array (a Dask array): NumPy's
+            other = _dispatch.foreign_argument((x,), kw)    # reduction, whose dispatch runs it
+            if other is not None:
+                return _dispatch.deferred(other, opdef.numpy, (x, axis, *args),
+                                          {"keepdims": keepdims, **kw})
         if args or kw:                  # (NumPy's parameters: checked only when given)
             if args:
                 if len(args) > len(positional):
@@ -274,6 +277,7 @@ def reduction_function(opdef: OpDef, cls: Any) -> Callable[..., Any]:
                            "NumPy's further parameters (``out=``, ``where=``, ``initial=``, and "
                            "NumPy's positional order) run NumPy's reduction on the computed "
                            "operand (the fallback: not fused).")
+    _dispatch.DEFERRING.add(fn)
     return _named(fn, opdef.name)
 
 

@@ -399,6 +399,24 @@ def foreign(t: type) -> bool:
     return not t.__module__.startswith("cupy")
 
 
+_dispatch.PROTOCOLS["foreign_type"] = foreign
+
+#: NumPy functions that dispatch but whose lazyarr forms answer for any argument (dtypes)
+_NOT_DEFERRED = frozenset({"result_type", "can_cast", "isdtype"})
+
+
+def deferring_as_numpy(fn: Any, numpy_fn: Any) -> Any:
+    """``fn``, a native lazyarr function, handing a call with another library's array among
+    its arguments to NumPy's ``numpy_fn`` (``_dispatch.deferring``) where NumPy's function
+    dispatches on its arguments (a ufunc, or a function with ``__array_function__``
+    dispatch); as it is where NumPy's does not (``asarray``: it converts, as NumPy's does)."""
+    dispatches = isinstance(numpy_fn, np.ufunc) or hasattr(numpy_fn, "_implementation")
+    if not dispatches or getattr(numpy_fn, "__name__", None) in _NOT_DEFERRED \
+            or getattr(fn, "__wrapped__", None) is not None:
+        return fn
+    return _dispatch.deferring(fn, numpy_fn)
+
+
 def _met(values: Any) -> None:
     """A Dask collection among ``values``: register LazyArray with Dask, whose override NumPy
     calls next (lazyarr/_dask.py)."""
@@ -500,7 +518,8 @@ class FallbackNamespace(types.ModuleType):
         self._numpy = resolve(np, path)
         self.NATIVE = frozenset(native)
         for name, value in native.items():
-            setattr(self, name, value)
+            numpy_fn = getattr(self._numpy, name, None)
+            setattr(self, name, value if numpy_fn is None else deferring_as_numpy(value, numpy_fn))
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):

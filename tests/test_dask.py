@@ -158,3 +158,60 @@ def test_cuda_chunks(data):
         o = da.ones(6, chunks=3).compute(scheduler="threads")
     assert r.device == "cuda" and o.device == "cuda"
     assert 0 <= float(la.min(r)) and float(la.max(r)) < 1 and float(la.sum(o)) == 6
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x, y: m.sqrt(x), lambda m, x, y: m.add(x, y), lambda m, x, y: m.tanh(x) - y,
+    lambda m, x, y: m.sum(x), lambda m, x, y: m.mean(x * y, axis=0),
+    lambda m, x, y: m.concatenate([x, y]), lambda m, x, y: m.where(x > 0, x, y),
+    lambda m, x, y: m.zeros_like(x), lambda m, x, y: m.cumsum(x), lambda m, x, y: m.clip(x, -1, 1),
+    lambda m, x, y: m.linalg.norm(x), lambda m, x, y: m.fft.rfft(x.rechunk(-1)),
+], ids=["sqrt", "add", "tanh-y", "sum", "mean", "concatenate", "where", "zeros_like", "cumsum",
+        "clip", "linalg.norm", "fft.rfft"])
+def test_lazyarr_functions_of_dask_arrays_are_dask_arrays(data, call):
+    """``la.<name>(dask_array)`` is a Dask array, as ``np.<name>(dask_array)`` is (NumPy's
+    dispatch: lazyarr/_dispatch.py, ``deferring``), not the whole Dask array computed into one
+    LazyArray; its chunks are lazyarr's, and its values NumPy's."""
+    x, y = data
+    lx, ly = (da.from_array(la.asarray(v), chunks=1000) for v in (x, y))
+    with la.config(mode="lazy", device="cpu"):
+        got = call(la, lx, ly)
+        assert isinstance(got, da.Array)
+        value = got.compute()
+    want = call(np, da.from_array(x, chunks=1000), da.from_array(y, chunks=1000)).compute()
+    assert isinstance(value, la.LazyArray)
+    np.testing.assert_allclose(value.to_numpy(), want, rtol=2e-6, atol=1e-6)
+
+
+class _Duck:
+    """Another library's array: NumPy's protocols of its own, results of its own type."""
+
+    def __init__(self, a):
+        self.a = a
+
+    @staticmethod
+    def _unwrapped(values):
+        return [v.a if isinstance(v, _Duck) else _Duck._unwrapped(v) if type(v) is list else v
+                for v in values]
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return _Duck(getattr(ufunc, method)(*self._unwrapped(inputs), **kwargs))
+
+    def __array_function__(self, func, types, args, kwargs):
+        return _Duck(func(*self._unwrapped(args), **kwargs))
+
+
+def test_other_libraries_arrays_go_to_numpy_asarray_converts(data):
+    """Another library's array with NumPy's protocols gets NumPy's answer, through its own
+    protocol, from a lazyarr function, as from NumPy's; ``la.asarray`` of a Dask array
+    converts it (NumPy's too)."""
+    x, y = data
+    for call in (lambda m, v: m.sqrt(v), lambda m, v: m.add(v, 1), lambda m, v: m.sum(v, axis=0),
+                 lambda m, v: m.concatenate([v, v]), lambda m, v: m.reshape(v, (40, 100)),
+                 lambda m, v: m.linalg.norm(v)):
+        got = call(la, _Duck(x))
+        assert isinstance(got, _Duck)
+        np.testing.assert_array_equal(got.a, call(np, x))
+    lx = la.asarray(da.from_array(x, chunks=1000))
+    assert isinstance(lx, la.LazyArray)
+    np.testing.assert_array_equal(lx.to_numpy(), x)
