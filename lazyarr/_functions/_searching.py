@@ -183,18 +183,20 @@ def bincount(x: Any, /, weights: Any = None, minlength: int = 0) -> LazyArray:
 def _bincount(xp: Any, device: str, x: Any, weights: Any = None, minlength: int = 0) -> Any:
     if device != "cuda":
         return np.bincount(x, weights=weights, minlength=minlength)
-    np.bincount(_like(x, 1), weights=None if weights is None else _like(weights, 1),
-                minlength=minlength)                    # (NumPy's errors: _like)
+    # NumPy's errors (_like); where ``x`` is empty NumPy looks at no weights (their dtype,
+    # length and dimensions): the stand-in for ``x`` is empty then too
+    np.bincount(_like(x, 1 if _size(x) else 0),
+                weights=None if weights is None else _like(weights, 1), minlength=minlength)
     x = _on(xp, x)
-    if x.size and int(x.min()) < 0:
+    if not x.size:      # (NumPy's dtype for no values, with weights too)
+        return xp.zeros(operator.index(minlength), np.intp)
+    if int(x.min()) < 0:
         raise ValueError("'list' argument must have no negative elements")
     if weights is not None:
         weights = _on(xp, weights, np.float64)
         if weights.shape != x.shape:
             raise ValueError("The weights and list don't have the same length.")
-    size = max(int(x.max()) + 1 if x.size else 0, operator.index(minlength))
-    if not x.size:      # (NumPy's dtype for no values, with weights too)
-        return xp.zeros(size, np.intp)
+    size = max(int(x.max()) + 1, operator.index(minlength))
     counts = xp.bincount(x.astype(np.intp, copy=False), weights=weights, minlength=size)
     return counts.astype(np.intp if weights is None else np.float64, copy=False)
 
