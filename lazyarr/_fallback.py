@@ -36,7 +36,7 @@ from . import _cupy_gaps, _devices, _dispatch, _node, _operands, _views, _writes
 from ._array import LazyArray
 from ._config import get_config
 from ._dtypes import SUPPORTED_DTYPES
-from ._materialize import computing_is_deferred, materialize_into, tape
+from ._materialize import DEFERRING, computing_is_deferred, materialize_into, tape
 from ._node import Node
 from ._plan import LibraryCall, array_bytes, call_order, call_record, with_flops
 from ._plan import library_call as _library_call
@@ -290,7 +290,7 @@ def computed_buffers(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
         if type(data) is not np.ndarray or node.device != "cpu":
             return None
         buffers.append(data)
-    if get_config().fallback != "allow" or computing_is_deferred():
+    if get_config().fallback != "allow" or DEFERRING and computing_is_deferred():
         return None
     return tuple(buffers)
 
@@ -331,7 +331,8 @@ def wrap_computed(path: str, result: Any, read: tuple[Any, ...], flops: int | No
     nread = 0
     for b in read:
         nread += b.nbytes
-    if isinstance(result, np.generic) and result.dtype in _SUPPORTED:
+    if type(result) is not np.ndarray and isinstance(result, np.generic) \
+            and result.dtype in _SUPPORTED:
         result = np.asarray(result)         # (a scalar result: a 0-d array, as _wrap's)
     if type(result) is np.ndarray and result.dtype in _SUPPORTED:
         out = LazyArray._from_node(_node.leaf(result, "cpu"))
