@@ -36,9 +36,9 @@ from . import _cupy_gaps, _devices, _dispatch, _node, _operands, _views, _writes
 from ._array import LazyArray
 from ._config import get_config
 from ._dtypes import SUPPORTED_DTYPES
-from ._materialize import computing_is_deferred, materialize_into, tape
+from ._materialize import DEFERRING, computing_is_deferred, materialize_into, tape
 from ._node import Node
-from ._plan import LibraryCall, call_order, call_record, with_flops
+from ._plan import LibraryCall, array_bytes, call_order, call_record, with_flops
 from ._plan import library_call as _library_call
 from ._stack import user_stacklevel
 from ._value_ops import computed_product, setup_library_calls  # type: ignore[import-not-found]
@@ -272,6 +272,87 @@ def call_computed(path: str, numpy_func: Any, *args: Any) -> Any:
         return None
     buffers = [x._node.data for x in args]
     return _wrap(numpy_func(*buffers), "cpu", path, buffers)
+
+
+def computed_buffers(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """The memory of ``args`` where each is a computed CPU LazyArray (a NumPy array), for a
+    library call that only reads its operands and makes new arrays (:func:`run_computed`);
+    None where one is anything else, ``la.config(fallback=)`` is not "allow" (the policy
+    must speak) or a call is explained or traced (every step must go through :func:`run`).
+    The memory is read as it is, not claimed (:func:`_buffers`): no result views it.
+    (Loops, not comprehensions, here and below: a comprehension is a call, ~0.5 µs.)"""
+    buffers = []
+    for x in args:
+        if type(x) is not LazyArray:
+            return None
+        node = x._node
+        data = node.data
+        if type(data) is not np.ndarray or node.device != "cpu":
+            return None
+        buffers.append(data)
+    if get_config().fallback != "allow" or DEFERRING and computing_is_deferred():
+        return None
+    return tuple(buffers)
+
+
+#: Below this many bytes of operands a library call on computed memory is made without the
+#: result pool (:func:`run_computed`): the pool keeps blocks of 4 MiB and more only, and
+#: switching NumPy's memory handler costs ~1 µs, a fifth of a 4x4 ``inv``.
+SMALL_CALL_BYTES = 1 << 16
+
+
+def run_computed(path: str, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                 read: tuple[Any, ...], flops: int | None = None) -> Any:
+    """:func:`run` of ``func(*args, **kwargs)`` on the CPU where the array operands are
+    :func:`computed_buffers`' ``read``: the same call, results and record, without the
+    general walk over the arguments, the claim of their memory and the trace's check (~10
+    µs of a small ``la.linalg.inv``'s ~25)."""
+    return wrap_computed(path, call_computed_memory(func, args, kwargs, read), read, flops)
+
+
+def call_computed_memory(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                         read: tuple[Any, ...]) -> Any:
+    """``func(*args, **kwargs)`` whose array operands are ``read``, through the result pool
+    as :func:`run` calls it, unless they are small (:data:`SMALL_CALL_BYTES`)."""
+    nbytes = 0
+    for b in read:
+        nbytes += b.nbytes
+    if nbytes < SMALL_CALL_BYTES:
+        return func(*args, **kwargs)
+    return result_pool_call(func, args, kwargs)
+
+
+def wrap_computed(path: str, result: Any, read: tuple[Any, ...], flops: int | None = None) -> Any:
+    """The results of a call of ``numpy.<path>`` on the CPU that read the arrays ``read``
+    (:func:`computed_buffers`'), wrapped as :func:`run` wraps them, with the same record:
+    the bytes of ``read`` and of the results, ``flops``. (An array, a NumPy scalar or a
+    tuple of arrays such as linalg's named tuples, wrapped here at once; anything else by
+    :func:`_wrap`.)"""
+    nread = 0
+    for b in read:
+        nread += b.nbytes
+    if type(result) is not np.ndarray and isinstance(result, np.generic) \
+            and result.dtype in _SUPPORTED:
+        result = np.asarray(result)         # (a scalar result: a 0-d array, as _wrap's)
+    if type(result) is np.ndarray and result.dtype in _SUPPORTED:
+        out = LazyArray._from_node(_node.leaf(result, "cpu"))
+        out._node.origin = call_record(path, nread, result.nbytes, flops)
+        return out
+    if isinstance(result, tuple):
+        written = 0
+        for r in result:
+            if type(r) is not np.ndarray or r.dtype not in _SUPPORTED:
+                break
+            written += r.nbytes
+        else:           # arrays only (linalg's named tuples)
+            record = call_record(path, nread, written, flops)
+            outs = []
+            for r in result:
+                out = LazyArray._from_node(_node.leaf(r, "cpu"))
+                out._node.origin = record
+                outs.append(out)
+            return tuple(outs) if type(result) is tuple else type(result)(*outs)
+    return _wrap(result, "cpu", path, call=call_record(path, nread, array_bytes(result), flops))
 
 
 def _computed_product_cuda(path: str, a: Any, b: Any) -> Any:

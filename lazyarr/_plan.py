@@ -59,6 +59,16 @@ def _arrays(obj: Any) -> list[Any]:
     return []
 
 
+def array_bytes(obj: Any) -> int:
+    """The bytes of the arrays among ``obj`` (:func:`library_call`'s count of a call's
+    results), an array's at once."""
+    if type(obj) is np.ndarray:
+        return int(obj.nbytes)
+    if isinstance(obj, tuple) and all([type(a) is np.ndarray for a in obj]):
+        return sum([int(a.nbytes) for a in obj])
+    return sum(int(a.nbytes) for a in _arrays(obj))
+
+
 def call_record(path: str, bytes_read: int, bytes_written: int,
                 flops: int | None = None) -> tuple[Any, ...]:
     """The record of one call of ``numpy.<path>`` (``Node.origin``), numbered in call order."""

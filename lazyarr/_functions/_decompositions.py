@@ -41,6 +41,14 @@ library call is recorded for ``la.explain`` with the bytes it read and wrote and
 textbook FLOP count of its factorization (:func:`_flops`). Like ``matmul`` and ``sort``, the
 calls are library calls, not fused kernels: ``la.config(fallback="warn" | "error")`` reports
 them.
+
+Computed CPU operands (a loop's ``inv`` of a small matrix, NPBench's ``lu``, ``ludcmp``) take
+a short way (:func:`_on_computed`): NumPy's function on their memory at once, before any of
+the checks above, which NumPy's call makes itself with the same messages; the results and
+the record (FLOPs memoized by the shapes) are the general path's. The general path's walks
+cost ~15 µs a call, three times a 4x4 ``inv`` (docs/notes/cpu.rst, 2026-12-07, thirty-ninth
+session). Not while ``la.explain`` or ``la.jit`` runs a call, nor under
+``la.config(fallback="warn" | "error")``: those go the general way.
 """
 from __future__ import annotations
 
@@ -184,10 +192,55 @@ def _call(path: str, route: Any, device: str, args: tuple[Any, ...], kwargs: dic
     """``route(xp, *buffers, **kwargs)`` on the computed operands ``args`` (LazyArrays, or
     memory a pending operand was computed into), ``xp`` the device's array module: one
     library call, its results computed LazyArrays on ``device``, recorded for ``la.explain``
-    (``numpy.<path>``, bytes, ``flops``) and on a la.jit tape (lazyarr/_fallback.py ``run``)."""
+    (``numpy.<path>``, bytes, ``flops``) and on a la.jit tape (lazyarr/_fallback.py ``run``).
+    Computed CPU operands (a loop's small ``inv``): NumPy's call on their memory at once
+    (``_fallback.run_computed``: the same call, results and record)."""
+    if device == "cpu":
+        buffers = _fallback.computed_buffers(args)
+        if buffers is not None:
+            return _fallback.run_computed(path, route, (np, *buffers), kwargs, buffers, flops)
     _fallback.policy(path)
     func = functools.partial(route, _devices.xp(device))
     return _fallback.run(path, func, device, args, kwargs, flops=flops)
+
+
+def _on_computed(path: str, func: Any, operands: tuple[Any, ...], kwargs: dict[str, Any],
+                 flops: Any, kind: str) -> Any:
+    """``numpy.<path>`` (``func``) at once where each of ``operands`` is a computed CPU
+    LazyArray (a loop's small ``inv``), or None, with nothing called (then the general path
+    runs). What :func:`_call` does on the CPU, without the checks and the walks around it:
+    NumPy's call on the operands' memory checks what the functions below check before it,
+    with the same messages (theirs are NumPy's), so the errors, results and the record for
+    ``la.explain`` are the general path's. ``flops(kind, *shapes)``: the call's FLOP count
+    from the operands' shapes (memoized by them), asked once the call succeeded."""
+    buffers = _fallback.computed_buffers(operands)
+    if buffers is None:
+        return None
+    result = _fallback.call_computed_memory(func, buffers, kwargs, buffers)
+    shapes = (buffers[0].shape,) if len(buffers) == 1 else (buffers[0].shape, buffers[1].shape)
+    return _fallback.wrap_computed(path, result, buffers, flops(kind, *shapes))
+
+
+@functools.lru_cache(maxsize=1024)
+def _square_flops(kind: str, shape: tuple[int, ...]) -> int:
+    """:func:`_flops`' ``kind`` for a stack of square matrices of ``shape``."""
+    return _flops(kind, shape[-1], shape[-1], math.prod(shape[:-2]))
+
+
+@functools.lru_cache(maxsize=1024)
+def _matrix_flops(kind: str, shape: tuple[int, ...]) -> int:
+    """:func:`_flops`' ``kind`` for a stack of matrices of ``shape``."""
+    return _flops(kind, shape[-2], shape[-1], math.prod(shape[:-2]))
+
+
+@functools.lru_cache(maxsize=1024)
+def _solve_flops(kind: str, a: tuple[int, ...], b: tuple[int, ...]) -> int:
+    """:func:`solve`'s FLOP count for operands of shapes ``a`` and ``b`` (that fit)."""
+    if len(b) == 1:
+        k, batch = 1, a[:-2]
+    else:
+        k, batch = b[-1], np.broadcast_shapes(a[:-2], b[:-2])
+    return _flops(kind, a[-1], a[-1], math.prod(batch), k)
 
 
 def _fed(x: LazyArray, dtype: np.dtype) -> Any:
@@ -504,6 +557,9 @@ def _inverse_or_nan(xp: Any, x: Any) -> Any:
 def inv(a: Any) -> LazyArray:
     """The inverse of each matrix of ``a`` (``numpy.linalg.inv``): ``LinAlgError("Singular
     matrix")`` on every device."""
+    out = _on_computed("linalg.inv", np.linalg.inv, (a,), {}, _square_flops, "inv")
+    if out is not None:
+        return out
     x, = _operands(a)
     _assert_stacked_square(x)
     result = _result_type(x.dtype)
@@ -518,6 +574,9 @@ def solve(a: Any, b: Any) -> LazyArray:
     """The solution ``x`` of ``a @ x = b`` (``numpy.linalg.solve``, NumPy 2's rules): ``b``
     of shape ``(M,)`` is one vector for every matrix of ``a``; otherwise ``b`` is a stack of
     ``(M, K)`` matrices whose stack dimensions broadcast with ``a``'s."""
+    out = _on_computed("linalg.solve", np.linalg.solve, (a, b), {}, _solve_flops, "solve")
+    if out is not None:
+        return out
     x, y = _operands(a, b)
     _assert_stacked_square(x)
     result = _result_type(x.dtype, y.dtype)
@@ -546,6 +605,10 @@ def cholesky(a: Any, /, *, upper: bool = False) -> LazyArray:
     the upper one, its conjugate transpose. ``LinAlgError("Matrix is not positive definite")``
     on every device (on cuda also for a NaN on the diagonal's path, which cuSOLVER reports
     as such where NumPy's LAPACK may return NaNs)."""
+    out = _on_computed("linalg.cholesky", np.linalg.cholesky, (a,), {"upper": bool(upper)},
+                       _square_flops, "cholesky")
+    if out is not None:
+        return out
     x, = _operands(a)
     _assert_stacked_square(x)
     _result_type(x.dtype)
@@ -555,6 +618,9 @@ def cholesky(a: Any, /, *, upper: bool = False) -> LazyArray:
 
 def det(a: Any) -> LazyArray:
     """The determinant of each matrix of ``a`` (``numpy.linalg.det``); 1 for a 0x0 matrix."""
+    out = _on_computed("linalg.det", np.linalg.det, (a,), {}, _square_flops, "lu")
+    if out is not None:
+        return out
     x, = _operands(a)
     _assert_stacked_square(x)
     _result_type(x.dtype)
@@ -566,6 +632,9 @@ def slogdet(a: Any) -> Any:
     """The sign and the log of the absolute value of each determinant of ``a``
     (``numpy.linalg.slogdet``): a ``SlogdetResult(sign, logabsdet)``; ``(0, -inf)`` for a
     singular matrix, ``(1, 0)`` for a 0x0 one."""
+    out = _on_computed("linalg.slogdet", np.linalg.slogdet, (a,), {}, _square_flops, "lu")
+    if out is not None:
+        return out
     x, = _operands(a)
     _assert_stacked_square(x)
     _result_type(x.dtype)
@@ -579,6 +648,9 @@ def eig(a: Any) -> Any:
     is real and every eigenvalue of the stack is real (then real, as NumPy's). On cuda:
     cuSOLVER's ``geev`` through CuPy 14 (the eigenvalues' order may differ from LAPACK's),
     NumPy's on a host copy where CuPy cannot run it."""
+    out = _on_computed("linalg.eig", np.linalg.eig, (a,), {}, _square_flops, "eig_v")
+    if out is not None:
+        return out
     x, = _operands(a)
     _assert_stacked_square(x)
     return _call("linalg.eig", _eig, x.device, (x,), {},
@@ -588,6 +660,9 @@ def eig(a: Any) -> Any:
 def eigvals(a: Any) -> LazyArray:
     """The eigenvalues of each square matrix of ``a`` (``numpy.linalg.eigvals``), typed as
     :func:`eig`'s."""
+    out = _on_computed("linalg.eigvals", np.linalg.eigvals, (a,), {}, _square_flops, "eig_w")
+    if out is not None:
+        return out
     x, = _operands(a)
     _assert_stacked_square(x)
     return _call("linalg.eigvals", _eig, x.device, (x,), {"vectors": False},
@@ -606,6 +681,10 @@ def eigh(a: Any, UPLO: str = "L") -> Any:
     which the triangle ``UPLO`` (``"L"`` or ``"U"``, either case) is read
     (``numpy.linalg.eigh``): an ``EighResult(eigenvalues, eigenvectors)``."""
     UPLO = _uplo(UPLO)
+    out = _on_computed("linalg.eigh", np.linalg.eigh, (a,), {"UPLO": UPLO}, _square_flops,
+                       "eigh_v")
+    if out is not None:
+        return out
     x, = _operands(a)
     _assert_stacked_square(x)
     _result_type(x.dtype)
@@ -617,6 +696,10 @@ def eigvalsh(a: Any, UPLO: str = "L") -> LazyArray:
     """The eigenvalues (ascending) of each Hermitian matrix of ``a``
     (``numpy.linalg.eigvalsh``), real."""
     UPLO = _uplo(UPLO)
+    out = _on_computed("linalg.eigvalsh", np.linalg.eigvalsh, (a,), {"UPLO": UPLO},
+                       _square_flops, "eigh_w")
+    if out is not None:
+        return out
     x, = _operands(a)
     _assert_stacked_square(x)
     _result_type(x.dtype)
@@ -630,6 +713,15 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
     ``SVDResult(U, S, Vh)`` (``full_matrices``: square ``U`` and ``Vh``), or the singular
     values alone (``compute_uv=False``), descending. ``hermitian=True`` takes them from the
     eigendecomposition, as NumPy does."""
+    if hermitian:
+        kind = "eigh_v" if compute_uv else "eigh_w"
+    else:
+        kind = ("svd_full" if full_matrices else "svd_thin") if compute_uv else "svd_s"
+    kwargs = {"full_matrices": bool(full_matrices), "compute_uv": bool(compute_uv),
+              "hermitian": bool(hermitian)}
+    out = _on_computed("linalg.svd", np.linalg.svd, (a,), kwargs, _matrix_flops, kind)
+    if out is not None:
+        return out
     x, = _operands(a)
     if hermitian:
         _assert_stacked_square(x)
@@ -637,18 +729,16 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
         _assert_stacked_2d(x)
     _result_type(x.dtype)
     m, n = x.shape[-2:]
-    if hermitian:
-        kind = "eigh_v" if compute_uv else "eigh_w"
-    else:
-        kind = ("svd_full" if full_matrices else "svd_thin") if compute_uv else "svd_s"
-    return _call("linalg.svd", _svd, x.device, (x,),
-                 {"full_matrices": bool(full_matrices), "compute_uv": bool(compute_uv),
-                  "hermitian": bool(hermitian)}, _flops(kind, m, n, _stack(x)))
+    return _call("linalg.svd", _svd, x.device, (x,), kwargs, _flops(kind, m, n, _stack(x)))
 
 
 def svdvals(x: Any, /) -> LazyArray:
     """The singular values of each matrix of ``x``, descending (``numpy.linalg.svdvals``,
     the array API's)."""
+    out = _on_computed("linalg.svdvals", np.linalg.svd, (x,), {"compute_uv": False},
+                       _matrix_flops, "svd_s")
+    if out is not None:
+        return out
     y, = _operands(x)
     _assert_stacked_2d(y)
     _result_type(y.dtype)
@@ -674,6 +764,11 @@ def qr(a: Any, mode: str = "reduced") -> Any:
             mode = "economic"
         else:
             raise ValueError(f"Unrecognized mode '{mode}'")
+    else:       # (the deprecated modes: NumPy's call would warn again)
+        kind = "qr_q" if mode in ("reduced", "complete") else "qr_r"
+        out = _on_computed("linalg.qr", np.linalg.qr, (a,), {"mode": mode}, _matrix_flops, kind)
+        if out is not None:
+            return out
     x, = _operands(a)
     _assert_stacked_2d(x)
     _result_type(x.dtype)

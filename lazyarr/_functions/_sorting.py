@@ -9,6 +9,10 @@ so a pending input would otherwise be one temporary written and read once more (
 the chain then costs only its own kernel, docs/notes/cpu.rst). ``sort``, ``cumsum`` and
 ``cumprod`` do the same on cuda (``cupy.sort`` and ``cupy.cumsum`` too copy their input, then
 sort or scan the copy in place).
+
+A computed CPU operand is NumPy's call on its memory at once (``_fallback.run_computed``: the
+general call's results and record without its walks over the arguments; ~3x less overhead
+for a loop's sort of 16 elements).
 """
 from __future__ import annotations
 
@@ -43,6 +47,13 @@ def sort(a: Any, axis: int = -1, kind: str | None = None, order: Any = None, *,
 
 def _sort(name: str, a: Any, axis: int, kind: str | None, order: Any, stable: bool | None,
           descending: bool) -> LazyArray:
+    buffers = None if descending else _fallback.computed_buffers((a,))
+    if buffers is not None:     # a computed CPU a (a loop's small sort): NumPy's call now
+        if name == "argsort" and kind is None and stable is None:
+            stable = True       # (as below)
+        return _fallback.run_computed(name, _numpy_argsort if name == "argsort" else np.sort,
+                                      (buffers[0], axis),
+                                      {"kind": kind, "order": order, "stable": stable}, buffers)
     x = a if isinstance(a, LazyArray) else asarray(a)
     kwargs: dict[str, Any] = {}
     if x.device != "cuda":          # CuPy's sorts are stable and take neither keyword
@@ -99,13 +110,17 @@ def cumprod(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None)
 
 
 def _cumulative(name: str, func: Any, a: Any, axis: int | None, dtype: Any, out: Any) -> Any:
+    kwargs = {"axis": axis, "dtype": dtype, "out": out}
+    buffers = None if out is not None else _fallback.computed_buffers((a,))
+    if buffers is not None:         # a computed CPU a (a loop's small scan): NumPy's call now
+        return _fallback.run_computed(name, func, buffers, kwargs, buffers)
     if out is None and isinstance(a, LazyArray) and a.ndim and _plain_axis(axis, a.ndim):
         result = _scan_dtype(func, a.dtype, dtype)
         in_place = _scanned_on_cuda if a.device == "cuda" else _scanned_on_cpu
         scanned = in_place(name, func, a, axis, result)
         if scanned is not None:
             return scanned
-    return _fallback.call(name, func, (a,), {"axis": axis, "dtype": dtype, "out": out})
+    return _fallback.call(name, func, (a,), kwargs)
 
 
 def _scan_dtype(func: Any, dtype: np.dtype, requested: Any) -> np.dtype:

@@ -1,0 +1,114 @@
+"""Small library calls on computed CPU arrays: ``la.linalg.inv``/``solve``/``det``/
+``cholesky``/``qr``/``eigh``/``svd``/``norm`` of 4x4 and 32x32 float64 matrices, small
+products, ``cumsum`` and ``sort``, each against NumPy's own call on the same data (NPBench's
+``lu``, ``cholesky``, ``ludcmp``, ``gramschmidt`` call such functions once an iteration, so
+the per-call overhead is what counts). Each row: the median time of one call (back to back,
+a few hundred calls), NumPy's and lazyarr's alternated in each round; the row's number is the
+median over the rounds. One process prints a table (µs) and, with ``--json``, one JSON line::
+
+    python tools/peers/small_library_calls.py [ROUNDS] [--only NAME,...] [--json]
+    python tools/peers/small_library_calls.py --profile NAME     # cProfile of lazyarr's call
+
+OpenBLAS's threads are kept to one (a 2-core machine: their spinning takes the timed core).
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")    # (before NumPy loads OpenBLAS)
+import numpy as np  # noqa: E402
+
+import lazyarr as la  # noqa: E402
+
+
+def _inputs(n: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal((n, n))
+    spd = a @ a.T + n * np.eye(n)
+    return {"a": a + n * np.eye(n), "spd": spd, "b": rng.standard_normal(n),
+            "v": rng.standard_normal(16)}
+
+
+def _cases() -> dict[str, tuple[Callable[[Any], Any], str, str]]:
+    """name: (call of a namespace ``m`` (numpy or lazyarr) and its operands, operand keys...)"""
+    cases: dict[str, Any] = {}
+    for n in (4, 32):
+        cases.update({
+            f"linalg.inv {n}": (lambda m, a: m.linalg.inv(a), n, "a"),
+            f"linalg.solve {n}": (lambda m, a, b: m.linalg.solve(a, b), n, "a", "b"),
+            f"linalg.det {n}": (lambda m, a: m.linalg.det(a), n, "a"),
+            f"linalg.cholesky {n}": (lambda m, a: m.linalg.cholesky(a), n, "spd"),
+            f"linalg.qr {n}": (lambda m, a: m.linalg.qr(a), n, "a"),
+            f"linalg.eigh {n}": (lambda m, a: m.linalg.eigh(a), n, "spd"),
+            f"linalg.svd {n}": (lambda m, a: m.linalg.svd(a), n, "a"),
+            f"linalg.norm {n}": (lambda m, a: m.linalg.norm(a), n, "a"),
+            f"dot {n}": (lambda m, a, b: m.dot(a, b), n, "a", "b"),
+            f"matmul {n}": (lambda m, a: m.matmul(a, a), n, "a"),
+        })
+    cases.update({
+        "cumsum 16": (lambda m, v: m.cumsum(v), 4, "v"),
+        "sort 16": (lambda m, v: m.sort(v), 4, "v"),
+        "outer 16": (lambda m, v: m.outer(v, v), 4, "v"),
+    })
+    return cases
+
+
+def _median_us(fn: Callable[[], Any], n: int = 300, warm: int = 30) -> float:
+    times = []
+    for i in range(n + warm):
+        t0 = time.perf_counter()
+        fn()
+        if i >= warm:
+            times.append(time.perf_counter() - t0)
+    times.sort()
+    return times[len(times) // 2] * 1e6
+
+
+def _bound(name: str) -> tuple[Callable[[], Any], Callable[[], Any]]:
+    fn, n, *keys = _cases()[name]
+    data = _inputs(n)
+    host = [data[k] for k in keys]
+    lazy = [la.asarray(d) for d in host]        # computed CPU LazyArrays
+    return (lambda: fn(np, *host)), (lambda: fn(la, *lazy))
+
+
+def measure(rounds: int = 5, only: list[str] | None = None) -> dict[str, tuple[float, float]]:
+    names = only or list(_cases())
+    bound = {name: _bound(name) for name in names}
+    runs: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in names}
+    for _ in range(rounds):
+        for name, (numpy_call, lazy_call) in bound.items():
+            runs[name][0].append(_median_us(numpy_call))
+            runs[name][1].append(_median_us(lazy_call))
+    return {name: (statistics.median(n), statistics.median(z)) for name, (n, z) in runs.items()}
+
+
+def main(argv: list[str]) -> None:
+    if argv[:1] == ["--profile"]:
+        import cProfile
+        import pstats
+        _, lazy_call = _bound(argv[1])
+        for _ in range(100):
+            lazy_call()
+        cProfile.runctx("for _ in range(5000): lazy_call()", globals(), {"lazy_call": lazy_call},
+                        "/tmp/small_library_calls.prof")
+        pstats.Stats("/tmp/small_library_calls.prof").sort_stats("tottime").print_stats(25)
+        return
+    rounds = int(argv[0]) if argv and argv[0].isdigit() else 5
+    only = argv[argv.index("--only") + 1].split(",") if "--only" in argv else None
+    result = measure(rounds, only)
+    print(f"{'call':<22}{'NumPy µs':>10}{'lazyarr µs':>12}{'ratio':>8}")
+    for name, (n, z) in result.items():
+        print(f"{name:<22}{n:>10.2f}{z:>12.2f}{z / n:>8.2f}")
+    if "--json" in argv:
+        print(json.dumps({k: [round(n, 3), round(z, 3)] for k, (n, z) in result.items()}))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
