@@ -495,7 +495,14 @@ def deferring_as_numpy(fn: Any, numpy_fn: Any) -> Any:
     if not dispatches or getattr(numpy_fn, "__name__", None) in _NOT_DEFERRED \
             or getattr(fn, "__wrapped__", None) is not None:
         return fn
-    return _dispatch.deferring(fn, numpy_fn)
+    # one public function in every namespace that serves it (la.vecdot is la.linalg.vecdot)
+    wrapper = _DEFERRING_FORMS.get(id(fn))
+    if wrapper is None:
+        wrapper = _DEFERRING_FORMS[id(fn)] = _dispatch.deferring(fn, numpy_fn)
+    return wrapper
+
+
+_DEFERRING_FORMS: dict[int, Any] = {}   # id(native function) -> its deferring form (holds it)
 
 
 def _met(values: Any) -> None:
