@@ -189,29 +189,3 @@ def test_cuda_compiles_each_kernel_once_in_8_threads(tmp_path, monkeypatch):
     fns = _in_threads(lambda i: T.C.load_kernel(rendered, T.CC))
     assert all(f[0] == "function" for f in fns)
     assert len(ns.compiles) == 1, f"compiled {len(ns.compiles)} times for one kernel"
-
-
-def test_big_kernels_in_threads_beside_the_pool():
-    """Kernels big enough for the thread pool, in 4 threads at once: one has the pool, the
-    others run on their own threads while its helpers stand aside (_cpu_vm.h,
-    lz_stand_aside); every sum is right, and no caller is left counted afterwards."""
-    from lazyarr.backends import _cpu_vm
-    rng = np.random.default_rng(7)
-    a = rng.standard_normal(1 << 21).astype(np.float32)
-    x = la.asarray(a)
-
-    def work(i):
-        sums = []
-        for k in range(6):
-            sums.append(float(la.sum(la.sqrt(abs(x * (i + k + 1) - 0.5)), dtype=np.float64)))
-        return sums
-
-    with la.config(device="cpu", mode="lazy"):
-        got = _in_threads(work, 4)
-        want = [[float(la.sum(la.sqrt(abs(x * (i + k + 1) - 0.5)), dtype=np.float64))
-                 for k in range(6)] for i in range(4)]
-    assert got == want
-    expected = [[np.sum(np.sqrt(abs(a * np.float32(i + k + 1) - np.float32(0.5))), dtype=np.float64)
-                 for k in range(6)] for i in range(4)]
-    np.testing.assert_allclose(got, expected, rtol=1e-6)
-    assert _cpu_vm.serial_callers() == 0

@@ -2063,9 +2063,6 @@ typedef struct {
 static lz_pool_t lz_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
                             PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, NULL, NULL, 1, 0, 0, 0};
 static pthread_mutex_t lz_pool_busy = PTHREAD_MUTEX_INITIALIZER;
-/* Callers running a kernel on their own thread because the pool was busy (atomic): each takes
- * a core, so that many of the pool's helpers stand aside meanwhile (lz_stand_aside). */
-static int lz_serial_running = 0;
 
 /* Claim up to ``grain`` unclaimed items: the caller from the front, helpers from the back
  * (``back``). Returns the count claimed (0: none left), the first at *t0. Each thread then
@@ -2091,32 +2088,13 @@ static npy_intp lz_claim(npy_intp grain, int back, npy_intp *t0) {
     }
 }
 
-/* Helper number ``helper`` (1, 2, ...) of a job waits before its next claim while that many
- * threads would otherwise share the cores: a caller that found the pool busy runs its kernel
- * on its own thread (lz_execute), and with it the job's threads would be one more than the
- * thread count asked for. Two Dask threads on two cores each running a chunk's kernel were
- * three busy threads; the highest-numbered helpers make room, one per such caller, and go on
- * when it is done (the job's caller itself never waits; a helper stops waiting once nothing
- * is left to claim). */
-static void lz_stand_aside(int helper) {
-    while (helper > lz_pool.max_helpers - __atomic_load_n(&lz_serial_running, __ATOMIC_ACQUIRE)) {
-        npy_int64 left = __atomic_load_n(&lz_pool.next, __ATOMIC_ACQUIRE);
-        if ((left & 0xffffffffL) >= (left >> 32)) return;
-        struct timespec nap = {0, 20000};     /* 20 µs */
-        nanosleep(&nap, NULL);
-    }
-}
-
-static void lz_run_items(const lz_prog *P, lz_run *R, int check_signals, int helper) {
+static void lz_run_items(const lz_prog *P, lz_run *R, int check_signals, int back) {
     lz_scratch S;
     int err = lz_scratch_init(P, R, &S) < 0 ? -2 : 0;
     lz_poll_init(&S, check_signals, &lz_pool.err);
     npy_intp t0, n, grain = lz_pool.grain;
-    int back = helper > 0;
     lz_fpe_take();              /* (this thread's flags from before: not this run's) */
-    for (;;) {
-        if (back && __atomic_load_n(&lz_serial_running, __ATOMIC_RELAXED)) lz_stand_aside(helper);
-        if ((n = lz_claim(grain, back, &t0)) <= 0) break;
+    while ((n = lz_claim(grain, back, &t0)) > 0) {
         npy_intp t1 = t0 + n;
         for (npy_intp t = t0; t < t1; t++)
             if (!err && !__atomic_load_n(&lz_pool.err, __ATOMIC_RELAXED)) err = lz_do_item(P, R, &S, t);
@@ -2162,12 +2140,12 @@ static void *lz_helper(void *arg) {
         npy_int64 left = __atomic_load_n(&lz_pool.next, __ATOMIC_ACQUIRE);
         if (lz_pool.joined >= lz_pool.max_helpers || (left & 0xffffffffL) >= (left >> 32))
             continue;                        /* late, or not needed: back to sleep */
-        int helper = ++lz_pool.joined;
+        lz_pool.joined++;
         lz_pool.active++;
         const lz_prog *P = lz_pool.P;
         lz_run *R = lz_pool.R;
         pthread_mutex_unlock(&lz_pool.mu);
-        lz_run_items(P, R, 0, helper);
+        lz_run_items(P, R, 0, 1);
         pthread_mutex_lock(&lz_pool.mu);
         if (--lz_pool.active == 0) pthread_cond_broadcast(&lz_pool.cv_done);
     }
@@ -2238,15 +2216,6 @@ static int lz_pool_run(const lz_prog *P, lz_run *R, npy_intp nitems, int nthread
 }
 #endif
 
-/* How many callers run a kernel on their own thread beside a busy pool now (tests). */
-static int lz_serial_callers(void) {
-#ifdef LZ_HAVE_POOL
-    return __atomic_load_n(&lz_serial_running, __ATOMIC_ACQUIRE);
-#else
-    return 0;
-#endif
-}
-
 /* How many helper threads the pool has started (tests: a thread count set after a runner
  * was bound reaches its calls). */
 static int lz_pool_started(void) {
@@ -2274,10 +2243,6 @@ static int lz_execute(const lz_prog *P, lz_run *R, int nthreads) {
         if (err == 1) err = 0;
     }
 #endif
-#ifdef LZ_HAVE_POOL
-    int serial = !done && nthreads > 1;     /* (the pool was busy: this thread takes a core) */
-    if (serial) __atomic_fetch_add(&lz_serial_running, 1, __ATOMIC_ACQ_REL);
-#endif
     if (!done) {
         lz_scratch S;
         if (lz_scratch_init(P, R, &S) < 0) err = -2;
@@ -2298,9 +2263,6 @@ static int lz_execute(const lz_prog *P, lz_run *R, int nthreads) {
         }
         lz_scratch_free(&S);
     }
-#ifdef LZ_HAVE_POOL
-    if (serial) __atomic_fetch_sub(&lz_serial_running, 1, __ATOMIC_ACQ_REL);
-#endif
     lz_fpe_note(R, P->ninstr);
     if (err) return err;
     if (R->wb) {

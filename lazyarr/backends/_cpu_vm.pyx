@@ -134,7 +134,6 @@ cdef extern from "_cpu_vm.h" nogil:
     int lz_execute(const lz_prog *P, lz_run *R, int nthreads)
     void lz_publish_loop(lz_prog *P, int k, lz_loop_fn fn)
     int lz_pool_started()
-    int lz_serial_callers()
     cnp.npy_int64 lz_progress(cnp.npy_int64 *progress)
     cnp.npy_intp LZ_GATHER
     int LZ_SCALAR_BYTES
@@ -437,11 +436,6 @@ def set_pool_threads(int n):
 def pool_helpers():
     """How many helper threads the pool has started (tests)."""
     return lz_pool_started()
-
-
-def serial_callers():
-    """How many callers run a kernel on their own thread beside the busy pool now (tests)."""
-    return lz_serial_callers()
 
 
 cpdef object execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tuple order,
