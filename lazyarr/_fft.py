@@ -69,6 +69,7 @@ def _frequencies(name: str, n: int, d: float, dtype: Any, device: str | None) ->
     if dtype is not None and np.dtype(dtype).kind != "f":
         raise ValueError(f"{name}: dtype must be a real floating dtype, not {np.dtype(dtype)}")
     dev = _devices.resolve(device)
+    1.0 / (n * d)   # NumPy's first step: its ZeroDivisionError for n * d == 0 (CuPy: inf, NaN)
     values = getattr(_devices.xp(dev).fft, name)(n, d)
     if dtype is not None:
         values = values.astype(check_dtype(dtype), copy=False)

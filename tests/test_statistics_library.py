@@ -653,3 +653,15 @@ def test_jit_replays_compute_new_values(fn, request):
         assert jitted.traces == 0 and plain
     else:
         assert jitted.traces == 1 and not plain, plain
+
+
+def test_cuda_quantiles_work_in_place_only_over_trailing_axes():
+    """CuPy's quantiles sort a strided view of the memory (NotImplementedError) where
+    ``overwrite_input`` meets reduced axes that are not the last ones (the H100,
+    2026-12-07): lazyarr lets CuPy copy there."""
+    from lazyarr._functions._statistics_library import _overwritable
+    m = np.zeros((3, 4, 5))
+    assert _overwritable(True, m, {"axis": None})
+    assert _overwritable(True, m, {"axis": 2}) and _overwritable(True, m, {"axis": (-1, 1)})
+    assert not _overwritable(True, m, {"axis": 0}) and not _overwritable(True, m, {"axis": (0, 2)})
+    assert _overwritable(False, m, {"axis": 0})     # (NumPy's quantiles take any axis)

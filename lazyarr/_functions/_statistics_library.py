@@ -513,12 +513,26 @@ def _in_library(name: str, q: tuple[Any, ...], kwargs: dict[str, Any], dtype: An
     has_nan = None
     if cuda and name != "median" and memory.dtype.kind == "f":
         has_nan = xp.isnan(memory).any(axis=kwargs.get("axis"), keepdims=kwargs["keepdims"])
-    result = getattr(xp, name)(memory, *operands, overwrite_input=True, **kwargs)
+    result = getattr(xp, name)(memory, *operands, overwrite_input=_overwritable(cuda, memory, kwargs),
+                               **kwargs)
     if has_nan is not None:
         result = xp.where(has_nan, result.dtype.type(np.nan), result)
     if cuda and dtype is not None and result.dtype != dtype:
         result = result.astype(dtype)
     return result
+
+
+def _overwritable(cuda: bool, memory: Any, kwargs: dict[str, Any]) -> bool:
+    """Whether the call may work in ``memory`` (``overwrite_input``). On cuda only where the
+    axes it reduces are the last ones (or all): CuPy's quantiles move the kept axes first
+    and sort the reshaped memory in place, and ``ndarray.sort`` of what is then a strided
+    view raises NotImplementedError (CuPy 14, ``_quantile_unchecked``; the H100, 2026-12-07);
+    without ``overwrite_input`` CuPy sorts a contiguous copy."""
+    axis = kwargs.get("axis")
+    if not cuda or axis is None:
+        return True
+    axes = sorted(normalize_axis_tuple(axis, memory.ndim))
+    return axes == list(range(memory.ndim - len(axes), memory.ndim))
 
 
 # ----------------------------------------------------------------------------- convolve
