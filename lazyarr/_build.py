@@ -351,7 +351,8 @@ def _small_computed(shape: tuple[int, ...], device: str, operands: Any) -> bool:
     (docs/guide.rst, "Small arrays"): on the CPU, every operand computed (or a constant), a
     result of at most ``eager_max_size`` elements (so its operands too), nothing explained
     or traced."""
-    if device != "cpu" or math.prod(shape) > get_config().eager_max_size:
+    limit = get_config().eager_max_size
+    if device != "cpu" or math.prod(shape) > limit or not limit:     # (0: off, also if empty)
         return False
     for x in operands:
         if type(x) is Node and x.data is None and x.op != "scalar":

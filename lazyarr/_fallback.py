@@ -133,16 +133,18 @@ def notes(root: Node) -> list[str]:
 
 
 # ------------------------------------------------------------------------------ the call
-def policy(name: str) -> None:
-    """Warn or raise, as ``la.config(fallback=...)`` asks, about a call of NumPy's ``name``."""
+def policy(name: str) -> bool:
+    """Warn or raise, as ``la.config(fallback=...)`` asks, about a call of NumPy's ``name``;
+    True where it allows the call silently ("allow")."""
     policy = get_config().fallback
     if policy == "allow":
-        return
+        return True
     message = (f"lazyarr.{name} has no fused implementation: it runs through the NumPy/CuPy "
                "fallback (operands computed, not fused)")
     if policy == "error":
         raise FallbackError(message + "; la.config(fallback='allow') permits it")
     warnings.warn(message, FallbackWarning, stacklevel=user_stacklevel())
+    return False
 
 
 def _walk(obj: Any, seen: list[LazyArray]) -> None:
@@ -248,8 +250,8 @@ def call(path: str, numpy_func: Any, args: tuple[Any, ...], kwargs: dict[str, An
     (there or as ``out=``) is written in its memory, as NumPy does: views of it see the
     write and pending expressions that read it keep the old values (lazyarr/_writes.py).
     """
-    policy(path)
-    if written is None and tape() is None:
+    # (another policy than "allow": the general path, as computed_buffers says)
+    if policy(path) and written is None and tape() is None:
         buffers = _computed_call_buffers(args, kwargs)
         if buffers is not None and path not in _PRODUCTS:     # (products: their FLOPs)
             read = tuple([b for b in buffers if type(b) is np.ndarray])

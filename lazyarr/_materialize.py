@@ -167,10 +167,12 @@ def small_computed(node: Node) -> Any:
     may hand to NumPy's own call at once, as the small operators do (docs/guide.rst, "Small
     arrays"). None otherwise."""
     data = node.data
-    if type(data) is np.ndarray and node.device == "cpu" \
-            and data.size <= get_config().eager_max_size and not computing_is_deferred():
-        return data
-    return None
+    if type(data) is not np.ndarray or node.device != "cpu":
+        return None
+    limit = get_config().eager_max_size
+    if data.size > limit or not limit or computing_is_deferred():   # (0: off, also if empty)
+        return None
+    return data
 
 
 def _out_of_memory(node: Node, exc: MemoryError) -> MemoryError:

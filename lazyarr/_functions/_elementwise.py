@@ -55,8 +55,9 @@ def _small_where(condition: Any, x1: Any, x2: Any) -> Any:
         return None
     node = condition._node
     c = node.data
-    if type(c) is not np.ndarray or node.device != "cpu" or c.size > get_config().eager_max_size:
-        return None
+    limit = get_config().eager_max_size
+    if type(c) is not np.ndarray or node.device != "cpu" or c.size > limit or not limit:
+        return None       # (eager_max_size=0 turns it off, also for empty arrays)
     values = []
     for a in (x1, x2):
         t = type(a)
