@@ -18,7 +18,7 @@ import pytest
 
 import lazyarr as la
 from lazyarr import _fallback, _views
-from lazyarr._functions import _building, _elementwise, _joining
+from lazyarr._functions import _building, _elementwise, _joining, _logic
 
 from helpers import assert_same
 
@@ -38,6 +38,7 @@ def _general(monkeypatch):
     monkeypatch.setattr(_views, "owned_memory", lambda x: None)
     monkeypatch.setattr(_elementwise, "_small_where", lambda c, a, b: None)
     monkeypatch.setattr(_building, "small_computed", lambda node: None)
+    monkeypatch.setattr(_logic, "small_computed", lambda node: None)
 
 
 _rng = np.random.default_rng(7)
@@ -46,6 +47,9 @@ Y = _rng.standard_normal(64)
 M = _rng.standard_normal((8, 8))
 F = np.asfortranarray(_rng.standard_normal((4, 6)))
 I = _rng.integers(0, 64, 16)
+# values isclose must get right: NaNs, infinities of both signs, equal and near elements
+E = np.array([np.nan, np.inf, -np.inf, 1.0, 0.0, -0.0, 1e308, -1e308, 1.0 + 1e-9, 5.0])
+E2 = np.array([np.nan, np.inf, np.inf, 1.0, -0.0, 1e-9, -1e308, 1e308, 1.0, np.nan])
 
 #: name: (call of a namespace ``m`` and operands, NumPy operands)
 CASES = {
@@ -87,6 +91,18 @@ CASES = {
     "empty_like": (lambda m, a: m.empty_like(a).shape, (F,)),
     "empty_like F": (lambda m, a: m.empty_like(a).flags.f_contiguous, (F,)),
     "full_like": (lambda m, x: m.full_like(x, 2.5), (I,)),
+    "outer": (lambda m, x, y: m.outer(x[:16], y[:8]), (X, Y)),
+    "outer 2-d": (lambda m, a, x: m.outer(a, x[:3]), (M, X)),
+    "outer bool": (lambda m, x, y: m.outer(x > 0, y > 0), (X, Y)),
+    "outer mixed": (lambda m, x, i: m.outer(x[:4], i), (X.astype(np.float32), I)),
+    "isclose": (lambda m, x, y: m.isclose(x, y), (X, X + 1e-9)),
+    "isclose edges": (lambda m, x, y: m.isclose(x, y), (E, E2)),
+    "isclose equal_nan": (lambda m, x, y: m.isclose(x, y, 0.0, 0.5, equal_nan=True), (E, E2)),
+    "isclose float32": (lambda m, x, y: m.isclose(x, y), (E.astype(np.float32),
+                                                          E2.astype(np.float32))),
+    "isclose mixed": (lambda m, x, y: m.isclose(x, y), (E, E2.astype(np.float32))),
+    "allclose": (lambda m, x, y: m.allclose(x, y), (X, X * (1 + 1e-7))),
+    "allclose not": (lambda m, x, y: m.allclose(x, y, equal_nan=True), (E, E2)),
     "take": (lambda m, x, i: m.take(x, i), (X, I)),
     "take_along_axis": (lambda m, x, i: m.take_along_axis(x, i, axis=0), (X, I)),
     "nonzero": (lambda m, x: m.nonzero(x), (I,)),
