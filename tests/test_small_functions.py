@@ -252,3 +252,25 @@ def test_explain_and_jit_keep_the_general_path():
                     la.asarray(M * seed))
             for got, want in zip(jitted(*args), step(*args)):
                 assert_same(got, want.to_numpy())
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device (a GPU, or LAZYARR_CUDA_SIM=1)")
+@pytest.mark.parametrize("name", [n for n in CASES if "like" not in n and n != "nonzero"])
+def test_cuda_operands_take_the_general_path(name, monkeypatch):
+    """The fast paths are the CPU's: computed cuda operands of every case give NumPy's values
+    and stay on cuda, with the fast paths on and off."""
+    call, operands = CASES[name]
+    want = call(np, *operands)
+    for general in (False, True):
+        if general:
+            _general(monkeypatch)
+        with la.config(device="cuda"):
+            got = call(la, *[la.asarray(a, device="cuda") for a in operands])
+        for g, w in zip(got if isinstance(got, tuple) else (got,),
+                        want if isinstance(want, tuple) else (want,)):
+            if isinstance(w, np.ndarray):
+                assert g.device == "cuda"
+                assert_same(g.to_numpy(), w)
+            else:
+                assert g == w
