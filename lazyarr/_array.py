@@ -42,6 +42,10 @@ def _node_of(x: Any) -> Any:
     return x._node if isinstance(x, LazyArray) else x
 
 
+def _transposed(data: Any) -> Any:
+    return data.transpose()
+
+
 def _public(name: str) -> Callable[..., Any]:
     """The public function ``lazyarr.<name>`` (registered by lazyarr/_functions/)."""
     return _dispatch.FUNCTIONS[name]
@@ -585,6 +589,10 @@ class LazyArray(ArrayBase):  # type: ignore[misc]  # compiled base: the node, th
         """A new shape, as ``ndarray.reshape``: ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
+        if copy is None and type(self) is LazyArray:    # (la.reshape's computed CPU path)
+            memory = _views.owned_memory(self)
+            if memory is not None:
+                return LazyArray._from_node(_node.leaf(memory.reshape(shape, order=order), "cpu"))
         return _public("reshape")(self, shape, order=order, copy=copy)  # type: ignore[no-any-return]
 
     def swapaxes(self, axis1: int, axis2: int) -> LazyArray:
@@ -640,6 +648,9 @@ class LazyArray(ArrayBase):  # type: ignore[misc]  # compiled base: the node, th
     @property
     def T(self) -> LazyArray:
         """The transpose (axes reversed), as ``ndarray.T``: a view."""
+        view = _views.owned_view(self, _transposed)     # (a computed CPU array: at once)
+        if view is not None:
+            return view  # type: ignore[no-any-return]
         return _public("transpose")(self)  # type: ignore[no-any-return]
 
     @property

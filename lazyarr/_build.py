@@ -346,13 +346,27 @@ def _new_rule(opdef: OpDef, operands: list[Operand]) -> _Rule:
     return _Rule(dtypes, shape, device, _fast_rule(opdef, operands, dtypes, device), uncast)
 
 
+def _small_computed(shape: tuple[int, ...], device: str, operands: Any) -> bool:
+    """Whether an op of these operands runs at once in lazy mode as the small operators do
+    (docs/guide.rst, "Small arrays"): on the CPU, every operand computed (or a constant), a
+    result of at most ``eager_max_size`` elements (so its operands too), nothing explained
+    or traced."""
+    limit = get_config().eager_max_size
+    if device != "cpu" or math.prod(shape) > limit or not limit:     # (0: off, also if empty)
+        return False
+    for x in operands:
+        if type(x) is Node and x.data is None and x.op != "scalar":
+            return False
+    return not computing_is_deferred()
+
+
 def _where(opdef: OpDef, operands: list[Operand], shape: tuple[int, ...], device: str) -> Node:
     cond, x, y = operands
     values = [v.dtype if isinstance(v, Node) else v for v in (x, y)]
     dtype = check_dtype(np.result_type(*values), "the result of where")
     # A Python scalar is cast with wrap-around, as np.where does (np.where(c, int8, 300) -> 44).
     values = [v if isinstance(v, Node) else np.asarray(v).astype(dtype)[()] for v in (x, y)]
-    if _eager_mode():
+    if _eager_mode() or _small_computed(shape, device, (cond, x, y)):
         return _eager(opdef, device, [cond, *values])
     cond_node = cast(cond, np.dtype(bool)) if isinstance(cond, Node) else \
         _scalar_node(bool(cond), np.dtype(bool))

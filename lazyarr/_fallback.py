@@ -38,7 +38,7 @@ from ._config import get_config
 from ._dtypes import SUPPORTED_DTYPES
 from ._materialize import DEFERRING, computing_is_deferred, materialize_into, tape
 from ._node import Node
-from ._plan import LibraryCall, array_bytes, call_order, call_record, with_flops
+from ._plan import _PRODUCTS, LibraryCall, array_bytes, call_order, call_record, with_flops
 from ._plan import library_call as _library_call
 from ._stack import user_stacklevel
 from ._value_ops import computed_product, setup_library_calls  # type: ignore[import-not-found]
@@ -133,16 +133,18 @@ def notes(root: Node) -> list[str]:
 
 
 # ------------------------------------------------------------------------------ the call
-def policy(name: str) -> None:
-    """Warn or raise, as ``la.config(fallback=...)`` asks, about a call of NumPy's ``name``."""
+def policy(name: str) -> bool:
+    """Warn or raise, as ``la.config(fallback=...)`` asks, about a call of NumPy's ``name``;
+    True where it allows the call silently ("allow")."""
     policy = get_config().fallback
     if policy == "allow":
-        return
+        return True
     message = (f"lazyarr.{name} has no fused implementation: it runs through the NumPy/CuPy "
                "fallback (operands computed, not fused)")
     if policy == "error":
         raise FallbackError(message + "; la.config(fallback='allow') permits it")
     warnings.warn(message, FallbackWarning, stacklevel=user_stacklevel())
+    return False
 
 
 def _walk(obj: Any, seen: list[LazyArray]) -> None:
@@ -248,9 +250,52 @@ def call(path: str, numpy_func: Any, args: tuple[Any, ...], kwargs: dict[str, An
     (there or as ``out=``) is written in its memory, as NumPy does: views of it see the
     write and pending expressions that read it keep the old values (lazyarr/_writes.py).
     """
-    policy(path)
+    # (another policy than "allow": the general path, as computed_buffers says)
+    if policy(path) and written is None and tape() is None:
+        buffers = _computed_call_buffers(args, kwargs)
+        if buffers is not None and path not in _PRODUCTS:     # (products: their FLOPs)
+            read = tuple([b for b in buffers if type(b) is np.ndarray])
+            return wrap_computed(path, call_computed_memory(numpy_func, buffers, kwargs, read),
+                                 read)
     func, result_device = _library_function(path, _device(args, kwargs), numpy_func)
     return run(path, func, result_device, args, kwargs, written)
+
+
+#: argument types the computed fast path of :func:`call` passes as they are
+_PLAIN_VALUES = frozenset({int, float, complex, bool, str, type(None)})
+
+
+def _computed_call_buffers(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...] | None:
+    """:func:`run`'s arguments for :func:`call` (a loop's ``la.take(x, i)`` on small
+    computed arrays) in the common case, without its walks over nested arguments: every
+    positional argument a computed CPU LazyArray (its memory, claimed as :func:`_buffers`
+    claims it) or a plain Python value, at least one LazyArray, every keyword's value a plain
+    Python value (so no ``out=``). None otherwise. The call, its results, their record and
+    aliasing are then :func:`run`'s (``_device`` is "cpu", the function NumPy's own)."""
+    for v in kwargs.values():
+        if type(v) not in _PLAIN_VALUES:
+            return None
+    out = []
+    found = False
+    for x in args:
+        if type(x) is LazyArray:
+            node = x._node
+            data = node.data
+            if type(data) is not np.ndarray or node.device != "cpu":
+                return None
+            # (owned memory as it is; else the claim of _buffers)
+            out.append(data if node.owner is not None and node.op != "scalar" else None)
+            found = True
+        elif type(x) in _PLAIN_VALUES:
+            out.append(x)
+        else:
+            return None
+    if not found:
+        return None
+    for i, x in enumerate(args):
+        if out[i] is None and type(x) is LazyArray:
+            out[i] = _buffers(x)
+    return tuple(out)
 
 
 def call_computed(path: str, numpy_func: Any, *args: Any) -> Any:

@@ -161,6 +161,20 @@ def computing_is_deferred() -> bool:
     return _stopping.get() or _tape.get() is not None
 
 
+def small_computed(node: Node) -> Any:
+    """``node``'s buffer where it is a computed CPU array (a NumPy array) of at most
+    ``eager_max_size`` elements and nothing is explained or traced: an operand a function
+    may hand to NumPy's own call at once, as the small operators do (docs/guide.rst, "Small
+    arrays"). None otherwise."""
+    data = node.data
+    if type(data) is not np.ndarray or node.device != "cpu":
+        return None
+    limit = get_config().eager_max_size
+    if data.size > limit or not limit or computing_is_deferred():   # (0: off, also if empty)
+        return None
+    return data
+
+
 def _out_of_memory(node: Node, exc: MemoryError) -> MemoryError:
     """The library's MemoryError (it names the allocation) plus what was being computed
     and what to do about it. The process can carry on: nothing was left half-built."""

@@ -267,9 +267,11 @@ def sum_part_mismatch(got: float, values: np.ndarray, result_dtype: np.dtype) ->
 
 def pending(a: np.ndarray) -> la.LazyArray:
     """A pending LazyArray of ``a``'s values and dtype (nothing computed yet, in lazy mode):
-    ``where(True, a, a)``, which any test can run as computed and as pending input."""
+    ``where(True, a, a)``, which any test can run as computed and as pending input (built
+    with ``eager_max_size=0``: a small ``where`` of computed operands runs at once)."""
     x = la.asarray(a)
-    out = la.where(la.asarray(np.ones(a.shape, bool)), x, x)
+    with la.config(eager_max_size=0):
+        out = la.where(la.asarray(np.ones(a.shape, bool)), x, x)
     assert not out.is_materialized or la.get_config().mode == "eager"
     return out
 

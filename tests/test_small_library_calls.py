@@ -110,6 +110,7 @@ def runs(monkeypatch):
 def _general(monkeypatch):
     """The fast path off: every call the general one."""
     monkeypatch.setattr(_fallback, "computed_buffers", lambda args: None)
+    monkeypatch.setattr(_fallback, "_computed_call_buffers", lambda args, kwargs: None)
 
 
 def _arrays(result):

@@ -11,8 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import _fallback
+from .. import _fallback, _node
 from .._array import LazyArray
+from .._config import get_config
+from .._materialize import small_computed
 from ._creation import _made, asarray, zeros
 from ._elementwise import FUNCTIONS as _ELEMENTWISE
 from ._manipulation import broadcast_arrays, expand_dims, ravel
@@ -29,6 +31,13 @@ def outer(a: Any, b: Any, out: Any = None) -> LazyArray:
     """The outer product ``a.ravel()[:, None] * b.ravel()[None, :]``, as ``numpy.outer``."""
     if out is not None:
         return _fallback.call("outer", np.outer, (a, b), {"out": out})  # type: ignore[no-any-return]
+    if type(a) is LazyArray and type(b) is LazyArray:
+        da, db = small_computed(a._node), small_computed(b._node)
+        # (small computed operands and result, as the small multiply's: NumPy's own outer,
+        # this same multiply, at once)
+        if da is not None and db is not None and \
+                da.size * db.size <= get_config().eager_max_size:
+            return LazyArray._from_node(_node.leaf(np.outer(da, db), "cpu"))
     return _multiply(expand_dims(_flat(asarray(a)), 1), expand_dims(_flat(asarray(b)), 0))
 
 
@@ -70,12 +79,20 @@ def _tri_of(m: LazyArray, k: int) -> LazyArray:
 
 def tril(m: Any, k: int = 0) -> LazyArray:
     """Zeros above the ``k``-th diagonal of the last two axes, as ``numpy.tril``."""
+    if type(m) is LazyArray and type(k) is int:
+        data = small_computed(m._node)
+        if data is not None:        # (NumPy's tril is this where, on the memory: at once)
+            return LazyArray._from_node(_node.leaf(np.tril(data, k), "cpu"))
     m = asarray(m)
     return _where(_tri_of(m, k), m, zeros(1, m.dtype, device=m.device))  # type: ignore[no-any-return]
 
 
 def triu(m: Any, k: int = 0) -> LazyArray:
     """Zeros below the ``k``-th diagonal of the last two axes, as ``numpy.triu``."""
+    if type(m) is LazyArray and type(k) is int:
+        data = small_computed(m._node)
+        if data is not None:        # (NumPy's triu is this where, on the memory: at once)
+            return LazyArray._from_node(_node.leaf(np.triu(data, k), "cpu"))
     m = asarray(m)
     return _where(_tri_of(m, k - 1), zeros(1, m.dtype, device=m.device), m)  # type: ignore[no-any-return]
 

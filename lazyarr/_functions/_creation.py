@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import _devices, _fallback
+from .. import _devices, _fallback, _node
 from .._array import LazyArray
 from .._dtypes import check_dtype
-from .._operands import leaf_from, leaf_of, made
+from .._operands import _POOL_MIN_ELEMENTS, leaf_from, leaf_of, made
 
 
 def asarray(a: Any, dtype: Any = None, order: str | None = None, *, device: str | None = None,
@@ -169,8 +169,22 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retste
     return _fallback.wrapped(result, "linspace", device=dev)   # (the step a 0-d array, as the fallback's)
 
 
+_NUMPY_MAKERS = {"zeros": np.zeros, "ones": np.ones, "empty": np.empty, "full": np.full}
+
+
 def _like(fill: str, x: Any, dtype: Any, order: str, shape: Any, device: str | None,
           *args: Any) -> LazyArray:
+    if type(x) is LazyArray and dtype is None and shape is None and device is None \
+            and order == "K":
+        data = x._node.data
+        if type(data) is np.ndarray and x._node.device == "cpu":    # (computed CPU: at once)
+            order = "F" if data.ndim > 1 and data.flags.f_contiguous \
+                and not data.flags.c_contiguous else "C"
+            if data.size >= _POOL_MIN_ELEMENTS:     # (the result pool's sizes: made's own)
+                return LazyArray._from_node(made("cpu", fill, data.shape, *args,
+                                                 dtype=data.dtype, order=order))
+            return LazyArray._from_node(_node.leaf(
+                _NUMPY_MAKERS[fill](data.shape, *args, dtype=data.dtype, order=order), "cpu"))
     x = asarray(x)
     dtype = x.dtype if dtype is None else dtype
     dev = x.device if device is None else device

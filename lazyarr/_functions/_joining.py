@@ -34,7 +34,7 @@ import numpy as np
 from .. import _devices, _fallback, _node, _operands
 from .._array import LazyArray
 from .._dtypes import SUPPORTED_DTYPES
-from .._materialize import materialize, materialize_into, tape
+from .._materialize import computing_is_deferred, materialize, materialize_into, tape
 from ._building import atleast_1d, atleast_2d, atleast_3d
 from ._creation import asarray
 
@@ -78,6 +78,33 @@ def _parts(items: Any, weak: bool) -> tuple[list[LazyArray], dict[int, Any], str
                              "explicitly with la.asarray(x, device='cuda')")
         parts.append(asarray(a, device=device))
     return parts, scalars, device
+
+
+def _computed(items: Any) -> list[np.ndarray] | None:
+    """The buffers of ``items`` (a list or tuple) where each is a computed CPU LazyArray and
+    nothing is explained or traced, else None. Then the general path would only check what
+    NumPy's own call checks and call it on these buffers (no pending part): the fast path
+    calls it at once, with NumPy's results and errors (~2 µs against ~15 of the checks in
+    Python, on 1,024 elements: tools/peers/small_functions.py)."""
+    buffers = []
+    for a in items:
+        if type(a) is not LazyArray:
+            return None
+        node = a._node
+        data = node.data
+        if type(data) is not np.ndarray or node.device != "cpu":
+            return None
+        buffers.append(data)
+    if not buffers or computing_is_deferred():
+        return None
+    return buffers
+
+
+def _plain(casting: Any, dtype: Any, seq: Any) -> bool:
+    """Whether a join takes the computed fast path's arguments: a list or tuple, NumPy's
+    default casting, no ``dtype=`` (the general path checks and casts those)."""
+    return dtype is None and casting == "same_kind" and type(casting) is str \
+        and type(seq) in (list, tuple)
 
 
 def _axis(axis: Any) -> int:
@@ -225,6 +252,10 @@ def concatenate(arrays: Any, axis: Any = 0, out: Any = None, *, dtype: Any = Non
     LazyArray([[ 1.,  2.],
                [10., 20.]])
     """
+    if out is None and _plain(casting, dtype, arrays) and (axis is None or type(axis) is int):
+        buffers = _computed(arrays)
+        if buffers is not None:
+            return _wrap(np.concatenate(buffers, axis=axis), "cpu")
     if out is not None or not isinstance(arrays, (list, tuple)) or _foreign(arrays) \
             or dtype is not None and np.dtype(dtype) not in _SUPPORTED:
         return _fallback.call("concatenate", np.concatenate, (arrays,),
@@ -267,6 +298,10 @@ def stack(arrays: Any, axis: int = 0, out: Any = None, *, dtype: Any = None,
     LazyArray([[1, 3],
                [2, 4]])
     """
+    if out is None and _plain(casting, dtype, arrays) and type(axis) is int:
+        buffers = _computed(arrays)
+        if buffers is not None:
+            return _wrap(np.stack(buffers, axis=axis), "cpu")
     _sequence(arrays)
     if out is not None or _foreign(arrays) \
             or dtype is not None and np.dtype(dtype) not in _SUPPORTED:
@@ -302,6 +337,10 @@ def hstack(tup: Any, *, dtype: Any = None, casting: str = "same_kind") -> Any:
     >>> la.hstack([la.asarray([1, 2]), la.asarray([3])])
     LazyArray([1, 2, 3])
     """
+    if _plain(casting, dtype, tup):
+        buffers = _computed(tup)
+        if buffers is not None:
+            return _wrap(np.hstack(buffers), "cpu")
     arrs = _viewed(atleast_1d, tup)
     return concatenate(arrs, 0 if arrs and arrs[0].ndim == 1 else 1, dtype=dtype, casting=casting)
 
@@ -315,6 +354,10 @@ def vstack(tup: Any, *, dtype: Any = None, casting: str = "same_kind") -> Any:
     LazyArray([[1, 2],
                [3, 4]])
     """
+    if _plain(casting, dtype, tup):
+        buffers = _computed(tup)
+        if buffers is not None:
+            return _wrap(np.vstack(buffers), "cpu")
     return concatenate(_viewed(atleast_2d, tup), 0, dtype=dtype, casting=casting)
 
 

@@ -6,13 +6,16 @@ two pending expressions is one fused kernel (``la.allclose(f(x), g(x))`` compute
 from __future__ import annotations
 
 import builtins
+import math
 import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from .. import _node
 from .._array import LazyArray
+from .._materialize import small_computed
 from ._creation import asarray
 from ._elementwise import FUNCTIONS as _EW
 from ._statistical import FUNCTIONS as _REDUCTIONS
@@ -27,11 +30,24 @@ def _operand(v: Any) -> Any:
     return v if isinstance(v, (int, float, complex)) and not isinstance(v, bool) else asarray(v)
 
 
+_FLOATS = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
+
+
 def isclose(a: Any, b: Any, rtol: Any = 1.e-5, atol: Any = 1.e-8,
             equal_nan: bool = False) -> Any:
     """Elementwise ``|a - b| <= atol + rtol * |b|`` (``b`` finite), or ``a == b``, as
     ``numpy.isclose`` (NumPy 2): a bool array, or a 0-d one for 0-d operands (NumPy returns its
     scalar there)."""
+    if type(a) is LazyArray and type(b) is LazyArray and type(rtol) is float \
+            and type(atol) is float and math.isfinite(rtol) and math.isfinite(atol) \
+            and type(equal_nan) is bool:
+        da, db = small_computed(a._node), small_computed(b._node)
+        if da is not None and db is not None and da.ndim and da.shape == db.shape \
+                and da.dtype == db.dtype and da.dtype in _FLOATS:
+            # (small computed float arrays of one shape: NumPy's isclose, which the ops
+            # below reproduce, at once, as those small ops would run one by one)
+            return LazyArray._from_node(_node.leaf(np.isclose(da, db, rtol, atol, equal_nan),
+                                                   "cpu"))
     x, y = _operand(a), _operand(b)
     atol_, rtol_ = _operand(atol), _operand(rtol)
     if isinstance(y, LazyArray):

@@ -23,6 +23,10 @@ from ._creation import asarray
 
 
 def _view(x: Any, fn: Callable[[Any], Any]) -> LazyArray:
+    if type(x) is LazyArray:
+        view = _views.owned_view(x, fn)     # (a computed CPU array: NumPy's view at once)
+        if view is not None:
+            return view  # type: ignore[no-any-return]
     return _views.view(asarray(x), fn)  # type: ignore[no-any-return]
 
 
@@ -120,6 +124,10 @@ def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
         raise TypeError("reshape() missing 1 required positional argument: 'shape'")
     x = asarray(a)
     fn = operator.methodcaller("reshape", shape, order=order)
+    if copy is None:
+        memory = _views.owned_memory(x)
+        if memory is not None:              # (NumPy's errors from its own reshape)
+            return LazyArray._from_node(_node.leaf(fn(memory), "cpu"))
     _views.shape_of(x.shape, fn)            # NumPy's errors first
     if copy is not None:
         if x.device != "cpu":               # (CuPy's reshape takes no copy=)
@@ -134,6 +142,9 @@ def ravel(a: Any, order: str = "C") -> LazyArray:
     ravel gives one (for ``order="C"``: a C-contiguous array), else a copy."""
     x = asarray(a)
     fn = operator.methodcaller("ravel", order)
+    memory = _views.owned_memory(x)
+    if memory is not None:                  # (NumPy's errors from its own ravel)
+        return LazyArray._from_node(_node.leaf(fn(memory), "cpu"))
     _views.shape_of(x.shape, fn)
     return LazyArray._from_node(_node_of(x, fn))
 

@@ -194,6 +194,11 @@ def repeat(a: Any, repeats: Any, axis: Any = None) -> LazyArray:
                [3, 4],
                [3, 4]])
     """
+    if type(a) is LazyArray and type(repeats) is int and (repeats != 1 or axis is None):
+        node = a._node      # a computed CPU ``a``: the general path's library call, at once
+        data = node.data    # (one count along an axis: its copy, below)
+        if type(data) is np.ndarray and node.device == "cpu" and tape() is None:
+            return _wrap(np.repeat(data, repeats, axis), "cpu")
     x = asarray(a)
     counts = repeats.to_numpy() if isinstance(repeats, LazyArray) else repeats
     # (NumPy's repeat along an axis takes a 0-d array as 1-d)
