@@ -309,6 +309,16 @@ class LazyArray(ArrayBase):  # type: ignore[misc]  # compiled base: the node, th
         return _devices.to_host(self.device, data)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        node = self._node
+        if not copy and self.device == "cpu" and (
+                node.op == "scalar" or node.data is None or node.owner is None):
+            # np.asarray(x) is x's memory, as NumPy's: owned by x from now on and given to its
+            # pushed-down views first (as the fallback's operands), so a later write into x or
+            # a view of it shows in the NumPy array (else the write went into a copy, or into
+            # memory that x and its views got only then)
+            _values_leave("it reads an array's values into NumPy (np.asarray...)")
+            _views.anchor(self)
+            _views.claim(self)
         arr = self.to_numpy()
         if dtype is not None and arr.dtype != dtype:
             return arr.astype(dtype)
