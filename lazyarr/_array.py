@@ -60,7 +60,7 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: str | None = Non
         return x
     node = _build.astype(_node_of(x), dtype)
     if isinstance(x, LazyArray) and node is x._node and node.data is not None:
-        return x.copy()
+        return _public("copy")(x)   # (order "K", as astype's copy: x.copy() is C-ordered)
     return LazyArray._from_node(node)
 
 
@@ -577,7 +577,28 @@ class LazyArray(ArrayBase):  # type: ignore[misc]  # compiled base: the node, th
             key = tuple(map(_node_of, key))
         _writes.setitem(self, _node_of(key), _node_of(value), _temporary)
 
-    astype = astype
+    def astype(self, dtype: Any, order: str = "K", casting: str = "unsafe", subok: bool = True,
+               copy: bool = True, device: str | None = None) -> LazyArray:
+        """Cast to ``dtype``, as ``ndarray.astype``: ``casting=`` checked as NumPy's (a
+        ``TypeError`` where the rule forbids the cast; ``"same_value"``: NumPy's own call on the
+        computed array, which checks the values), ``order=`` the result's layout."""
+        if order not in ("K", "A", "C", "F"):
+            raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got '{order}')")
+        if casting == "same_value":
+            return _dispatch.PROTOCOLS["call"](  # type: ignore[no-any-return]
+                "astype", lambda a, t: a.astype(t, order=order, casting=casting, copy=copy),
+                (self, dtype), {})
+        if casting != "unsafe" and not np.can_cast(self.dtype, dtype, casting):
+            raise TypeError(f"Cannot cast array data from {self.dtype!r} to "
+                            f"{np.dtype(dtype)!r} according to the rule '{casting}'")
+        result = astype(self, dtype, copy=copy, device=device)
+        if order == "A":
+            order = "F" if self.flags.f_contiguous and not self.flags.c_contiguous else "C"
+        if order == "C" and not result.flags.c_contiguous \
+                or order == "F" and not result.flags.f_contiguous:
+            return _public("asarray")(result, order=order)  # type: ignore[no-any-return]
+        return result
+
     clip = clip
     real = property(real, _part_setter("real"), doc=real.__doc__)
     imag = property(imag, _part_setter("imag"), doc=imag.__doc__)

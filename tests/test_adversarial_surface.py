@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 from helpers import assert_same, pending
 
+import lazyarr as la
+
 
 
 # np.asarray(x) of a pending x (or of a view of one) is x's memory: a later write into x or
@@ -35,3 +37,72 @@ def test_asarray_of_a_pending_array_aliases_it(case, mode):
     assert_same(x, want)
     assert_same(v, want[::-1])
     assert_same(n, want if exported(x, v) is x else want[::-1])
+
+
+# x.astype takes ndarray.astype's casting= (NumPy's TypeError where the rule forbids the cast,
+# ValueError for an unknown rule) and order= (the result's layout); np.clip / la.clip take
+# numpy.clip's a_min=/a_max= keywords and raise its errors; arange(stop=n) is NumPy's.
+@pytest.mark.parametrize("dtype", ["i1", "f4", "c8", "?"], ids=str)
+@pytest.mark.parametrize("casting", ["no", "equiv", "safe", "same_kind", "unsafe", "bogus"])
+def test_astype_casting_is_numpys(dtype, casting, mode):
+    a = np.array([1.5, -2.0, 0.0])
+    for x in (la.asarray(a), pending(a)):
+        try:
+            want = a.astype(dtype, casting=casting)
+        except Exception as e:      # (NumPy's TypeError or ValueError, raised as NumPy's)
+            with pytest.raises(type(e)):
+                x.astype(dtype, casting=casting)
+        else:
+            assert_same(x.astype(dtype, casting=casting), want)
+
+
+@pytest.mark.parametrize("order", ["K", "A", "C", "F"])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_astype_order_is_numpys(order, transposed, mode):
+    a = np.arange(6.0).reshape(2, 3)
+    a = a.T if transposed else a
+    for dtype in (np.float32, np.float64):       # (float64: a copy of the same dtype)
+        want = a.astype(dtype, order=order)
+        got = la.asarray(a).astype(dtype, order=order)
+        assert_same(got, want)
+        assert got.flags.c_contiguous == want.flags.c_contiguous
+        assert got.flags.f_contiguous == want.flags.f_contiguous
+    with pytest.raises(ValueError, match="order must be one of"):
+        la.asarray(a).astype(np.float32, order="Z")
+
+
+CLIP_CALLS = {
+    "a_min a_max": lambda m, x: m.clip(x, a_min=0.5, a_max=3),
+    "a_min only": lambda m, x: m.clip(x, a_min=0.5),
+    "one positional": lambda m, x: m.clip(x, 0.5),
+    "positional and min=": lambda m, x: m.clip(x, 0.5, 3, min=1),
+    "min= max=": lambda m, x: m.clip(x, min=0.5, max=3),
+    "max= only": lambda m, x: m.clip(x, max=3),
+    "none": lambda m, x: m.clip(x),
+}
+
+
+@pytest.mark.parametrize("call", CLIP_CALLS, ids=str)
+def test_clip_signature_is_numpys(call, mode):
+    a = np.array([0.0, 1.0, 2.0, 4.0])
+    fn = CLIP_CALLS[call]
+    try:
+        want = fn(np, a)
+    except Exception as e:
+        for x in (la.asarray(a), pending(a)):
+            with pytest.raises(type(e)):
+                fn(la, x)
+            with pytest.raises(type(e)):
+                fn(np, x)                       # (through __array_function__)
+    else:
+        for x in (la.asarray(a), pending(a)):
+            assert_same(fn(la, x), want)
+            assert_same(fn(np, x), want)
+
+
+def test_arange_stop_keyword():
+    assert_same(la.arange(stop=5), np.arange(stop=5))
+    assert_same(la.arange(stop=5, step=2), np.arange(stop=5, step=2))
+    assert_same(la.arange(2, stop=5), np.arange(2, stop=5))
+    with pytest.raises(TypeError, match="requires stop"):
+        la.arange(step=2)

@@ -143,9 +143,13 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C", *,
     return _made(device, "full", shape, fill_value, dtype=dtype, order=order)
 
 
-def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None,
+def arange(start: Any = None, stop: Any = None, step: Any = None, dtype: Any = None,
            device: str | None = None) -> LazyArray:
-    """Evenly spaced values in ``[start, stop)``, as ``np.arange``."""
+    """Evenly spaced values in ``[start, stop)``, as ``np.arange`` (``arange(stop=n)`` too)."""
+    if start is None:
+        if stop is None:
+            raise TypeError("arange() requires stop to be specified.")
+        start = 0
     args = [a for a in (start, stop, step) if a is not None] if step is None else [start, stop, step]
     return _made(device, "arange", *args, dtype=dtype)
 
