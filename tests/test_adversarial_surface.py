@@ -106,3 +106,12 @@ def test_arange_stop_keyword():
     assert_same(la.arange(2, stop=5), np.arange(2, stop=5))
     with pytest.raises(TypeError, match="requires stop"):
         la.arange(step=2)
+
+
+def test_reshape_takes_numpy_24s_keywords():
+    x = la.asarray(np.arange(6.0))
+    assert_same(la.reshape(x, shape=(2, 3)), np.reshape(np.arange(6.0), shape=(2, 3)))
+    with pytest.raises(TypeError):          # NumPy 2.4 removed newshape=
+        np.reshape(np.arange(6.0), newshape=(2, 3))
+    with pytest.raises(TypeError):
+        la.reshape(x, newshape=(2, 3))
