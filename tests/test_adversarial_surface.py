@@ -115,3 +115,59 @@ def test_reshape_takes_numpy_24s_keywords():
         np.reshape(np.arange(6.0), newshape=(2, 3))
     with pytest.raises(TypeError):
         la.reshape(x, newshape=(2, 3))
+
+
+# la.asarray/la.array of a LazyArray with order= and copy=, as NumPy's: the array itself where
+# its memory has the order already (copy=False too: it raised), a copy that keeps the layout
+# (order "K": it was C-ordered), a copy in the order asked otherwise (on cuda: order= was
+# ignored).
+LAYOUT_CALLS = {
+    "asarray C copy=False": lambda m, x: m.asarray(x, order="C", copy=False),
+    "asarray F copy=False": lambda m, x: m.asarray(x, order="F", copy=False),
+    "asarray copy=True": lambda m, x: m.asarray(x, copy=True),
+    "asarray A copy=True": lambda m, x: m.asarray(x, order="A", copy=True),
+    "asarray C": lambda m, x: m.asarray(x, order="C"),
+    "asarray F": lambda m, x: m.asarray(x, order="F"),
+    "array": lambda m, x: m.array(x),
+    "array C": lambda m, x: m.array(x, order="C"),
+    "array F": lambda m, x: m.array(x, order="F"),
+}
+
+
+def _layouts(device):
+    a = np.arange(12.0).reshape(3, 4)
+    for src in (a, a.T):
+        for x in ((la.asarray(src, device=device),) if device == "cuda" else
+                  (la.asarray(src), la.asarray(src[::-1].copy())[::-1], la.asarray(src) * 1)):
+            yield src, x
+
+
+def _check_layout(call, device):
+    fn = LAYOUT_CALLS[call]
+    for src, x in _layouts(device):
+        # (the NumPy side: the same values, of x's layout)
+        base = np.asarray(x.to_numpy() if device == "cuda" else x)
+        try:
+            want = fn(np, base)
+        except ValueError:
+            with pytest.raises(ValueError):
+                fn(la, x)
+            continue
+        got = fn(la, x)
+        assert_same(got, want)
+        assert (got.flags.c_contiguous, got.flags.f_contiguous) == \
+            (want.flags.c_contiguous, want.flags.f_contiguous), call
+        if device == "cpu":
+            assert np.shares_memory(np.asarray(got), np.asarray(x)) == np.shares_memory(want, base)
+
+
+@pytest.mark.parametrize("call", LAYOUT_CALLS, ids=str)
+def test_asarray_order_and_copy_of_a_lazyarray(call, mode):
+    _check_layout(call, "cpu")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device (a GPU, or LAZYARR_CUDA_SIM=1)")
+@pytest.mark.parametrize("call", LAYOUT_CALLS, ids=str)
+def test_asarray_order_on_cuda(call):
+    _check_layout(call, "cuda")

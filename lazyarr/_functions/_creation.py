@@ -37,6 +37,8 @@ def asarray(a: Any, dtype: Any = None, order: str | None = None, *, device: str 
                         "dispatch); call the other library's asarray")
     if isinstance(a, LazyArray):
         target = _devices.resolve(device) if device is not None else a.device
+        if order in ("C", "F") and target == a.device and _in_order(a, order):
+            order = "K"             # (its memory has that order already: a itself, as NumPy's)
         same = target == a.device and (dtype is None or np.dtype(dtype) == a.dtype) \
             and order in (None, "K", "A")
         if same and not copy:
@@ -46,8 +48,9 @@ def asarray(a: Any, dtype: Any = None, order: str | None = None, *, device: str 
                              f"(dtype {a.dtype} -> {dtype}, device {a.device} -> {target}, "
                              f"order {order})")
         if target == a.device and order in (None, "K", "A"):
-            out = a.astype(dtype) if dtype is not None and np.dtype(dtype) != a.dtype else a.copy()
-            return out
+            # (NumPy's copy keeps the layout, order "K"; ndarray.copy()'s is "C")
+            return a.astype(dtype) if dtype is not None and np.dtype(dtype) != a.dtype \
+                else a.copy(order or "K")
         src_device = a.device if a.device != "cpu" else None
         return LazyArray._from_node(leaf_from(a.data, src_device, dtype, order, device, copy))
     return LazyArray._from_node(leaf_of(a, dtype, order, device, copy))
@@ -85,12 +88,12 @@ def array(object: Any, dtype: Any = None, *, copy: bool | None = True, order: st
 
 
 def _in_order(a: LazyArray, order: str) -> bool:
-    """Whether ``a``'s memory is ``order``-contiguous (``"C"``/``"F"``): a computed array's
-    flags say; a pending one is computed C-contiguous (1-d: both)."""
-    node = a._node
-    if node.data is not None:
-        return bool(node.data.flags[order + "_CONTIGUOUS"])
-    return order == "C" or a.ndim <= 1
+    """Whether ``a``'s memory is ``order``-contiguous (``"C"``/``"F"``): its flags say (a
+    pending array of 2 or more dimensions is computed for them: its layout is NumPy's order
+    "K" of its inputs, not always C)."""
+    if a.ndim <= 1:
+        return True
+    return bool(a.flags[order + "_CONTIGUOUS"])
 
 
 def copy(a: Any, order: str = "K", subok: bool = False) -> LazyArray:
