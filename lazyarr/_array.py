@@ -25,6 +25,7 @@ from ._node import Node
 from ._operands import made
 from ._program import lower
 from ._registry import BY_NUMPY, TWO_OUTPUTS
+from ._shapes import order_of
 from ._stack import warn_imaginary_discarded
 from ._value_ops import ArrayBase, element_key  # type: ignore[import-not-found]  # compiled
 
@@ -446,8 +447,7 @@ class LazyArray(ArrayBase):  # type: ignore[misc]  # compiled base: the node, th
         layout, as NumPy's, for a computed ``self``; a pending copy takes the expression's
         layout (NumPy's order "K" of its inputs: C-contiguous unless they are not), and "F"
         copies now (docs/not-supported.rst)."""
-        if order not in ("K", "A", "C", "F"):
-            raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got '{order}')")
+        order = order_of(order, "C")
         node = self._node
         if node.data is None and node.op != "scalar" and order != "F":
             return LazyArray._from_node(node)
@@ -582,8 +582,7 @@ class LazyArray(ArrayBase):  # type: ignore[misc]  # compiled base: the node, th
         """Cast to ``dtype``, as ``ndarray.astype``: ``casting=`` checked as NumPy's (a
         ``TypeError`` where the rule forbids the cast; ``"same_value"``: NumPy's own call on the
         computed array, which checks the values), ``order=`` the result's layout."""
-        if order not in ("K", "A", "C", "F"):
-            raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got '{order}')")
+        order = order_of(order, "K")
         if casting == "same_value":
             return _dispatch.PROTOCOLS["call"](  # type: ignore[no-any-return]
                 "astype", lambda a, t: a.astype(t, order=order, casting=casting, copy=copy),

@@ -171,3 +171,34 @@ def test_asarray_order_and_copy_of_a_lazyarray(call, mode):
 @pytest.mark.parametrize("call", LAYOUT_CALLS, ids=str)
 def test_asarray_order_on_cuda(call):
     _check_layout(call, "cuda")
+
+
+# order= as NumPy reads it: one letter in either case, None the function's default; another
+# string a ValueError, another type a TypeError (lowercase letters and None raised).
+ORDER_CALLS = {
+    "x.copy": lambda m, x, o: x.copy(order=o),
+    "copy": lambda m, x, o: m.copy(x, order=o),
+    "x.astype": lambda m, x, o: x.astype(np.float32, order=o),
+    "asarray": lambda m, x, o: m.asarray(x, order=o),
+    "array": lambda m, x, o: m.array(x, order=o),
+    "zeros_like": lambda m, x, o: m.zeros_like(x, order=o),
+    "full_like": lambda m, x, o: m.full_like(x, 2.0, order=o),
+    "eye": lambda m, x, o: m.eye(3, order=o),
+}
+
+
+@pytest.mark.parametrize("order", ["c", "f", "a", "k", None, "Fortran", 1.5], ids=repr)
+@pytest.mark.parametrize("call", ORDER_CALLS, ids=str)
+def test_order_letters_as_numpy_reads_them(call, order):
+    a = np.arange(12.0).reshape(3, 4).T
+    fn = ORDER_CALLS[call]
+    try:
+        want = fn(np, a, order)
+    except (TypeError, ValueError) as e:
+        with pytest.raises(type(e)):
+            fn(la, la.asarray(a), order)
+        return
+    got = fn(la, la.asarray(a), order)
+    assert_same(got, want)
+    assert (got.flags.c_contiguous, got.flags.f_contiguous) == \
+        (want.flags.c_contiguous, want.flags.f_contiguous)

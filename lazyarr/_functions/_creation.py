@@ -13,6 +13,7 @@ from .. import _devices, _fallback
 from .._array import LazyArray
 from .._dtypes import check_dtype
 from .._operands import leaf_from, leaf_of, made
+from .._shapes import order_of
 
 
 def asarray(a: Any, dtype: Any = None, order: str | None = None, *, device: str | None = None,
@@ -37,6 +38,7 @@ def asarray(a: Any, dtype: Any = None, order: str | None = None, *, device: str 
                         "dispatch); call the other library's asarray")
     if isinstance(a, LazyArray):
         target = _devices.resolve(device) if device is not None else a.device
+        order = None if order is None else order_of(order, "K")
         if order in ("C", "F") and target == a.device and _in_order(a, order):
             order = "K"             # (its memory has that order already: a itself, as NumPy's)
         same = target == a.device and (dtype is None or np.dtype(dtype) == a.dtype) \
@@ -79,6 +81,7 @@ def array(object: Any, dtype: Any = None, *, copy: bool | None = True, order: st
     ndmin = operator.index(ndmin)
     if ndmin > 64:
         raise ValueError(f"ndmin must be <= ndmax (64), got {ndmin}")
+    order = order_of(order, "K")
     if isinstance(object, LazyArray) and order in ("C", "F") and _in_order(object, order):
         order = "K"                            # (its memory has that order already: no copy needed)
     out = asarray(object, dtype, order, copy=copy)
@@ -108,6 +111,7 @@ def copy(a: Any, order: str = "K", subok: bool = False) -> LazyArray:
     >>> y
     LazyArray([1., 2.])
     """
+    order = order_of(order, "K")
     if isinstance(a, LazyArray):
         return a.copy(order)
     return asarray(a, order=order, copy=True)
@@ -181,6 +185,7 @@ def _like(fill: str, x: Any, dtype: Any, order: str, shape: Any, device: str | N
     x = asarray(x)
     dtype = x.dtype if dtype is None else dtype
     dev = x.device if device is None else device
+    order = order_of(order, "K")
     if order in ("K", "A"):     # the prototype's order (a computed Fortran-ordered buffer)
         data = x._node.data
         order = "F" if data is not None and data.ndim > 1 \
