@@ -25,6 +25,7 @@ from ._node import Node
 from ._operands import made
 from ._program import lower
 from ._registry import BY_NUMPY, TWO_OUTPUTS
+from ._shapes import order_of
 from ._stack import warn_imaginary_discarded
 from ._value_ops import ArrayBase, element_key  # type: ignore[import-not-found]  # compiled
 
@@ -64,7 +65,7 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: str | None = Non
         return x
     node = _build.astype(_node_of(x), dtype)
     if isinstance(x, LazyArray) and node is x._node and node.data is not None:
-        return x.copy()
+        return _public("copy")(x)   # (order "K", as astype's copy: x.copy() is C-ordered)
     return LazyArray._from_node(node)
 
 
@@ -313,6 +314,16 @@ class LazyArray(ArrayBase):  # type: ignore[misc]  # compiled base: the node, th
         return _devices.to_host(self.device, data)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        node = self._node
+        if (node.data is None or node.owner is None or node.op == "scalar") and not copy \
+                and self.device == "cpu":
+            # np.asarray(x) is x's memory, as NumPy's: owned by x from now on and given to its
+            # pushed-down views first (as the fallback's operands), so a later write into x or
+            # a view of it shows in the NumPy array (else the write went into a copy, or into
+            # memory that x and its views got only then)
+            _values_leave("it reads an array's values into NumPy (np.asarray...)")
+            _views.anchor(self)
+            _views.claim(self)
         arr = self.to_numpy()
         if dtype is not None and arr.dtype != dtype:
             return arr.astype(dtype)
@@ -440,8 +451,7 @@ class LazyArray(ArrayBase):  # type: ignore[misc]  # compiled base: the node, th
         layout, as NumPy's, for a computed ``self``; a pending copy takes the expression's
         layout (NumPy's order "K" of its inputs: C-contiguous unless they are not), and "F"
         copies now (docs/not-supported.rst)."""
-        if order not in ("K", "A", "C", "F"):
-            raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got '{order}')")
+        order = order_of(order, "C")
         node = self._node
         if node.data is None and node.op != "scalar" and order != "F":
             return LazyArray._from_node(node)
@@ -571,7 +581,27 @@ class LazyArray(ArrayBase):  # type: ignore[misc]  # compiled base: the node, th
             key = tuple(map(_node_of, key))
         _writes.setitem(self, _node_of(key), _node_of(value), _temporary)
 
-    astype = astype
+    def astype(self, dtype: Any, order: str = "K", casting: str = "unsafe", subok: bool = True,
+               copy: bool = True, device: str | None = None) -> LazyArray:
+        """Cast to ``dtype``, as ``ndarray.astype``: ``casting=`` checked as NumPy's (a
+        ``TypeError`` where the rule forbids the cast; ``"same_value"``: NumPy's own call on the
+        computed array, which checks the values), ``order=`` the result's layout."""
+        order = order_of(order, "K")
+        if casting == "same_value":
+            return _dispatch.PROTOCOLS["call"](  # type: ignore[no-any-return]
+                "astype", lambda a, t: a.astype(t, order=order, casting=casting, copy=copy),
+                (self, dtype), {})
+        if casting != "unsafe" and not np.can_cast(self.dtype, dtype, casting):
+            raise TypeError(f"Cannot cast array data from {self.dtype!r} to "
+                            f"{np.dtype(dtype)!r} according to the rule '{casting}'")
+        result = astype(self, dtype, copy=copy, device=device)
+        if order == "A":
+            order = "F" if self.flags.f_contiguous and not self.flags.c_contiguous else "C"
+        if order == "C" and not result.flags.c_contiguous \
+                or order == "F" and not result.flags.f_contiguous:
+            return _public("asarray")(result, order=order)  # type: ignore[no-any-return]
+        return result
+
     clip = clip
     real = property(real, _part_setter("real"), doc=real.__doc__)
     imag = property(imag, _part_setter("imag"), doc=imag.__doc__)

@@ -42,16 +42,28 @@ def leaf_from(obj: Any, src_device: str | None, dtype: Any = None, order: Any = 
         data = _devices.asarray("cuda", obj, dtype)  # zero-copy for CAI / DLPack objects
         if copy and src_device == "cuda":          # (host data was copied to the GPU above)
             data = data.copy()
+        data = _in_order(data, order, "cuda", copy)
     elif src_device == "cuda":
         if copy is False:
             raise ValueError("Unable to avoid copy while creating an array as requested "
                              "(device 'cuda' to the host)")
         data = _devices.to_host("cuda", obj)
-        data = data if dtype is None else data.astype(dtype)
+        data = _in_order(data if dtype is None else data.astype(dtype), order, "cpu", copy)
     else:
         data = np.asarray(obj, dtype=dtype, order=order, copy=copy)
     check_dtype(data.dtype)
     return _node.leaf(data, target)
+
+
+def _in_order(data: Any, order: Any, device: str, copy: bool | None) -> Any:
+    """``data`` laid out as ``order`` asks (``"C"``, ``"F"``; the other orders keep it): a copy
+    where it is not laid out so already, as ``numpy.asarray(order=)`` (the CPU's own path)."""
+    if order == "C" and not data.flags.c_contiguous or order == "F" and not data.flags.f_contiguous:
+        if copy is False:
+            raise ValueError("Unable to avoid copy while creating an array as requested "
+                             f"(order {order})")
+        return _devices.xp(device).asarray(data, order=order)
+    return data
 
 
 #: the makers whose large arrays come from the result pool (``zeros`` is calloc's: its pages

@@ -35,3 +35,16 @@ def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
                     f"{shape}.")
             out[i], owner[i] = n, k
     return tuple(out)
+
+
+def order_of(order: object, default: str) -> str:
+    """NumPy's reading of an ``order=`` argument (``PyArray_OrderConverter``): None is the
+    function's ``default``; one letter of C, F, A, K in either case; another string a
+    ``ValueError``, anything else a ``TypeError``."""
+    if order is None:
+        return default
+    if not isinstance(order, str):
+        raise TypeError(f"order must be str, not {type(order).__name__}")
+    if len(order) == 1 and order.upper() in "CFAK":
+        return order.upper()
+    raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")

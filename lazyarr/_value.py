@@ -111,6 +111,12 @@ class ScalarValue(LazyArray, ScalarBase):  # type: ignore[misc]  # ScalarBase: v
                              "printing, np.asarray...)")
         return np.asarray(self._value())
 
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """A new 0-d array of the value, as ``np.asarray`` of NumPy's scalar (an element is
+        no view: nothing to claim, and no node is built)."""
+        arr = self.to_numpy()
+        return arr.astype(dtype) if dtype is not None and arr.dtype != dtype else arr
+
     def item(self, *args: Any) -> Any:
         """The value as a Python scalar (``args``: NumPy's, ``()`` or ``(0,)``)."""
         return self.to_numpy().item(*args)

@@ -15,6 +15,7 @@ from .. import _fallback, _node
 from .._array import LazyArray
 from .._config import get_config
 from .._materialize import small_computed
+from .._shapes import order_of
 from ._creation import _made, asarray, zeros
 from ._elementwise import FUNCTIONS as _ELEMENTWISE
 from ._manipulation import broadcast_arrays, expand_dims, ravel
@@ -103,6 +104,7 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float, order: str
     ``eye(n_rows, n_cols, k=, dtype=, device=)``), made by the device's array library."""
     if like is not None:
         raise TypeError("lazyarr.eye does not take like=")
+    order = order_of(order, "C")
     if order not in ("C", "F"):
         raise ValueError(f"order must be one of 'C' or 'F' (got {order!r})")
     return _made(device, "eye", N, M, k, dtype=np.float64 if dtype is None else dtype, order=order)

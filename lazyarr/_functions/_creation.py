@@ -13,6 +13,7 @@ from .. import _devices, _fallback, _node
 from .._array import LazyArray
 from .._dtypes import check_dtype
 from .._operands import _POOL_MIN_ELEMENTS, leaf_from, leaf_of, made
+from .._shapes import order_of
 
 
 def asarray(a: Any, dtype: Any = None, order: str | None = None, *, device: str | None = None,
@@ -37,6 +38,9 @@ def asarray(a: Any, dtype: Any = None, order: str | None = None, *, device: str 
                         "dispatch); call the other library's asarray")
     if isinstance(a, LazyArray):
         target = _devices.resolve(device) if device is not None else a.device
+        order = None if order is None else order_of(order, "K")
+        if order in ("C", "F") and target == a.device and _in_order(a, order):
+            order = "K"             # (its memory has that order already: a itself, as NumPy's)
         same = target == a.device and (dtype is None or np.dtype(dtype) == a.dtype) \
             and order in (None, "K", "A")
         if same and not copy:
@@ -46,8 +50,9 @@ def asarray(a: Any, dtype: Any = None, order: str | None = None, *, device: str 
                              f"(dtype {a.dtype} -> {dtype}, device {a.device} -> {target}, "
                              f"order {order})")
         if target == a.device and order in (None, "K", "A"):
-            out = a.astype(dtype) if dtype is not None and np.dtype(dtype) != a.dtype else a.copy()
-            return out
+            # (NumPy's copy keeps the layout, order "K"; ndarray.copy()'s is "C")
+            return a.astype(dtype) if dtype is not None and np.dtype(dtype) != a.dtype \
+                else a.copy(order or "K")
         src_device = a.device if a.device != "cpu" else None
         return LazyArray._from_node(leaf_from(a.data, src_device, dtype, order, device, copy))
     return LazyArray._from_node(leaf_of(a, dtype, order, device, copy))
@@ -76,6 +81,7 @@ def array(object: Any, dtype: Any = None, *, copy: bool | None = True, order: st
     ndmin = operator.index(ndmin)
     if ndmin > 64:
         raise ValueError(f"ndmin must be <= ndmax (64), got {ndmin}")
+    order = order_of(order, "K")
     if isinstance(object, LazyArray) and order in ("C", "F") and _in_order(object, order):
         order = "K"                            # (its memory has that order already: no copy needed)
     out = asarray(object, dtype, order, copy=copy)
@@ -85,12 +91,12 @@ def array(object: Any, dtype: Any = None, *, copy: bool | None = True, order: st
 
 
 def _in_order(a: LazyArray, order: str) -> bool:
-    """Whether ``a``'s memory is ``order``-contiguous (``"C"``/``"F"``): a computed array's
-    flags say; a pending one is computed C-contiguous (1-d: both)."""
-    node = a._node
-    if node.data is not None:
-        return bool(node.data.flags[order + "_CONTIGUOUS"])
-    return order == "C" or a.ndim <= 1
+    """Whether ``a``'s memory is ``order``-contiguous (``"C"``/``"F"``): its flags say (a
+    pending array of 2 or more dimensions is computed for them: its layout is NumPy's order
+    "K" of its inputs, not always C)."""
+    if a.ndim <= 1:
+        return True
+    return bool(a.flags[order + "_CONTIGUOUS"])
 
 
 def copy(a: Any, order: str = "K", subok: bool = False) -> LazyArray:
@@ -105,6 +111,7 @@ def copy(a: Any, order: str = "K", subok: bool = False) -> LazyArray:
     >>> y
     LazyArray([1., 2.])
     """
+    order = order_of(order, "K")
     if isinstance(a, LazyArray):
         return a.copy(order)
     return asarray(a, order=order, copy=True)
@@ -143,9 +150,13 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C", *,
     return _made(device, "full", shape, fill_value, dtype=dtype, order=order)
 
 
-def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None,
+def arange(start: Any = None, stop: Any = None, step: Any = None, dtype: Any = None,
            device: str | None = None) -> LazyArray:
-    """Evenly spaced values in ``[start, stop)``, as ``np.arange``."""
+    """Evenly spaced values in ``[start, stop)``, as ``np.arange`` (``arange(stop=n)`` too)."""
+    if start is None:
+        if stop is None:
+            raise TypeError("arange() requires stop to be specified.")
+        start = 0
     args = [a for a in (start, stop, step) if a is not None] if step is None else [start, stop, step]
     return _made(device, "arange", *args, dtype=dtype)
 
@@ -188,6 +199,7 @@ def _like(fill: str, x: Any, dtype: Any, order: str, shape: Any, device: str | N
     x = asarray(x)
     dtype = x.dtype if dtype is None else dtype
     dev = x.device if device is None else device
+    order = order_of(order, "K")
     if order in ("K", "A"):     # the prototype's order (a computed Fortran-ordered buffer)
         data = x._node.data
         order = "F" if data is not None and data.ndim > 1 \

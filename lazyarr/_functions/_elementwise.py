@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from .. import _dispatch, _node
-from .._array import LazyArray, astype, clip, imag, real
+from .._array import LazyArray, astype, imag, real
+from .._array import clip as _clip
 from .._array_methods import elementwise_function
 from .._build import complex_part, elementwise
 from .._config import get_config
@@ -82,6 +83,23 @@ def _small_where(condition: Any, x1: Any, x2: Any) -> Any:
     if type(b) is float:
         b = _F64.type(b) if dtype == _F64 else np.asarray(b).astype(dtype)[()]
     return _wrap(_node.leaf(np.where(c, a, b), "cpu"))
+
+
+def clip(a: Any, a_min: Any = np._NoValue, a_max: Any = np._NoValue, out: Any = None, *,
+         min: Any = np._NoValue, max: Any = np._NoValue, **kwargs: Any) -> LazyArray:
+    """Limit values to ``[min, max]``, as ``numpy.clip`` (its signature and errors: both
+    ``a_min`` and ``a_max``, or the keywords ``min=``/``max=``); ``x.clip`` is ndarray's."""
+    if a_min is np._NoValue and a_max is np._NoValue:
+        a_min = None if min is np._NoValue else min
+        a_max = None if max is np._NoValue else max
+    elif a_min is np._NoValue:
+        raise TypeError("clip() missing 1 required positional argument: 'a_min'")
+    elif a_max is np._NoValue:
+        raise TypeError("clip() missing 1 required positional argument: 'a_max'")
+    elif min is not np._NoValue or max is not np._NoValue:
+        raise ValueError("Passing `min` or `max` keyword argument when `a_min` and `a_max` "
+                         "are provided is forbidden.")
+    return _clip(a, a_min, a_max, out, **kwargs)
 
 
 def angle(z: Any, deg: bool = False) -> LazyArray:

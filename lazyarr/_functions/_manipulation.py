@@ -111,15 +111,12 @@ def _xp_broadcast_to(d: Any, shape: tuple[int, ...]) -> Any:
     return _devices.mark_read_only(np.broadcast_to(d, shape))
 
 
-def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None,
+def reshape(a: Any, shape: Any = None, order: str = "C", *,
             copy: bool | None = None) -> LazyArray:
     """A new shape for the same elements, as ``numpy.reshape``: a view of the memory where
     NumPy gives one (always for a pending array, which is computed first), else a copy, in
-    any ``order``; ``copy=`` as NumPy's (``False``: NumPy's error where a copy is needed)."""
-    if newshape is not None:
-        if shape is not None:
-            raise TypeError("You cannot specify 'newshape' and 'shape' arguments at the same time.")
-        shape = newshape
+    any ``order``; ``copy=`` as NumPy's (``False``: NumPy's error where a copy is needed).
+    NumPy 2.4's signature: ``newshape=`` (removed there) is a TypeError."""
     if shape is None:
         raise TypeError("reshape() missing 1 required positional argument: 'shape'")
     x = asarray(a)

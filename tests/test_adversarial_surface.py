@@ -1,0 +1,204 @@
+"""Regressions from an adversarial round against NumPy 2 over the shape, indexing, joining,
+creation and elementwise surface: each a case where lazyarr differed from NumPy (a wrong
+alias, a keyword NumPy takes, NumPy's exception type)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import assert_same, pending
+
+import lazyarr as la
+
+
+
+# np.asarray(x) of a pending x (or of a view of one) is x's memory: a later write into x or
+# into the view shows in it, as in NumPy (it was a copy, or memory x got only later).
+ASARRAY_WRITES = {
+    "asarray x, write x": (lambda x, v: x, lambda x, v: x.__setitem__(5, 99.0)),
+    "asarray x, write view": (lambda x, v: x, lambda x, v: v.__setitem__(0, 99.0)),
+    "asarray view, write view": (lambda x, v: v, lambda x, v: v.__setitem__(0, 99.0)),
+    "asarray view, write x": (lambda x, v: v, lambda x, v: x.__setitem__(5, 99.0)),
+    "asarray view, write it": (lambda x, v: v, lambda x, v: None),
+}
+
+
+@pytest.mark.parametrize("case", ASARRAY_WRITES, ids=str)
+def test_asarray_of_a_pending_array_aliases_it(case, mode):
+    exported, write = ASARRAY_WRITES[case]
+    a = np.arange(6.0)
+    x = pending(a)
+    v = x[::-1]
+    n = np.asarray(exported(x, v))
+    write(x, v)
+    if case == "asarray view, write it":
+        n[0] = 99.0
+    want = a.copy()
+    want[5] = 99.0
+    assert_same(x, want)
+    assert_same(v, want[::-1])
+    assert_same(n, want if exported(x, v) is x else want[::-1])
+
+
+# x.astype takes ndarray.astype's casting= (NumPy's TypeError where the rule forbids the cast,
+# ValueError for an unknown rule) and order= (the result's layout); np.clip / la.clip take
+# numpy.clip's a_min=/a_max= keywords and raise its errors; arange(stop=n) is NumPy's.
+@pytest.mark.parametrize("dtype", ["i1", "f4", "c8", "?"], ids=str)
+@pytest.mark.parametrize("casting", ["no", "equiv", "safe", "same_kind", "unsafe", "bogus"])
+def test_astype_casting_is_numpys(dtype, casting, mode):
+    a = np.array([1.5, -2.0, 0.0])
+    for x in (la.asarray(a), pending(a)):
+        try:
+            want = a.astype(dtype, casting=casting)
+        except Exception as e:      # (NumPy's TypeError or ValueError, raised as NumPy's)
+            with pytest.raises(type(e)):
+                x.astype(dtype, casting=casting)
+        else:
+            assert_same(x.astype(dtype, casting=casting), want)
+
+
+@pytest.mark.parametrize("order", ["K", "A", "C", "F"])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_astype_order_is_numpys(order, transposed, mode):
+    a = np.arange(6.0).reshape(2, 3)
+    a = a.T if transposed else a
+    for dtype in (np.float32, np.float64):       # (float64: a copy of the same dtype)
+        want = a.astype(dtype, order=order)
+        got = la.asarray(a).astype(dtype, order=order)
+        assert_same(got, want)
+        assert got.flags.c_contiguous == want.flags.c_contiguous
+        assert got.flags.f_contiguous == want.flags.f_contiguous
+    with pytest.raises(ValueError, match="order must be one of"):
+        la.asarray(a).astype(np.float32, order="Z")
+
+
+CLIP_CALLS = {
+    "a_min a_max": lambda m, x: m.clip(x, a_min=0.5, a_max=3),
+    "a_min only": lambda m, x: m.clip(x, a_min=0.5),
+    "one positional": lambda m, x: m.clip(x, 0.5),
+    "positional and min=": lambda m, x: m.clip(x, 0.5, 3, min=1),
+    "min= max=": lambda m, x: m.clip(x, min=0.5, max=3),
+    "max= only": lambda m, x: m.clip(x, max=3),
+    "none": lambda m, x: m.clip(x),
+}
+
+
+@pytest.mark.parametrize("call", CLIP_CALLS, ids=str)
+def test_clip_signature_is_numpys(call, mode):
+    a = np.array([0.0, 1.0, 2.0, 4.0])
+    fn = CLIP_CALLS[call]
+    try:
+        want = fn(np, a)
+    except Exception as e:
+        for x in (la.asarray(a), pending(a)):
+            with pytest.raises(type(e)):
+                fn(la, x)
+            with pytest.raises(type(e)):
+                fn(np, x)                       # (through __array_function__)
+    else:
+        for x in (la.asarray(a), pending(a)):
+            assert_same(fn(la, x), want)
+            assert_same(fn(np, x), want)
+
+
+def test_arange_stop_keyword():
+    assert_same(la.arange(stop=5), np.arange(stop=5))
+    assert_same(la.arange(stop=5, step=2), np.arange(stop=5, step=2))
+    assert_same(la.arange(2, stop=5), np.arange(2, stop=5))
+    with pytest.raises(TypeError, match="requires stop"):
+        la.arange(step=2)
+
+
+def test_reshape_takes_numpy_24s_keywords():
+    x = la.asarray(np.arange(6.0))
+    assert_same(la.reshape(x, shape=(2, 3)), np.reshape(np.arange(6.0), shape=(2, 3)))
+    with pytest.raises(TypeError):          # NumPy 2.4 removed newshape=
+        np.reshape(np.arange(6.0), newshape=(2, 3))
+    with pytest.raises(TypeError):
+        la.reshape(x, newshape=(2, 3))
+
+
+# la.asarray/la.array of a LazyArray with order= and copy=, as NumPy's: the array itself where
+# its memory has the order already (copy=False too: it raised), a copy that keeps the layout
+# (order "K": it was C-ordered), a copy in the order asked otherwise (on cuda: order= was
+# ignored).
+LAYOUT_CALLS = {
+    "asarray C copy=False": lambda m, x: m.asarray(x, order="C", copy=False),
+    "asarray F copy=False": lambda m, x: m.asarray(x, order="F", copy=False),
+    "asarray copy=True": lambda m, x: m.asarray(x, copy=True),
+    "asarray A copy=True": lambda m, x: m.asarray(x, order="A", copy=True),
+    "asarray C": lambda m, x: m.asarray(x, order="C"),
+    "asarray F": lambda m, x: m.asarray(x, order="F"),
+    "array": lambda m, x: m.array(x),
+    "array C": lambda m, x: m.array(x, order="C"),
+    "array F": lambda m, x: m.array(x, order="F"),
+}
+
+
+def _layouts(device):
+    a = np.arange(12.0).reshape(3, 4)
+    for src in (a, a.T):
+        for x in ((la.asarray(src, device=device),) if device == "cuda" else
+                  (la.asarray(src), la.asarray(src[::-1].copy())[::-1], la.asarray(src) * 1)):
+            yield src, x
+
+
+def _check_layout(call, device):
+    fn = LAYOUT_CALLS[call]
+    for src, x in _layouts(device):
+        # (the NumPy side: the same values, of x's layout)
+        base = np.asarray(x.to_numpy() if device == "cuda" else x)
+        try:
+            want = fn(np, base)
+        except ValueError:
+            with pytest.raises(ValueError):
+                fn(la, x)
+            continue
+        got = fn(la, x)
+        assert_same(got, want)
+        assert (got.flags.c_contiguous, got.flags.f_contiguous) == \
+            (want.flags.c_contiguous, want.flags.f_contiguous), call
+        if device == "cpu":
+            assert np.shares_memory(np.asarray(got), np.asarray(x)) == np.shares_memory(want, base)
+
+
+@pytest.mark.parametrize("call", LAYOUT_CALLS, ids=str)
+def test_asarray_order_and_copy_of_a_lazyarray(call, mode):
+    _check_layout(call, "cpu")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device (a GPU, or LAZYARR_CUDA_SIM=1)")
+@pytest.mark.parametrize("call", LAYOUT_CALLS, ids=str)
+def test_asarray_order_on_cuda(call):
+    _check_layout(call, "cuda")
+
+
+# order= as NumPy reads it: one letter in either case, None the function's default; another
+# string a ValueError, another type a TypeError (lowercase letters and None raised).
+ORDER_CALLS = {
+    "x.copy": lambda m, x, o: x.copy(order=o),
+    "copy": lambda m, x, o: m.copy(x, order=o),
+    "x.astype": lambda m, x, o: x.astype(np.float32, order=o),
+    "asarray": lambda m, x, o: m.asarray(x, order=o),
+    "array": lambda m, x, o: m.array(x, order=o),
+    "zeros_like": lambda m, x, o: m.zeros_like(x, order=o),
+    "full_like": lambda m, x, o: m.full_like(x, 2.0, order=o),
+    "eye": lambda m, x, o: m.eye(3, order=o),
+}
+
+
+@pytest.mark.parametrize("order", ["c", "f", "a", "k", None, "Fortran", 1.5], ids=repr)
+@pytest.mark.parametrize("call", ORDER_CALLS, ids=str)
+def test_order_letters_as_numpy_reads_them(call, order):
+    a = np.arange(12.0).reshape(3, 4).T
+    fn = ORDER_CALLS[call]
+    try:
+        want = fn(np, a, order)
+    except (TypeError, ValueError) as e:
+        with pytest.raises(type(e)):
+            fn(la, la.asarray(a), order)
+        return
+    got = fn(la, la.asarray(a), order)
+    assert_same(got, want)
+    assert (got.flags.c_contiguous, got.flags.f_contiguous) == \
+        (want.flags.c_contiguous, want.flags.f_contiguous)
