@@ -315,8 +315,10 @@ class LazyArray(ArrayBase):  # type: ignore[misc]  # compiled base: the node, th
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         node = self._node
-        if (node.data is None or node.owner is None or node.op == "scalar") and not copy \
-                and self.device == "cpu":
+        claimed = (node.data is None or node.owner is None or node.op == "scalar") and not copy \
+            and self.device == "cpu"
+        del node    # (claim counts the node's references: one held here made it copy the memory)
+        if claimed:
             # np.asarray(x) is x's memory, as NumPy's: owned by x from now on and given to its
             # pushed-down views first (as the fallback's operands), so a later write into x or
             # a view of it shows in the NumPy array (else the write went into a copy, or into

@@ -85,21 +85,22 @@ def _small_where(condition: Any, x1: Any, x2: Any) -> Any:
     return _wrap(_node.leaf(np.where(c, a, b), "cpu"))
 
 
-def clip(a: Any, a_min: Any = np._NoValue, a_max: Any = np._NoValue, out: Any = None, *,
-         min: Any = np._NoValue, max: Any = np._NoValue, **kwargs: Any) -> LazyArray:
-    """Limit values to ``[min, max]``, as ``numpy.clip`` (its signature and errors: both
-    ``a_min`` and ``a_max``, or the keywords ``min=``/``max=``); ``x.clip`` is ndarray's."""
-    if a_min is np._NoValue and a_max is np._NoValue:
-        a_min = None if min is np._NoValue else min
-        a_max = None if max is np._NoValue else max
-    elif a_min is np._NoValue:
-        raise TypeError("clip() missing 1 required positional argument: 'a_min'")
-    elif a_max is np._NoValue:
-        raise TypeError("clip() missing 1 required positional argument: 'a_max'")
-    elif min is not np._NoValue or max is not np._NoValue:
-        raise ValueError("Passing `min` or `max` keyword argument when `a_min` and `a_max` "
-                         "are provided is forbidden.")
-    return _clip(a, a_min, a_max, out, **kwargs)
+def clip(x: Any, min: Any = None, max: Any = None, out: Any = None, *, a_min: Any = np._NoValue,
+         a_max: Any = np._NoValue, **kwargs: Any) -> LazyArray:
+    """Limit values to ``[min, max]``: the array API's ``clip(x, min=None, max=None)`` and
+    ``numpy.clip``'s keywords ``a_min=``/``a_max=`` (both, as NumPy asks: its TypeError for
+    one, its ValueError beside ``min=``/``max=``). Where the two differ the standard's holds
+    (docs/array-api.rst): ``clip(x, 0.5)`` clips below only and ``clip(x, 0.5, 3, min=1)`` is
+    Python's TypeError (NumPy: TypeError, ValueError). ``x.clip`` is ndarray's."""
+    if a_min is not np._NoValue or a_max is not np._NoValue:
+        if a_min is np._NoValue or a_max is np._NoValue:
+            missing = "a_min" if a_min is np._NoValue else "a_max"
+            raise TypeError(f"clip() missing 1 required positional argument: '{missing}'")
+        if min is not None or max is not None:
+            raise ValueError("Passing `min` or `max` keyword argument when `a_min` and `a_max` "
+                             "are provided is forbidden.")
+        min, max = a_min, a_max
+    return _clip(x, min, max, out, **kwargs)
 
 
 def angle(z: Any, deg: bool = False) -> LazyArray:
