@@ -47,7 +47,8 @@ NUMPY: dict[str, Callable[[Any, Any], Any]] = {
 }
 
 
-def _median_us(fn: Callable[[], Any], n: int = 2000, warm: int = 100) -> float:
+def median_us(fn: Callable[[], Any], n: int = 2000, warm: int = 100) -> float:
+    """The median µs of ``n`` calls of ``fn`` after ``warm`` untimed ones (each timed alone)."""
     times = []
     for i in range(n + warm):
         t0 = time.perf_counter()
@@ -69,12 +70,12 @@ def _lazyarr_rows(device: str) -> tuple[dict[str, float], tuple[Any, Any]]:
         prepare(device, mode)
         x, y = data(device, 1024, seed=0), data(device, 1024, seed=1)
         for name, fn in HEADLINE.items():
-            out[f"{mode} {name}"] = _median_us(lambda fn=fn: finish(fn(x, y), device))
+            out[f"{mode} {name}"] = median_us(lambda fn=fn: finish(fn(x, y), device))
     prepare(device, "lazy")
     for name, fn in HEADLINE.items():
         jitted = la.jit(fn)
         finish(jitted(x, y), device)
-        out[f"la.jit {name}"] = _median_us(lambda jitted=jitted: finish(jitted(x, y), device))
+        out[f"la.jit {name}"] = median_us(lambda jitted=jitted: finish(jitted(x, y), device))
     return out, (x, y)
 
 
@@ -85,15 +86,15 @@ def measure() -> dict[str, float]:
     out, (x, y) = _lazyarr_rows("cpu")
     xn, yn = np.asarray(x), np.asarray(y)
     for name, fn in NUMPY.items():
-        out[f"numpy {name}"] = _median_us(lambda fn=fn: fn(xn, yn))
+        out[f"numpy {name}"] = median_us(lambda fn=fn: fn(xn, yn))
 
     prepare("cpu", "lazy")
     rng = np.random.default_rng(0)
     an, bn, grid = rng.random(200), rng.random(200), rng.random((64, 64))
     for lib, wrap in (("numpy", np.asarray), ("lazy", la.asarray)):
         a, b, g = wrap(an), wrap(bn), wrap(grid)
-        out[f"{lib} element loop 200"] = _median_us(lambda a=a, b=b: element_loop(a, b), 200, 10)
-        out[f"{lib} row loop 62"] = _median_us(lambda g=g: row_loop(g), 200, 10)
+        out[f"{lib} element loop 200"] = median_us(lambda a=a, b=b: element_loop(a, b), 200, 10)
+        out[f"{lib} row loop 62"] = median_us(lambda g=g: row_loop(g), 200, 10)
     return out
 
 
@@ -119,10 +120,10 @@ def measure_cuda() -> dict[str, float]:
     fused = {"sum_abs": cp.fuse(fused_sum_abs), "axpy": cp.fuse(fused_axpy),
              "chain": cp.fuse(fused_chain)}
     for name in HEADLINE:
-        out[f"cupy {name}"] = _median_us(lambda f=forms[name]: (f(xc, yc), sync()))
-        out[f"cupy.fuse {name}"] = _median_us(lambda f=fused[name]: (f(xc, yc), sync()))
+        out[f"cupy {name}"] = median_us(lambda f=forms[name]: (f(xc, yc), sync()))
+        out[f"cupy.fuse {name}"] = median_us(lambda f=fused[name]: (f(xc, yc), sync()))
     empty = cp.RawKernel(r'extern "C" __global__ void empty(float *x) {}', "empty")
-    out["launch floor"] = _median_us(lambda: (empty((1,), (32,), (xc,)), sync()))
+    out["launch floor"] = median_us(lambda: (empty((1,), (32,), (xc,)), sync()))
     return out
 
 

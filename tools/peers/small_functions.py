@@ -13,13 +13,13 @@ from __future__ import annotations
 import json
 import statistics
 import sys
-import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 import lazyarr as la
+from small_calls import median_us  # noqa: E402  # (this folder is on sys.path: run as a script)
 
 
 def _inputs(n: int) -> dict[str, Any]:
@@ -82,14 +82,7 @@ _CASES: dict[str, tuple] = {
 
 
 def _median_us(fn: Callable[[], Any], n: int = 300, warm: int = 30) -> float:
-    times = []
-    for i in range(n + warm):
-        t0 = time.perf_counter()
-        fn()
-        if i >= warm:
-            times.append(time.perf_counter() - t0)
-    times.sort()
-    return times[len(times) // 2] * 1e6
+    return median_us(fn, n, warm)      # (small_calls.py's, fewer calls: many cases here)
 
 
 def _bound(name: str, size: int) -> tuple[Callable[[], Any], Callable[[], Any]]:

@@ -17,7 +17,6 @@ import json
 import os
 import statistics
 import sys
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +24,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")    # (before NumPy loads Open
 import numpy as np  # noqa: E402
 
 import lazyarr as la  # noqa: E402
+from small_calls import median_us  # noqa: E402  # (this folder is on sys.path: run as a script)
 
 
 def _inputs(n: int) -> dict[str, np.ndarray]:
@@ -60,14 +60,7 @@ def _cases() -> dict[str, tuple[Callable[[Any], Any], str, str]]:
 
 
 def _median_us(fn: Callable[[], Any], n: int = 300, warm: int = 30) -> float:
-    times = []
-    for i in range(n + warm):
-        t0 = time.perf_counter()
-        fn()
-        if i >= warm:
-            times.append(time.perf_counter() - t0)
-    times.sort()
-    return times[len(times) // 2] * 1e6
+    return median_us(fn, n, warm)      # (small_calls.py's, fewer calls: many cases here)
 
 
 def _bound(name: str) -> tuple[Callable[[], Any], Callable[[], Any]]:
