@@ -319,15 +319,13 @@ def call_computed(path: str, numpy_func: Any, *args: Any) -> Any:
     return _wrap(numpy_func(*buffers), "cpu", path, buffers)
 
 
-def computed_buffers(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
-    """The memory of ``args`` where each is a computed CPU LazyArray (a NumPy array), for a
-    library call that only reads its operands and makes new arrays (:func:`run_computed`);
-    None where one is anything else, ``la.config(fallback=)`` is not "allow" (the policy
-    must speak) or a call is explained or traced (every step must go through :func:`run`).
-    The memory is read as it is, not claimed (:func:`_buffers`): no result views it.
-    (Loops, not comprehensions, here and below: a comprehension is a call, ~0.5 µs.)"""
+def computed_memory(items: Any) -> list[np.ndarray] | None:
+    """The memory of ``items`` (a list or tuple) where each is a computed CPU LazyArray (a
+    NumPy array) and no call is explained or traced (every step must go through :func:`run`
+    then); None otherwise. (Loops, not comprehensions, here and below: a comprehension is a
+    call, ~0.5 µs.)"""
     buffers = []
-    for x in args:
+    for x in items:
         if type(x) is not LazyArray:
             return None
         node = x._node
@@ -335,9 +333,20 @@ def computed_buffers(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
         if type(data) is not np.ndarray or node.device != "cpu":
             return None
         buffers.append(data)
-    if get_config().fallback != "allow" or DEFERRING and computing_is_deferred():
+    if DEFERRING and computing_is_deferred():
         return None
-    return tuple(buffers)
+    return buffers
+
+
+def computed_buffers(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """:func:`computed_memory` of ``args``, for a library call that only reads its operands
+    and makes new arrays (:func:`run_computed`), where ``la.config(fallback=)`` is "allow"
+    (else the policy must speak). The memory is read as it is, not claimed
+    (:func:`_buffers`): no result views it."""
+    if get_config().fallback != "allow":
+        return None
+    buffers = computed_memory(args)
+    return None if buffers is None else tuple(buffers)
 
 
 #: Below this many bytes of operands a library call on computed memory is made without the
