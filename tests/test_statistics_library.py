@@ -665,3 +665,18 @@ def test_cuda_quantiles_work_in_place_only_over_trailing_axes():
     assert _overwritable(True, m, {"axis": 2}) and _overwritable(True, m, {"axis": (-1, 1)})
     assert not _overwritable(True, m, {"axis": 0}) and not _overwritable(True, m, {"axis": (0, 2)})
     assert _overwritable(False, m, {"axis": 0})     # (NumPy's quantiles take any axis)
+
+
+@pytest.mark.parametrize("fn", ["cumulative_sum", "cumulative_prod"])
+def test_cumulative_axis_tuples_are_numpys(fn):
+    """A one-axis tuple is that axis; more than one is NumPy's ValueError, other types its
+    TypeError (the adversarial round, 2026-12-07)."""
+    a = np.arange(6.0).reshape(2, 3)
+    for axis in [(0,), (-1,)]:
+        np.testing.assert_array_equal(getattr(la, fn)(la.asarray(a), axis=axis).to_numpy(),
+                                      getattr(np, fn)(a, axis=axis))
+    for axis, error in [((0, 1), ValueError), ((), ValueError), ([0], TypeError), (1.5, TypeError)]:
+        with pytest.raises(error):
+            getattr(np, fn)(a, axis=axis)
+        with pytest.raises(error):
+            getattr(la, fn)(la.asarray(a), axis=axis)

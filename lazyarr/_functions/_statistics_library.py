@@ -118,6 +118,10 @@ def _cumulative(name: str, numpy_func: Any, scan: Any, numpy_scan: Any, x: Any, 
             raise ValueError("For arrays which have more than one dimension "
                              "``axis`` argument is required.")
         axis = 0
+    if type(axis) is tuple:     # NumPy's accumulate takes one axis in a tuple, not more
+        if len(axis) != 1:
+            raise ValueError("accumulate does not allow multiple axes")
+        axis = axis[0]
     axis = normalize_axis_index(axis, a.ndim)
     if not include_initial:
         return scan(a, axis=axis, dtype=dtype)
