@@ -96,7 +96,7 @@ def elementwise_function(opdef: OpDef, cls: Any) -> Callable[..., Any]:
         [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names])
     fn.__doc__ = docstring(opdef, "In lazy mode the result is pending until materialized "
                            "(small computed CPU operands: at once, see ``eager_max_size``).")
-    _dispatch.DEFERRING.add(fn)
+    _dispatch.DEFERS_IN_ITS_BODY.add(fn)
     return _named(fn, opdef.name)
 
 
@@ -277,7 +277,7 @@ def reduction_function(opdef: OpDef, cls: Any) -> Callable[..., Any]:
                            "NumPy's further parameters (``out=``, ``where=``, ``initial=``, and "
                            "NumPy's positional order) run NumPy's reduction on the computed "
                            "operand (the fallback: not fused).")
-    _dispatch.DEFERRING.add(fn)
+    _dispatch.DEFERS_IN_ITS_BODY.add(fn)
     return _named(fn, opdef.name)
 
 

@@ -36,8 +36,9 @@ def dask_collection(value: Any) -> bool:
 
 
 # ---------------------------------------------------------------- another library's arrays
-#: lazyarr's functions that hand another library's arrays to NumPy in their own bodies
-DEFERRING: set[Callable[..., Any]] = set()
+#: lazyarr's functions that hand another library's arrays to NumPy in their own bodies (the
+#: registry's ufuncs and reductions: no wrapper from :func:`deferring` around them)
+DEFERS_IN_ITS_BODY: set[Callable[..., Any]] = set()
 
 #: type -> whether it is another library's array with NumPy's protocols (memoized ``foreign``)
 _FOREIGN_TYPES: dict[type, bool] = {}

@@ -559,6 +559,12 @@ def deferring_as_numpy(fn: Any, numpy_fn: Any) -> Any:
 _DEFERRING_FORMS: dict[int, Any] = {}   # id(native function) -> its deferring form (holds it)
 
 
+def deferring_form(fn: Any) -> Any:
+    """The form :func:`deferring_as_numpy` made of ``fn``, the public function; ``fn`` itself
+    where it made none."""
+    return _DEFERRING_FORMS.get(id(fn), fn)
+
+
 def _met(values: Any) -> None:
     """A Dask collection among ``values``: register LazyArray with Dask, whose override NumPy
     calls next (lazyarr/_dask.py)."""

@@ -133,15 +133,11 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: Any, kwargs: Any) -> Any:
 # and reductions do this in their own bodies: lazyarr/_array_methods.py)
 for _name, _fn in FUNCTIONS.items():
     _numpy_fn = getattr(np, _name, None)
-    if _numpy_fn is not None and _fn not in _dispatch.DEFERRING:
+    if _numpy_fn is not None and _fn not in _dispatch.DEFERS_IN_ITS_BODY:
         FUNCTIONS[_name] = _fallback.deferring_as_numpy(_fn, _numpy_fn)
 # ``numpy.<name>(lazy)`` reaches the public function itself (NumPy has checked its arguments'
 # types by then: the wrapper finds nothing to hand on)
-_public = {id(_fn.__wrapped__): _fn for _fn in
-           [*FUNCTIONS.values(), *(getattr(_ns, _n) for _ns in (_fft.namespace, _norms.linalg)
-                                   for _n in _ns.NATIVE)]
-           if getattr(_fn, "__wrapped__", None) is not None}
-NUMPY_FUNCTIONS = {_k: _public.get(id(_v), _v) for _k, _v in NUMPY_FUNCTIONS.items()}
+NUMPY_FUNCTIONS = {_k: _fallback.deferring_form(_v) for _k, _v in NUMPY_FUNCTIONS.items()}
 _dispatch.FUNCTIONS.update(FUNCTIONS)
 _dispatch.PROTOCOLS["array_function"] = array_function
 _dispatch.PROTOCOLS["array_ufunc"] = array_ufunc
