@@ -59,6 +59,19 @@ def median_us(fn: Callable[[], Any], n: int = 2000, warm: int = 100) -> float:
     return round(times[len(times) // 2] * 1e6, 3)
 
 
+def alternated_medians(bound: dict[str, tuple[Callable[[], Any], Callable[[], Any]]],
+                       rounds: int, n: int = 300, warm: int = 30) -> dict[str, tuple[float, float]]:
+    """Per case, NumPy's and lazyarr's call (``bound``: name -> the two, bound to their data)
+    timed by :func:`median_us` of ``n`` calls, the cases alternated over ``rounds``; the
+    medians of the rounds (µs), NumPy's first."""
+    runs: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in bound}
+    for _ in range(rounds):
+        for name, (numpy_call, lazy_call) in bound.items():
+            runs[name][0].append(median_us(numpy_call, n, warm))
+            runs[name][1].append(median_us(lazy_call, n, warm))
+    return {name: (statistics.median(a), statistics.median(b)) for name, (a, b) in runs.items()}
+
+
 def _lazyarr_rows(device: str) -> tuple[dict[str, float], tuple[Any, Any]]:
     """asv's ``CachedCall`` body on ``device``: the headline expressions in lazy and eager
     mode, and under ``la.jit`` (asv's ``JitCall``: the kernels replayed); with the two inputs."""

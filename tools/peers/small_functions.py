@@ -11,7 +11,6 @@ process prints a table (µs, lazyarr/NumPy) and, with ``--json``, one JSON line:
 from __future__ import annotations
 
 import json
-import statistics
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -19,7 +18,7 @@ from typing import Any
 import numpy as np
 
 import lazyarr as la
-from small_calls import median_us  # noqa: E402  # (this folder is on sys.path: run as a script)
+from small_calls import alternated_medians  # noqa: E402  # (this folder is on sys.path: run as a script)
 
 
 def _inputs(n: int) -> dict[str, Any]:
@@ -81,10 +80,6 @@ _CASES: dict[str, tuple] = {
 }
 
 
-def _median_us(fn: Callable[[], Any], n: int = 300, warm: int = 30) -> float:
-    return median_us(fn, n, warm)      # (small_calls.py's, fewer calls: many cases here)
-
-
 def _bound(name: str, size: int) -> tuple[Callable[[], Any], Callable[[], Any]]:
     fn, *keys = _CASES[name]
     data = _inputs(size)
@@ -98,12 +93,7 @@ def measure(rounds: int = 5, only: list[str] | None = None,
             size: int = 1024) -> dict[str, tuple[float, float]]:
     names = only or list(_CASES)
     bound = {name: _bound(name, size) for name in names}
-    runs: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in names}
-    for _ in range(rounds):
-        for name, (numpy_call, lazy_call) in bound.items():
-            runs[name][0].append(_median_us(numpy_call))
-            runs[name][1].append(_median_us(lazy_call))
-    return {name: (statistics.median(n), statistics.median(z)) for name, (n, z) in runs.items()}
+    return alternated_medians(bound, rounds)
 
 
 def main(argv: list[str]) -> None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -24,7 +23,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")    # (before NumPy loads Open
 import numpy as np  # noqa: E402
 
 import lazyarr as la  # noqa: E402
-from small_calls import median_us  # noqa: E402  # (this folder is on sys.path: run as a script)
+from small_calls import alternated_medians  # noqa: E402  # (this folder is on sys.path: run as a script)
 
 
 def _inputs(n: int) -> dict[str, np.ndarray]:
@@ -59,10 +58,6 @@ def _cases() -> dict[str, tuple[Callable[[Any], Any], str, str]]:
     return cases
 
 
-def _median_us(fn: Callable[[], Any], n: int = 300, warm: int = 30) -> float:
-    return median_us(fn, n, warm)      # (small_calls.py's, fewer calls: many cases here)
-
-
 def _bound(name: str) -> tuple[Callable[[], Any], Callable[[], Any]]:
     fn, n, *keys = _cases()[name]
     data = _inputs(n)
@@ -74,12 +69,7 @@ def _bound(name: str) -> tuple[Callable[[], Any], Callable[[], Any]]:
 def measure(rounds: int = 5, only: list[str] | None = None) -> dict[str, tuple[float, float]]:
     names = only or list(_cases())
     bound = {name: _bound(name) for name in names}
-    runs: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in names}
-    for _ in range(rounds):
-        for name, (numpy_call, lazy_call) in bound.items():
-            runs[name][0].append(_median_us(numpy_call))
-            runs[name][1].append(_median_us(lazy_call))
-    return {name: (statistics.median(n), statistics.median(z)) for name, (n, z) in runs.items()}
+    return alternated_medians(bound, rounds)
 
 
 def main(argv: list[str]) -> None:
