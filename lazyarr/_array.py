@@ -9,6 +9,7 @@ public function or the fallback applied to the array (``x.reshape``, ``x.cumsum`
 """
 from __future__ import annotations
 
+import math
 import operator
 import sys
 from collections.abc import Callable
@@ -269,7 +270,7 @@ class LazyArray(ArrayBase):  # type: ignore[misc]  # compiled base: the node, th
     @property
     def size(self) -> int:
         """The number of elements, the product of ``shape`` (1 for a 0-d array)."""
-        return int(np.prod(self._node.shape, dtype=np.int64))
+        return math.prod(self._node.shape)
 
     @property
     def nbytes(self) -> int:

@@ -283,8 +283,10 @@ def _cooked(x: LazyArray, s: Any, axes: Any, inverse_real: bool) -> tuple[list[A
 
 # ------------------------------------------------------------------------------ checks
 def _operand(a: Any) -> LazyArray:
+    if isinstance(a, LazyArray):
+        return a
     from ._functions._creation import asarray
-    return a if isinstance(a, LazyArray) else asarray(a)
+    return asarray(a)
 
 
 def _check_points(n: Any) -> None:
@@ -384,6 +386,7 @@ def _arguments(name: str, s: tuple[int, ...], axes: tuple[int, ...], norm: Any,
     return {"s": s, "axes": axes, "norm": norm, "out": out}
 
 
+@functools.lru_cache(maxsize=256)
 def _read_part(library: str, shape: tuple[int, ...], s: tuple[int, ...],
                axes: tuple[int, ...]) -> tuple[slice, ...] | None:
     """The part of the input the transforms read: each axis cropped to its length (``n //
@@ -456,6 +459,7 @@ def _one_by_one(xp: Any, library: str, a: Any, s: tuple[int, ...], axes: tuple[i
     return a
 
 
+@functools.lru_cache(maxsize=256)
 def _flops(library: str, shape: tuple[int, ...], s: tuple[int, ...],
            axes: tuple[int, ...]) -> int:
     """An estimate of a transform's floating-point operations, the usual count of a radix-2

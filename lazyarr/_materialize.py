@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -178,7 +179,7 @@ def small_computed(node: Node) -> Any:
 def _out_of_memory(node: Node, exc: MemoryError) -> MemoryError:
     """The library's MemoryError (it names the allocation) plus what was being computed
     and what to do about it. The process can carry on: nothing was left half-built."""
-    nbytes = int(np.prod(node.shape, dtype=np.int64)) * node.dtype.itemsize
+    nbytes = math.prod(node.shape) * node.dtype.itemsize
     device = node.device or "cpu"
     free = " (and cupy.get_default_memory_pool().free_all_blocks())" if device == "cuda" else ""
     return MemoryError(f"{exc}\nlazyarr: out of {device} memory while computing a {node.shape} "

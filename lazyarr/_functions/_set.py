@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _fallback
+from .. import _devices, _fallback
 from .._array import LazyArray
 from ._stable_argsort import stable_argsort, stable_argsort_is_fast
 
@@ -47,6 +47,15 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
             return _fallback.wrapped(result if return_counts else result[0], "unique")
     kwargs: dict[str, Any] = {"return_index": return_index, "return_inverse": return_inverse,
                               "return_counts": return_counts, "axis": axis, "equal_nan": equal_nan}
+    if isinstance(ar, LazyArray) and ar.device == "cuda" and axis is None and sorted \
+            and ar.ndim:
+        # CuPy's unique of a pending ar: computed into new memory (which cupy.unique then
+        # flattens, as it does any input), without the general path's walk of its operands
+        memory = _fallback.computed_into_new(ar, cuda=True)
+        if memory is not None:
+            _fallback.policy("unique")
+            return _fallback.wrapped(_devices.xp("cuda").unique(memory, **kwargs), "unique",
+                                     device="cuda")
     if not sorted:      # (NumPy 2.3+'s keyword; left out where it is the default)
         kwargs["sorted"] = sorted
     return _fallback.call("unique", _numpy_unique, (ar,), kwargs)

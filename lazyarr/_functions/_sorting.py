@@ -61,9 +61,9 @@ def _sort(name: str, a: Any, axis: int, kind: str | None, order: Any, stable: bo
             stable = True           # the standard's default (NumPy leaves ties' order open)
         kwargs.update(kind=kind, order=order, stable=stable)
     if not descending:
-        if name == "sort" and order is None and x.ndim:
+        if order is None and x.ndim:
             memory = _fallback.computed_into_new(x, cuda=True)
-            if memory is not None:      # np.sort's own copy, of the pending x: sort it in place
+            if memory is not None and name == "sort":  # np.sort's own copy: sorted in place
                 _fallback.policy(name)
                 if axis is None:        # np.sort(a, axis=None): the flattened array, sorted
                     memory, axis = memory.reshape(-1), -1
@@ -72,6 +72,11 @@ def _sort(name: str, a: Any, axis: int, kind: str | None, order: Any, stable: bo
                 else:
                     memory.sort(axis=axis, kind=kind, stable=stable)
                 return _fallback.wrapped(memory, name, device=x.device)
+            if memory is not None:      # argsort of the pending x, computed into new memory
+                _fallback.policy(name)  # (the general path's materialization, without its walk)
+                result = _devices.xp("cuda").argsort(memory, axis) if x.device == "cuda" \
+                    else _numpy_argsort(memory, axis, **kwargs)
+                return _fallback.wrapped(result, name, device=x.device)
         return _fallback.call(name, _numpy_argsort if name == "argsort" else np.sort, (x, axis),
                               kwargs)
     # descending (the standard's; NumPy has none): a stable ascending sort of the reversed
