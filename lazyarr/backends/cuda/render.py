@@ -55,10 +55,6 @@ HEAVY_OPS = TRANSCENDENTAL | {"sqrt", "divide", "floor_divide", "remainder", "re
                                   "philox_random32"}
 UNROLL_BY_KIND = {"map": 4, "full": 8, "rows": 4, "cols": 8}
 HEAVY_UNROLL = 2
-#: Flat loops over fewer elements than this run their index in int32 (Spec.index32): a thread's
-#: index stays below n and the grid's step below n + BS * U (a map's grid covers the work once;
-#: a reduction's is capped smaller), so index + step < 2 * (2**30 - 2**20) + 2**16 < 2**31.
-INDEX32_LIMIT = (1 << 30) - (1 << 20)
 #: a draw's helper giving the numbers of two adjacent counters (_Kernel._paired_draws)
 _PAIR_HELPER = {"philox_random64": "H_philox64x2", "philox_random32": "H_philox32x2"}
 #: Reductions rendered natively (one launch). The others run the fused chain into a temporary
@@ -122,10 +118,6 @@ class Spec:
     fastdiv: bool = False
     # map/full over 2-d: a field of shifted views computed once per element (.stencil)
     stencil: stencil.Stencil | None = None
-    # map/full over fewer than INDEX32_LIMIT elements: the grid-stride loop's index, step and
-    # element indices in int32 (Numba computes integers in 64 bits; the truncations let LLVM
-    # narrow the loop's arithmetic and free registers). Offsets from strides stay int64.
-    index32: bool = False
 
     @property
     def block(self) -> int:
@@ -259,7 +251,7 @@ def _analyze(program: Program, inputs: list[Any], out: Any = None) -> Geometry:
     fastdiv = len(sizes) > 1 and ("s" in classes or out_class == "s") and n < FAST_DIVIDEND_LIMIT
     spec = Spec(kind, len(sizes), 0, classes, BLOCK, 1,
                 offsets_of=_shared_offsets(classes, cstrides[:len(inputs)]), out_class=out_class,
-                fastdiv=fastdiv, index32=n < INDEX32_LIMIT)
+                fastdiv=fastdiv)
     return Geometry(spec, [n, *sizes], cstrides, 1 if kind == "full" else n, n)
 
 
@@ -1077,15 +1069,8 @@ class _Kernel:
         else:
             first, last, index = "cuda.blockIdx.x * BS * U + cuda.threadIdx.x", "base + (U - 1) * BS", \
                 "base + {u} * BS"
-        step, limit = "cuda.gridDim.x * BS * U", "n"
-        if self.spec.index32:       # (Spec.index32: each index truncated, so LLVM narrows it)
-            first, last, step, limit = (f"_C_int32({first})", f"_C_int32({last})",
-                                        f"_C_int32({step})", "n32")
-            index = f"_C_int32({index})"
         out = [f"{indent}base = {first}",
-               f"{indent}step = {step}"]
-        if self.spec.index32:
-            out.insert(0, f"{indent}n32 = _C_int32(n)")
+               f"{indent}step = cuda.gridDim.x * BS * U"]
         head: list[str] = []
         advance: list[str] = []
         if self._carried():
@@ -1095,19 +1080,18 @@ class _Kernel:
             for u in range(1, self.spec.unroll):
                 head += self._carry_add(f"_{u}", f"_{u - 1}", "cu")
             advance = self._carry_add("cb", "cb", "cs", prefix="")
-        out.append(f"{indent}while base < {limit}:")
+        out.append(f"{indent}while base < n:")
         out += [f"{indent}    {ln}" for ln in head]
-        body, tail = self.unrolled("i", lambda u: index.format(u=u), limit, self.flat_offsets,
-                                   consume, paired)
+        body, tail = self.unrolled("i", lambda u: index.format(u=u), "n", self.flat_offsets, consume,
+                                   paired)
         if self.spec.unroll == 1:      # (its one element is in range: base < n)
             out += [f"{indent}    {ln}" for ln in body]
         else:
-            out.append(f"{indent}    if {last} < {limit}:")
+            out.append(f"{indent}    if {last} < n:")
             out += [f"{indent}        {ln}" for ln in body]
             out.append(f"{indent}    else:")
             out += [f"{indent}        {ln}" for ln in tail]
-        out.append(f"{indent}    base = _C_int32(base + step)" if self.spec.index32
-                   else f"{indent}    base += step")
+        out.append(f"{indent}    base += step")
         out += [f"{indent}    {ln}" for ln in advance]
         return out
 
