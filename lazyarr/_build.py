@@ -28,7 +28,7 @@ from ._contract import sum_of_product
 from ._devices import resolve as resolve_device
 from ._devices import xp as xp_for
 from ._dtypes import WEAK_SCALAR_TYPES, check_dtype, scalar_fits, scalar_to_dtype
-from ._materialize import computing_is_deferred, materialize, stopping
+from ._materialize import computing_is_deferred, materialize, small_now, stopping
 from ._node import Node
 from ._operands import Operand, cast, common_device, made, numpy_scalar_node, operands_of, placed
 from ._operands import _scalar_nodes
@@ -351,13 +351,12 @@ def _small_computed(shape: tuple[int, ...], device: str, operands: Any) -> bool:
     (docs/guide.rst, "Small arrays"): on the CPU, every operand computed (or a constant), a
     result of at most ``eager_max_size`` elements (so its operands too), nothing explained
     or traced."""
-    limit = get_config().eager_max_size
-    if device != "cpu" or math.prod(shape) > limit or not limit:     # (0: off, also if empty)
+    if device != "cpu":
         return False
     for x in operands:
         if type(x) is Node and x.data is None and x.op != "scalar":
             return False
-    return not computing_is_deferred()
+    return small_now(math.prod(shape))
 
 
 def _where(opdef: OpDef, operands: list[Operand], shape: tuple[int, ...], device: str) -> Node:

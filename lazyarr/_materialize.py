@@ -162,16 +162,20 @@ def computing_is_deferred() -> bool:
     return _stopping.get() or _tape.get() is not None
 
 
-def small_computed(node: Node) -> Any:
-    """``node``'s buffer where it is a computed CPU array (a NumPy array) of at most
-    ``eager_max_size`` elements and nothing is explained or traced: an operand a function
-    may hand to NumPy's own call at once, as the small operators do (docs/guide.rst, "Small
-    arrays"). None otherwise."""
-    data = node.data
-    if type(data) is not np.ndarray or node.device != "cpu":
-        return None
+def small_now(size: int) -> bool:
+    """Whether work on ``size`` elements of computed CPU memory runs at once in lazy mode, as
+    the small operators do (docs/guide.rst, "Small arrays"): at most ``eager_max_size``
+    elements (0 turns it off, also for empty arrays) and nothing explained or traced."""
     limit = get_config().eager_max_size
-    if data.size > limit or not limit or computing_is_deferred():   # (0: off, also if empty)
+    return size <= limit and limit != 0 and not (DEFERRING and computing_is_deferred())
+
+
+def small_computed(node: Node) -> Any:
+    """``node``'s buffer where it is a computed CPU array (a NumPy array) that is
+    :func:`small_now`: an operand a function may hand to NumPy's own call at once, as the
+    small operators do. None otherwise."""
+    data = node.data
+    if type(data) is not np.ndarray or node.device != "cpu" or not small_now(data.size):
         return None
     return data
 

@@ -85,26 +85,39 @@ def nan_slices(dtype: np.dtype, bound: float | None = None) -> np.ndarray:
     return a
 
 
+def random_data(shape: tuple[int, ...], dtype: Any = np.float64, seed: Any = 0,
+                ints: tuple[int, int] = (-5, 5), bools: str = "coin",
+                scale: float = 1.0) -> np.ndarray:
+    """Random values of ``dtype`` drawn from ``np.random.default_rng(seed)`` (``seed`` an int,
+    or a Generator to draw from): for floats the standard normal times ``scale`` (complex:
+    each part); for integers ``rng.integers(*ints)`` (half-open; cast to ``dtype``, so negative
+    ones wrap for unsigned dtypes); for bools a fair coin (``bools="coin"``) or the nonzero of
+    those integers (``"nonzero"``)."""
+    rng = np.random.default_rng(seed)
+    kind = np.dtype(dtype).kind
+    if kind == "b" and bools == "coin":
+        return rng.integers(0, 2, shape).astype(bool)
+    if kind in "iub":
+        return rng.integers(*ints, shape).astype(dtype)
+    a = rng.standard_normal(shape) * scale
+    if kind == "c":
+        a = a + 1j * (rng.standard_normal(shape) * scale)
+    return a.astype(dtype)
+
+
 def random_array(rng: np.random.Generator, dtype: np.dtype, shape: tuple[int, ...],
                  edges: bool = True) -> np.ndarray:
-    """Random data of ``dtype`` with edge values mixed in (when the array is big enough)."""
+    """Random data of ``dtype`` (:func:`random_data`: floats times 4, integers from -100 to
+    100 within the dtype's range) with edge values mixed in (when the array is big enough)."""
     dtype = np.dtype(dtype)
-    size = int(np.prod(shape))
-    if dtype.kind == "f":
-        data = (rng.standard_normal(size) * 4).astype(dtype)
-    elif dtype.kind == "c":
-        data = np.empty(size, dtype)
-        data.real = rng.standard_normal(size) * 4
-        data.imag = rng.standard_normal(size) * 4
-    elif dtype.kind in "iu":
+    ints = (-100, 101)
+    if dtype.kind in "iu":
         info = np.iinfo(dtype)
-        lo, hi = max(info.min, -100), min(info.max, 100)
-        data = rng.integers(lo, hi, size=size, endpoint=True).astype(dtype)
-    else:
-        data = rng.integers(0, 2, size=size).astype(bool)
-    if edges and size:
+        ints = (max(info.min, -100), min(info.max, 100) + 1)
+    data = random_data(shape, dtype, rng, ints=ints, scale=4).reshape(-1)
+    if edges and data.size:
         ev = edge_values(dtype)
-        idx = rng.choice(size, size=min(size, len(ev)), replace=False)
+        idx = rng.choice(data.size, size=min(data.size, len(ev)), replace=False)
         data[idx] = ev[: len(idx)]
     return data.reshape(shape)
 

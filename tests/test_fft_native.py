@@ -8,9 +8,11 @@ NumPy, so there the library call is ``numpy.fft`` on the simulated device's host
 from __future__ import annotations
 
 import warnings
+from functools import partial
 
 import numpy as np
 import pytest
+from helpers import random_data
 
 import lazyarr as la
 from lazyarr import _numpy_names
@@ -22,14 +24,7 @@ MANY_AXES = ["fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn", "rfftn", "irff
 REAL_INPUT = ("rfft", "ihfft", "rfft2", "rfftn")
 
 
-def _data(shape, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    if np.dtype(dtype).kind in "iub":
-        return rng.integers(-5, 5, shape).astype(dtype)
-    a = rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        a = a + 1j * rng.standard_normal(shape)
-    return a.astype(dtype)
+_data = partial(random_data, bools="nonzero")
 
 
 def _close(got, want, computed_in=None):

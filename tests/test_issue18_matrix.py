@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import operator
 import warnings
+from functools import partial
 
 import numpy as np
 import pytest
+from helpers import random_data
 
 import lazyarr as la
 
@@ -19,14 +21,7 @@ _NEEDS_CUDA = pytest.mark.skipif(not la.cuda_available(),
                                  reason="needs a cuda device (a GPU, or LAZYARR_CUDA_SIM=1)")
 
 
-def _arr(shape, dtype=np.float64, seed=0):
-    rng = np.random.default_rng(seed)
-    a = rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        a = a + 1j * rng.standard_normal(shape)
-    if np.dtype(dtype).kind in "iu":
-        a = rng.integers(-5, 6, shape)
-    return a.astype(dtype)
+_arr = partial(random_data, ints=(-5, 6))
 
 
 def _spd(shape, dtype):

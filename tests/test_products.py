@@ -8,9 +8,11 @@ device (``-m gpu``, also under ``LAZYARR_CUDA_SIM=1``)."""
 from __future__ import annotations
 
 import warnings
+from functools import partial
 
 import numpy as np
 import pytest
+from helpers import random_data
 
 import lazyarr as la
 from lazyarr import _numpy_names
@@ -22,17 +24,7 @@ NAMES = ["diagonal", "trace", "diag", "diagflat", "kron", "cross", "inner", "vdo
          "linalg.trace", "linalg.diagonal", "linalg.tensordot", "linalg.matrix_transpose"]
 
 
-def _data(shape, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    kind = np.dtype(dtype).kind
-    if kind == "b":
-        return rng.integers(0, 2, shape).astype(bool)
-    if kind in "iu":
-        return rng.integers(0 if kind == "u" else -5, 6, shape).astype(dtype)
-    a = rng.standard_normal(shape)
-    if kind == "c":
-        a = a + 1j * rng.standard_normal(shape)
-    return a.astype(dtype)
+_data = partial(random_data, ints=(-5, 6))
 
 
 def _check(got, want, exact=False):

@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import record_bound_reductions, warning_messages
+from helpers import random_data, record_bound_reductions, warning_messages
 
 import lazyarr as la
 from lazyarr._fallback import library_calls
@@ -28,13 +28,7 @@ _NEEDS_CUDA = pytest.mark.skipif(not la.cuda_available(),
 
 
 def _data(shape, dtype, seed=0, special=False):
-    rng = np.random.default_rng(seed)
-    a = rng.standard_normal(shape) * 4
-    if np.dtype(dtype).kind == "c":
-        a = a + 1j * rng.standard_normal(shape)
-    if np.dtype(dtype).kind in "iub":
-        a = rng.integers(-6, 7, shape)
-    a = a.astype(dtype)
+    a = random_data(shape, dtype, seed, ints=(-6, 7), scale=4)
     if special and a.dtype.kind in "fc" and a.size >= 4:
         flat = a.reshape(-1)
         flat[1], flat[-2] = np.nan, np.inf

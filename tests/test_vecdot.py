@@ -7,20 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import random_data as _data
 
 import lazyarr as la
 
 FLOATS = [np.float32, np.float64, np.complex64, np.complex128]
-
-
-def _data(shape, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    a = rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        a = a + 1j * rng.standard_normal(shape)
-    if np.dtype(dtype).kind in "iub":
-        a = rng.integers(-5, 5, shape)
-    return a.astype(dtype)
 
 
 def _close(got, want):

@@ -13,8 +13,7 @@ import numpy as np
 
 from .. import _fallback, _node
 from .._array import LazyArray
-from .._config import get_config
-from .._materialize import small_computed
+from .._materialize import small_computed, small_now
 from .._shapes import order_of
 from ._creation import _made, asarray, zeros
 from ._elementwise import FUNCTIONS as _ELEMENTWISE
@@ -36,8 +35,7 @@ def outer(a: Any, b: Any, out: Any = None) -> LazyArray:
         da, db = small_computed(a._node), small_computed(b._node)
         # (small computed operands and result, as the small multiply's: NumPy's own outer,
         # this same multiply, at once)
-        if da is not None and db is not None and \
-                da.size * db.size <= get_config().eager_max_size:
+        if da is not None and db is not None and small_now(da.size * db.size):
             return LazyArray._from_node(_node.leaf(np.outer(da, db), "cpu"))
     return _multiply(expand_dims(_flat(asarray(a)), 1), expand_dims(_flat(asarray(b)), 0))
 

@@ -17,8 +17,7 @@ from .._array import LazyArray, astype, imag, real
 from .._array import clip as _clip
 from .._array_methods import elementwise_function
 from .._build import complex_part, elementwise
-from .._config import get_config
-from .._materialize import computing_is_deferred
+from .._materialize import small_now
 from .._operands import operands_of
 from .._registry import ELEMENTWISE, OPS, TWO_OUTPUTS
 
@@ -56,9 +55,8 @@ def _small_where(condition: Any, x1: Any, x2: Any) -> Any:
         return None
     node = condition._node
     c = node.data
-    limit = get_config().eager_max_size
-    if type(c) is not np.ndarray or node.device != "cpu" or c.size > limit or not limit:
-        return None       # (eager_max_size=0 turns it off, also for empty arrays)
+    if type(c) is not np.ndarray or node.device != "cpu" or not small_now(c.size):
+        return None
     values = []
     for a in (x1, x2):
         t = type(a)
@@ -72,8 +70,6 @@ def _small_where(condition: Any, x1: Any, x2: Any) -> Any:
             values.append(a)
         else:
             return None
-    if computing_is_deferred():
-        return None
     a, b = values
     dtype = np.result_type(a.dtype if type(a) is np.ndarray else a,
                            b.dtype if type(b) is np.ndarray else b)

@@ -197,6 +197,7 @@ def repeat(a: Any, repeats: Any, axis: Any = None) -> LazyArray:
     if type(a) is LazyArray and type(repeats) is int and (repeats != 1 or axis is None):
         node = a._node      # a computed CPU ``a``: the general path's library call, at once
         data = node.data    # (one count along an axis: its copy, below)
+        # (not _fallback.computed_memory((a,)): same result, explained too, but ~0.13 µs slower)
         if type(data) is np.ndarray and node.device == "cpu" and tape() is None:
             return _wrap(np.repeat(data, repeats, axis), "cpu")
     x = asarray(a)
