@@ -218,3 +218,41 @@ def test_order_letters_as_numpy_reads_them(call, order):
     assert_same(got, want)
     assert (got.flags.c_contiguous, got.flags.f_contiguous) == \
         (want.flags.c_contiguous, want.flags.f_contiguous)
+
+
+# keepdims as NumPy reads it: the ufunc reductions (sum, max, any, mean, std, nansum,
+# count_nonzero, norm along one axis) as a C int (an OverflowError past its range: 2**70 and
+# 2**31 were taken as True), argmax/argmin by its truth (a float or None raised TypeError).
+KEEPDIMS_CALLS = {
+    "sum": lambda m, x, k: m.sum(x, axis=1, keepdims=k),
+    "sum all": lambda m, x, k: m.sum(x, keepdims=k),
+    "x.max": lambda m, x, k: x.max(1, keepdims=k),
+    "any": lambda m, x, k: m.any(x, axis=1, keepdims=k),
+    "mean": lambda m, x, k: m.mean(x, 1, keepdims=k),
+    "std": lambda m, x, k: m.std(x, axis=1, keepdims=k),
+    "nansum": lambda m, x, k: m.nansum(x, axis=1, keepdims=k),
+    "count_nonzero": lambda m, x, k: m.count_nonzero(x, axis=1, keepdims=k),
+    "argmax": lambda m, x, k: m.argmax(x, axis=1, keepdims=k),
+    "argmin": lambda m, x, k: m.argmin(x, keepdims=k),
+    "norm axis": lambda m, x, k: m.linalg.norm(x, axis=1, keepdims=k),
+    "norm inf axis": lambda m, x, k: m.linalg.norm(x, np.inf, axis=1, keepdims=k),
+    "norm": lambda m, x, k: m.linalg.norm(x, keepdims=k),
+    "median": lambda m, x, k: m.median(x, axis=1, keepdims=k),
+}
+
+
+@pytest.mark.parametrize("keepdims", [2**70, 2**63, 2**31, -2**31 - 1, 2**31 - 1, -1,
+                                      np.array(2**40), np.int8(3), 1.0, None, "yes"], ids=repr)
+@pytest.mark.parametrize("call", KEEPDIMS_CALLS, ids=str)
+def test_keepdims_as_numpy_reads_it(call, keepdims, mode):
+    a = np.arange(6.0).reshape(2, 3)
+    fn = KEEPDIMS_CALLS[call]
+    try:
+        want = fn(np, a, keepdims)
+    except Exception as e:
+        for x in (la.asarray(a), pending(a)):
+            with pytest.raises(type(e)):
+                fn(la, x, keepdims)
+        return
+    for x in (la.asarray(a), pending(a)):
+        assert_same(fn(la, x, keepdims), want)

@@ -23,6 +23,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 from .. import _fallback
 from . import _products
 from .._array import LazyArray
+from .._build import ufunc_keepdims
 from . import _decompositions
 from ._creation import asarray, zeros
 from ._elementwise import FUNCTIONS as _EW
@@ -46,6 +47,9 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> L
     elif not isinstance(axis, tuple):
         axis = (_integer_axis(axis),)
     if len(axis) == 1:
+        if type(keepdims) is not bool and not isinstance(ord, str):
+            # (NumPy's ufunc reduction reads keepdims here, as a C int; elsewhere its truth)
+            keepdims = ufunc_keepdims(keepdims)
         return _vector_norm(x, axis, ord, keepdims)
     if len(axis) == 2:
         return _matrix_norm(x, axis, ord, keepdims)
