@@ -256,3 +256,34 @@ def test_keepdims_as_numpy_reads_it(call, keepdims, mode):
         return
     for x in (la.asarray(a), pending(a)):
         assert_same(fn(la, x, keepdims), want)
+
+
+# tri/tril/triu take what NumPy's tri passes to its two aranges (of its small int dtypes): a
+# float k, N or M, with NumPy's values (k=0.5 cast per arange value: all ones) and errors
+# (k=2**70, -2**63: OverflowError). A float raised TypeError; k=2**70 and -2**63 of tri gave
+# an object-dtype TypeError and all zeros.
+TRI_CALLS = {
+    "tril": lambda m, x, k: m.tril(x, k),
+    "triu": lambda m, x, k: m.triu(x, k=k),
+    "tri": lambda m, x, k: m.tri(3, 4, k),
+    "tri float N": lambda m, x, k: m.tri(3.0, k=k, dtype=int),
+    "tri float M": lambda m, x, k: m.tri(3, 2.5, k=k),
+}
+
+
+@pytest.mark.parametrize("k", [1, -2, 1.0, 1.5, -0.5, 0.5, 2.5, np.float32(-1.5), True,
+                               np.int8(1), np.array(1.5), 2**63, 2**70, -2**63, 1j, None, "1"],
+                         ids=repr)
+@pytest.mark.parametrize("call", TRI_CALLS, ids=str)
+def test_tri_k_as_numpy_takes_it(call, k, mode):
+    a = np.arange(12.0).reshape(3, 4)
+    fn = TRI_CALLS[call]
+    try:
+        want = fn(np, a, k)
+    except Exception as e:
+        for x in (la.asarray(a), pending(a)):
+            with pytest.raises(type(e)):
+                fn(la, x, k)
+        return
+    for x in (la.asarray(a), pending(a)):
+        assert_same(fn(la, x, k), want)

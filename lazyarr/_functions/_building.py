@@ -67,11 +67,36 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = float, *,
     arange(-k, M - k)`` (lazy)."""
     if like is not None:
         raise TypeError("lazyarr.tri does not take like=")
-    N, M, k = operator.index(N), operator.index(N if M is None else M), operator.index(k)
-    rows = _made(device, "arange", N)
-    cols = _made(device, "arange", -k, M - k)
+    M = N if M is None else M
+    if _plain_tri(N, M, k):
+        rows = _made(device, "arange", N)
+        cols = _made(device, "arange", -k, M - k)
+    else:
+        # NumPy's tri takes whatever its two aranges take, of its small int dtypes: a float
+        # N, M or k (arange's values cast to the int dtype: ``tri(3, k=0.5)`` is all ones),
+        # with arange's errors (an OverflowError for ``k=2**70`` or ``-2**63``). Its own
+        # aranges then, on the host (N + M values).
+        rows = asarray(np.arange(N, dtype=_min_int(0, N)), device=device)
+        cols = asarray(np.arange(-k, M - k, dtype=_min_int(-k, M - k)), device=device)
     mask = _greater_equal(expand_dims(rows, 1), expand_dims(cols, 0))
     return mask if np.dtype(dtype) == np.bool_ else mask.astype(dtype)
+
+
+def _plain_tri(N: Any, M: Any, k: Any) -> bool:
+    """Whether ``tri``'s arguments are ints whose aranges hold in int64 (its own aranges then
+    give NumPy's values)."""
+    if not all(type(v) is int for v in (N, M, k)):
+        return False
+    return all(-2**63 <= v < 2**63 for v in (N, -k, M - k))
+
+
+def _min_int(low: Any, high: Any) -> type:
+    """NumPy's int dtype of tri's aranges (``numpy.lib._twodim_base_impl._min_int``)."""
+    for t in (np.int8, np.int16, np.int32):
+        info = np.iinfo(t)
+        if high <= info.max and low >= info.min:
+            return t
+    return np.int64
 
 
 def _tri_of(m: LazyArray, k: int) -> LazyArray:
