@@ -287,3 +287,38 @@ def test_tri_k_as_numpy_takes_it(call, k, mode):
         return
     for x in (la.asarray(a), pending(a)):
         assert_same(fn(la, x, k), want)
+
+
+# A bool axis as NumPy takes it: stack's normalize_axis_index takes a Python bool as an int
+# (np.True_ not), argsort, cumulative_sum/prod and norm's ufunc reductions do not (stack
+# raised; argsort, cumulative_sum and norm(axis=(True,)) took True as axis 1).
+BOOL_AXIS_CALLS = {
+    "stack": lambda m, x, ax: m.stack([x, x + 1], axis=ax),
+    "concatenate": lambda m, x, ax: m.concatenate([x, x], axis=ax),
+    "argsort": lambda m, x, ax: m.argsort(x, ax),
+    "sort": lambda m, x, ax: m.sort(x, ax),
+    "cumulative_sum": lambda m, x, ax: m.cumulative_sum(x, axis=ax),
+    "cumulative_prod tuple": lambda m, x, ax: m.cumulative_prod(x, axis=(ax,)),
+    "norm": lambda m, x, ax: m.linalg.norm(x, axis=(ax,)),
+    "norm 1": lambda m, x, ax: m.linalg.norm(x, 1, axis=(ax,)),
+    "norm fro": lambda m, x, ax: m.linalg.norm(x, axis=(ax, 0)),
+    "norm inf": lambda m, x, ax: m.linalg.norm(x, np.inf, axis=(0, ax)),
+    "vector_norm": lambda m, x, ax: m.linalg.vector_norm(x, axis=ax),
+    "sum": lambda m, x, ax: m.sum(x, axis=ax),
+}
+
+
+@pytest.mark.parametrize("axis", [True, False, np.True_, np.False_], ids=repr)
+@pytest.mark.parametrize("call", BOOL_AXIS_CALLS, ids=str)
+def test_a_bool_axis_as_numpy_takes_it(call, axis, mode):
+    a = np.arange(6.0).reshape(2, 3)[:, ::-1]
+    fn = BOOL_AXIS_CALLS[call]
+    try:
+        want = fn(np, a, axis)
+    except Exception as e:
+        for x in (la.asarray(a), pending(a)):
+            with pytest.raises(type(e)):
+                fn(la, x, axis)
+        return
+    for x in (la.asarray(a), pending(a)):
+        assert_same(fn(la, x, axis), want)
