@@ -322,3 +322,35 @@ def test_a_bool_axis_as_numpy_takes_it(call, axis, mode):
         return
     for x in (la.asarray(a), pending(a)):
         assert_same(fn(la, x, axis), want)
+
+
+# The layout of a join (docs/not-supported.rst, the first row): of computed operands, NumPy's
+# (its stride permutation of the operands: F-ordered for F-ordered operands); with a pending
+# operand, C-contiguous (computed straight into its part of a C-ordered result).
+JOIN_LAYOUT_CALLS = {
+    "concatenate": lambda m, x, y: m.concatenate([x.T, y.T]),
+    "concatenate axis 1": lambda m, x, y: m.concatenate([x.T, y.T], axis=1),
+    "stack": lambda m, x, y: m.stack([x.T, y.T]),
+    "stack axis 2": lambda m, x, y: m.stack([x.T, y.T], axis=2),
+    "vstack": lambda m, x, y: m.vstack([x.T, y.T]),
+    "hstack": lambda m, x, y: m.hstack([x.T, y.T]),
+    "column_stack": lambda m, x, y: m.column_stack([x.T, y.T]),
+    "concatenate mixed": lambda m, x, y: m.concatenate([x.T, y.T.copy()]),
+}
+
+
+@pytest.mark.parametrize("call", JOIN_LAYOUT_CALLS, ids=str)
+def test_the_layout_of_a_join(call, mode):
+    a = np.arange(12.0).reshape(3, 4)
+    fn = JOIN_LAYOUT_CALLS[call]
+    want = fn(np, a, a * 2)
+    computed = fn(la, la.asarray(a), la.asarray(a * 2))
+    assert_same(computed, want)
+    assert computed.strides == want.strides
+    with la.config(eager_max_size=0):
+        joined = fn(la, pending(a), pending(a * 2))
+    assert_same(joined, want)
+    if la.get_config().mode == "eager":     # (no operand is pending: NumPy's call)
+        assert joined.strides == want.strides
+    else:
+        assert joined.flags.c_contiguous
