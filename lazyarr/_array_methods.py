@@ -425,6 +425,8 @@ def _inplace_operator(opdef: OpDef, cls: Any) -> Callable[[Any, Any], Any]:
         data = node.data
         if data is not None and _devices.read_only(data):
             raise ValueError("output array is read-only")
+        if other_dt is int:
+            _build.check_weak_int(opdef, node.dtype, operand)
         opdef.numpy.resolve_dtypes((node.dtype, other_dt, node.dtype), casting="same_kind")
         fast = _fast_scalar_power(node, other) if opdef.name == "power" else None
         result = _elementwise(fast, node) if fast is not None else _elementwise(opdef, node, other)

@@ -63,6 +63,13 @@ def _check_scalar(value: Any, dtype: np.dtype) -> None:
         raise OverflowError("Python int too large to convert to C long")  # NumPy's path and text
 
 
+def check_weak_int(opdef: OpDef, dtype: np.dtype, value: int) -> None:
+    """NumPy's conversion of a Python int operand (after an array of ``dtype``) to its loop's
+    dtype, which comes before the call's other checks: ``bool_array += 2**64`` is its
+    OverflowError, not the output cast's error."""
+    _check_scalar(value, _ufunc_dtypes(opdef.numpy, (dtype, int))[1])
+
+
 def _out_of_range_comparison(opdef: OpDef, operands: list[Operand]) -> bool | None:
     """NumPy 2 compares an integer array with an out-of-range Python int exactly: the
     answer is the same for every element (``int8_array < 300`` is all True). Returns

@@ -354,3 +354,27 @@ def test_the_layout_of_a_join(call, mode):
         assert joined.strides == want.strides
     else:
         assert joined.flags.c_contiguous
+
+
+# x op= python_int: NumPy converts the int to its loop's dtype before it checks the output's
+# cast, so a bool x with an int past int64 is its OverflowError (a pending bool x raised the
+# cast's UFuncTypeError); an int that fits keeps the cast error (bool **= -1).
+@pytest.mark.parametrize("value", [2**64, 2**63, -2**63 - 1, 2**100, 300, -1, 1], ids=repr)
+@pytest.mark.parametrize("op", ["+", "*", "//", "&", "<<", "**"])
+@pytest.mark.parametrize("dtype", ["?", "u1", "i8"])
+def test_inplace_with_a_python_int_as_numpy(dtype, op, value, mode):
+    a = np.array([1, 0, 1, 1]).astype(dtype)
+
+    def apply(x):
+        ns = {"x": x, "v": value}
+        exec(f"x {op}= v", ns)
+        return ns["x"]
+    try:
+        want = apply(a.copy())
+    except Exception as e:
+        for x in (la.asarray(a), pending(a)):
+            with pytest.raises(type(e)):
+                apply(x)
+        return
+    for x in (la.asarray(a), pending(a)):
+        assert_same(apply(x), want)
