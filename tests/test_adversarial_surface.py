@@ -378,3 +378,28 @@ def test_inplace_with_a_python_int_as_numpy(dtype, op, value, mode):
         return
     for x in (la.asarray(a), pending(a)):
         assert_same(apply(x), want)
+
+
+# round(x, decimals) scales by NumPy's power of ten (1e9 times 10, n - 9 times: not 10.0**n,
+# which differs in the last bit from n = 23 on, and so did thousands of rounded values), inf
+# past 308 (all NaN: it raised OverflowError); decimals is a C int (2**31: OverflowError, also
+# for integers, which were copied).
+@pytest.mark.parametrize("decimals", [0, 3, 22, 23, 31, 44, 59, 200, 308, 309, 400, -23, -309,
+                                      2**31, -2**31 - 1, 2**70], ids=repr)
+@pytest.mark.parametrize("dtype", ["f8", "f4", "f2", "i8", "u1"])
+def test_round_scales_as_numpy(dtype, decimals, mode):
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal(512) * 10.0 ** rng.integers(-40, 5, 512)
+    a[:4] = [np.nan, np.inf, -0.0, 2.5e-23]
+    a = a.astype(dtype) if dtype[0] == "f" else rng.integers(0, 100, 512).astype(dtype)
+    with np.errstate(all="ignore"):
+        try:
+            want = np.round(a, decimals)
+        except Exception as e:
+            for x in (la.asarray(a), pending(a)):
+                with pytest.raises(type(e)):
+                    la.round(x, decimals)
+            return
+        for x in (la.asarray(a), pending(a)):
+            assert_same(la.round(x, decimals), want)
+            assert_same(x.round(decimals), want)

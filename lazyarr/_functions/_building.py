@@ -5,6 +5,7 @@ reads it (``la.sum(la.triu(a * 2))`` is one kernel) and runs on either device; t
 dtypes and shapes are NumPy's by construction (``tests/test_building.py``)."""
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable
 from typing import Any
@@ -205,12 +206,31 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = np._NoValue,
     return x
 
 
+def _power_of_ten(n: int) -> float:
+    """NumPy's ``power_of_ten`` (numpy/_core/src/multiarray/calculation.c): 1e9 multiplied by
+    10 ``n - 9`` times past 1e8. Not ``10.0 ** n``, which differs from it in the last bit from
+    ``n = 23`` on (so did the rounded values) and raises past 308 where NumPy's is inf."""
+    if n < 9:
+        return 10.0 ** n        # (exact)
+    scale = 1e9
+    for _ in range(n - 9):
+        scale *= 10.0
+        if scale == math.inf:   # (it stays inf)
+            break
+    return scale
+
+
 def round(a: Any, decimals: int = 0, out: Any = None) -> Any:  # noqa: A001 - NumPy's name
     """Round half to even to ``decimals`` places, as ``numpy.round``: for floats NumPy's own
-    steps, ``rint(a * 10**decimals) / 10**decimals`` (``rint`` for 0 places), fused; integers
+    steps, ``rint(a * 10**decimals) / 10**decimals`` (``rint`` for 0 places; NumPy's power of
+    ten, :func:`_power_of_ten`), fused; integers
     keep their values (a copy). Complex, bool, integers to negative places and ``out=`` run
     NumPy's own (the fallback)."""
     decimals = operator.index(decimals)
+    if not -2**31 <= decimals < 2**31:      # (NumPy's C int)
+        raise OverflowError("Python int too large to convert to C long" if abs(decimals) >= 2**63
+                            else f"signed integer is {'greater' if decimals > 0 else 'less'} "
+                            f"than {'maximum' if decimals > 0 else 'minimum'}")
     x = asarray(a)
     kind = x.dtype.kind
     if out is not None or kind in "cb" or kind in "iu" and decimals < 0:
@@ -219,7 +239,7 @@ def round(a: Any, decimals: int = 0, out: Any = None) -> Any:  # noqa: A001 - Nu
         return x.copy()
     if decimals == 0:
         return _rint(x)
-    scale = 10.0 ** abs(decimals)
+    scale = _power_of_ten(abs(decimals))
     return _rint(x * scale) / scale if decimals > 0 else _rint(x / scale) * scale
 
 
