@@ -403,3 +403,22 @@ def test_round_scales_as_numpy(dtype, decimals, mode):
         for x in (la.asarray(a), pending(a)):
             assert_same(la.round(x, decimals), want)
             assert_same(x.round(decimals), want)
+
+
+# format(x, spec) as ndarray.__format__: a 0-d array (an element x[i], a reduction's result)
+# formats its NumPy scalar, also for an empty spec (f"{x[0]}" of float32 0.1 is the Python
+# float's 0.10000000149011612; it was str's 0.1); another array its str, or NumPy's TypeError.
+@pytest.mark.parametrize("spec", ["", ">12", ".3f", "e", "+", "g", "x"], ids=repr)
+@pytest.mark.parametrize("dtype", ["f2", "f4", "f8", "c8", "?", "i1", "u8"])
+def test_format_as_numpy(dtype, spec, mode):
+    a = np.array([0.1, 65504.0, -3.0]).astype(dtype)
+    x = la.asarray(a)
+    for want_of, got_of in ((a[0], x[0]), (np.sum(a), la.sum(x)), (np.sum(a), la.sum(pending(a))),
+                            (a[:1].reshape(()), la.reshape(x[:1], ())), (a, x), (a, pending(a))):
+        try:
+            want = format(want_of, spec)
+        except Exception as e:
+            with pytest.raises(type(e)):
+                format(got_of, spec)
+            continue
+        assert format(got_of, spec) == want
