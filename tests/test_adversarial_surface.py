@@ -422,3 +422,20 @@ def test_format_as_numpy(dtype, spec, mode):
                 format(got_of, spec)
             continue
         assert format(got_of, spec) == want
+
+
+# nanmean of a float array with a dtype= that is not inexact: NumPy's TypeError, as nanvar's
+# (it gave the int8/bool/uint8 mean); an inexact dtype= (complex too) is taken.
+@pytest.mark.parametrize("dtype", ["i1", "?", "u1", "i8", "f2", "f4", "c8"])
+@pytest.mark.parametrize("fn", ["nanmean", "nanvar", "nanstd", "nansum"])
+def test_nan_functions_dtype_as_numpy(fn, dtype, mode):
+    a = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, np.nan]])
+    try:
+        want = getattr(np, fn)(a, axis=1, dtype=dtype)
+    except TypeError:
+        for x in (la.asarray(a), pending(a)):
+            with pytest.raises(TypeError, match="must be inexact"):
+                getattr(la, fn)(x, axis=1, dtype=dtype)
+        return
+    for x in (la.asarray(a), pending(a)):
+        assert_same(getattr(la, fn)(x, axis=1, dtype=dtype), want, exact=fn == "nansum")

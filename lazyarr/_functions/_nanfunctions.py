@@ -105,6 +105,8 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdi
         return _numpy("nanmean", a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
     if x.dtype.kind != "f":
         return _R["mean"](x, axis, dtype=dtype, keepdims=keepdims)
+    if dtype is not None and np.dtype(dtype).kind not in "fc":      # (NumPy's check, as nanvar's)
+        raise TypeError("If a is inexact, then dtype must be inexact")
     nan = _isnan(x)
     total = _R["sum"](_where(nan, 0, x), axis, dtype=dtype, keepdims=keepdims)
     count = _R["sum"](_logical_not(nan), axis, dtype=np.intp, keepdims=keepdims)
