@@ -241,6 +241,13 @@ def reduction_function(opdef: OpDef, cls: Any) -> Callable[..., Any]:
             for key, default in _NUMPY_DEFAULTS:
                 if key in kw and kw[key] is default:
                     del kw[key]
+            if name in ("var", "std") and kw.get("dtype") is not None \
+                    and getattr(getattr(x, "dtype", None), "kind", None) == "c":
+                # NumPy's var of complex data with dtype= takes the mean in that dtype (a real
+                # one: of the real parts) and the deviations' squares as complex numbers, then
+                # sums them in it (its NaN+NaNj of a complex dtype): its own call
+                return _dispatch.PROTOCOLS["call"](name, opdef.numpy, (x,),
+                                                   {"axis": axis, "keepdims": keepdims, **kw})
             if kw.keys() - allowed:
                 unknown = set(kw) - allowed - numpy_names
                 if unknown:
