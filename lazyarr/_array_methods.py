@@ -204,6 +204,14 @@ def _numpy_reduction_parameters(numpy_func: Any) -> tuple[tuple[str, ...], froze
     return positional, frozenset(p.name for p in params)
 
 
+def _dtype_kind(dtype: Any) -> str | None:
+    """``np.dtype(dtype).kind``, None where ``dtype`` is none NumPy takes (its call raises)."""
+    try:
+        return np.dtype(dtype).kind
+    except TypeError:
+        return None
+
+
 def reduction_function(opdef: OpDef, cls: Any) -> Callable[..., Any]:
     """``lazyarr.<op>(x, axis)`` of a reduction, also the method ``x.<op>(axis)``.
 
@@ -241,11 +249,11 @@ def reduction_function(opdef: OpDef, cls: Any) -> Callable[..., Any]:
             for key, default in _NUMPY_DEFAULTS:
                 if key in kw and kw[key] is default:
                     del kw[key]
-            if name in ("var", "std") and kw.get("dtype") is not None \
-                    and getattr(getattr(x, "dtype", None), "kind", None) == "c":
+            if name in ("var", "std") and kw.get("dtype") is not None and "c" in (
+                    getattr(getattr(x, "dtype", None), "kind", None), _dtype_kind(kw["dtype"])):
                 # NumPy's var of complex data with dtype= takes the mean in that dtype (a real
-                # one: of the real parts) and the deviations' squares as complex numbers, then
-                # sums them in it (its NaN+NaNj of a complex dtype): its own call
+                # one: of the real parts) and the deviations' squares as complex numbers; a
+                # complex dtype= sums the squares in it (NaN+NaNj where NaN): its own call
                 return _dispatch.PROTOCOLS["call"](name, opdef.numpy, (x,),
                                                    {"axis": axis, "keepdims": keepdims, **kw})
             if kw.keys() - allowed:

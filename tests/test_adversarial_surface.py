@@ -458,3 +458,8 @@ def test_complex_var_with_a_dtype_as_numpy(fn, dtype, mode):
                 for got in (getattr(la, fn)(x, axis=axis, dtype=dtype),
                             getattr(x, fn)(axis=axis, dtype=dtype)):
                     assert_same(got, want)
+    b = np.array([[0.5, 6e4, -3], [np.nan, 1, 2]], np.float16)     # (a complex dtype of reals)
+    if np.dtype(dtype).kind == "c":
+        for x in (la.asarray(b), pending(b)):
+            assert_same(getattr(la, fn)(x, axis=0, dtype=dtype),
+                        getattr(np, fn)(b, axis=0, dtype=dtype))
