@@ -463,3 +463,25 @@ def test_complex_var_with_a_dtype_as_numpy(fn, dtype, mode):
         for x in (la.asarray(b), pending(b)):
             assert_same(getattr(la, fn)(x, axis=0, dtype=dtype),
                         getattr(np, fn)(b, axis=0, dtype=dtype))
+
+
+# The FFTs' n (and s) as NumPy's _raw_fft takes it: a bool is no output length (fft(x, n=True):
+# TypeError; it was n=1), though rfft's n // 2 + 1 of one is (rfft(x, n=np.True_) is n=1: it
+# raised).
+@pytest.mark.parametrize("n", [True, np.True_, False, np.int8(3), 3.0, 5], ids=repr)
+@pytest.mark.parametrize("fn", ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fftn", "rfftn",
+                                "irfftn", "rfft2"])
+def test_fft_points_as_numpy(fn, n, mode):
+    a = np.arange(8.0).reshape(2, 4)
+    for s in ([(n, 2), (2, n)] if fn[-1] in "n2" else [n]):
+        call = (lambda m, x: getattr(m.fft, fn)(x, s=s, axes=(0, 1))) if fn[-1] in "n2" else \
+            (lambda m, x: getattr(m.fft, fn)(x, n=s))
+        try:
+            want = call(np, a)
+        except Exception as e:
+            for x in (la.asarray(a), pending(a)):
+                with pytest.raises(type(e)):
+                    call(la, x)
+            continue
+        for x in (la.asarray(a), pending(a)):
+            assert_same(call(la, x), want, exact=False)
