@@ -249,11 +249,13 @@ def reduction_function(opdef: OpDef, cls: Any) -> Callable[..., Any]:
             for key, default in _NUMPY_DEFAULTS:
                 if key in kw and kw[key] is default:
                     del kw[key]
-            if name in ("var", "std") and kw.get("dtype") is not None and "c" in (
-                    getattr(getattr(x, "dtype", None), "kind", None), _dtype_kind(kw["dtype"])):
+            if name in ("var", "std") and (kw.get("dtype") is not None and "c" in (
+                    getattr(getattr(x, "dtype", None), "kind", None), _dtype_kind(kw["dtype"]))
+                    or isinstance(kw.get("ddof", kw.get("correction")), (np.ndarray, cls))):
                 # NumPy's var of complex data with dtype= takes the mean in that dtype (a real
                 # one: of the real parts) and the deviations' squares as complex numbers; a
-                # complex dtype= sums the squares in it (NaN+NaNj where NaN): its own call
+                # complex dtype= sums the squares in it (NaN+NaNj where NaN); an array ddof
+                # broadcasts against the counts (its shape joins the result's): its own call
                 return _dispatch.PROTOCOLS["call"](name, opdef.numpy, (x,),
                                                    {"axis": axis, "keepdims": keepdims, **kw})
             if kw.keys() - allowed:

@@ -485,3 +485,27 @@ def test_fft_points_as_numpy(fn, n, mode):
             continue
         for x in (la.asarray(a), pending(a)):
             assert_same(call(la, x), want, exact=False)
+
+
+# var/std/nanvar/nanstd with an array ddof (or correction): NumPy's (the array broadcasts
+# against the counts: ddof=np.array([1]) gives shape (1,)); lazy mode raised "unhashable
+# type: 'numpy.ndarray'".
+@pytest.mark.parametrize("ddof", [np.array(1), np.array([1]), np.array([0, 1, 2, 3]),
+                                  np.array([[1], [2], [0]]), np.array(1.5)], ids=repr)
+@pytest.mark.parametrize("fn", ["var", "std", "nanvar", "nanstd"])
+def test_array_ddof_as_numpy(fn, ddof, mode):
+    a = np.arange(12.0).reshape(3, 4)
+    a[1, 1] = np.nan
+    for axis in (None, 0, 1):
+        for key in ("ddof", "correction"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    want = getattr(np, fn)(a, axis=axis, **{key: ddof})
+                except Exception as e:
+                    for x in (la.asarray(a), pending(a)):
+                        with pytest.raises(type(e)):
+                            getattr(la, fn)(x, axis=axis, **{key: ddof})
+                    continue
+                for x in (la.asarray(a), pending(a)):
+                    assert_same(getattr(la, fn)(x, axis=axis, **{key: ddof}), want)

@@ -149,7 +149,9 @@ def _nan_variance(name: str, a: Any, axis: Any, dtype: Any, out: Any, ddof: Any,
     dtype: the accumulation rule of lazyarr's ``var``/``std`` (docs/testing.rst,
     "Reductions"); NumPy computes float16/float32 in their own precision."""
     x = asarray(a)
-    if not _native(x, out, where, mean) or dtype is not None and np.dtype(dtype).kind == "c":
+    arrays = (np.ndarray, LazyArray)      # (an array ddof: NumPy's broadcasting, its errors)
+    if not _native(x, out, where, mean) or dtype is not None and np.dtype(dtype).kind == "c" \
+            or isinstance(ddof, arrays) or isinstance(correction, arrays):
         return _numpy(name, a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
                       where=where, mean=mean, correction=correction)
     if correction is not None:
