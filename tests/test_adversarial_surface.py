@@ -509,3 +509,32 @@ def test_array_ddof_as_numpy(fn, ddof, mode):
                     continue
                 for x in (la.asarray(a), pending(a)):
                     assert_same(getattr(la, fn)(x, axis=axis, **{key: ddof}), want)
+
+
+# An element times a list, tuple, str or bytes is NumPy's scalar's: the sequence's repetition
+# (np.int64(2) * [1] is [1, 1]; a float's is the sequence's TypeError), where lazyarr gave an
+# array (the 0-d array's elementwise product, which a reduction's 0-d result still gives).
+@pytest.mark.parametrize("dtype", ["i8", "u1", "i1", "f8", "?", "c8"])
+@pytest.mark.parametrize("expr", ["x[0] * [1, 2]", "[1, 2] * x[0]", "x[0] * (1,)", "x[0] * 'ab'",
+                                  "x[0] * b'a'", "x[0] * range(3)", "x[0] + [1, 2]",
+                                  "s *= [1, 2]", "s *= 'ab'"])
+def test_an_element_times_a_sequence_as_numpy(dtype, expr, mode):
+    a = np.array([2, 3]).astype(dtype)
+
+    def run(x):
+        ns = {"x": x, "s": x[0]}
+        exec(f"r = {expr}" if "=" not in expr else f"{expr}\nr = s", ns)
+        return ns["r"]
+    try:
+        want = run(a)
+    except TypeError:
+        for x in (la.asarray(a), pending(a)):
+            with pytest.raises(TypeError):
+                run(x)
+        return
+    for x in (la.asarray(a), pending(a)):
+        got = run(x)
+        if isinstance(want, np.ndarray):
+            assert_same(got, want)
+        else:
+            assert type(got) is type(want) and got == want
