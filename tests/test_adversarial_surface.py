@@ -1,6 +1,7 @@
-"""Regressions from an adversarial round against NumPy 2 over the shape, indexing, joining,
-creation and elementwise surface: each a case where lazyarr differed from NumPy (a wrong
-alias, a keyword NumPy takes, NumPy's exception type)."""
+"""Regressions from adversarial rounds against NumPy 2 over the shape, indexing, joining,
+creation, elementwise, reduction and FFT surface: each a case where lazyarr differed from
+NumPy (a wrong alias, a keyword NumPy takes, NumPy's exception type, a value), or a deviation
+docs/not-supported.rst names, pinned."""
 from __future__ import annotations
 
 import warnings
