@@ -715,9 +715,14 @@ class LazyArray(ArrayBase):  # type: ignore[misc]  # compiled base: the node, th
         return str(self.to_numpy())
 
     def __format__(self, spec: str) -> str:
+        """As ``ndarray.__format__``: a 0-d array formats its NumPy scalar (``f"{x[0]}"`` of
+        float32 0.1 is ``0.10000000149011612``, the Python float's, where ``str`` gives ``0.1``);
+        another array its ``str`` for an empty spec, NumPy's TypeError for any other."""
+        if self.ndim == 0:
+            return format(self.to_numpy()[()], spec)
         if not spec:
             return str(self)
-        return format(self.to_numpy().item() if self.ndim == 0 else self.to_numpy(), spec)
+        return format(self.to_numpy(), spec)
 
 
 def _unpickle(data: Any, device: str) -> LazyArray:

@@ -204,6 +204,14 @@ def _numpy_reduction_parameters(numpy_func: Any) -> tuple[tuple[str, ...], froze
     return positional, frozenset(p.name for p in params)
 
 
+def _dtype_kind(dtype: Any) -> str | None:
+    """``np.dtype(dtype).kind``, None where ``dtype`` is none NumPy takes (its call raises)."""
+    try:
+        return np.dtype(dtype).kind
+    except TypeError:
+        return None
+
+
 def reduction_function(opdef: OpDef, cls: Any) -> Callable[..., Any]:
     """``lazyarr.<op>(x, axis)`` of a reduction, also the method ``x.<op>(axis)``.
 
@@ -241,6 +249,15 @@ def reduction_function(opdef: OpDef, cls: Any) -> Callable[..., Any]:
             for key, default in _NUMPY_DEFAULTS:
                 if key in kw and kw[key] is default:
                     del kw[key]
+            if name in ("var", "std") and (kw.get("dtype") is not None and "c" in (
+                    getattr(getattr(x, "dtype", None), "kind", None), _dtype_kind(kw["dtype"]))
+                    or isinstance(kw.get("ddof", kw.get("correction")), (np.ndarray, cls))):
+                # NumPy's var of complex data with dtype= takes the mean in that dtype (a real
+                # one: of the real parts) and the deviations' squares as complex numbers; a
+                # complex dtype= sums the squares in it (NaN+NaNj where NaN); an array ddof
+                # broadcasts against the counts (its shape joins the result's): its own call
+                return _dispatch.PROTOCOLS["call"](name, opdef.numpy, (x,),
+                                                   {"axis": axis, "keepdims": keepdims, **kw})
             if kw.keys() - allowed:
                 unknown = set(kw) - allowed - numpy_names
                 if unknown:
@@ -425,6 +442,8 @@ def _inplace_operator(opdef: OpDef, cls: Any) -> Callable[[Any, Any], Any]:
         data = node.data
         if data is not None and _devices.read_only(data):
             raise ValueError("output array is read-only")
+        if other_dt is int:
+            _build.check_weak_int(opdef, node.dtype, operand)
         opdef.numpy.resolve_dtypes((node.dtype, other_dt, node.dtype), casting="same_kind")
         fast = _fast_scalar_power(node, other) if opdef.name == "power" else None
         result = _elementwise(fast, node) if fast is not None else _elementwise(opdef, node, other)

@@ -63,6 +63,13 @@ def _check_scalar(value: Any, dtype: np.dtype) -> None:
         raise OverflowError("Python int too large to convert to C long")  # NumPy's path and text
 
 
+def check_weak_int(opdef: OpDef, dtype: np.dtype, value: int) -> None:
+    """NumPy's conversion of a Python int operand (after an array of ``dtype``) to its loop's
+    dtype, which comes before the call's other checks: ``bool_array += 2**64`` is its
+    OverflowError, not the output cast's error."""
+    _check_scalar(value, _ufunc_dtypes(opdef.numpy, (dtype, int))[1])
+
+
 def _out_of_range_comparison(opdef: OpDef, operands: list[Operand]) -> bool | None:
     """NumPy 2 compares an integer array with an out-of-range Python int exactly: the
     answer is the same for every element (``int8_array < 300`` is all True). Returns
@@ -529,6 +536,17 @@ def _warn_empty_slices(op: str, shape: tuple[int, ...], axes: tuple[int, ...] | 
 _reduction_spec_cached = functools.lru_cache(maxsize=4096)(_reduction_spec)
 
 
+def ufunc_keepdims(keepdims: Any) -> bool:
+    """``keepdims`` (not a bool) as NumPy's ufunc reductions read it (and ``mean``/``var``/
+    ``std``, which call them): a C int, so an integer (TypeError for 1.0 or None) and an
+    OverflowError past the C int's range (``2**70``)."""
+    value = operator.index(keepdims)
+    if not -2**31 <= value < 2**31:
+        raise OverflowError("Python int too large to convert to C "
+                            + ("int" if -2**63 <= value < 2**63 else "long"))
+    return bool(value)
+
+
 def _cacheable(axis: Any, keepdims: Any) -> bool:
     if type(keepdims) is not bool:
         return False
@@ -570,7 +588,8 @@ def reduce(opdef: OpDef, x: Any, axis: Any = None, keepdims: bool = False, dtype
             spec = _reduction_spec(opdef.name, node.dtype, node.shape, axis, keepdims, dtype, ddof)
     else:                        # NumPy's errors (axis=1.0, keepdims="no", axis=[0]), uncached
         spec = _reduction_spec(opdef.name, node.dtype, node.shape, axis,
-                               bool(operator.index(keepdims)), dtype, ddof)
+                               bool(keepdims) if opdef.name in ("argmax", "argmin")  # (its truth)
+                               else ufunc_keepdims(keepdims), dtype, ddof)
     result_dtype, shape, arg = spec
     device = node.device or "cpu"
     if _eager_mode():

@@ -167,7 +167,7 @@ def _one_axis(name: str, a: Any, n: Any, axis: Any, norm: Any, out: Any) -> Lazy
     _check_points(n)
     if name not in ("hfft", "ihfft"):
         library_norm = _checked_norm(norm, name in ("fft", "rfft"))
-    n = operator.index(n)
+    n = _points(n, name in ("rfft", "ihfft"))
     axis = normalize_axis_index(axis, x.ndim)
     library = {"hfft": "irfft", "ihfft": "rfft"}.get(name, name)
     return _transform(name, x, library, (n,), (axis,), library_norm, out)
@@ -244,7 +244,8 @@ def _many_axes(library: str, a: Any, s: Any, axes: Any, norm: Any, out: Any,
                 else x.shape[axes[i]]
         _check_points(n)
         _checked_norm(norm, library in ("fftn", "rfftn"))
-        full.append((i, operator.index(n), normalize_axis_index(axes[i], x.ndim)))
+        full.append((i, _points(n, library == "rfftn" and i == len(axes) - 1),
+                     normalize_axis_index(axes[i], x.ndim)))
     full.sort()
     return _transform(name or library, x, library, tuple(n for _, n, _ in full),
                       tuple(ax for _, _, ax in full), norm, out)
@@ -292,6 +293,17 @@ def _operand(a: Any) -> LazyArray:
 def _check_points(n: Any) -> None:
     if n < 1:
         raise ValueError(f"Invalid number of FFT data points ({n}) specified.")
+
+
+def _points(n: Any, halved: bool) -> int:
+    """``n`` as NumPy's ``_raw_fft`` takes it: the shape of its output is ``n`` (``n // 2 + 1``
+    for ``rfft``, ``halved``), where a bool is no integer (``fft(x, n=True)``: TypeError) though
+    ``True // 2 + 1`` is (``rfft(x, n=np.True_)`` is ``n=1``)."""
+    if isinstance(n, (bool, np.bool_)):
+        if not halved:
+            raise TypeError("an integer is required")
+        return int(n)
+    return operator.index(n)
 
 
 def _checked_norm(norm: Any, forward: bool) -> Any:

@@ -1316,6 +1316,12 @@ _slot_wrappers(ArrayBase, ("add", "sub", "mul", "truediv", "floordiv", "mod", "a
                            "lshift", "rshift"))
 _slot_wrappers(ArrayBase, ("matmul",), __import__("numpy").ndarray)
 
+#: the sequences whose ``*`` is a repetition: NumPy's scalar leaves ``n * seq`` to them
+#: (``np.int64(2) * [1]`` is ``[1, 1]``, ``np.float64(2) * [1]`` their TypeError), where a 0-d
+#: array multiplies elementwise
+_REPEATED = (list, tuple, str, bytes, bytearray)
+
+
 @cython.auto_pickle(False)           # ScalarValue's __reduce__ pickles it
 @cython.c_api_binop_methods(True)    # (as ArrayBase's: slot wrappers a subclass inherits)
 cdef class ScalarBase(ArrayBase):
@@ -1339,9 +1345,15 @@ cdef class ScalarBase(ArrayBase):
         return _binary(self, other, SUB)
 
     def __mul__(a, b):
+        if isinstance(a, _REPEATED) or isinstance(b, _REPEATED):
+            return NotImplemented       # (NumPy's scalar: the sequence's repetition, or its error)
         return _element_slot(a, b, MUL)
 
     def __imul__(self, other):          # (``s op= y`` rebinds: ``s = s op y``)
+        if isinstance(other, _REPEATED):
+            # (Python tries no right-hand repetition for ``*=`` where the left operand is a
+            # sequence type, as a LazyArray is: the sequence's own ``*``, NumPy's scalar's)
+            return other * self
         return _binary(self, other, MUL)
 
     def __truediv__(a, b):

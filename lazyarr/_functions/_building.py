@@ -5,6 +5,7 @@ reads it (``la.sum(la.triu(a * 2))`` is one kernel) and runs on either device; t
 dtypes and shapes are NumPy's by construction (``tests/test_building.py``)."""
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable
 from typing import Any
@@ -65,11 +66,36 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = float, *,
     arange(-k, M - k)`` (lazy)."""
     if like is not None:
         raise TypeError("lazyarr.tri does not take like=")
-    N, M, k = operator.index(N), operator.index(N if M is None else M), operator.index(k)
-    rows = _made(device, "arange", N)
-    cols = _made(device, "arange", -k, M - k)
+    M = N if M is None else M
+    if _plain_tri(N, M, k):
+        rows = _made(device, "arange", N)
+        cols = _made(device, "arange", -k, M - k)
+    else:
+        # NumPy's tri takes whatever its two aranges take, of its small int dtypes: a float
+        # N, M or k (arange's values cast to the int dtype: ``tri(3, k=0.5)`` is all ones),
+        # with arange's errors (an OverflowError for ``k=2**70`` or ``-2**63``). Its own
+        # aranges then, on the host (N + M values).
+        rows = asarray(np.arange(N, dtype=_min_int(0, N)), device=device)
+        cols = asarray(np.arange(-k, M - k, dtype=_min_int(-k, M - k)), device=device)
     mask = _greater_equal(expand_dims(rows, 1), expand_dims(cols, 0))
     return mask if np.dtype(dtype) == np.bool_ else mask.astype(dtype)
+
+
+def _plain_tri(N: Any, M: Any, k: Any) -> bool:
+    """Whether ``tri``'s arguments are ints whose aranges hold in int64 (its own aranges then
+    give NumPy's values)."""
+    if not all(type(v) is int for v in (N, M, k)):
+        return False
+    return all(-2**63 <= v < 2**63 for v in (N, -k, M - k))
+
+
+def _min_int(low: Any, high: Any) -> type:
+    """NumPy's int dtype of tri's aranges (``numpy.lib._twodim_base_impl._min_int``)."""
+    for t in (np.int8, np.int16, np.int32):
+        info = np.iinfo(t)
+        if high <= info.max and low >= info.min:
+            return t
+    return np.int64
 
 
 def _tri_of(m: LazyArray, k: int) -> LazyArray:
@@ -178,12 +204,31 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = np._NoValue,
     return x
 
 
+def _power_of_ten(n: int) -> float:
+    """NumPy's ``power_of_ten`` (numpy/_core/src/multiarray/calculation.c): 1e9 multiplied by
+    10 ``n - 9`` times past 1e8. Not ``10.0 ** n``, which differs from it in the last bit from
+    ``n = 23`` on (so did the rounded values) and raises past 308 where NumPy's is inf."""
+    if n < 9:
+        return 10.0 ** n        # (exact)
+    scale = 1e9
+    for _ in range(n - 9):
+        scale *= 10.0
+        if scale == math.inf:   # (it stays inf)
+            break
+    return scale
+
+
 def round(a: Any, decimals: int = 0, out: Any = None) -> Any:  # noqa: A001 - NumPy's name
     """Round half to even to ``decimals`` places, as ``numpy.round``: for floats NumPy's own
-    steps, ``rint(a * 10**decimals) / 10**decimals`` (``rint`` for 0 places), fused; integers
+    steps, ``rint(a * 10**decimals) / 10**decimals`` (``rint`` for 0 places; NumPy's power of
+    ten, :func:`_power_of_ten`), fused; integers
     keep their values (a copy). Complex, bool, integers to negative places and ``out=`` run
     NumPy's own (the fallback)."""
     decimals = operator.index(decimals)
+    if not -2**31 <= decimals < 2**31:      # (NumPy's C int)
+        raise OverflowError("Python int too large to convert to C long" if abs(decimals) >= 2**63
+                            else f"signed integer is {'greater' if decimals > 0 else 'less'} "
+                            f"than {'maximum' if decimals > 0 else 'minimum'}")
     x = asarray(a)
     kind = x.dtype.kind
     if out is not None or kind in "cb" or kind in "iu" and decimals < 0:
@@ -192,7 +237,7 @@ def round(a: Any, decimals: int = 0, out: Any = None) -> Any:  # noqa: A001 - Nu
         return x.copy()
     if decimals == 0:
         return _rint(x)
-    scale = 10.0 ** abs(decimals)
+    scale = _power_of_ten(abs(decimals))
     return _rint(x * scale) / scale if decimals > 0 else _rint(x / scale) * scale
 
 

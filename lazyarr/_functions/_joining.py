@@ -302,7 +302,8 @@ def stack(arrays: Any, axis: int = 0, out: Any = None, *, dtype: Any = None,
         raise ValueError("need at least one array to stack")
     if len({p.shape for p in parts}) != 1:
         raise ValueError("all input arrays must have the same shape")
-    axis = np.lib.array_utils.normalize_axis_index(_axis(axis), parts[0].ndim + 1)
+    # (NumPy's stack normalizes the axis so: a Python bool is an int there, np.True_ not)
+    axis = np.lib.array_utils.normalize_axis_index(axis, parts[0].ndim + 1)
     _check_casting(casting)
     result = _result_dtype(parts, {}, dtype)
     _check_casts(parts, {}, result, casting)

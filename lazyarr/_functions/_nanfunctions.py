@@ -105,6 +105,8 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdi
         return _numpy("nanmean", a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
     if x.dtype.kind != "f":
         return _R["mean"](x, axis, dtype=dtype, keepdims=keepdims)
+    if dtype is not None and np.dtype(dtype).kind not in "fc":      # (NumPy's check, as nanvar's)
+        raise TypeError("If a is inexact, then dtype must be inexact")
     nan = _isnan(x)
     total = _R["sum"](_where(nan, 0, x), axis, dtype=dtype, keepdims=keepdims)
     count = _R["sum"](_logical_not(nan), axis, dtype=np.intp, keepdims=keepdims)
@@ -147,7 +149,9 @@ def _nan_variance(name: str, a: Any, axis: Any, dtype: Any, out: Any, ddof: Any,
     dtype: the accumulation rule of lazyarr's ``var``/``std`` (docs/testing.rst,
     "Reductions"); NumPy computes float16/float32 in their own precision."""
     x = asarray(a)
-    if not _native(x, out, where, mean) or dtype is not None and np.dtype(dtype).kind == "c":
+    arrays = (np.ndarray, LazyArray)      # (an array ddof: NumPy's broadcasting, its errors)
+    if not _native(x, out, where, mean) or dtype is not None and np.dtype(dtype).kind == "c" \
+            or isinstance(ddof, arrays) or isinstance(correction, arrays):
         return _numpy(name, a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
                       where=where, mean=mean, correction=correction)
     if correction is not None:

@@ -23,6 +23,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 from .. import _fallback
 from . import _products
 from .._array import LazyArray
+from .._build import ufunc_keepdims
 from . import _decompositions
 from ._creation import asarray, zeros
 from ._elementwise import FUNCTIONS as _EW
@@ -46,6 +47,10 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> L
     elif not isinstance(axis, tuple):
         axis = (_integer_axis(axis),)
     if len(axis) == 1:
+        if not isinstance(ord, str):    # (NumPy's ufunc reduction reads axis and keepdims
+            _no_bool_axis(axis)         # here: keepdims as a C int; elsewhere its truth)
+            if type(keepdims) is not bool:
+                keepdims = ufunc_keepdims(keepdims)
         return _vector_norm(x, axis, ord, keepdims)
     if len(axis) == 2:
         return _matrix_norm(x, axis, ord, keepdims)
@@ -84,6 +89,13 @@ def _integer_axis(axis: Any) -> int:
         return int(axis)
     except Exception as e:
         raise TypeError("'axis' must be None, an integer or a tuple of integers") from e
+
+
+def _no_bool_axis(axis: tuple[Any, ...]) -> None:
+    """NumPy's TypeError where its norm gives ``axis`` to a ufunc reduction as it came: a bool
+    is not an axis there (``norm(x, axis=(True,))``), though ``normalize_axis_index`` takes it."""
+    if any(isinstance(a, (bool, np.bool_)) for a in axis):
+        raise TypeError("an integer is required")
 
 
 def _two_norm(x: LazyArray, axis: tuple[int, ...] | None) -> LazyArray:
@@ -153,6 +165,7 @@ def _matrix_norm(x: LazyArray, axis: tuple[Any, Any], ord: Any, keepdims: bool) 
         reduce = _max_from_zero if ord == math.inf else _min
         result = reduce(sums, (row - (row > col),))
     elif ord in (None, "fro", "f"):
+        _no_bool_axis(axis)
         result = _two_norm(x, (row, col))
     elif ord == "nuc":
         result = _singular_value_norm(x, row, col, _sum)

@@ -41,7 +41,8 @@ def stable_argsort_is_fast(dtype: np.dtype) -> bool:
 def stable_argsort(a: np.ndarray, axis: Any = -1) -> np.ndarray:
     """``np.argsort(a, axis=axis, stable=True)``: the same indices."""
     kind = (a.dtype.kind, a.dtype.itemsize)
-    if a.ndim == 0 or a.size < 2 or not stable_argsort_is_fast(a.dtype):
+    if a.ndim == 0 or a.size < 2 or not stable_argsort_is_fast(a.dtype) \
+            or isinstance(axis, (bool, np.bool_)):     # (not an axis: NumPy's TypeError)
         return np.argsort(a, axis=axis, stable=True)
     if axis is None:
         a, axis = a.reshape(-1), -1

@@ -122,6 +122,8 @@ def _cumulative(name: str, numpy_func: Any, scan: Any, numpy_scan: Any, x: Any, 
         if len(axis) != 1:
             raise ValueError("accumulate does not allow multiple axes")
         axis = axis[0]
+    if isinstance(axis, (bool, np.bool_)):      # (an int to normalize_axis_index, not to NumPy's)
+        raise TypeError("an integer is required")
     axis = normalize_axis_index(axis, a.ndim)
     if not include_initial:
         return scan(a, axis=axis, dtype=dtype)
