@@ -431,6 +431,48 @@ def test_a_repeated_write_through_a_temporary_replays_its_launches(rng, monkeypa
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device")
+def test_a_kept_write_replays_for_other_buffers_of_its_layouts(rng, monkeypatch):
+    """floyd_warshall's step reads another column and row of the array it writes at each
+    step: buffers of the kept write's layouts, one overlapping the memory written, so the
+    kept temporary and kernels replay with them (``_Through.replays_like``). Each step against
+    NumPy; a value of those layouts reading nothing of the memory written is computed straight
+    into it, as before; another constant is no replay."""
+    from lazyarr._materialize import select
+    from lazyarr.backends.cuda.backend import _Through
+
+    backend = select("cuda", "lazy")
+    hits = []
+    like = _Through.replays_like
+
+    def counting(self, *args):
+        hits.append(like(self, *args))
+        return hits[-1]
+    monkeypatch.setattr(_Through, "replays_like", counting)
+    n = 9
+    base = rng.integers(0, 50, (n, n)).astype(np.int32)
+    want = base.copy()
+    with la.config(device="cuda"):
+        path = la.asarray(base.copy())
+        temps = set()
+        for k in range(n):
+            path[:] = la.minimum(path[:], la.add.outer(path[:, k], path[k, :]))
+            want[:] = np.minimum(want[:], np.add.outer(want[:, k], want[k, :]))
+            assert_same(np.asarray(path), want)
+            temps.update(id(t.temp) for t in backend._through.values()
+                         if t.temp.shape == (n, n) and t.temp.dtype == np.int32)
+        other = la.asarray(base.copy())
+        path[:] = la.minimum(other[:], la.add.outer(other[:, 0], other[0, :]))   # apart
+        want[:] = np.minimum(base, np.add.outer(base[:, 0], base[0, :]))
+        assert_same(np.asarray(path), want)
+        path[:] = la.minimum(path[:], la.add.outer(path[:, 1], path[1, :]) + 1)  # a constant
+        want[:] = np.minimum(want[:], np.add.outer(want[:, 1], want[1, :]) + 1)
+        assert_same(np.asarray(path), want)
+    assert len(temps) == 1              # one temporary, kept from the first step
+    assert hits[:n - 1] == [True] * (n - 1) and hits[-1] is False
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device")
 def test_a_kept_write_goes_with_the_array_written(rng):
     """The kept write (and its temporary) holds neither the array written nor the arrays
     read: when the script drops the array, the entry goes too, also for a value that reads
