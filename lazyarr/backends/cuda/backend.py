@@ -21,7 +21,7 @@ import numpy as np
 from ... import _compile_thread
 from ..._config import get_config
 from ..._devices import asarray as asarray_on
-from ..._devices import may_share_memory
+from ..._node import overlaps_any
 from ..._plan import InputInfo, Kernel, Plan
 from ..._program import Instr, Lowered, Program
 from ..._shapes import broadcast_shapes
@@ -425,7 +425,7 @@ class CudaBackend:
         if kept is not None and kept.replays(lowered, out, checked, self.stream()):
             self._replay(kept, inputs, lowered.scalars, out)
             return True
-        if any(type(a) is not CounterMap and may_share_memory(a, out) for a in inputs):
+        if overlaps_any(inputs, out, CounterMap):      # (may_share_memory, compiled)
             if kept is not None and kept.replays_like(lowered, out, checked, self.stream()):
                 self._replay(kept, inputs, lowered.scalars, out)
                 try:                    # (the next step may read these very buffers)
