@@ -24,7 +24,7 @@ import numpy as np
 
 from . import _devices, _node, _views
 from ._materialize import materialize, materialize_into, tape
-from ._node import Node
+from ._node import Node, overlaps_any
 from ._value_ops import device_view
 from .backends import fp_errors
 from .backends._cpu_vm import data_address
@@ -152,10 +152,33 @@ def setitem(x: Any, key: Any, value: Any, temporary: bool = False) -> None:
         if type(dest) is type(memory) and dest.shape == value.shape \
                 and materialize_into(value, dest):
             return
-    value = _device_value(value, device)
+    element = _element_view(value) if device == "cuda" else None
+    if element is None:
+        value = _device_value(value, device)
     key = _device_key(key, device)
     memory = target(x)
+    if element is not None:
+        # the pending copy of one element (fdtd_2d's ``ey[0, :] = _fict_[t]``): its 0-d view
+        # written as it is, which CuPy broadcasts, instead of a kernel computing the copy
+        # first; the same values, as nothing has written the element since the line that
+        # read it (a write would have computed the copy: the barrier). Unless the view lies
+        # in the memory written (``x[0, :] = x[0, 5]``): then the copy, NumPy's scalar.
+        value = _device_value(value, device) if overlaps_any((element,), memory, None) \
+            else element
     memory[key] = value
+
+
+def _element_view(value: Any) -> Any:
+    """The 0-d view of a computed cuda array that ``value`` is a pending copy of (an element
+    read in lazy mode: ``_array._element_of``), or None."""
+    if type(value) is Node and value.data is None and value.op == "astype" and not value.shape:
+        src = value.src
+        if len(src) == 1:
+            view = src[0]
+            if view.op == "leaf" and view.device == "cuda" and view.data is not None \
+                    and view.dtype == value.dtype:
+                return view.data
+    return None
 
 
 def _writes_itself(x: Any, key: Any, data: Any) -> bool:

@@ -473,6 +473,50 @@ def test_a_kept_write_replays_for_other_buffers_of_its_layouts(rng, monkeypatch)
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device")
+def test_an_element_written_into_a_row_on_cuda(rng, monkeypatch):
+    """``ey[0, :] = fict[t]`` (fdtd_2d): the element's pending copy is written as its 0-d
+    view, no kernel first (``_writes._element_view``). Its value is the element's at the line
+    that read it: an element of the memory written (``x[0, :] = x[0, 5]``), and one a later
+    write changed before it was written (computed by the barrier) keep NumPy's values."""
+    from lazyarr._materialize import select
+
+    backend = select("cuda", "lazy")
+    runs = []
+    run = type(backend).run
+
+    def counting(self, lowered):
+        runs.append(lowered.program.root.op)
+        return run(self, lowered)
+    monkeypatch.setattr(type(backend), "run", counting)
+    base, fict = rng.random((4, 6)), rng.random(5)
+    want, want_fict = base.copy(), fict.copy()
+    with la.config(device="cuda"):
+        ey, f = la.asarray(base.copy()), la.asarray(fict.copy())
+        for t in range(3):
+            ey[t, :] = f[t]
+            want[t, :] = want_fict[t]
+        assert runs == []                       # no kernel: the views written
+        assert_same(np.asarray(ey), want)
+        ey[1, :] = ey[1, 5]                     # the element lies in the row written
+        want[1, :] = want[1, 5]
+        ey[2:, 1] = ey[3, 1]
+        want[2:, 1] = want[3, 1]
+        v = f[4]
+        f[4] = -1.0                             # the barrier computes v first
+        want_v = want_fict[4]
+        want_fict[4] = -1.0
+        ey[0, :] = v
+        want[0, :] = want_v
+        assert_same(np.asarray(ey), want)
+        assert_same(np.asarray(f), want_fict)
+        i32 = la.asarray(np.arange(6, dtype=np.int32))
+        ey[3, :] = i32[5]                       # another dtype: NumPy's cast on the write
+        want[3, :] = np.int32(5)
+        assert_same(np.asarray(ey), want)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device")
 def test_a_kept_write_goes_with_the_array_written(rng):
     """The kept write (and its temporary) holds neither the array written nor the arrays
     read: when the script drops the array, the entry goes too, also for a value that reads
