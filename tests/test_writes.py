@@ -517,6 +517,37 @@ def test_an_element_written_into_a_row_on_cuda(rng, monkeypatch):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device")
+def test_the_write_ending_an_augmented_assignment_on_cuda(rng, monkeypatch):
+    """``ey[1:, :] -= d`` ends with ``ey.__setitem__(key, <ey's view, written>)``: the compiled
+    ``__setitem__`` sees the view kept on ``ey``'s leaf for that key and writes nothing (the
+    Python method is not called, after the first step's claim); values as NumPy's. A
+    read-only array written with its own view still raises NumPy's error."""
+    from lazyarr import _writes
+
+    calls = []
+    setitem = _writes.setitem
+
+    def counting(*args):
+        calls.append(args[1])
+        return setitem(*args)
+    monkeypatch.setattr(_writes, "setitem", counting)
+    base, h = rng.random((6, 5)), rng.random((6, 5))
+    want = base.copy()
+    with la.config(device="cuda"):
+        ey, hz = la.asarray(base.copy()), la.asarray(h)
+        for _ in range(4):
+            ey[1:, :] -= 0.5 * (hz[1:, :] - hz[:-1, :])
+            want[1:, :] -= 0.5 * (h[1:, :] - h[:-1, :])
+            assert_same(np.asarray(ey), want)
+        assert len(calls) <= 1
+        ro = la.broadcast_to(la.asarray(np.arange(5.0)), (3, 5))
+        view = ro[1:]
+        with pytest.raises(ValueError, match="read-only"):
+            ro[1:] = view
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device")
 def test_a_kept_write_goes_with_the_array_written(rng):
     """The kept write (and its temporary) holds neither the array written nor the arrays
     read: when the script drops the array, the entry goes too, also for a value that reads
