@@ -50,9 +50,10 @@ def _leaf_buffers(root: Node) -> list[Node]:
 
 
 def _reads(node: Node, memory: Any, device: str) -> bool:
-    share = _devices.may_share_memory
-    return any((leaf.device or "cpu") == device and share(leaf.data, memory)
-               for leaf in _leaf_buffers(node))
+    # (``_devices.may_share_memory`` per buffer, compiled: ``memory``'s extent read once; on a
+    # GPU that was two Python extent walks per buffer, and vadv's barrier asks of ~5 buffers)
+    return overlaps_any([leaf.data for leaf in _leaf_buffers(node)
+                         if (leaf.device or "cpu") == device], memory, None)
 
 
 def barrier(memory: Any, device: str, skip: Node | None = None,
