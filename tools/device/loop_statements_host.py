@@ -7,7 +7,11 @@ arrays of the kernel's preset L shapes, timed alone; medians of alternated round
 statements interleaved round by round, so a slow spell of this shared machine falls on all).
 Runs in the simulator (``LAZYARR_CUDA_SIM=1``: NumPy buffers, launches stubbed, the host path
 only; NumPy stands in for CuPy) and on a GPU (CuPy, launches real and synchronized once per
-round). Development tool; findings in docs/notes/gpu.rst.
+round). In the simulator a write CuPy would do with its own copy kernel (``memory[key] =
+value``: a value something else holds, a broadcast) is NumPy's copy on the host, which the
+stubbed launches leave in: vadv's ``ccol[:, :, k] = gcv * BET_P`` (its value is ``cs``'s
+interned node, held) is ~230 µs of the step's ~500 for that alone, not host time of lazyarr's.
+Development tool; findings in docs/notes/gpu.rst.
 
     LAZYARR_CUDA_SIM=1 python tools/device/loop_statements_host.py [--reps 2000] [--rounds 7]
         [--only conv2d] [--profile tottime|cumulative]
