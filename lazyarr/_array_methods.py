@@ -427,6 +427,13 @@ def _scalar_power(method: Callable[[Any, Any], Any], cls: Any) -> Callable[..., 
     return power
 
 
+#: ``x op= y``'s output casts NumPy allowed (``resolve_dtypes(..., casting="same_kind")``
+#: passed): (op, x's dtype, y's dtype or Python type). The answer depends on these alone, and
+#: NumPy's call costs ~1 µs of every in-place statement (a refused cast is asked each time,
+#: so it raises NumPy's error each time).
+_INPLACE_CASTS: set[tuple[Any, ...]] = set()
+
+
 def _inplace_operator(opdef: OpDef, cls: Any) -> Callable[[Any, Any], Any]:
     def method(self: Any, other: Any) -> Any:
         """``x op= y`` as ``np.op(x, y, out=x)``: NumPy's checks (same_kind casting, no
@@ -442,15 +449,21 @@ def _inplace_operator(opdef: OpDef, cls: Any) -> Callable[[Any, Any], Any]:
         data = node.data
         if data is not None and _devices.read_only(data):
             raise ValueError("output array is read-only")
-        if other_dt is int:
+        if other_dt is int:         # (the value, not its type: checked at every call)
             _build.check_weak_int(opdef, node.dtype, operand)
-        opdef.numpy.resolve_dtypes((node.dtype, other_dt, node.dtype), casting="same_kind")
+        cast_key = (opdef.name, node.dtype, other_dt)
+        if cast_key not in _INPLACE_CASTS:
+            opdef.numpy.resolve_dtypes((node.dtype, other_dt, node.dtype), casting="same_kind")
+            if len(_INPLACE_CASTS) >= 1024:
+                _INPLACE_CASTS.clear()
+            _INPLACE_CASTS.add(cast_key)
         fast = _fast_scalar_power(node, other) if opdef.name == "power" else None
         result = _elementwise(fast, node) if fast is not None else _elementwise(opdef, node, other)
         if result.shape != node.shape:
             raise ValueError(f"non-broadcastable output operand with shape {node.shape} doesn't "
                              f"match the broadcast shape {result.shape}")
-        result = _build.astype(result, node.dtype)
+        if result.dtype != node.dtype:      # (the same dtype: astype's node is ``result``)
+            result = _build.astype(result, node.dtype)
         if node.data is None and node.op != "scalar" and not _views.aliased(self):
             self._node = result
         else:

@@ -25,6 +25,7 @@ cdef class Node:
 
 
 cpdef object _as_leaf(Node node)
+cpdef bint overlaps_any(object buffers, object memory, object skip_type)
 cpdef list held_pending(object skip, bint exact, object memory=*)
 cpdef Node leaf(object data, object device)
 cpdef Node scalar(object value)

@@ -24,7 +24,7 @@ import numpy as np
 
 from . import _devices, _node, _views
 from ._materialize import materialize, materialize_into, tape
-from ._node import Node
+from ._node import Node, overlaps_any
 from ._value_ops import device_view
 from .backends import fp_errors
 from .backends._cpu_vm import data_address
@@ -50,9 +50,10 @@ def _leaf_buffers(root: Node) -> list[Node]:
 
 
 def _reads(node: Node, memory: Any, device: str) -> bool:
-    share = _devices.may_share_memory
-    return any((leaf.device or "cpu") == device and share(leaf.data, memory)
-               for leaf in _leaf_buffers(node))
+    # (``_devices.may_share_memory`` per buffer, compiled: ``memory``'s extent read once; on a
+    # GPU that was two Python extent walks per buffer, and vadv's barrier asks of ~5 buffers)
+    return overlaps_any([leaf.data for leaf in _leaf_buffers(node)
+                         if (leaf.device or "cpu") == device], memory, None)
 
 
 def barrier(memory: Any, device: str, skip: Node | None = None,
@@ -119,6 +120,11 @@ def _device_key(key: Any, device: str) -> Any:
                 return _devices.to_host(k.device or "cpu", materialize(k)).item()
             return _buffer_on(k, device)
         return k
+    if type(key) is tuple:
+        for k in key:
+            if type(k) is Node:
+                return tuple(one(k) for k in key)
+        return key                  # (a loop's ints and slices: the tuple as it is)
     return tuple(one(k) for k in key) if isinstance(key, tuple) else one(key)
 
 
@@ -147,10 +153,33 @@ def setitem(x: Any, key: Any, value: Any, temporary: bool = False) -> None:
         if type(dest) is type(memory) and dest.shape == value.shape \
                 and materialize_into(value, dest):
             return
-    value = _device_value(value, device)
+    element = _element_view(value) if device == "cuda" else None
+    if element is None:
+        value = _device_value(value, device)
     key = _device_key(key, device)
     memory = target(x)
+    if element is not None:
+        # the pending copy of one element (fdtd_2d's ``ey[0, :] = _fict_[t]``): its 0-d view
+        # written as it is, which CuPy broadcasts, instead of a kernel computing the copy
+        # first; the same values, as nothing has written the element since the line that
+        # read it (a write would have computed the copy: the barrier). Unless the view lies
+        # in the memory written (``x[0, :] = x[0, 5]``): then the copy, NumPy's scalar.
+        value = _device_value(value, device) if overlaps_any((element,), memory, None) \
+            else element
     memory[key] = value
+
+
+def _element_view(value: Any) -> Any:
+    """The 0-d view of a computed cuda array that ``value`` is a pending copy of (an element
+    read in lazy mode: ``_array._element_of``), or None."""
+    if type(value) is Node and value.data is None and value.op == "astype" and not value.shape:
+        src = value.src
+        if len(src) == 1:
+            view = src[0]
+            if view.op == "leaf" and view.device == "cuda" and view.data is not None \
+                    and view.dtype == value.dtype:
+                return view.data
+    return None
 
 
 def _writes_itself(x: Any, key: Any, data: Any) -> bool:
@@ -163,10 +192,18 @@ def _writes_itself(x: Any, key: Any, data: Any) -> bool:
     write ran the barrier, the claim and CuPy's ``__setitem__`` (~15 µs of a cuda statement's
     host time in fdtd_2d, a NumPy call on the CPU)."""
     memory = x._node.data
-    if memory is None or not _basic(key) or type(data) is not type(memory):
+    if memory is None or type(data) is not type(memory):
         return False
+    # (False is always safe: the usual write then. So first the cheap test that ``data`` is
+    # no view of ``memory``'s allocation, a computed value's new memory: a NumPy view's base
+    # is the array owning the memory, a CuPy view's pointer holds the allocation. Then a loop
+    # writing a result into a new key each step, conv2d's ``output[:, i, j, :] = ...``,
+    # makes no view of the target here, a CuPy view ~2-4 µs on the H200's host)
     if type(memory) is np.ndarray:
-        if not memory.flags.writeable:
+        if (data if data.base is None else data.base) is not (
+                memory if memory.base is None else memory.base):
+            return False
+        if not _basic(key) or not memory.flags.writeable:
             return False
         try:
             dest = memory[key]
@@ -175,7 +212,8 @@ def _writes_itself(x: Any, key: Any, data: Any) -> bool:
         return type(dest) is np.ndarray and dest.shape == data.shape \
             and dest.strides == data.strides and dest.dtype == data.dtype \
             and data_address(dest) == data_address(data)   # (an element: a NumPy scalar)
-    if not _devices.is_cupy_array(memory) or _devices.read_only(memory):
+    if not _devices.is_cupy_array(memory) or data.data.mem is not memory.data.mem \
+            or not _basic(key) or _devices.read_only(memory):
         return False
     try:
         dest = device_view(x._node, key)

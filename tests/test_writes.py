@@ -431,6 +431,123 @@ def test_a_repeated_write_through_a_temporary_replays_its_launches(rng, monkeypa
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device")
+def test_a_kept_write_replays_for_other_buffers_of_its_layouts(rng, monkeypatch):
+    """floyd_warshall's step reads another column and row of the array it writes at each
+    step: buffers of the kept write's layouts, one overlapping the memory written, so the
+    kept temporary and kernels replay with them (``_Through.replays_like``). Each step against
+    NumPy; a value of those layouts reading nothing of the memory written is computed straight
+    into it, as before; another constant is no replay."""
+    from lazyarr._materialize import select
+    from lazyarr.backends.cuda.backend import _Through
+
+    backend = select("cuda", "lazy")
+    hits = []
+    like = _Through.replays_like
+
+    def counting(self, *args):
+        hits.append(like(self, *args))
+        return hits[-1]
+    monkeypatch.setattr(_Through, "replays_like", counting)
+    n = 9
+    base = rng.integers(0, 50, (n, n)).astype(np.int32)
+    want = base.copy()
+    with la.config(device="cuda"):
+        path = la.asarray(base.copy())
+        temps = set()
+        for k in range(n):
+            path[:] = la.minimum(path[:], la.add.outer(path[:, k], path[k, :]))
+            want[:] = np.minimum(want[:], np.add.outer(want[:, k], want[k, :]))
+            assert_same(np.asarray(path), want)
+            temps.update(id(t.temp) for t in backend._through.values()
+                         if t.temp.shape == (n, n) and t.temp.dtype == np.int32)
+        other = la.asarray(base.copy())
+        path[:] = la.minimum(other[:], la.add.outer(other[:, 0], other[0, :]))   # apart
+        want[:] = np.minimum(base, np.add.outer(base[:, 0], base[0, :]))
+        assert_same(np.asarray(path), want)
+        path[:] = la.minimum(path[:], la.add.outer(path[:, 1], path[1, :]) + 1)  # a constant
+        want[:] = np.minimum(want[:], np.add.outer(want[:, 1], want[1, :]) + 1)
+        assert_same(np.asarray(path), want)
+    assert len(temps) == 1              # one temporary, kept from the first step
+    assert hits[:n - 1] == [True] * (n - 1) and hits[-1] is False
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device")
+def test_an_element_written_into_a_row_on_cuda(rng, monkeypatch):
+    """``ey[0, :] = fict[t]`` (fdtd_2d): the element's pending copy is written as its 0-d
+    view, no kernel first (``_writes._element_view``). Its value is the element's at the line
+    that read it: an element of the memory written (``x[0, :] = x[0, 5]``), and one a later
+    write changed before it was written (computed by the barrier) keep NumPy's values."""
+    from lazyarr._materialize import select
+
+    backend = select("cuda", "lazy")
+    runs = []
+    run = type(backend).run
+
+    def counting(self, lowered):
+        runs.append(lowered.program.root.op)
+        return run(self, lowered)
+    monkeypatch.setattr(type(backend), "run", counting)
+    base, fict = rng.random((4, 6)), rng.random(5)
+    want, want_fict = base.copy(), fict.copy()
+    with la.config(device="cuda"):
+        ey, f = la.asarray(base.copy()), la.asarray(fict.copy())
+        for t in range(3):
+            ey[t, :] = f[t]
+            want[t, :] = want_fict[t]
+        assert runs == []                       # no kernel: the views written
+        assert_same(np.asarray(ey), want)
+        ey[1, :] = ey[1, 5]                     # the element lies in the row written
+        want[1, :] = want[1, 5]
+        ey[2:, 1] = ey[3, 1]
+        want[2:, 1] = want[3, 1]
+        v = f[4]
+        f[4] = -1.0                             # the barrier computes v first
+        want_v = want_fict[4]
+        want_fict[4] = -1.0
+        ey[0, :] = v
+        want[0, :] = want_v
+        assert_same(np.asarray(ey), want)
+        assert_same(np.asarray(f), want_fict)
+        i32 = la.asarray(np.arange(6, dtype=np.int32))
+        ey[3, :] = i32[5]                       # another dtype: NumPy's cast on the write
+        want[3, :] = np.int32(5)
+        assert_same(np.asarray(ey), want)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device")
+def test_the_write_ending_an_augmented_assignment_on_cuda(rng, monkeypatch):
+    """``ey[1:, :] -= d`` ends with ``ey.__setitem__(key, <ey's view, written>)``: the compiled
+    ``__setitem__`` sees the view kept on ``ey``'s leaf for that key and writes nothing (the
+    Python method is not called, after the first step's claim); values as NumPy's. A
+    read-only array written with its own view still raises NumPy's error."""
+    from lazyarr import _writes
+
+    calls = []
+    setitem = _writes.setitem
+
+    def counting(*args):
+        calls.append(args[1])
+        return setitem(*args)
+    monkeypatch.setattr(_writes, "setitem", counting)
+    base, h = rng.random((6, 5)), rng.random((6, 5))
+    want = base.copy()
+    with la.config(device="cuda"):
+        ey, hz = la.asarray(base.copy()), la.asarray(h)
+        for _ in range(4):
+            ey[1:, :] -= 0.5 * (hz[1:, :] - hz[:-1, :])
+            want[1:, :] -= 0.5 * (h[1:, :] - h[:-1, :])
+            assert_same(np.asarray(ey), want)
+        assert len(calls) <= 1
+        ro = la.broadcast_to(la.asarray(np.arange(5.0)), (3, 5))
+        view = ro[1:]
+        with pytest.raises(ValueError, match="read-only"):
+            ro[1:] = view
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device")
 def test_a_kept_write_goes_with_the_array_written(rng):
     """The kept write (and its temporary) holds neither the array written nor the arrays
     read: when the script drops the array, the entry goes too, also for a value that reads

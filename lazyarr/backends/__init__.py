@@ -92,9 +92,19 @@ def load(name: str) -> Backend | None:
     return getattr(loaded, "BACKEND", None)  # a module may set BACKEND = None: unusable here
 
 
+#: device -> its fused backend (or None): :func:`_fused`'s answers, asked at every
+#: materialization (``fused_name`` reads the environment: ~0.3 µs a call; the simulated
+#: device is decided once per process, as ``_devices.cuda_simulated`` says)
+_fused_of: dict[str, Backend | None] = {}
+
+
 def _fused(device: str) -> Backend | None:
     """The device's fused backend, or None where it is not built/installed."""
-    return load(fused_name(device))
+    try:
+        return _fused_of[device]
+    except KeyError:
+        backend = _fused_of[device] = load(fused_name(device))
+        return backend
 
 
 def available() -> list[str]:

@@ -21,7 +21,7 @@ import numpy as np
 from ... import _compile_thread
 from ..._config import get_config
 from ..._devices import asarray as asarray_on
-from ..._devices import may_share_memory
+from ..._node import overlaps_any
 from ..._plan import InputInfo, Kernel, Plan
 from ..._program import Instr, Lowered, Program
 from ..._shapes import broadcast_shapes
@@ -112,28 +112,51 @@ class _Through:
     of these are the same (the buffers and the memory written: the same objects, as a
     stencil's kept views are), so the launches read what they read before, from the memory
     as it is now. Only the temporary is held: the arrays read and written go when their
-    owner does, and the entry with them (``CudaBackend._keep``)."""
+    owner does, and the entry with them (``CudaBackend._keep``).
+
+    Other buffers of the same layouts (floyd_warshall's ``path[:] = np.minimum(path[:],
+    np.add.outer(path[:, k], path[k, :]))``: a new column and row each step) replay it too
+    where one of them overlaps the memory written (``layouts``): the value's entry is the one
+    their key finds (the program and the inputs' shapes and strides; not a stencil's, which
+    depends on the inputs' addresses too), and the temporary is of the value's shape and
+    dtype. Before 2026-12-07c such a step allocated a new temporary, looked both kernels up
+    and kept a new write."""
 
     KEPT = 8            # writes kept at once (each holds a temporary the size of its value)
-    __slots__ = ("program", "inputs", "scalars", "out", "checked", "stream", "temp",
+    __slots__ = ("program", "inputs", "layouts", "scalars", "out", "checked", "stream", "temp",
                  "value_entry", "copy_entry")
 
     def __init__(self, lowered: Lowered, out: Any, checked: bool, stream: int, temp: Any,
                  value_entry: _Entry, copy_entry: _Entry) -> None:
         self.program, self.scalars = lowered.program, list(lowered.scalars)
         self.inputs = [weakref.ref(a) for a in lowered.inputs]  # (TypeError: not kept)
+        self.layouts = [(a.shape, a.strides) for a in lowered.inputs]
         self.out, self.checked, self.stream, self.temp = out, checked, stream, temp
         self.value_entry, self.copy_entry = value_entry, copy_entry
 
     def replays(self, lowered: Lowered, out: Any, checked: bool, stream: int) -> bool:
+        """Whether this write replays for ``lowered`` into ``out``, the same buffers read."""
+        return self._matches(lowered, out, checked, stream, True)
+
+    def replays_like(self, lowered: Lowered, out: Any, checked: bool, stream: int) -> bool:
+        """Whether it replays for other buffers of the same layouts (the caller has found
+        that one overlaps ``out``: the value goes through a temporary anyway)."""
+        return self._matches(lowered, out, checked, stream, False)
+
+    def _matches(self, lowered: Lowered, out: Any, checked: bool, stream: int,
+                 same_buffers: bool) -> bool:
         inputs, scalars = lowered.inputs, lowered.scalars
         if self.out() is not out or lowered.program is not self.program \
                 or checked is not self.checked or stream != self.stream \
                 or len(inputs) != len(self.inputs) or len(scalars) != len(self.scalars):
             return False
-        for a, ref in zip(inputs, self.inputs):
-            if ref() is not a:
-                return False
+        if same_buffers:
+            for a, ref in zip(inputs, self.inputs):
+                if ref() is not a:
+                    return False
+        elif self.value_entry.members is not None \
+                or self.layouts != [(a.shape, a.strides) for a in inputs]:
+            return False
         for a, b in zip(scalars, self.scalars):     # (NumPy scalars: the same bits)
             if a is not b and (a.dtype != b.dtype or a.tobytes() != b.tobytes()):
                 return False
@@ -400,12 +423,16 @@ class CudaBackend:
         checked = flags.checking()
         kept = self._through.get(id(out))
         if kept is not None and kept.replays(lowered, out, checked, self.stream()):
-            temp = kept.temp
-            self._launch(kept.value_entry, self.arguments(kept.value_entry, inputs,
-                                                          lowered.scalars, temp))
-            self._launch(kept.copy_entry, self.arguments(kept.copy_entry, [temp], [], out))
+            self._replay(kept, inputs, lowered.scalars, out)
             return True
-        if any(type(a) is not CounterMap and may_share_memory(a, out) for a in inputs):
+        if overlaps_any(inputs, out, CounterMap):      # (may_share_memory, compiled)
+            if kept is not None and kept.replays_like(lowered, out, checked, self.stream()):
+                self._replay(kept, inputs, lowered.scalars, out)
+                try:                    # (the next step may read these very buffers)
+                    kept.inputs = [weakref.ref(a) for a in inputs]
+                except TypeError:
+                    pass
+                return True
             return self._through_temporary(lowered, out, checked)
         entry = self._into_entry(lowered.program, inputs, out, checked)
         if entry is None:
@@ -437,6 +464,12 @@ class CudaBackend:
             self._entries[key] = entry
         return entry
 
+    def _replay(self, kept: _Through, inputs: list[Any], scalars: list[Any], out: Any) -> None:
+        """A kept write through a temporary (:class:`_Through`) with this step's buffers."""
+        temp = kept.temp
+        self._launch(kept.value_entry, self.arguments(kept.value_entry, inputs, scalars, temp))
+        self._launch(kept.copy_entry, self.arguments(kept.copy_entry, [temp], [], out))
+
     def _through_temporary(self, lowered: Lowered, out: Any, checked: bool) -> bool:
         """A value that reads ``out``'s memory: computed into a temporary, then copied in by a
         second kernel, so that every element is read before any is written. The temporary
@@ -452,7 +485,10 @@ class CudaBackend:
         self._launch(copy_entry, self.arguments(copy_entry, [temp], [], out))
         # (run's key of its cached entry: a value whose inputs it had to copy has none)
         value_entry = self._entries.get(_entry_key(lowered.program, lowered.inputs, checked))
-        if value_entry is not None:
+        # (a stencil's entry under that key may be another arrangement of the inputs than
+        # theirs, which ``run`` found under a longer key: not kept then)
+        if value_entry is not None and (value_entry.members is None or stencil.holds(
+                value_entry.members, lowered.inputs, self.pointer)):
             self._keep(lowered, out, checked, temp, value_entry, copy_entry)
         return True
 

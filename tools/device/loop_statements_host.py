@@ -1,0 +1,185 @@
+"""Host time per statement of NPBench's loop kernels on cuda (fdtd_2d, floyd_warshall,
+conv2d_bias, vadv: 0.5-0.7x CuPy eager on the H100/H200, docs/notes/gpu.rst 2026-12-06f).
+Their GPU work per statement is a few µs; what bounds them is lazyarr's Python per
+statement (views, the expression, the reduction, the write barrier, the entry lookup, the
+launch). Each statement below is the kernel's own (``import lazyarr as np``), run in a loop on
+arrays of the kernel's preset L shapes, timed alone; medians of alternated rounds (the
+statements interleaved round by round, so a slow spell of this shared machine falls on all).
+Runs in the simulator (``LAZYARR_CUDA_SIM=1``: NumPy buffers, launches stubbed, the host path
+only; NumPy stands in for CuPy) and on a GPU (CuPy, launches real and synchronized once per
+round). In the simulator a write CuPy would do with its own copy kernel (``memory[key] =
+value``: a value something else holds, a broadcast) is NumPy's copy on the host, which the
+stubbed launches leave in: vadv's ``ccol[:, :, k] = gcv * BET_P`` (its value is ``cs``'s
+interned node, held) is ~230 µs of the step's ~500 for that alone, not host time of lazyarr's.
+Development tool; findings in docs/notes/gpu.rst.
+
+    LAZYARR_CUDA_SIM=1 python tools/device/loop_statements_host.py [--reps 2000] [--rounds 7]
+        [--only conv2d] [--profile tottime|cumulative]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+# the statements below look up their compiled kernels' entries: the first call waits for them
+os.environ.setdefault("LAZYARR_COMPILE", "wait")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import lazyarr as la  # noqa: E402
+from lazyarr._materialize import select  # noqa: E402
+
+# (the simulator or the GPU, NumPy or CuPy buffers, and a synchronization: as host_steps.py)
+from host_steps import SIM, sync, xp  # noqa: E402
+
+
+def mean_us(fn, reps: int) -> float:
+    t0 = time.perf_counter()
+    for i in range(reps):
+        fn(i)
+    sync()
+    return (time.perf_counter() - t0) / reps * 1e6
+
+
+def statements(rng) -> dict:
+    """name -> a function of the loop index ``i`` running one statement (or one step, where
+    the name says how many statements it is), as the kernel writes it."""
+    f32, f64 = np.float32, np.float64
+
+    def arr(shape, dtype=f64):
+        return la.asarray(xp.asarray(rng.random(shape).astype(dtype)))
+
+    out = {}
+    # conv2d_bias, preset L: N=8, H=W=128, C_in=3, C_out=8, K=10, float32
+    N, H, C_in, C_out, K = 8, 128, 3, 8, 10
+    inp, weights = arr((N, H, H, C_in), f32), arr((K, K, C_in, C_out), f32)
+    output = la.asarray(xp.empty((N, H - K + 1, H - K + 1, C_out), f32))
+    W_out = H - K + 1
+
+    def conv2d(n):
+        i, j = divmod(n % (W_out * W_out), W_out)
+        output[:, i, j, :] = la.sum(inp[:, i:i + K, j:j + K, :, la.newaxis] *
+                                    weights[la.newaxis, :, :, :], axis=(1, 2, 3))
+    out["conv2d: output[:, i, j, :] = sum(...)"] = conv2d
+
+    # fdtd_2d, preset L: NX=800, NY=900, float64
+    NX, NY, TMAX = 800, 900, 150
+    ex, ey, hz, fict = arr((NX, NY)), arr((NX, NY)), arr((NX, NY)), arr((TMAX,))
+
+    def fdtd_1(t):
+        ey[0, :] = fict[t % TMAX]
+
+    def fdtd_2(t):
+        ey[1:, :] -= 0.5 * (hz[1:, :] - hz[:-1, :])
+
+    def fdtd_3(t):
+        ex[:, 1:] -= 0.5 * (hz[:, 1:] - hz[:, :-1])
+
+    def fdtd_4(t):
+        hz[:-1, :-1] -= 0.7 * (ex[:-1, 1:] - ex[:-1, :-1] + ey[1:, :-1] - ey[:-1, :-1])
+
+    def fdtd_step(t):
+        fdtd_1(t)
+        fdtd_2(t)
+        fdtd_3(t)
+        fdtd_4(t)
+    out["fdtd_2d: ey[0, :] = _fict_[t]"] = fdtd_1
+    out["fdtd_2d: ey[1:, :] -= 0.5 * (...)"] = fdtd_2
+    out["fdtd_2d: ex[:, 1:] -= 0.5 * (...)"] = fdtd_3
+    out["fdtd_2d: hz[:-1, :-1] -= 0.7 * (...)"] = fdtd_4
+    out["fdtd_2d: a step (4 statements)"] = fdtd_step
+
+    # floyd_warshall, preset L: N=850 (NPBench's int32 path lengths)
+    P = 850
+    path = la.asarray(xp.asarray(rng.integers(0, 100, (P, P), dtype=np.int32)))
+
+    def floyd(k):
+        k %= P
+        path[:] = la.minimum(path[:], la.add.outer(path[:, k], path[k, :]))
+    out["floyd_warshall: path[:] = minimum(...)"] = floyd
+
+    # vadv, preset L: I=J=180, K=160, float64; the middle loop's step (11 statements), and
+    # two of its statements alone
+    I, J, KV = 180, 180, 160
+    wcon, u_stage, u_pos, utens = (arr((I + 1, J, KV)), arr((I, J, KV)), arr((I, J, KV)),
+                                   arr((I, J, KV)))
+    utens_stage, dtr_stage = arr((I, J, KV)), arr((I, J))
+    ccol, dcol = la.asarray(xp.zeros((I, J, KV))), la.asarray(xp.zeros((I, J, KV)))
+    BET_M = BET_P = 0.5
+
+    def vadv_gav(n):
+        k = 1 + n % (KV - 2)
+        return -0.25 * (wcon[1:, :, k] + wcon[:-1, :, k])
+
+    def vadv_write(n):
+        k = 1 + n % (KV - 2)
+        dcol[:, :, k] = (dtr_stage * u_pos[:, :, k] + utens[:, :, k] + utens_stage[:, :, k])
+
+    def vadv_step(n):
+        k = 1 + n % (KV - 2)
+        gav = -0.25 * (wcon[1:, :, k] + wcon[:-1, :, k])
+        gcv = 0.25 * (wcon[1:, :, k + 1] + wcon[:-1, :, k + 1])
+        as_ = gav * BET_M
+        cs = gcv * BET_M
+        acol = gav * BET_P
+        ccol[:, :, k] = gcv * BET_P
+        bcol = dtr_stage - acol - ccol[:, :, k]
+        correction_term = -as_ * (u_stage[:, :, k - 1] - u_stage[:, :, k]) - cs * (
+            u_stage[:, :, k + 1] - u_stage[:, :, k])
+        dcol[:, :, k] = (dtr_stage * u_pos[:, :, k] + utens[:, :, k] +
+                         utens_stage[:, :, k] + correction_term)
+        divided = 1.0 / (bcol - ccol[:, :, k - 1] * acol)
+        ccol[:, :, k] = ccol[:, :, k] * divided
+        dcol[:, :, k] = (dcol[:, :, k] - (dcol[:, :, k - 1]) * acol) * divided
+    out["vadv: gav = -0.25 * (...) (built)"] = vadv_gav
+    out["vadv: dcol[:, :, k] = (...)"] = vadv_write
+    out["vadv: a middle step (11 statements)"] = vadv_step
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reps", type=int, default=2000)
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--only", default="", help="statements whose name contains this")
+    ap.add_argument("--profile", choices=("tottime", "cumulative"),
+                    help="instead of timing, profile the chosen statements (cProfile)")
+    opts = ap.parse_args()
+    backend = select("cuda", "lazy")
+    rng = np.random.default_rng(0)
+    with la.config(device="cuda", mode="lazy"):
+        if SIM:     # the host path only (the simulator's launch runs each GPU thread in
+            # Python: minutes for one of these statements at their sizes)
+            backend.launch = lambda entry, args: None
+        steps = {k: v for k, v in statements(rng).items() if opts.only in k}
+        for fn in steps.values():       # compiles (waited for) and first calls
+            for i in range(3):
+                fn(i)
+        sync()
+        if opts.profile:
+            import cProfile
+            import pstats
+            prof = cProfile.Profile()
+            prof.enable()
+            for fn in steps.values():
+                for i in range(opts.reps):
+                    fn(i)
+            prof.disable()
+            pstats.Stats(prof).sort_stats(opts.profile).print_stats(40)
+            return
+        times: dict[str, list[float]] = {k: [] for k in steps}
+        names = list(steps)
+        for r in range(opts.rounds):
+            for name in (names if r % 2 == 0 else names[::-1]):
+                times[name].append(mean_us(steps[name], opts.reps))
+        print(f"{'statement':44s} {'µs':>8s}  (per call, medians of {opts.rounds} alternated "
+              f"rounds of {opts.reps}; {'simulator, launches stubbed' if SIM else 'GPU'})")
+        for name in names:
+            print(f"{name:44s} {statistics.median(times[name]):8.2f}")
+
+
+if __name__ == "__main__":
+    main()
