@@ -166,6 +166,8 @@ def _check_layout(call, device):
     for src, x in _layouts(device):
         # (the NumPy side: the same values, of x's layout)
         base = np.asarray(x.to_numpy() if device == "cuda" else x)
+        if device == "cuda" and x.flags.f_contiguous and not x.flags.c_contiguous:
+            base = np.asfortranarray(base)  # (CuPy's get() gives C order: keep x's layout)
         try:
             want = fn(np, base)
         except ValueError:

@@ -18,15 +18,16 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(
 
 @pytest.fixture
 def overlap_tests(monkeypatch):
-    """The overlap tests cuda's ``run_into`` makes (inputs against the memory written)."""
+    """The overlap tests cuda's ``run_into`` makes (its inputs against the memory written,
+    ``_node.overlaps_any``: one per write)."""
     from lazyarr.backends.cuda import backend
     asked = []
-    real = backend.may_share_memory
+    real = backend.overlaps_any
 
-    def counting(a, b):
+    def counting(buffers, memory, skip_type):
         asked.append(1)
-        return real(a, b)
-    monkeypatch.setattr(backend, "may_share_memory", counting)
+        return real(buffers, memory, skip_type)
+    monkeypatch.setattr(backend, "overlaps_any", counting)
     return asked
 
 
