@@ -45,6 +45,18 @@ def mean_us(fn, reps: int) -> float:
     return t
 
 
+def alternated_medians(steps: dict, rounds: int, measure) -> dict:
+    """Each step's median over ``rounds`` of ``measure(step)`` (µs), the steps in turn and
+    every other round in reverse order, so that a drift of the machine shows as spread, not as
+    a bias against the steps run last (library_host.py, loop_statements_host.py)."""
+    times: dict = {k: [] for k in steps}
+    names = list(steps)
+    for r in range(rounds):
+        for name in (names if r % 2 == 0 else names[::-1]):
+            times[name].append(measure(steps[name]))
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=2000)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import inspect
 import os
-import statistics
 import time
 
 import numpy as np
@@ -27,7 +26,7 @@ from lazyarr import _fallback  # noqa: E402
 from lazyarr._materialize import materialize_into, select  # noqa: E402
 
 # (the simulator or the GPU, NumPy or CuPy buffers, and a synchronization: as host_steps.py)
-from host_steps import SIM, sync, xp  # noqa: E402,F401
+from host_steps import SIM, alternated_medians, sync, xp  # noqa: E402,F401
 
 
 def mean_us(fn, reps: int) -> float:
@@ -85,17 +84,13 @@ def main() -> None:
         for name, call in calls.items():
             steps[f"{name}(f(x))"] = lambda call=call: call(f(x))
             steps[f"{name}(computed)"] = lambda call=call: call(done)
-        times: dict[str, list[float]] = {s: [] for s in steps}
-        order = list(steps)
-        for r in range(opts.rounds):
-            for step in (order if r % 2 == 0 else order[::-1]):
-                times[step].append(mean_us(steps[step], opts.reps))
+        medians = alternated_medians(steps, opts.rounds, lambda fn: mean_us(fn, opts.reps))
         print(f"{'step':28s} {'µs':>8s}  (per call, medians of {opts.rounds} alternated rounds; "
               f"{'simulator, launches stubbed' if SIM else 'GPU'}, {opts.n} float32)")
-        for step in order:
-            print(f"{step:28s} {statistics.median(times[step]):8.2f}")
+        for step, us in medians.items():
+            print(f"{step:28s} {us:8.2f}")
         for name in calls:
-            extra = statistics.median(times[f"{name}(f(x))"]) - statistics.median(times[f"{name}(computed)"])
+            extra = medians[f"{name}(f(x))"] - medians[f"{name}(computed)"]
             print(f"{name + ' pending - computed':28s} {extra:8.2f}")
 
 

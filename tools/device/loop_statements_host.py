@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
 
@@ -33,7 +32,7 @@ import lazyarr as la  # noqa: E402
 from lazyarr._materialize import select  # noqa: E402
 
 # (the simulator or the GPU, NumPy or CuPy buffers, and a synchronization: as host_steps.py)
-from host_steps import SIM, sync, xp  # noqa: E402
+from host_steps import SIM, alternated_medians, sync, xp  # noqa: E402
 
 
 def mean_us(fn, reps: int) -> float:
@@ -170,15 +169,11 @@ def main() -> None:
             prof.disable()
             pstats.Stats(prof).sort_stats(opts.profile).print_stats(40)
             return
-        times: dict[str, list[float]] = {k: [] for k in steps}
-        names = list(steps)
-        for r in range(opts.rounds):
-            for name in (names if r % 2 == 0 else names[::-1]):
-                times[name].append(mean_us(steps[name], opts.reps))
+        medians = alternated_medians(steps, opts.rounds, lambda fn: mean_us(fn, opts.reps))
         print(f"{'statement':44s} {'µs':>8s}  (per call, medians of {opts.rounds} alternated "
               f"rounds of {opts.reps}; {'simulator, launches stubbed' if SIM else 'GPU'})")
-        for name in names:
-            print(f"{name:44s} {statistics.median(times[name]):8.2f}")
+        for name, us in medians.items():
+            print(f"{name:44s} {us:8.2f}")
 
 
 if __name__ == "__main__":
