@@ -72,6 +72,27 @@ def alternated_medians(bound: dict[str, tuple[Callable[[], Any], Callable[[], An
     return {name: (statistics.median(a), statistics.median(b)) for name, (a, b) in runs.items()}
 
 
+def profile_calls(lazy_call: Callable[[], Any], path: str) -> None:
+    """cProfile of 5,000 calls of ``lazy_call`` after 100 warm ones, its top functions by
+    own time (small_functions.py, small_library_calls.py: ``--profile NAME``)."""
+    import cProfile
+    import pstats
+    for _ in range(100):
+        lazy_call()
+    cProfile.runctx("for _ in range(5000): lazy_call()", globals(), {"lazy_call": lazy_call},
+                    path)
+    pstats.Stats(path).sort_stats("tottime").print_stats(25)
+
+
+def print_ratios(result: dict[str, tuple[float, float]], width: int, as_json: bool) -> None:
+    """The table of (NumPy µs, lazyarr µs) per call, with their ratio; the same as JSON too."""
+    print(f"{'call':<{width}}{'NumPy µs':>10}{'lazyarr µs':>12}{'ratio':>8}")
+    for name, (n, z) in result.items():
+        print(f"{name:<{width}}{n:>10.2f}{z:>12.2f}{z / n:>8.2f}")
+    if as_json:
+        print(json.dumps({k: [round(n, 3), round(z, 3)] for k, (n, z) in result.items()}))
+
+
 def _lazyarr_rows(device: str) -> tuple[dict[str, float], tuple[Any, Any]]:
     """asv's ``CachedCall`` body on ``device``: the headline expressions in lazy and eager
     mode, and under ``la.jit`` (asv's ``JitCall``: the kernels replayed); with the two inputs."""

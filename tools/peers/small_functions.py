@@ -10,7 +10,6 @@ process prints a table (µs, lazyarr/NumPy) and, with ``--json``, one JSON line:
 """
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -18,7 +17,7 @@ from typing import Any
 import numpy as np
 
 import lazyarr as la
-from small_calls import alternated_medians  # noqa: E402  # (this folder is on sys.path: run as a script)
+from small_calls import alternated_medians, print_ratios, profile_calls  # noqa: E402  # (this folder is on sys.path: run as a script)
 
 
 def _inputs(n: int) -> dict[str, Any]:
@@ -99,24 +98,14 @@ def measure(rounds: int = 5, only: list[str] | None = None,
 def main(argv: list[str]) -> None:
     size = int(argv[argv.index("--size") + 1]) if "--size" in argv else 1024
     if argv[:1] == ["--profile"]:
-        import cProfile
-        import pstats
         _, lazy_call = _bound(argv[1], size)
-        for _ in range(100):
-            lazy_call()
-        cProfile.runctx("for _ in range(5000): lazy_call()", globals(), {"lazy_call": lazy_call},
-                        "/tmp/small_functions.prof")
-        pstats.Stats("/tmp/small_functions.prof").sort_stats("tottime").print_stats(25)
+        profile_calls(lazy_call, "/tmp/small_functions.prof")
         return
     rounds = int(argv[0]) if argv and argv[0].isdigit() else 5
     only = argv[argv.index("--only") + 1].split(";") if "--only" in argv else None
     result = measure(rounds, only, size)
     print(f"{size} float64 elements")
-    print(f"{'call':<20}{'NumPy µs':>10}{'lazyarr µs':>12}{'ratio':>8}")
-    for name, (n, z) in result.items():
-        print(f"{name:<20}{n:>10.2f}{z:>12.2f}{z / n:>8.2f}")
-    if "--json" in argv:
-        print(json.dumps({k: [round(n, 3), round(z, 3)] for k, (n, z) in result.items()}))
+    print_ratios(result, 20, "--json" in argv)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ OpenBLAS's threads are kept to one (a 2-core machine: their spinning takes the t
 """
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -23,7 +22,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")    # (before NumPy loads Open
 import numpy as np  # noqa: E402
 
 import lazyarr as la  # noqa: E402
-from small_calls import alternated_medians  # noqa: E402  # (this folder is on sys.path: run as a script)
+from small_calls import alternated_medians, print_ratios, profile_calls  # noqa: E402  # (this folder is on sys.path: run as a script)
 
 
 def _inputs(n: int) -> dict[str, np.ndarray]:
@@ -74,23 +73,13 @@ def measure(rounds: int = 5, only: list[str] | None = None) -> dict[str, tuple[f
 
 def main(argv: list[str]) -> None:
     if argv[:1] == ["--profile"]:
-        import cProfile
-        import pstats
         _, lazy_call = _bound(argv[1])
-        for _ in range(100):
-            lazy_call()
-        cProfile.runctx("for _ in range(5000): lazy_call()", globals(), {"lazy_call": lazy_call},
-                        "/tmp/small_library_calls.prof")
-        pstats.Stats("/tmp/small_library_calls.prof").sort_stats("tottime").print_stats(25)
+        profile_calls(lazy_call, "/tmp/small_library_calls.prof")
         return
     rounds = int(argv[0]) if argv and argv[0].isdigit() else 5
     only = argv[argv.index("--only") + 1].split(",") if "--only" in argv else None
     result = measure(rounds, only)
-    print(f"{'call':<22}{'NumPy µs':>10}{'lazyarr µs':>12}{'ratio':>8}")
-    for name, (n, z) in result.items():
-        print(f"{name:<22}{n:>10.2f}{z:>12.2f}{z / n:>8.2f}")
-    if "--json" in argv:
-        print(json.dumps({k: [round(n, 3), round(z, 3)] for k, (n, z) in result.items()}))
+    print_ratios(result, 22, "--json" in argv)
 
 
 if __name__ == "__main__":
