@@ -133,6 +133,22 @@ def statements(rng) -> dict:
         divided = 1.0 / (bcol - ccol[:, :, k - 1] * acol)
         ccol[:, :, k] = ccol[:, :, k] * divided
         dcol[:, :, k] = (dcol[:, :, k] - (dcol[:, :, k - 1]) * acol) * divided
+    # covariance, correlation (NPBench's library kernels with a loop): preset L is M=3200,
+    # N=4000 float64; a tenth of that in the simulator, where the product runs in NumPy on
+    # the host (its host path does not depend on the size)
+    M, NC = (320, 400) if SIM else (3200, 4000)
+    data, cov = arr((NC, M)), la.asarray(xp.zeros((M, M)))
+    float_n = float(NC)
+
+    def covariance(i):
+        i %= M
+        cov[i:M, i] = cov[i, i:M] = data[:, i] @ data[:, i:M] / (float_n - 1.0)
+
+    def correlation(i):
+        i %= M - 1
+        cov[i + 1:M, i] = cov[i, i + 1:M] = data[:, i] @ data[:, i + 1:M]
+    out["covariance: cov[i:M, i] = cov[i, i:M] = ..."] = covariance
+    out["correlation: corr[i+1:M, i] = ... = d @ d"] = correlation
     out["vadv: gav = -0.25 * (...) (built)"] = vadv_gav
     out["vadv: dcol[:, :, k] = (...)"] = vadv_write
     out["vadv: a middle step (11 statements)"] = vadv_step
