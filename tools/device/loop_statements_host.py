@@ -15,6 +15,7 @@ Development tool; findings in docs/notes/gpu.rst.
 
     LAZYARR_CUDA_SIM=1 python tools/device/loop_statements_host.py [--reps 2000] [--rounds 7]
         [--only conv2d] [--profile tottime|cumulative]
+    python tools/device/loop_statements_host.py --cupy [...]   # a GPU: CuPy eager beside
 """
 from __future__ import annotations
 
@@ -43,25 +44,27 @@ def mean_us(fn, reps: int) -> float:
     return (time.perf_counter() - t0) / reps * 1e6
 
 
-def statements(rng) -> dict:
+def statements(rng, ns=la) -> dict:
     """name -> a function of the loop index ``i`` running one statement (or one step, where
-    the name says how many statements it is), as the kernel writes it."""
+    the name says how many statements it is), as the kernel writes it, with ``ns`` as the
+    kernel's ``np``: lazyarr, or CuPy itself (``--cupy``: CuPy eager, the peer)."""
     f32, f64 = np.float32, np.float64
+    wrap = la.asarray if ns is la else (lambda a: a)
 
     def arr(shape, dtype=f64):
-        return la.asarray(xp.asarray(rng.random(shape).astype(dtype)))
+        return wrap(xp.asarray(rng.random(shape).astype(dtype)))
 
     out = {}
     # conv2d_bias, preset L: N=8, H=W=128, C_in=3, C_out=8, K=10, float32
     N, H, C_in, C_out, K = 8, 128, 3, 8, 10
     inp, weights = arr((N, H, H, C_in), f32), arr((K, K, C_in, C_out), f32)
-    output = la.asarray(xp.empty((N, H - K + 1, H - K + 1, C_out), f32))
+    output = wrap(xp.empty((N, H - K + 1, H - K + 1, C_out), f32))
     W_out = H - K + 1
 
     def conv2d(n):
         i, j = divmod(n % (W_out * W_out), W_out)
-        output[:, i, j, :] = la.sum(inp[:, i:i + K, j:j + K, :, la.newaxis] *
-                                    weights[la.newaxis, :, :, :], axis=(1, 2, 3))
+        output[:, i, j, :] = ns.sum(inp[:, i:i + K, j:j + K, :, ns.newaxis] *
+                                    weights[ns.newaxis, :, :, :], axis=(1, 2, 3))
     out["conv2d: output[:, i, j, :] = sum(...)"] = conv2d
 
     # fdtd_2d, preset L: NX=800, NY=900, float64
@@ -93,11 +96,11 @@ def statements(rng) -> dict:
 
     # floyd_warshall, preset L: N=850 (NPBench's int32 path lengths)
     P = 850
-    path = la.asarray(xp.asarray(rng.integers(0, 100, (P, P), dtype=np.int32)))
+    path = wrap(xp.asarray(rng.integers(0, 100, (P, P), dtype=np.int32)))
 
     def floyd(k):
         k %= P
-        path[:] = la.minimum(path[:], la.add.outer(path[:, k], path[k, :]))
+        path[:] = ns.minimum(path[:], ns.add.outer(path[:, k], path[k, :]))
     out["floyd_warshall: path[:] = minimum(...)"] = floyd
 
     # vadv, preset L: I=J=180, K=160, float64; the middle loop's step (11 statements), and
@@ -106,7 +109,7 @@ def statements(rng) -> dict:
     wcon, u_stage, u_pos, utens = (arr((I + 1, J, KV)), arr((I, J, KV)), arr((I, J, KV)),
                                    arr((I, J, KV)))
     utens_stage, dtr_stage = arr((I, J, KV)), arr((I, J))
-    ccol, dcol = la.asarray(xp.zeros((I, J, KV))), la.asarray(xp.zeros((I, J, KV)))
+    ccol, dcol = wrap(xp.zeros((I, J, KV))), wrap(xp.zeros((I, J, KV)))
     BET_M = BET_P = 0.5
 
     def vadv_gav(n):
@@ -137,7 +140,7 @@ def statements(rng) -> dict:
     # N=4000 float64; a tenth of that in the simulator, where the product runs in NumPy on
     # the host (its host path does not depend on the size)
     M, NC = (320, 400) if SIM else (3200, 4000)
-    data, cov = arr((NC, M)), la.asarray(xp.zeros((M, M)))
+    data, cov = arr((NC, M)), wrap(xp.zeros((M, M)))
     float_n = float(NC)
 
     def covariance(i):
@@ -162,6 +165,8 @@ def main() -> None:
     ap.add_argument("--only", default="", help="statements whose name contains this")
     ap.add_argument("--profile", choices=("tottime", "cumulative"),
                     help="instead of timing, profile the chosen statements (cProfile)")
+    ap.add_argument("--cupy", action="store_true",
+                    help="CuPy eager's time of each statement beside lazyarr's (the simulator: NumPy's)")
     opts = ap.parse_args()
     backend = select("cuda", "lazy")
     rng = np.random.default_rng(0)
@@ -185,12 +190,32 @@ def main() -> None:
             prof.disable()
             pstats.Stats(prof).sort_stats(opts.profile).print_stats(40)
             return
-        medians = alternated_medians(steps, opts.rounds, lambda fn: mean_us(fn, opts.reps))
-        print(f"{'statement':44s} {'µs':>8s}  (per call, medians of {opts.rounds} alternated "
-              f"rounds of {opts.reps}; {'simulator, launches stubbed' if SIM else 'GPU'})")
-        for name, us in medians.items():
-            print(f"{name:44s} {us:8.2f}")
-
+        if not opts.cupy:
+            medians = alternated_medians(steps, opts.rounds, lambda fn: mean_us(fn, opts.reps))
+            print(f"{'statement':44s} {'µs':>8s}  (per call, medians of {opts.rounds} alternated "
+                  f"rounds of {opts.reps}; {'simulator, launches stubbed' if SIM else 'GPU'})")
+            for name, us in medians.items():
+                print(f"{name:44s} {us:8.2f}")
+            return
+        # CuPy eager beside lazyarr: the same statements on CuPy's own arrays, each pair
+        # alternated, synchronized once per timed run of ``reps`` (their GPU work overlaps
+        # the host's between statements, as in the kernels)
+        peer = {k: v for k, v in statements(np.random.default_rng(0), xp).items() if opts.only in k}
+        for fn in peer.values():
+            for i in range(3):
+                fn(i)
+        sync()
+        both = {**{("lazyarr", k): v for k, v in steps.items()},
+                **{("cupy", k): v for k, v in peer.items()}}
+        medians = alternated_medians(both, opts.rounds, lambda fn: mean_us(fn, opts.reps))
+        peer_name = "NumPy (the simulator's CuPy)" if SIM else "CuPy eager"
+        print(f"| statement | {peer_name} (µs) | lazyarr (µs) | peer / lazyarr |  (medians of "
+              f"{opts.rounds} alternated rounds of {opts.reps} calls, "
+              f"{'simulator, launches stubbed' if SIM else 'GPU'})")
+        print("|---|---|---|---|")
+        for name in steps:
+            c, z = medians[("cupy", name)], medians[("lazyarr", name)]
+            print(f"| {name} | {c:.1f} | {z:.1f} | {c / z:.2f} |")
 
 if __name__ == "__main__":
     main()

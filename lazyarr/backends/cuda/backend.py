@@ -181,6 +181,11 @@ class CudaBackend:
         self._later: dict[Any, _Later] = {}             # key -> a kernel compiling in the background
         self._buffers: dict[Any, tuple[Any, Any]] = {}
         self._through: dict[int, _Through] = {}     # id(out) -> a write through a temporary
+        # (program, spec, checked, compute capability) -> (rendered source, kernel): the entry
+        # of another shape with the same launch spec (a loop whose slices shrink every step,
+        # covariance's ``data[:, i] @ data[:, i:M] / c``) reuses them instead of rendering the
+        # source again (~0.5 ms of Python) and hashing it for the kernel cache's key
+        self._kernels: dict[Any, tuple[R.Rendered, Any]] = {}
 
     # ------------------------------------------------------------------ the device
     def xp(self) -> Any:
@@ -335,17 +340,22 @@ class CudaBackend:
         None instead of a compile, which then runs on the compile thread (:meth:`_finished`
         takes it)."""
         sms, cc = self.device_info()
-        rendered = R.render(program, geo.spec, shuffles=self.shuffles, checked=checked)
-        if later_key is not None:
-            kernel = self.loaded(rendered, cc)
-            if kernel is None:
-                self._later[later_key] = _Later(program, geo, rendered, sms, cc)
-                return None
+        known = self._kernels.get((program, geo.spec, checked, cc))
+        if known is not None:
+            rendered, kernel = known
         else:
-            try:
-                kernel = self.load(rendered, cc)
-            except Exception as exc:
-                raise _compile_error(program, geo, exc) from exc
+            rendered = R.render(program, geo.spec, shuffles=self.shuffles, checked=checked)
+            if later_key is not None:
+                kernel = self.loaded(rendered, cc)
+                if kernel is None:
+                    self._later[later_key] = _Later(program, geo, rendered, sms, cc)
+                    return None
+            else:
+                try:
+                    kernel = self.load(rendered, cc)
+                except Exception as exc:
+                    raise _compile_error(program, geo, exc) from exc
+            self._kernels[(program, geo.spec, checked, cc)] = (rendered, kernel)
         entry = _Entry(kernel, geo, rendered, sms)
         self.prepare_constants(entry)
         return entry
