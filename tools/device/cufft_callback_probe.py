@@ -18,7 +18,6 @@ import statistics
 import time
 
 import cupy as cp
-import numpy as np
 
 #: f(x) = sqrt(abs(x)) * 2 - 1 with NumPy's rounding: each op rounded once, no FMA contraction
 F_BODY = "__fsub_rn(__fmul_rn(__fsqrt_rn(fabsf(x)), 2.0f), 1.0f)"
