@@ -458,6 +458,24 @@ def test_quantile_weights_errors_and_out():
     np.testing.assert_array_equal(x.to_numpy(), x_before)
 
 
+@pytest.mark.parametrize("dtype", [np.bool_, np.int64, np.float64])
+@pytest.mark.parametrize("shape, axis", [((0,), None), ((0, 3), 1), ((3, 0), 0), ((2, 3), 1)])
+def test_quantiles_of_empty_and_bool_arrays_raise_or_answer_as_numpy(dtype, shape, axis):
+    """An empty ``a``: NumPy's IndexError (before a bool's TypeError) or its empty result;
+    a bool ``a``: NumPy's TypeError (its subtraction), computed or pending."""
+    a = np.zeros(shape, dtype)
+    for fn, q in [("percentile", 50), ("quantile", 0.5), ("quantile", [0.25, 0.75])]:
+        for x in (la.asarray(a), _pending(la.asarray(a))):
+            try:
+                want = getattr(np, fn)(a, q, axis=axis)
+            except Exception as exc:          # (NumPy's own error, as lazyarr must raise it)
+                _same_error(lambda: getattr(np, fn)(a, q, axis=axis),
+                            lambda: getattr(la, fn)(x, q, axis=axis))
+                assert type(exc) in (IndexError, TypeError)
+            else:
+                _close(getattr(la, fn)(x, q, axis=axis), want)
+
+
 def test_quantile_of_a_pending_array_is_its_kernel_into_the_partitioned_buffer(counts):
     found, reductions = counts
     a = _data((300, 200), np.float64)

@@ -482,8 +482,10 @@ def _quantile_call(name: str, func: Any, a: Any, args: tuple[Any, ...], kwargs: 
     weights = kwargs.get("weights")
     method = {k: v for k, v in kwargs.items() if k == "method"}
     # NumPy's checks of q and method, and its result dtype, from one element: before anything
-    # is computed (with weights, NumPy's call checks them against the data)
-    dtype = None if weights is not None else func(np.zeros(1, x.dtype), *q, **method).dtype
+    # is computed (with weights, NumPy's call checks them against the data; an empty ``a``
+    # goes to NumPy's call as it is, which raises its IndexError before a bool's TypeError)
+    dtype = None if weights is not None or x.size == 0 else \
+        func(np.zeros(1, x.dtype), *q, **method).dtype
     cuda = x.device == "cuda"
     if cuda and (weights is not None or method.get("method", "linear") not in _CUPY_METHODS
                  or any(np.ndim(v) > 1 for v in q) or x.size == 0 or x.ndim == 0):
