@@ -142,6 +142,9 @@ class _Rule(NamedTuple):
 #   -> _Rule. Every op a user writes goes through here, so the common case (LazyArrays and
 #   Python scalars) skips the general resolution after its first time.
 _rules: dict[tuple[Any, ...], _Rule] = {}
+# (op, then per operand: (dtype, device) of a node, or the type of a Python scalar) -> the
+#   part of a _Rule that no shape changes (its shape ``()``): ``_new_rule``'s for new shapes.
+_typings: dict[tuple[Any, ...], _Rule] = {}
 
 
 def elementwise(opdef: OpDef, *args: Any) -> Node:
@@ -341,16 +344,31 @@ def _eager_elementwise(opdef: OpDef, device: str, operands: list[Operand],
 
 
 def _new_rule(opdef: OpDef, operands: list[Operand]) -> _Rule:
-    """Resolve an op on these operands with NumPy's rules (raising NumPy's errors)."""
+    """Resolve an op on these operands with NumPy's rules (raising NumPy's errors): the
+    loop dtypes, device and flags from ``_typings`` where operands of these dtypes were seen
+    before with other shapes (a loop whose slices shrink every step: covariance's
+    ``data[:, i] @ data[:, i:M] / c``, a new ``_rules`` key at every step), then the shape."""
+    key = (opdef.name, *[(x.dtype, x.device) if type(x) is Node else type(x) for x in operands])
+    typing = _typings.get(key)
+    if typing is None:
+        typing = _typings[key] = _new_typing(opdef, operands)
+    elif opdef.name != "where" and any(type(x) is int for x in operands):
+        resolve_ufunc(opdef, operands)   # value checks of Python ints (out of range, ** -1)
+    shape = broadcast_shapes(*(x.shape for x in operands if isinstance(x, Node)))
+    return _Rule(typing.dtypes, shape, typing.device, typing.fast, typing.uncast)
+
+
+def _new_typing(opdef: OpDef, operands: list[Operand]) -> _Rule:
+    """The part of an op's :class:`_Rule` that depends on its operands' dtypes, devices and
+    Python scalar types only (its shape left ``()``)."""
     device: str | None = common_device(operands)
     # (NumPy resolves the loop before it broadcasts: with both wrong, its error is the dtypes')
     dtypes = () if opdef.name == "where" else resolve_ufunc(opdef, operands)
-    shape = broadcast_shapes(*(x.shape for x in operands if isinstance(x, Node)))
     # Only constants: the device is the configured one, at each call (so not cached).
     if not any(type(x) is Node and x.device is not None for x in operands):
         device = None
     uncast = all(type(x) is Node and x.dtype == dt for x, dt in zip(operands, dtypes))
-    return _Rule(dtypes, shape, device, _fast_rule(opdef, operands, dtypes, device), uncast)
+    return _Rule(dtypes, (), device, _fast_rule(opdef, operands, dtypes, device), uncast)
 
 
 def _small_computed(shape: tuple[int, ...], device: str, operands: Any) -> bool:

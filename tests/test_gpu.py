@@ -428,6 +428,40 @@ def test_layout_constants_are_launch_arguments_made_once(rng):
     assert checked
 
 
+def test_a_loop_of_shrinking_slices_renders_its_kernels_once(monkeypatch, rng):
+    """NPBench's covariance step, ``cov[i:M, i] = cov[i, i:M] = data[:, i] @ data[:, i:M] /
+    c``: a new shape at every step, and NumPy's values. Only the first step renders kernels;
+    the others make an entry for their shape from the same rendered source and kernel
+    (``CudaBackend._kernels``), their geometry from ``render.analyze``."""
+    from lazyarr.backends.cuda import backend as B
+    from lazyarr.backends.cuda import render as R
+    from lazyarr.backends.cuda.simulate import BACKEND as SIM
+    rendered = []
+    render = R.render
+
+    def spy(program, spec, *args, **kwargs):
+        rendered.append(spec)
+        return render(program, spec, *args, **kwargs)
+    monkeypatch.setattr(R, "render", spy)
+    for backend in (B.BACKEND, SIM):
+        monkeypatch.setattr(backend, "_entries", {})
+        monkeypatch.setattr(backend, "_kernels", {})
+    M, N = 40, 12          # (every slice of at most one element per thread: one spec)
+    data = rng.standard_normal((N, M))
+    want = np.zeros((M, M))
+    for i in range(M - 1):
+        want[i:M, i] = want[i, i:M] = data[:, i] @ data[:, i:M] / (N - 1.0)
+    with la.config(device="cuda", mode="lazy"):
+        d, cov = la.asarray(data), la.asarray(np.zeros((M, M)))
+        counts = []
+        for i in range(M - 1):
+            cov[i:M, i] = cov[i, i:M] = d[:, i] @ d[:, i:M] / (N - 1.0)
+            counts.append(len(rendered))
+        got = np.asarray(cov)
+    assert counts[0] >= 1 and counts[-1] == counts[0], counts
+    np.testing.assert_array_equal(got, want)
+
+
 # ------------------------------------------------------------------------------ interop
 @needs_cupy
 def test_signed_zero_reaches_the_gpu():

@@ -893,7 +893,9 @@ cdef class BoundReduction:
         self.n_outer, self.mode, self.nthreads = n_outer, mode, nthreads
         self.nb, self.nchunk, self.chunk_rows = nb, nchunk, chunk_rows
         self.nparts, self.m, self.cut = nparts, m, cut
-        self.names = tuple([(p, r, cnp.dtype(dt).num, cnp.dtype(dt).name) for p, r, dt in names])
+        # (the dtype's name only in an error: NumPy's ``dtype.name`` is Python, ~5 µs a
+        # part, and a loop whose slices change every step binds a runner per step)
+        self.names = tuple([(p, r, cnp.dtype(dt).num, cnp.dtype(dt)) for p, r, dt in names])
         self.nfpe, self.prepare, self.report, self.finish = nfpe, prepare, report, finish
         self.dtypes = dtypes
         self.scalar_float, self.mean, self.top, self.rsz = scalar_float, mean, top, rsz
@@ -912,13 +914,13 @@ cdef class BoundReduction:
         cdef object fpe
         cdef cnp.ndarray one, a
         cdef double v
-        for pname, rname, num, name in self.names:
+        for pname, rname, num, dtype in self.names:
             try:
                 arrays[pname] = (_take_scratch(num, self.nparts) if self.scratch
                                  else cnp.PyArray_EMPTY(1, &self.nparts, num, 0))
             except MemoryError as exc:
                 raise MemoryError(f"{exc}: the partial results of the {self.op} over "
-                                  f"{self.shape} ({self.nparts:,} x {name})") from exc
+                                  f"{self.shape} ({self.nparts:,} x {dtype.name})") from exc
             arrays[rname] = (_take_scratch(num, self.m) if self.scratch
                              else cnp.PyArray_EMPTY(1, &self.m, num, 0))
         fpe = _no_flags(self.nfpe)
@@ -930,7 +932,7 @@ cdef class BoundReduction:
                               True, self.cut, fields)   # (positional: a direct C call)
         finally:
             if self.scratch:        # (small arrays skip the pool's steps: ~0.2 µs a call)
-                for pname, rname, num, name in self.names:
+                for pname, rname, num, dtype in self.names:
                     _give_scratch(arrays.pop(pname))
         if flagged:
             self.report(fpe)
@@ -952,7 +954,7 @@ cdef class BoundReduction:
         if not self.scratch:
             return self.finish(arrays)
         result = self.finish(arrays)
-        for pname, rname, num, name in self.names:
+        for pname, rname, num, dtype in self.names:
             a = arrays.pop(rname)
             if Py_REFCNT(a) == 1:     # only ``a`` holds it: not the result, no view of it
                 _give_scratch(a)

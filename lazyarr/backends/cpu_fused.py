@@ -1247,7 +1247,14 @@ def _stencil_of(c: Compiled, lowered: Lowered) -> cpu_stencil.Plan | None:
     if any(type(b) is not np.ndarray for b in lowered.inputs):
         return None
     inputs = [_prepare(b, dt) for b, dt in zip(lowered.inputs, c.input_dtypes)]
-    plan = _fields_of(lowered, inputs, _launch(c, lowered, inputs))
+    return _stencil_in(lowered, inputs, _launch(c, lowered, inputs))
+
+
+def _stencil_in(lowered: Lowered, inputs: list[np.ndarray], launch: _Launch
+                ) -> cpu_stencil.Plan | None:
+    """:func:`_stencil_of` for ``lowered``'s inputs as :func:`_prepare` made them and their
+    launch (NumPy arrays all)."""
+    plan = _fields_of(lowered, inputs, launch)
     return plan if plan is not None and _fields_launch(plan, lowered, inputs) is not None else None
 
 
@@ -1511,12 +1518,13 @@ class CpuFusedBackend:
         if c.loop is not None and c.loop.state == "new":
             cpu_loops.note_call(c.loop, c.vm, math.prod(lowered.shape), repeated=True)  # (la.jit)
         dtypes = c.input_dtypes
-        if _stencil_of(c, lowered) is not None:
+        inputs = [_prepare(b, dt) for b, dt in zip(lowered.inputs, dtypes)]
+        launch = _launch(c, lowered, inputs)    # (once: a loop of new shapes binds every step)
+        if all(type(b) is np.ndarray for b in lowered.inputs) \
+                and _stencil_in(lowered, inputs, launch) is not None:
             # stencil fields: each call checks that its inputs lie as these do (run_compiled,
             # cpu_stencil.find's kept answer: ~5 µs on spaces of 65,536 elements or more)
             return functools.partial(_run_on, c, lowered._replace(inputs=[]))
-        inputs = [_prepare(b, dt) for b, dt in zip(lowered.inputs, dtypes)]
-        launch = _launch(c, lowered, inputs)
         as_given = checked and all(type(a) is np.ndarray and a is b
                                    for a, b in zip(inputs, lowered.inputs))
         if c.reduction is not None and launch.reduction[3] and launch.reduction[4]:

@@ -45,7 +45,7 @@ def capture(fn):
 def kernel_ms(lowered, spec=None, nvvm=None, threads_per_sm=None, checked=False, reps=20,
               transform=None):
     # (with the inputs' addresses, as the backend analyzes: a stencil's tile kernel)
-    geo = R.analyze(lowered.program, lowered.inputs, addresses=B.BACKEND.addresses(lowered.inputs))
+    geo = R.analyze(lowered.program, lowered.inputs, addresses=B.BACKEND.addresses)
     spec = dict(spec or {})
     if threads_per_sm:
         spec["threads_per_sm"] = threads_per_sm

@@ -16,6 +16,15 @@ Development tool; findings in docs/notes/gpu.rst.
     LAZYARR_CUDA_SIM=1 python tools/device/loop_statements_host.py [--reps 2000] [--rounds 7]
         [--only conv2d] [--profile tottime|cumulative]
     python tools/device/loop_statements_host.py --cupy [...]   # a GPU: CuPy eager beside
+    LAZYARR_CUDA_SIM=1 python tools/device/loop_statements_host.py --new-shapes [--block 100]
+        [--profile tottime] [--device cpu] [--cpu-time]
+
+``--new-shapes``: covariance's and correlation's statements as a real script runs them, once
+per ``i``: their slices have a new shape at every step (M=3200 columns as in preset L, N=64
+rows: the product is not what is measured). Blocks of ``--block`` consecutive indices, each run twice in a row: first with
+shapes never run before, then again with those shapes seen; the medians over the blocks of
+each's µs per step (docs/notes/gpu.rst, 2026-12-07e). ``--device cpu`` (with
+``LAZYARR_CUDA_SIM=1``, for NumPy buffers): the same on lazyarr's CPU backend.
 """
 from __future__ import annotations
 
@@ -36,18 +45,23 @@ from lazyarr._materialize import select  # noqa: E402
 from host_steps import SIM, alternated_medians, sync, xp  # noqa: E402
 
 
+#: what ``mean_us`` reads (``--cpu-time``: ``time.process_time``)
+clock = time.perf_counter
+
+
 def mean_us(fn, reps: int) -> float:
-    t0 = time.perf_counter()
+    t0 = clock()
     for i in range(reps):
         fn(i)
     sync()
-    return (time.perf_counter() - t0) / reps * 1e6
+    return (clock() - t0) / reps * 1e6
 
 
-def statements(rng, ns=la) -> dict:
+def statements(rng, ns=la, loop_sizes=None) -> dict:
     """name -> a function of the loop index ``i`` running one statement (or one step, where
     the name says how many statements it is), as the kernel writes it, with ``ns`` as the
-    kernel's ``np``: lazyarr, or CuPy itself (``--cupy``: CuPy eager, the peer)."""
+    kernel's ``np``: lazyarr, or CuPy itself (``--cupy``: CuPy eager, the peer).
+    ``loop_sizes``: covariance's and correlation's (M, N) instead of the preset's."""
     f32, f64 = np.float32, np.float64
     wrap = la.asarray if ns is la else (lambda a: a)
 
@@ -139,7 +153,7 @@ def statements(rng, ns=la) -> dict:
     # covariance, correlation (NPBench's library kernels with a loop): preset L is M=3200,
     # N=4000 float64; a tenth of that in the simulator, where the product runs in NumPy on
     # the host (its host path does not depend on the size)
-    M, NC = (320, 400) if SIM else (3200, 4000)
+    M, NC = loop_sizes or ((320, 400) if SIM else (3200, 4000))
     data, cov = arr((NC, M)), wrap(xp.zeros((M, M)))
     float_n = float(NC)
 
@@ -158,6 +172,56 @@ def statements(rng, ns=la) -> dict:
     return out
 
 
+def new_shape_medians(steps: dict, first: int, block: int) -> dict:
+    """name -> (new, seen): medians over blocks of ``block`` consecutive indices of the µs per
+    step, each block run first with shapes never run before (``first`` on, each statement its
+    own share of the indices, so no two share a shape), then again. A block and its rerun
+    are adjacent: a slow spell of this shared machine falls on both."""
+    import statistics
+    share = (NEW_SHAPES_M - first) // len(steps) // block * block
+    times: dict = {name: ([], []) for name in steps}
+    for b in range(0, share, block):
+        for s, (name, fn) in enumerate(steps.items()):
+            start = first + s * share + b
+            new = mean_us(lambda i: fn(start + i), block)
+            seen = mean_us(lambda i: fn(start + i), block)
+            times[name][0].append(new)
+            times[name][1].append(seen)
+    return {k: (statistics.median(n), statistics.median(v)) for k, (n, v) in times.items()}
+
+
+#: ``--new-shapes``: covariance's M (the preset L's) and N (few rows: in the simulator the
+#: product runs in NumPy on the host, the same work for a new shape and a seen one)
+NEW_SHAPES_M, NEW_SHAPES_N = 3200, 64
+
+
+def run_new_shapes(opts, rng) -> None:
+    """``--new-shapes``: the loop statements whose slices change every step, new vs seen."""
+    steps = {k: v for k, v in statements(rng, loop_sizes=(NEW_SHAPES_M, NEW_SHAPES_N)).items()
+             if k.startswith(("covariance", "correlation")) and opts.only in k}
+    for fn in steps.values():           # compiles (waited for) and first calls
+        for i in range(3):
+            fn(i)
+    sync()
+    if opts.profile:                    # the new-shape steps only
+        import cProfile
+        import pstats
+        prof = cProfile.Profile()
+        prof.enable()
+        for s, fn in enumerate(steps.values()):
+            for i in range(3 + s * 1000, 3 + s * 1000 + min(1000, opts.reps)):
+                fn(i)
+        prof.disable()
+        pstats.Stats(prof).sort_stats(opts.profile).print_stats(40)
+        return
+    medians = new_shape_medians(steps, 3, opts.block)
+    where = "cpu" if opts.device == "cpu" else ("simulator, launches stubbed" if SIM else "GPU")
+    print(f"{'statement':44s} {'new µs':>8s} {'seen µs':>8s}  (per step, medians over blocks "
+          f"of {opts.block}; {where})")
+    for name, (new, seen) in medians.items():
+        print(f"{name:44s} {new:8.1f} {seen:8.1f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=2000)
@@ -167,9 +231,27 @@ def main() -> None:
                     help="instead of timing, profile the chosen statements (cProfile)")
     ap.add_argument("--cupy", action="store_true",
                     help="CuPy eager's time of each statement beside lazyarr's (the simulator: NumPy's)")
+    ap.add_argument("--new-shapes", action="store_true",
+                    help="covariance's and correlation's steps with shapes new vs seen")
+    ap.add_argument("--block", type=int, default=100, help="--new-shapes: steps per block")
+    ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
+                    help="--new-shapes: the device (cpu: NumPy arrays, lazyarr's CPU backend)")
+    ap.add_argument("--cpu-time", action="store_true",
+                    help="this process's CPU time, not the wall clock's: steadier while other "
+                         "processes load the machine (the simulator or the CPU; with "
+                         "OPENBLAS_NUM_THREADS=1, or a BLAS thread's time counts too)")
     opts = ap.parse_args()
+    if opts.cpu_time:
+        global clock
+        clock = time.process_time
     backend = select("cuda", "lazy")
     rng = np.random.default_rng(0)
+    if opts.new_shapes:
+        with la.config(device=opts.device, mode="lazy"):
+            if SIM:
+                backend.launch = lambda entry, args: None
+            run_new_shapes(opts, rng)
+        return
     with la.config(device="cuda", mode="lazy"):
         if SIM:     # the host path only (the simulator's launch runs each GPU thread in
             # Python: minutes for one of these statements at their sizes)

@@ -30,7 +30,7 @@ from . import first_calls, flags, stencil
 from . import render as R
 from .compile import load_cached, load_kernel
 from ..._counters import CounterMap
-from .params import PER_CALL, Role
+from .params import PER_CALL, Param, Role
 from .templates import RUN_ON_HOST, select
 
 _KIND_NOTES = {
@@ -60,31 +60,24 @@ def _current_device_info() -> tuple[int, tuple[int, int]]:
     return device_info(cupy.cuda.runtime.getDevice())
 
 
-class _Entry:
-    """A compiled launch for one (program, input layout): the function and its argument template.
+class _Recipe:
+    """What a launch takes from its rendered kernel, the same for every input layout: the
+    slots of the per-call parameters and the layout parameters that its template evaluates.
+    Made once per rendered kernel (``CudaBackend._kernels``): a loop whose shapes change every
+    step makes an entry per step, and walked the parameters' roles for each (~5 µs)."""
 
-    The template holds every layout parameter's value (strides, sizes: fixed for the layout);
-    the slots of the per-call parameters are recorded once, so a call only fills those."""
+    __slots__ = ("out_slot", "input_slots", "offset_slots", "scalar_slots", "partials_slot",
+                 "counter_slot", "fpe_slot", "acc", "partials_per_block", "layout", "size")
 
-    __slots__ = ("fn", "geo", "grid", "block", "acc", "template", "out_slot", "input_slots", "offset_slots",
-                 "scalar_slots", "partials_slot", "counter_slot", "fpe_slot", "sites",
-                 "partials_per_block", "held", "constants", "members")
-
-    def __init__(self, fn: Any, geo: R.Geometry, rendered: R.Rendered, sms: int) -> None:
-        self.fn, self.geo = fn, geo
-        self.grid, self.block = (geo.grid(sms),), (geo.spec.block,)
-        self.template: list[Any] = []
+    def __init__(self, rendered: R.Rendered) -> None:
         self.input_slots: list[tuple[int, int]] = []            # (slot, input)
         self.offset_slots: list[tuple[int, int]] = []           # (slot, input): counters
         self.scalar_slots: list[tuple[int, int, Any]] = []      # (slot, scalar position, type)
+        self.layout: list[tuple[int, Param]] = []               # (slot, a layout parameter)
         self.acc: np.dtype | None = None                        # full: the partials' dtype
         self.partials_per_block = 1                             # (a complex one: its parts)
         self.out_slot = self.partials_slot = self.counter_slot = self.fpe_slot = -1
-        self.sites = rendered.fpe_sites                         # checked: the op sites' names
-        self.held: flags.Held | None = None                     # checked: its shared slot
-        self.constants: Any = None                              # what the template points into
-        # a stencil kernel: where it assumes its inputs lie (stencil.Stencil.members)
-        self.members = geo.spec.stencil.members if geo.spec.stencil is not None else None
+        self.size = len(rendered.params)
         for slot, param in enumerate(rendered.params):
             role = param.role
             if role is Role.OUTPUT:
@@ -102,7 +95,41 @@ class _Entry:
                 self.counter_slot = slot
             elif role is Role.FPE:
                 self.fpe_slot = slot
-            self.template.append(None if role in PER_CALL else param.layout_value(geo))
+            if role not in PER_CALL:
+                self.layout.append((slot, param))
+
+
+class _Entry:
+    """A compiled launch for one (program, input layout): the function and its argument template.
+
+    The template holds every layout parameter's value (strides, sizes: fixed for the layout);
+    the slots of the per-call parameters are recorded once (:class:`_Recipe`, shared by the
+    entries of one rendered kernel), so a call only fills those."""
+
+    __slots__ = ("fn", "geo", "grid", "block", "acc", "template", "out_slot", "input_slots", "offset_slots",
+                 "scalar_slots", "partials_slot", "counter_slot", "fpe_slot", "sites",
+                 "partials_per_block", "held", "constants", "members")
+
+    def __init__(self, fn: Any, geo: R.Geometry, rendered: R.Rendered, sms: int,
+                 recipe: _Recipe | None = None) -> None:
+        if recipe is None:
+            recipe = _Recipe(rendered)
+        self.fn, self.geo = fn, geo
+        self.grid, self.block = (geo.grid(sms),), (geo.spec.block,)
+        # None in the per-call slots (filled by each call), the layout values in the others
+        self.template: list[Any] = [None] * recipe.size
+        for slot, param in recipe.layout:
+            self.template[slot] = param.layout_value(geo)
+        self.out_slot, self.input_slots, self.offset_slots = \
+            recipe.out_slot, recipe.input_slots, recipe.offset_slots
+        self.scalar_slots, self.partials_slot, self.counter_slot, self.fpe_slot = \
+            recipe.scalar_slots, recipe.partials_slot, recipe.counter_slot, recipe.fpe_slot
+        self.acc, self.partials_per_block = recipe.acc, recipe.partials_per_block
+        self.sites = rendered.fpe_sites                         # checked: the op sites' names
+        self.held: flags.Held | None = None                     # checked: its shared slot
+        self.constants: Any = None                              # what the template points into
+        # a stencil kernel: where it assumes its inputs lie (stencil.Stencil.members)
+        self.members = geo.spec.stencil.members if geo.spec.stencil is not None else None
 
 
 class _Through:
@@ -181,11 +208,11 @@ class CudaBackend:
         self._later: dict[Any, _Later] = {}             # key -> a kernel compiling in the background
         self._buffers: dict[Any, tuple[Any, Any]] = {}
         self._through: dict[int, _Through] = {}     # id(out) -> a write through a temporary
-        # (program, spec, checked, compute capability) -> (rendered source, kernel): the entry
+        # (program, spec, checked, compute capability) -> (rendered source, kernel, recipe): the entry
         # of another shape with the same launch spec (a loop whose slices shrink every step,
         # covariance's ``data[:, i] @ data[:, i:M] / c``) reuses them instead of rendering the
         # source again (~0.5 ms of Python) and hashing it for the kernel cache's key
-        self._kernels: dict[Any, tuple[R.Rendered, Any]] = {}
+        self._kernels: dict[Any, tuple[R.Rendered, Any, _Recipe]] = {}
 
     # ------------------------------------------------------------------ the device
     def xp(self) -> Any:
@@ -293,7 +320,7 @@ class CudaBackend:
             inputs = [self.usable(a) for a in inputs]
             later = self._later.get(key) if key is not None else None
             if later is None:
-                geo = R.analyze(program, inputs, addresses=self.addresses(inputs))
+                geo = R.analyze(program, inputs, addresses=self.addresses)
                 if geo.out_size == 0 or geo.work == 0 and geo.spec.kind == "map":
                     return xp.empty(lowered.shape, root.dtype)
                 entry = self._compiled(program, geo, checked,
@@ -342,7 +369,7 @@ class CudaBackend:
         sms, cc = self.device_info()
         known = self._kernels.get((program, geo.spec, checked, cc))
         if known is not None:
-            rendered, kernel = known
+            rendered, kernel, recipe = known
         else:
             rendered = R.render(program, geo.spec, shuffles=self.shuffles, checked=checked)
             if later_key is not None:
@@ -355,8 +382,9 @@ class CudaBackend:
                     kernel = self.load(rendered, cc)
                 except Exception as exc:
                     raise _compile_error(program, geo, exc) from exc
-            self._kernels[(program, geo.spec, checked, cc)] = (rendered, kernel)
-        entry = _Entry(kernel, geo, rendered, sms)
+            recipe = _Recipe(rendered)
+            self._kernels[(program, geo.spec, checked, cc)] = (rendered, kernel, recipe)
+        entry = _Entry(kernel, geo, rendered, sms, recipe)
         self.prepare_constants(entry)
         return entry
 
@@ -657,7 +685,7 @@ class CudaBackend:
                          f"into a temporary, then {then}")
         if fused_lowered is not None:
             usable = [self.usable(a) for a in fused_lowered.inputs]
-            geo = R.analyze(fused_lowered.program, usable, addresses=self.addresses(usable))
+            geo = R.analyze(fused_lowered.program, usable, addresses=self.addresses)
             rendered = R.render(fused_lowered.program, geo.spec, shuffles=self.shuffles,
                                 checked=flags.checking())
             s = geo.spec

@@ -187,29 +187,21 @@ def _classes(sizes: list[int], strides: list[list[int]]) -> tuple[str, ...]:
 
 
 def analyze(program: Program, inputs: list[Any], out: Any = None,
-            addresses: list[tuple[int, Any] | None] | None = None) -> Geometry:
+            addresses: Callable[[list[Any]], list[tuple[int, Any] | None]] | None = None
+            ) -> Geometry:
     """Pick the kernel kind and geometry for running ``program`` over ``inputs``; ``out``: a
     map's result memory when it is not a new contiguous array (an element-aligned view with
-    non-negative strides, of the result's shape: ``Backend.run_into``); ``addresses``: per
-    input, its first element's address and its allocation (the backend's ``addresses``),
-    for a stencil's shifts (:mod:`.stencil`)."""
-    geo = _analyze(program, inputs, out)
-    heavy = any(ins.op in HEAVY_OPS for ins in program.instrs)
+    non-negative strides, of the result's shape: ``Backend.run_into``); ``addresses``: the
+    backend's ``addresses`` (per input, its first element's address and its allocation), for
+    a stencil's shifts (:mod:`.stencil`), asked only where a stencil may be (a 2-d map)."""
+    geo = _analyze(program, inputs, out, _is_heavy(program),
+                   tuple(k for k, a in enumerate(inputs) if a.size == 1))
     kind = geo.spec.kind
-    unroll = HEAVY_UNROLL if heavy else UNROLL_BY_KIND[kind]
-    if kind in ("map", "full") and geo.work <= geo.spec.block:
-        # At most one element per thread: no unrolling, so one copy of the chain is rendered
-        # instead of 2 x U (tile and tail), the same values in the same order, compiled ~5x
-        # faster (a 0-d loop value ``s + a[i]*b[i]``: docs/notes/gpu.rst, 2026-12-03g)
-        unroll = 1
-    geo.spec = replace(geo.spec, unroll=unroll,
-                       threads_per_sm=GRID_THREADS_PER_SM[kind],
-                       singles=tuple(k for k, a in enumerate(inputs) if a.size == 1))
     if addresses is not None and kind in ("map", "full") and geo.spec.nd == 2 \
             and geo.spec.out_class == "c" and geo.work > 0:
         chain, value = _chain_and_value(program, kind)
         found = stencil.find(chain, value, geo.spec.classes, geo.strides[:len(inputs)], inputs,
-                             addresses, HEAVY_OPS)
+                             addresses(inputs), HEAVY_OPS)
         if found is not None:
             geo.spec = replace(geo.spec, stencil=found, fastdiv=False,
                                unroll=stencil.TILE_ROWS * stencil.TILE_COLS // BLOCK)
@@ -224,7 +216,35 @@ def _chain_and_value(program: Program, kind: str) -> tuple[tuple[Instr, ...], in
     return instrs[:-1], program.root.args[0]
 
 
-def _analyze(program: Program, inputs: list[Any], out: Any = None) -> Geometry:
+@functools.lru_cache(maxsize=256)
+def _is_heavy(program: Program) -> bool:
+    """Whether ``program`` computes an op of ``HEAVY_OPS`` (fewer elements in flight then)."""
+    return any(ins.op in HEAVY_OPS for ins in program.instrs)
+
+
+def _unroll(kind: str, heavy: bool, work: int) -> int:
+    """Elements in flight per thread (``Spec.unroll``)."""
+    if kind in ("map", "full") and work <= BLOCK:
+        # At most one element per thread: no unrolling, so one copy of the chain is rendered
+        # instead of 2 x U (tile and tail), the same values in the same order, compiled ~5x
+        # faster (a 0-d loop value ``s + a[i]*b[i]``: docs/notes/gpu.rst, 2026-12-03g)
+        return 1
+    return HEAVY_UNROLL if heavy else UNROLL_BY_KIND[kind]
+
+
+@functools.lru_cache(maxsize=1024)
+def _spec(kind: str, nd: int, nred: int, classes: tuple[str, ...], tx: int, ty: int,
+          unroll: int, singles: tuple[int, ...], offsets_of: tuple[int, ...] = (),
+          out_class: str = "c", fastdiv: bool = False) -> Spec:
+    """The :class:`Spec` of these fields, one object for equal fields: a loop whose shapes
+    change every step (a new geometry each step, the same spec) neither builds a frozen
+    dataclass (~3 µs) nor hashes its fields for the backend's kernel lookup again."""
+    return Spec(kind, nd, nred, classes, tx, ty, unroll, GRID_THREADS_PER_SM[kind], singles,
+                offsets_of=offsets_of, out_class=out_class, fastdiv=fastdiv)
+
+
+def _analyze(program: Program, inputs: list[Any], out: Any, heavy: bool,
+             singles: tuple[int, ...]) -> Geometry:
     root = program.root
     shapes = [tuple(a.shape) for a in inputs]
     it_shape = broadcast_shapes(*shapes) if shapes else ()
@@ -236,7 +256,7 @@ def _analyze(program: Program, inputs: list[Any], out: Any = None) -> Geometry:
         axes = tuple(range(len(it_shape))) if axes is None else axes
         kept = [j for j in range(len(it_shape)) if j not in axes]
         if math.prod(it_shape[j] for j in kept) != 1 or any(it_shape[j] == 0 for j in kept):
-            return _analyze_axes(it_shape, strides, kept, list(axes))
+            return _analyze_axes(it_shape, strides, kept, list(axes), heavy, singles)
     sizes, cstrides = _collapse(list(it_shape), strides)
     n = math.prod(it_shape)
     kind = "full" if root.op in NATIVE_REDUCTIONS else "map"
@@ -249,15 +269,16 @@ def _analyze(program: Program, inputs: list[Any], out: Any = None) -> Geometry:
     # (a strided result's strides stay last, Geometry.strides[len(inputs)]: its STRIDE params)
     classes = _classes(sizes, cstrides[:len(inputs)])
     fastdiv = len(sizes) > 1 and ("s" in classes or out_class == "s") and n < FAST_DIVIDEND_LIMIT
-    spec = Spec(kind, len(sizes), 0, classes, BLOCK, 1,
-                offsets_of=_shared_offsets(classes, cstrides[:len(inputs)]), out_class=out_class,
-                fastdiv=fastdiv)
+    spec = _spec(kind, len(sizes), 0, classes, BLOCK, 1, _unroll(kind, heavy, n), singles,
+                 _shared_offsets(classes, cstrides[:len(inputs)]), out_class, fastdiv)
     return Geometry(spec, [n, *sizes], cstrides, 1 if kind == "full" else n, n)
 
 
 def _shared_offsets(classes: tuple[str, ...], strides: list[list[int]]) -> tuple[int, ...]:
     """``Spec.offsets_of``: strided inputs with equal strides (the five views of a 5-point
     stencil) index with one offset expression: one multiply-add chain per element, not five."""
+    if classes.count("s") < 2:
+        return ()
     first: dict[tuple[int, ...], int] = {}
     out = tuple(first.setdefault(tuple(st), k) if cls == "s" else k
                 for k, (cls, st) in enumerate(zip(classes, strides)))
@@ -265,7 +286,7 @@ def _shared_offsets(classes: tuple[str, ...], strides: list[list[int]]) -> tuple
 
 
 def _analyze_axes(shape: tuple[int, ...], strides: list[list[int]], kept: list[int],
-                  red: list[int]) -> Geometry:
+                  red: list[int], heavy: bool, singles: tuple[int, ...]) -> Geometry:
     ksizes, kstrides = _collapse([shape[j] for j in kept], [[s[j] for j in kept] for s in strides])
     rsizes, rstrides = _collapse([shape[j] for j in red], [[s[j] for j in red] for s in strides])
     M, K = math.prod(ksizes), math.prod(rsizes)
@@ -278,7 +299,9 @@ def _analyze_axes(shape: tuple[int, ...], strides: list[list[int]], kept: list[i
         tx, ty = BLOCK, 1
     else:
         tx, ty = COLS_TX, COLS_TY
-    spec = Spec("rows" if rows else "cols", len(ksizes), len(rsizes), ("s",) * len(strides), tx, ty)
+    kind = "rows" if rows else "cols"
+    spec = _spec(kind, len(ksizes), len(rsizes), ("s",) * len(strides), tx, ty,
+                 _unroll(kind, heavy, M * K), singles)
     allst = [ks + rs for ks, rs in zip(kstrides, rstrides)]
     return Geometry(spec, [M, K, *ksizes, *rsizes], allst, M, M * K)
 
