@@ -443,11 +443,12 @@ class LazyArray(ArrayBase):  # type: ignore[misc]  # compiled base: the node, th
         return LazyArray._from_node(_node.leaf(result, self.device))
 
     def __round__(self, ndigits: int | None = None) -> Any:
-        """``round(x)``: for a 0-d array NumPy's scalar rule (a Python int without ``ndigits``),
-        else ``np.round`` (through the fallback)."""
+        """``round(x)``: for a 0-d array (which stands for NumPy's scalars: ``x[i]``, ``x.sum()``)
+        NumPy's scalar rule (a Python int without ``ndigits``); NumPy's ``TypeError`` for more
+        dimensions (``ndarray`` has no ``__round__``: ``np.round(x)`` rounds an array)."""
         if self.ndim == 0:
             return round(self.to_numpy()[()], ndigits)  # type: ignore[call-overload]
-        return np.round(self, ndigits or 0)
+        raise TypeError("type numpy.ndarray doesn't define __round__ method")
 
     def __contains__(self, value: Any) -> bool:
         """``value in x``: whether any element equals ``value`` (``ndarray.__contains__``)."""

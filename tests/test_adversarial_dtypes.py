@@ -26,3 +26,24 @@ def test_cross_of_integer_vectors_wraps_without_warning(dtype, shapes, mode):
         want = np.cross(a, b)
         for x in (la.asarray(a), pending(a)):
             assert_same(la.cross(x, b), want)
+
+
+# round() of an array of one or more dimensions is NumPy's TypeError (ndarray has no
+# __round__); lazyarr returned np.round's array. A 0-d array stands for NumPy's scalar (x[i],
+# x.sum()) and rounds as it does.
+@pytest.mark.parametrize("dtype", [np.float64, np.int64, np.bool_])
+def test_round_builtin_of_an_array_is_numpys_type_error(dtype, mode):
+    a = np.array([2.5, 1.0, 0.0]).astype(dtype)
+    for x in (la.asarray(a), pending(a)):
+        for ndigits in (None, 0, 1):
+            for v in (x, x[:1], x[None]):
+                with pytest.raises(TypeError):
+                    round(v, ndigits)
+            if dtype == np.bool_:              # (NumPy's bool scalar has no __round__ either)
+                with pytest.raises(TypeError):
+                    round(a[0], ndigits)
+                with pytest.raises(TypeError):
+                    round(x[0], ndigits)
+                continue
+            assert round(x[0], ndigits) == round(a[0], ndigits)
+            assert type(round(x[0], ndigits)) is type(round(a[0], ndigits))
