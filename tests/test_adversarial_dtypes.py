@@ -47,3 +47,28 @@ def test_round_builtin_of_an_array_is_numpys_type_error(dtype, mode):
                 continue
             assert round(x[0], ndigits) == round(a[0], ndigits)
             assert type(round(x[0], ndigits)) is type(round(a[0], ndigits))
+
+
+# np.isclose(x, 1.0001) of float32 data subtracts and compares in float32 (1.0001 is a weak
+# Python scalar in NumPy's expression, and so is the tolerance atol + rtol * 1.0001); lazyarr
+# zeroed the equal elements with a `where`, which made the scalar a float64 array and the
+# comparison float64's: True for 1.00009 where NumPy says False.
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int8, np.complex64])
+def test_isclose_to_a_python_number_compares_in_numpys_dtype(dtype, mode):
+    rng = np.random.default_rng(0)
+    for y in (0.1, 1.0001, 1e-3, 65504.0, 7e4, 3, 2**63, 1 + 1e-4j, np.inf, np.nan):
+        if np.isfinite(abs(y)):
+            a = abs(y) * (1 + rng.standard_normal(64) * 1e-4)
+        else:
+            a = np.array([1.0, np.inf, -np.inf, np.nan])
+        with np.errstate(all="ignore"):     # (the data: inf into int8, 7e4 into float16)
+            a = (np.round(a % 100) if dtype == np.int8 else a).astype(dtype)
+        for rtol, atol, equal_nan in ((1e-5, 1e-8, False), (1e-3, 0.0, True), (0.0, 1e-3, False)):
+            with np.errstate(all="ignore"):
+                want = np.isclose(a, y, rtol=rtol, atol=atol, equal_nan=equal_nan)
+                want_swapped = np.isclose(y, a, rtol=rtol, atol=atol, equal_nan=equal_nan)
+                for x in (la.asarray(a), pending(a)):
+                    got = la.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan)
+                    assert_same(got, want)
+                    assert_same(la.isclose(y, x, rtol=rtol, atol=atol, equal_nan=equal_nan),
+                                want_swapped)
