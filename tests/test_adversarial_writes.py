@@ -42,3 +42,59 @@ def test_flat_write_converts_as_numpy(dtype, mode):
             want = _flat_write(a.copy(), key, value)
             for x in (la.asarray(a.copy()), pending(a)):
                 assert _flat_write(x, key, value) == want, (value, key)
+
+
+def _outcome(fn):
+    """``fn()``'s values as a repr (NaN equal to NaN), or its exception type, and the
+    categories of the warnings it gave."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = fn()
+            result = repr(np.asarray(result.to_device("cpu") if isinstance(result, la.LazyArray)
+                                     else result).tolist())
+        except Exception as e:     # (NumPy's exception type is what is compared)
+            result = type(e)
+    return result, sorted({w.category.__name__ for w in caught})
+
+
+# On cuda, x[basic key] = <NumPy scalar> converts the scalar as NumPy does there, as one
+# element (np.int64(300) into int8 is NumPy's OverflowError, np.float64(nan) into an integer
+# its ValueError), where CuPy cast it as an array (44, INT_MIN); fancy and boolean keys cast
+# in NumPy too. la.full/la.full_like convert a host fill value as np.full's copyto
+# (casting="unsafe"): NaN into int8 is 0 with a RuntimeWarning (lazyarr's ValueError), 2**64
+# into bool NumPy's OverflowError (lazyarr's True).
+SCALARS = [np.int64(300), np.uint64(2**64 - 1), np.float64(np.nan), np.float32(np.inf),
+           np.float64(2.5), np.complex128(1j), np.uint8(255), np.bool_(True), np.float64(-0.0)]
+CUDA_DTYPES = [np.int8, np.uint8, np.int64, np.float32, np.bool_]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device (a GPU, or LAZYARR_CUDA_SIM=1)")
+@pytest.mark.parametrize("dtype", CUDA_DTYPES, ids=str)
+def test_cuda_setitem_of_a_numpy_scalar_converts_as_numpy(dtype):
+    for value in SCALARS:
+        for key in (0, slice(0, 2), Ellipsis, (None, 1), [0, 1]):
+            def write(x, key=key, value=value):
+                x[key] = value
+                return x
+            want = _outcome(lambda: write(np.zeros(3, dtype)))
+            for mode in ("lazy", "eager"):
+                with la.config(mode=mode):
+                    got = _outcome(lambda: write(la.asarray(np.zeros(3, dtype), device="cuda")))
+                assert got == want, (mode, value, key)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device (a GPU, or LAZYARR_CUDA_SIM=1)")
+@pytest.mark.parametrize("dtype", [*CUDA_DTYPES, None], ids=str)
+def test_cuda_full_converts_the_fill_value_as_numpy(dtype):
+    big = [2**64, -2**63 - 1] if dtype is not None else []   # (else NumPy's object dtype)
+    for value in [*SCALARS, np.nan, np.inf, 1j, *big, 300, -0.0, [1, 2, 3]]:
+        want = _outcome(lambda: np.full((2, 3), value, dtype=dtype))
+        got = _outcome(lambda: la.full((2, 3), value, dtype=dtype, device="cuda"))
+        assert got == want, value
+        want = _outcome(lambda: np.full_like(np.zeros(3, np.float32), value, dtype=dtype))
+        got = _outcome(lambda: la.full_like(la.zeros(3, np.float32, device="cuda"), value,
+                                            dtype=dtype))
+        assert got == want, value
