@@ -2,6 +2,8 @@
 where lazyarr differed from NumPy (a value, a sign of zero, a warning), pinned."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from helpers import assert_same
@@ -25,3 +27,25 @@ def test_eager_nanmax_nanmin_keep_numpys_signed_zero(name, dtype):
         for axis in (0, 1, None):
             assert_same(getattr(la, name)(la.asarray(a), axis=axis, keepdims=True),
                         getattr(np, name)(a, axis=axis, keepdims=True))
+
+
+# percentile/quantile of empty data: NumPy's IndexError ("index 0 is out of bounds") for any
+# dtype, where a full reduction meets no element; lazyarr checked the dtype first on one
+# element of its own, which for bool data raised NumPy's TypeError (boolean subtract).
+@pytest.mark.parametrize("name, q", [("percentile", 30), ("quantile", [0.1, 0.9]),
+                                     ("nanpercentile", 30), ("median", None)])
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.float32])
+@pytest.mark.parametrize("shape", [(0,), (0, 3), (3, 0), (2, 0, 2)], ids=str)
+def test_quantiles_of_empty_data_are_numpys(name, q, dtype, shape, mode):
+    a = np.zeros(shape, dtype)
+    args = () if q is None else (q,)
+    for axis in (None, 0, -1):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)     # (NumPy's empty-slice warnings)
+            try:
+                want = getattr(np, name)(a, *args, axis=axis)
+            except Exception as e:     # (NumPy's exception type is what is compared)
+                with pytest.raises(type(e)):
+                    getattr(la, name)(la.asarray(a), *args, axis=axis)
+            else:
+                assert_same(getattr(la, name)(la.asarray(a), *args, axis=axis), want)

@@ -483,7 +483,12 @@ def _quantile_call(name: str, func: Any, a: Any, args: tuple[Any, ...], kwargs: 
     method = {k: v for k, v in kwargs.items() if k == "method"}
     # NumPy's checks of q and method, and its result dtype, from one element: before anything
     # is computed (with weights, NumPy's call checks them against the data)
-    dtype = None if weights is not None else func(np.zeros(1, x.dtype), *q, **method).dtype
+    if weights is not None:
+        dtype = None
+    elif x.size == 0:       # (empty data: NumPy's call on it, cheap, gives its IndexError first)
+        dtype = func(np.zeros(x.shape, x.dtype), *q, **kwargs).dtype
+    else:
+        dtype = func(np.zeros(1, x.dtype), *q, **method).dtype
     cuda = x.device == "cuda"
     if cuda and (weights is not None or method.get("method", "linear") not in _CUPY_METHODS
                  or any(np.ndim(v) > 1 for v in q) or x.size == 0 or x.ndim == 0):
