@@ -154,6 +154,25 @@ def _element_of(node: Node, key: Any) -> Node:
     return _node.op_node("astype", element.dtype, (), node.device, (view,), element.dtype)
 
 
+def _flat_values(dtype: np.dtype, single: bool, value: Any) -> np.ndarray:
+    """The values ``x.flat[key] = value`` writes, converted as NumPy's flat write converts
+    them: an integer key (``single``) takes one element (``ValueError`` where ``value`` is no
+    scalar of ``dtype``); any other key NumPy's conversion to ``dtype`` of a value that is no
+    array (``OverflowError`` for 300 into uint8) or an array's values cast to it (NumPy's
+    warnings)."""
+    value = value.to_numpy() if isinstance(value, LazyArray) else value
+    if single:
+        one = np.empty(1, dtype)
+        try:
+            one[0] = value
+        except (TypeError, ValueError, OverflowError) as e:
+            raise ValueError("Error setting single item of array.") from e
+        return one
+    if isinstance(value, np.ndarray):
+        return value.astype(dtype, copy=False)
+    return np.asarray(value, dtype=dtype)
+
+
 class FlatIndexer:
     """``x.flat`` of a LazyArray (:attr:`LazyArray.flat`): reads through a raveled copy or
     view, writes through ``x[index arrays] = values``, so every write is lazyarr's (the write
@@ -182,16 +201,23 @@ class FlatIndexer:
         result = self.base.ravel()[key]
         return result.copy() if isinstance(result, LazyArray) and result.ndim else result
 
+    def _positions(self, key: Any) -> np.ndarray:
+        """The flat positions ``key`` selects, as a 1-D array (NumPy's IndexError)."""
+        positions = np.arange(self.base.size)[key if key is not Ellipsis else slice(None)]
+        return np.atleast_1d(positions)
+
     def __setitem__(self, key: Any, value: Any) -> None:
         base = self.base
         key = key.to_numpy() if isinstance(key, LazyArray) else key
-        positions = np.arange(base.size).reshape(-1)[key if key is not Ellipsis else slice(None)]
-        positions = np.atleast_1d(positions)
-        if not positions.size:
-            return
-        values = value.to_numpy() if isinstance(value, LazyArray) else np.asarray(value)
+        single = isinstance(key, (int, np.integer)) and not isinstance(key, (bool, np.bool_))
+        # NumPy checks an integer key before it converts the value, any other key after
+        positions = self._positions(key) if single else None
+        values = _flat_values(base.dtype, single, value)
         if values.size == 0:
             return                  # (NumPy writes nothing from an empty value)
+        positions = self._positions(key) if positions is None else positions
+        if not positions.size:
+            return
         values = np.resize(values, positions.shape)   # repeated or cut, as NumPy's flat write
         base[np.unravel_index(positions, base.shape)] = values
 
@@ -417,11 +443,12 @@ class LazyArray(ArrayBase):  # type: ignore[misc]  # compiled base: the node, th
         return LazyArray._from_node(_node.leaf(result, self.device))
 
     def __round__(self, ndigits: int | None = None) -> Any:
-        """``round(x)``: for a 0-d array NumPy's scalar rule (a Python int without ``ndigits``),
-        else ``np.round`` (through the fallback)."""
+        """``round(x)``: for a 0-d array (which stands for NumPy's scalars: ``x[i]``, ``x.sum()``)
+        NumPy's scalar rule (a Python int without ``ndigits``); NumPy's ``TypeError`` for more
+        dimensions (``ndarray`` has no ``__round__``: ``np.round(x)`` rounds an array)."""
         if self.ndim == 0:
             return round(self.to_numpy()[()], ndigits)  # type: ignore[call-overload]
-        return np.round(self, ndigits or 0)
+        raise TypeError("type numpy.ndarray doesn't define __round__ method")
 
     def __contains__(self, value: Any) -> bool:
         """``value in x``: whether any element equals ``value`` (``ndarray.__contains__``)."""

@@ -114,6 +114,14 @@ def full(device: str, shape: Any, fill_value: Any, dtype: Any = None, order: str
     above), so on the GPU the value is broadcast-copied from a one-element array."""
     if device != "cuda":
         return np.full(shape, fill_value, dtype=dtype, order=order)
+    if device_of(fill_value) is None:
+        # NumPy's conversion of a host value (np.full's copyto, casting="unsafe"): NaN into
+        # int8 is 0 with a RuntimeWarning, 2**64 into bool an OverflowError, as NumPy's
+        # (asarray's np.array(nan, dtype=int8) raised, and np.array(2**64, bool) was True)
+        host = np.empty(np.shape(fill_value), np.asarray(fill_value).dtype if dtype is None
+                        else dtype)
+        np.copyto(host, fill_value, casting="unsafe")
+        fill_value, dtype = host, None
     value = asarray(device, fill_value, dtype)
     data = xp(device).empty(shape, value.dtype, order=order)
     data[...] = value

@@ -154,6 +154,8 @@ def setitem(x: Any, key: Any, value: Any, temporary: bool = False) -> None:
                 and materialize_into(value, dest):
             return
     element = _element_view(value) if device == "cuda" else None
+    if device == "cuda" and isinstance(value, np.generic) and _basic(key):
+        value = _numpy_element(value, x.dtype)
     if element is None:
         value = _device_value(value, device)
     key = _device_key(key, device)
@@ -167,6 +169,16 @@ def setitem(x: Any, key: Any, value: Any, temporary: bool = False) -> None:
         value = _device_value(value, device) if overlaps_any((element,), memory, None) \
             else element
     memory[key] = value
+
+
+def _numpy_element(value: np.generic, dtype: np.dtype) -> np.generic:
+    """A NumPy scalar written through a basic index, converted as NumPy converts it there:
+    as one element (np.int64(300) into int8 is NumPy's OverflowError, NaN into an integer
+    its ValueError), where CuPy casts it as an array (44, INT_MIN). Fancy and boolean keys
+    cast in NumPy too."""
+    one = np.empty(1, dtype)
+    one[0] = value
+    return one[0]  # type: ignore[no-any-return]
 
 
 def _element_view(value: Any) -> Any:

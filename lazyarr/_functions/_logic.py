@@ -6,6 +6,7 @@ two pending expressions is one fused kernel (``la.allclose(f(x), g(x))`` compute
 from __future__ import annotations
 
 import builtins
+import cmath
 import math
 import warnings
 from collections.abc import Callable
@@ -28,6 +29,16 @@ _all = _REDUCTIONS["all"]
 def _operand(v: Any) -> Any:
     """A Python number stays one (NumPy's weak scalars); anything else is an array."""
     return v if isinstance(v, (int, float, complex)) and not isinstance(v, bool) else asarray(v)
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float, complex))
+
+
+def _finite_number_or(v: Any, same: Any) -> Any:
+    """``v`` itself where it is a finite Python number, else ``v`` with the elements where
+    ``same`` zeroed (no inf - inf)."""
+    return v if _is_number(v) and cmath.isfinite(v) else _where(same, 0, v)
 
 
 _FLOATS = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
@@ -69,11 +80,17 @@ def isclose(a: Any, b: Any, rtol: Any = 1.e-5, atol: Any = 1.e-8,
     # infinities give inf - inf, an infinite y with rtol 0 gives 0 * inf. Here the kernel runs
     # later, under the error state in effect then, so those NaNs are not computed at all: the
     # equal elements subtract as zeros (their result is `same` anyway) and an infinite y counts
-    # as 0 in the tolerance (its result is `same` anyway, masked by isfinite(y)).
+    # as 0 in the tolerance (its result is `same` anyway, masked by isfinite(y)). A finite
+    # Python number enters as it is, a weak scalar as in NumPy's expression: float32 data
+    # minus 1.0001 is float32, and so is the comparison with a Python tolerance (a zeroing
+    # `where` would make it a float64 array and the comparison float64's).
     same = _equal(x, y)
-    finite = _isfinite(y)
-    diff = _abs(_where(same, 0, x) - _where(same, 0, y))
-    result = _less_equal(diff, atol_ + rtol_ * _abs(_where(finite, y, 0))) & finite | same
+    diff = _abs(_finite_number_or(x, same) - _finite_number_or(y, same))
+    if _is_number(y):
+        result = _less_equal(diff, atol_ + rtol_ * abs(y)) | same if cmath.isfinite(y) else same
+    else:
+        finite = _isfinite(y)
+        result = _less_equal(diff, atol_ + rtol_ * _abs(_where(finite, y, 0))) & finite | same
     if equal_nan:
         result = result | _isnan(x) & _isnan(y)
     return result

@@ -4,7 +4,8 @@
 (numpy/lib/_nanfunctions_impl.py, numpy/lib/_function_base_impl.py) written with lazyarr's
 ops, so the NaN test fuses into the reduction's kernel (``la.nansum(f(x))`` is one kernel) on
 either device. Complex NaN-reductions, and the keywords the native forms lack (``out=``,
-``initial=``, ``where=``, ``mean=``), run NumPy's own through the fallback. Values, dtypes and
+``initial=``, ``where=``, ``mean=``), run NumPy's own through the fallback, and so do eager
+mode's float ``nanmax``/``nanmin`` (NumPy's signed zeros). Values, dtypes and
 warnings are NumPy's (``tests/test_nanfunctions.py``, ``tests/test_nanvar_average.py``), under
 lazy mode's accumulation rule for float sums as every lazy sum (``nanvar``/``nanstd``: the rule
 of ``var``/``std``)."""
@@ -16,9 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import _fallback
+from .. import _devices, _fallback
 from .._array import LazyArray
 from .._build import recompute_weight, store_min_weight
+from .._config import get_config
 from .._stack import user_stacklevel
 from ._creation import asarray, copy, full
 from ._elementwise import FUNCTIONS as _EW
@@ -72,6 +74,12 @@ def _nan_extreme(name: str, reduction: str, fill: float, a: Any, axis: Any, out:
     x = asarray(a)
     if not _native(x, out, initial, where):
         return _numpy(name, a, axis=axis, out=out, keepdims=keepdims, initial=initial, where=where)
+    if x.dtype.kind == "f" and get_config().mode == "eager":
+        # Eager mode is NumPy's (CuPy's) own call, signed zeros included: NumPy's nanmax is
+        # fmax.reduce, which keeps another zero than max of the NaN-replaced values does
+        # (np.nanmax([0.0, -0.0]) is 0.0, np.max is -0.0). Lazy mode: the IEEE sign, as max's.
+        func = getattr(_devices.xp(x.device), name)
+        return _fallback.run(name, func, x.device, (x,), {"axis": axis, "keepdims": keepdims})
     result = _R[reduction](_replaced(x, fill), axis, keepdims=keepdims)
     if x.dtype.kind != "f":
         return result

@@ -28,6 +28,7 @@ zero-stride stand-ins of the operands' shapes, which fails before anything is co
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import operator
 import re
@@ -153,19 +154,22 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
     dtype = np.promote_types(x.dtype, y.dtype)
     x, y = x.astype(dtype, copy=False), y.astype(dtype, copy=False)
     a0, a1, b0, b1 = x[..., 0], x[..., 1], y[..., 0], y[..., 1]
-    z = a0 * b1 - a1 * b0
-    if m == 2 and n == 2:
-        return z  # type: ignore[no-any-return]
-    axisc = normalize_axis_index(axisc, len(shape) + 1, msg_prefix="axisc")
-    if m == 3 and n == 3:
-        a2, b2 = x[..., 2], y[..., 2]
-        parts = (a1 * b2 - a2 * b1, a2 * b0 - a0 * b2)
-    elif m == 2:                       # a2 = 0
-        b2 = y[..., 2]
-        parts = (a1 * b2, -(a0 * b2))
-    else:                              # b2 = 0
-        a2 = x[..., 2]
-        parts = (-(a2 * b1), a2 * b0)
+    # (1-d vectors: the components are 0-d, their products NumPy's scalars, which warn where
+    # an integer one wraps around; NumPy's cross works on arrays, which do not)
+    with np.errstate(over="ignore") if dtype.kind in "biu" else contextlib.nullcontext():
+        z = a0 * b1 - a1 * b0
+        if m == 2 and n == 2:
+            return z  # type: ignore[no-any-return]
+        axisc = normalize_axis_index(axisc, len(shape) + 1, msg_prefix="axisc")
+        if m == 3 and n == 3:
+            a2, b2 = x[..., 2], y[..., 2]
+            parts = (a1 * b2 - a2 * b1, a2 * b0 - a0 * b2)
+        elif m == 2:                       # a2 = 0
+            b2 = y[..., 2]
+            parts = (a1 * b2, -(a0 * b2))
+        else:                              # b2 = 0
+            a2 = x[..., 2]
+            parts = (-(a2 * b1), a2 * b0)
     component = _made(z.device, "arange", 3)
     c0, c1, c2 = (expand_dims(p, -1) for p in (*parts, z))
     product = _where(_equal(component, 0), c0, _where(_equal(component, 1), c1, c2))

@@ -1,0 +1,74 @@
+"""Regressions from an adversarial round against NumPy 2 over dtypes, integer wrap-around and
+the warnings that come with them: each a case where lazyarr differed from NumPy, pinned."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from helpers import assert_same, pending
+
+import lazyarr as la
+
+
+# np.cross of 1-d integer vectors wraps around silently (NumPy computes it on arrays); lazyarr's
+# components of 1-d vectors are 0-d, whose products are NumPy's scalars, which warned
+# "overflow encountered in scalar subtract".
+@pytest.mark.parametrize("dtype", [np.int8, np.int64, np.uint64])
+@pytest.mark.parametrize("shapes", [(3, 3), (2, 3), (3, 2), (2, 2)], ids=str)
+def test_cross_of_integer_vectors_wraps_without_warning(dtype, shapes, mode):
+    info = np.iinfo(dtype)
+    a = np.array([info.max, info.min, 3, info.max - 1][: shapes[0]], dtype)
+    b = np.array([3, info.max, info.min][: shapes[1]], dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)      # (2-vectors: NumPy's)
+        warnings.simplefilter("error", RuntimeWarning)
+        want = np.cross(a, b)
+        for x in (la.asarray(a), pending(a)):
+            assert_same(la.cross(x, b), want)
+
+
+# round() of an array of one or more dimensions is NumPy's TypeError (ndarray has no
+# __round__); lazyarr returned np.round's array. A 0-d array stands for NumPy's scalar (x[i],
+# x.sum()) and rounds as it does.
+@pytest.mark.parametrize("dtype", [np.float64, np.int64, np.bool_])
+def test_round_builtin_of_an_array_is_numpys_type_error(dtype, mode):
+    a = np.array([2.5, 1.0, 0.0]).astype(dtype)
+    for x in (la.asarray(a), pending(a)):
+        for ndigits in (None, 0, 1):
+            for v in (x, x[:1], x[None]):
+                with pytest.raises(TypeError):
+                    round(v, ndigits)
+            if dtype == np.bool_:              # (NumPy's bool scalar has no __round__ either)
+                with pytest.raises(TypeError):
+                    round(a[0], ndigits)
+                with pytest.raises(TypeError):
+                    round(x[0], ndigits)
+                continue
+            assert round(x[0], ndigits) == round(a[0], ndigits)
+            assert type(round(x[0], ndigits)) is type(round(a[0], ndigits))
+
+
+# np.isclose(x, 1.0001) of float32 data subtracts and compares in float32 (1.0001 is a weak
+# Python scalar in NumPy's expression, and so is the tolerance atol + rtol * 1.0001); lazyarr
+# zeroed the equal elements with a `where`, which made the scalar a float64 array and the
+# comparison float64's: True for 1.00009 where NumPy says False.
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int8, np.complex64])
+def test_isclose_to_a_python_number_compares_in_numpys_dtype(dtype, mode):
+    rng = np.random.default_rng(0)
+    for y in (0.1, 1.0001, 1e-3, 65504.0, 7e4, 3, 2**63, 1 + 1e-4j, np.inf, np.nan):
+        if np.isfinite(abs(y)):
+            a = abs(y) * (1 + rng.standard_normal(64) * 1e-4)
+        else:
+            a = np.array([1.0, np.inf, -np.inf, np.nan])
+        with np.errstate(all="ignore"):     # (the data: inf into int8, 7e4 into float16)
+            a = (np.round(a % 100) if dtype == np.int8 else a).astype(dtype)
+        for rtol, atol, equal_nan in ((1e-5, 1e-8, False), (1e-3, 0.0, True), (0.0, 1e-3, False)):
+            with np.errstate(all="ignore"):
+                want = np.isclose(a, y, rtol=rtol, atol=atol, equal_nan=equal_nan)
+                want_swapped = np.isclose(y, a, rtol=rtol, atol=atol, equal_nan=equal_nan)
+                for x in (la.asarray(a), pending(a)):
+                    got = la.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan)
+                    assert_same(got, want)
+                    assert_same(la.isclose(y, x, rtol=rtol, atol=atol, equal_nan=equal_nan),
+                                want_swapped)
