@@ -29,6 +29,7 @@ from ._devices import resolve as resolve_device
 from ._devices import xp as xp_for
 from ._dtypes import WEAK_SCALAR_TYPES, check_dtype, scalar_fits, scalar_to_dtype
 from ._materialize import computing_is_deferred, materialize, small_now, stopping
+from ._memo import bounded_insert
 from ._node import Node
 from ._operands import Operand, cast, common_device, made, numpy_scalar_node, operands_of, placed
 from ._operands import _scalar_nodes
@@ -142,6 +143,7 @@ class _Rule(NamedTuple):
 #   -> _Rule. Every op a user writes goes through here, so the common case (LazyArrays and
 #   Python scalars) skips the general resolution after its first time.
 _rules: dict[tuple[Any, ...], _Rule] = {}
+_MAX_RULES = 8192      # (keyed by shapes too: the oldest goes first past this, _memo.bounded_insert)
 # (op, then per operand: (dtype, device) of a node, or the type of a Python scalar) -> the
 #   part of a _Rule that no shape changes (its shape ``()``): ``_new_rule``'s for new shapes.
 _typings: dict[tuple[Any, ...], _Rule] = {}
@@ -217,7 +219,8 @@ def _elementwise(opdef: OpDef, args: tuple[Any, ...]) -> Node:
             return elementwise(OPS["equal" if constant else "not_equal"], x, x)
     rule = _rules.get(tuple(key))
     if rule is None:
-        rule = _rules[tuple(key)] = _new_rule(opdef, operands)
+        rule = _new_rule(opdef, operands)
+        bounded_insert(_rules, tuple(key), rule, _MAX_RULES)
     elif has_int and opdef.name != "where":
         resolve_ufunc(opdef, operands)   # value checks of Python ints (out of range, ** -1)
     dtypes, shape, device = rule.dtypes, rule.shape, rule.device or common_device(operands)

@@ -462,6 +462,29 @@ def test_a_loop_of_shrinking_slices_renders_its_kernels_once(monkeypatch, rng):
     np.testing.assert_array_equal(got, want)
 
 
+def test_tables_keyed_by_shapes_stay_bounded(monkeypatch, rng):
+    """A loop over ever-new shapes keeps at most ``MAX_ENTRIES`` kernel entries and
+    ``_MAX_RULES`` dtype rules (the oldest go first: ``_memo.bounded_insert``), with NumPy's
+    values throughout, also for shapes whose entries were dropped and are made again."""
+    from lazyarr import _build
+    from lazyarr.backends.cuda import backend as B
+    from lazyarr.backends.cuda.simulate import BACKEND as SIM
+    monkeypatch.setattr(B, "MAX_ENTRIES", 8)
+    monkeypatch.setattr(_build, "_MAX_RULES", 8)
+    monkeypatch.setattr(_build, "_rules", {})
+    for backend in (B.BACKEND, SIM):
+        monkeypatch.setattr(backend, "_entries", {})
+    a = rng.standard_normal(64)
+    with la.config(device="cuda", mode="lazy"):
+        x = la.asarray(a)
+        for rounds in range(2):             # (the second round's shapes were dropped)
+            for i in range(30):
+                np.testing.assert_array_equal(np.asarray(x[i:] * 2.0 + 1.0), a[i:] * 2.0 + 1.0)
+        sizes = [len(backend._entries) for backend in (B.BACKEND, SIM)]
+        assert max(sizes) > 0 and all(n <= 8 for n in sizes), sizes
+    assert 0 < len(_build._rules) <= 8
+
+
 # ------------------------------------------------------------------------------ interop
 @needs_cupy
 def test_signed_zero_reaches_the_gpu():

@@ -32,6 +32,11 @@ from .compile import load_cached, load_kernel
 from ..._counters import CounterMap
 from .params import PER_CALL, Param, Role
 from .templates import RUN_ON_HOST, select
+from ..._memo import bounded_insert
+
+#: kernel entries kept per backend (one per program and input layout): past this, the oldest
+#: goes first (a loop over ever-new shapes made one per shape without a bound)
+MAX_ENTRIES = 8192
 
 _KIND_NOTES = {
     "map": "elementwise: one thread per element (grid-stride, {u} elements in flight per thread)",
@@ -339,7 +344,7 @@ class CudaBackend:
                     self._start_compiles()
                     return value
             if key is not None and all(a is b for a, b in zip(inputs, lowered.inputs)):
-                self._entries[key] = entry
+                bounded_insert(self._entries, key, entry, MAX_ENTRIES)
         out = xp.empty(lowered.shape, root.dtype)
         self._launch(entry, self.arguments(entry, inputs, lowered.scalars, out))
         return out
@@ -499,7 +504,7 @@ class CudaBackend:
                 entry = self._finished(key, later)
             if entry is None:           # compiling: the caller computes and copies meanwhile
                 return None
-            self._entries[key] = entry
+            bounded_insert(self._entries, key, entry, MAX_ENTRIES)
         return entry
 
     def _replay(self, kept: _Through, inputs: list[Any], scalars: list[Any], out: Any) -> None:
