@@ -154,8 +154,8 @@ def setitem(x: Any, key: Any, value: Any, temporary: bool = False) -> None:
                 and materialize_into(value, dest):
             return
     element = _element_view(value) if device == "cuda" else None
-    if device == "cuda" and isinstance(value, np.generic) and _basic(key):
-        value = _numpy_element(value, x.dtype)
+    if device == "cuda" and isinstance(value, np.generic):
+        value = _numpy_element(value, x.dtype) if _basic(key) else _numpy_cast(value, x.dtype)
     if element is None:
         value = _device_value(value, device)
     key = _device_key(key, device)
@@ -179,6 +179,15 @@ def _numpy_element(value: np.generic, dtype: np.dtype) -> np.generic:
     one = np.empty(1, dtype)
     one[0] = value
     return one[0]  # type: ignore[no-any-return]
+
+
+def _numpy_cast(value: np.generic, dtype: np.dtype) -> np.ndarray:
+    """A NumPy scalar written through a fancy or boolean key, cast as NumPy casts it there (an
+    unsafe cast of the value as an array, with NumPy's warnings): a 0-d host array of the
+    target's dtype, which the write copies to the GPU as it is. CuPy's own cast differs
+    (``np.float32(inf)`` into int8: -1 where NumPy gives 0; ``np.float32(-0.0)``: +0.0, its
+    fill of a zero; the H100, 2026-12-07)."""
+    return np.asarray(value).astype(dtype)
 
 
 def _element_view(value: Any) -> Any:
