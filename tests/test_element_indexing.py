@@ -542,3 +542,34 @@ def test_computed_0d_results_run_numpys_0d_ufunc_with_warnings_at_the_users_line
                 assert got_w == want_w, (got_w, want_w)
                 assert np.asarray(got).dtype == np.asarray(want).dtype
                 np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint64, np.int64, np.float16,
+                                   np.float32, np.float64, np.complex64, np.complex128])
+def test_python_conversions_of_an_element_are_numpys(dtype):
+    """``bool``, ``int``, ``float``, ``operator.index`` and ``complex`` of ``x[i]`` (a held
+    NumPy scalar on the CPU: ``_value.ScalarValue``'s own conversions) give NumPy's value,
+    type, exception and warnings for every dtype, NaN, ±inf, -0.0 and extremes included."""
+    if dtype is np.bool_:
+        a = np.array([False, True])
+    elif np.dtype(dtype).kind in "iu":
+        info = np.iinfo(dtype)
+        a = np.array([0, 1, info.min, info.max], dtype)
+    else:
+        a = np.array([0.0, -0.0, 1.5, np.nan, np.inf, -np.inf, np.finfo(dtype).max], dtype=dtype)
+        if np.dtype(dtype).kind == "c":
+            a = a + np.array(1j, dtype)
+    x = la.asarray(a)
+
+    def outcome(f, v):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                r = f(v)
+                result = (repr(r), type(r))
+            except Exception as e:       # (NumPy's exception type is what is compared)
+                result = type(e)
+        return result, sorted({w.category.__name__ for w in caught})
+    for i in range(len(a)):
+        for f in (bool, int, float, operator.index, complex):
+            assert outcome(f, x[i]) == outcome(f, a[i]), (f.__name__, a[i])

@@ -233,6 +233,9 @@ def test_results_keep_identity_and_constants():
 @pytest.mark.parametrize("fn, why", [
     (lambda x: x + GLOBAL, "not an argument"),
     (lambda x: x * 2 if float(la.sum(x)) > 0 else x * 3, "values into Python"),
+    (lambda x: x * 2 if x[0] > -1 else x * 3, "values into Python"),          # bool()
+    (lambda x: x * int(x[3] > -1) + float(x[2]), "values into Python"),      # int(), float()
+    (lambda x: x[: la.asarray(np.int64(5))[()]], "values into Python"),      # __index__
     (lambda x: x + la.asarray(np.ones(64)), "not an argument"),
     (lambda x: x * 2 if x.strides[0] > 0 else x, "ndarray.strides returned into Python"),
     (lambda x: x, "a result is an argument"),
