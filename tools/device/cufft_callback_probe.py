@@ -37,7 +37,9 @@ F_KERNEL = cp.ElementwiseKernel("float32 x", "float32 y", f"y = {F_BODY}", "lazy
 
 
 def timed(fn, reps: int = 15, warm: int = 3) -> float:
-    """Median ms of ``reps`` calls, each between two CUDA events (an idle GPU before each)."""
+    """Median ms of ``reps`` calls, each between two CUDA events (an idle GPU before each).
+    (gpu_probe.py's ``events_ms`` is the same loop; this probe imports CuPy only, so that it
+    runs on the device's own Python before lazyarr's wheels are installed.)"""
     for _ in range(warm):
         fn()
     cp.cuda.runtime.deviceSynchronize()
