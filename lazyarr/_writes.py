@@ -174,8 +174,8 @@ def setitem(x: Any, key: Any, value: Any, temporary: bool = False) -> None:
 def _numpy_element(value: np.generic, dtype: np.dtype) -> np.generic:
     """A NumPy scalar written through a basic index, converted as NumPy converts it there:
     as one element (np.int64(300) into int8 is NumPy's OverflowError, NaN into an integer
-    its ValueError), where CuPy casts it as an array (44, INT_MIN). Fancy and boolean keys
-    cast in NumPy too."""
+    its ValueError), where CuPy casts it as an array (44, INT_MIN). (Fancy and boolean keys
+    cast it as an array in NumPy too, but with NumPy's cast: :func:`_numpy_cast`.)"""
     one = np.empty(1, dtype)
     one[0] = value
     return one[0]  # type: ignore[no-any-return]

@@ -21,14 +21,15 @@ Development tool; findings in docs/notes/gpu.rst.
 
 ``--new-shapes``: covariance's and correlation's statements as a real script runs them, once
 per ``i``: their slices have a new shape at every step (M=3200 columns as in preset L, N=64
-rows: the product is not what is measured). Blocks of ``--block`` consecutive indices, each run twice in a row: first with
-shapes never run before, then again with those shapes seen; the medians over the blocks of
-each's µs per step (docs/notes/gpu.rst, 2026-12-07e). ``--device cpu`` (with
+rows: the product is not what is measured). Blocks of ``--block`` consecutive indices, each
+run twice in a row: first with shapes never run before, then again with those shapes seen;
+the medians over the blocks of each's µs per step (docs/notes/gpu.rst, 2026-12-07e). ``--device cpu`` (with
 ``LAZYARR_CUDA_SIM=1``, for NumPy buffers): the same on lazyarr's CPU backend.
 """
 from __future__ import annotations
 
 import argparse
+import statistics
 import os
 import sys
 import time
@@ -177,7 +178,6 @@ def new_shape_medians(steps: dict, first: int, block: int) -> dict:
     step, each block run first with shapes never run before (``first`` on, each statement its
     own share of the indices, so no two share a shape), then again. A block and its rerun
     are adjacent: a slow spell of this shared machine falls on both."""
-    import statistics
     share = (NEW_SHAPES_M - first) // len(steps) // block * block
     times: dict = {name: ([], []) for name in steps}
     for b in range(0, share, block):
@@ -195,31 +195,77 @@ def new_shape_medians(steps: dict, first: int, block: int) -> dict:
 NEW_SHAPES_M, NEW_SHAPES_N = 3200, 64
 
 
-def run_new_shapes(opts, rng) -> None:
-    """``--new-shapes``: the loop statements whose slices change every step, new vs seen."""
-    steps = {k: v for k, v in statements(rng, loop_sizes=(NEW_SHAPES_M, NEW_SHAPES_N)).items()
-             if k.startswith(("covariance", "correlation")) and opts.only in k}
-    for fn in steps.values():           # compiles (waited for) and first calls
+def warm(steps: dict) -> None:
+    """Each step's first calls (its compiles waited for), then a synchronization."""
+    for fn in steps.values():
         for i in range(3):
             fn(i)
     sync()
+
+
+def profile(run, sort: str) -> None:
+    """cProfile's view of ``run()``: its top 40 functions by ``sort``."""
+    import cProfile
+    import pstats
+    prof = cProfile.Profile()
+    prof.enable()
+    run()
+    prof.disable()
+    pstats.Stats(prof).sort_stats(sort).print_stats(40)
+
+
+def run_new_shapes(opts, rng, where: str) -> None:
+    """``--new-shapes``: the loop statements whose slices change every step, new vs seen."""
+    steps = {k: v for k, v in statements(rng, loop_sizes=(NEW_SHAPES_M, NEW_SHAPES_N)).items()
+             if k.startswith(("covariance", "correlation")) and opts.only in k}
+    warm(steps)
     if opts.profile:                    # the new-shape steps only
-        import cProfile
-        import pstats
-        prof = cProfile.Profile()
-        prof.enable()
-        for s, fn in enumerate(steps.values()):
-            for i in range(3 + s * 1000, 3 + s * 1000 + min(1000, opts.reps)):
-                fn(i)
-        prof.disable()
-        pstats.Stats(prof).sort_stats(opts.profile).print_stats(40)
+        def run():
+            for s, fn in enumerate(steps.values()):
+                for i in range(3 + s * 1000, 3 + s * 1000 + min(1000, opts.reps)):
+                    fn(i)
+        profile(run, opts.profile)
         return
     medians = new_shape_medians(steps, 3, opts.block)
-    where = "cpu" if opts.device == "cpu" else ("simulator, launches stubbed" if SIM else "GPU")
     print(f"{'statement':44s} {'new µs':>8s} {'seen µs':>8s}  (per step, medians over blocks "
           f"of {opts.block}; {where})")
     for name, (new, seen) in medians.items():
         print(f"{name:44s} {new:8.1f} {seen:8.1f}")
+
+
+def run_statements(opts, rng, where: str) -> None:
+    """Each statement's µs per call, alone (``--cupy``: beside CuPy eager's), or its profile."""
+    steps = {k: v for k, v in statements(rng).items() if opts.only in k}
+    warm(steps)
+    if opts.profile:
+        def run():
+            for fn in steps.values():
+                for i in range(opts.reps):
+                    fn(i)
+        profile(run, opts.profile)
+        return
+    if not opts.cupy:
+        medians = alternated_medians(steps, opts.rounds, lambda fn: mean_us(fn, opts.reps))
+        print(f"{'statement':44s} {'µs':>8s}  (per call, medians of {opts.rounds} alternated "
+              f"rounds of {opts.reps}; {where})")
+        for name, us in medians.items():
+            print(f"{name:44s} {us:8.2f}")
+        return
+    # CuPy eager beside lazyarr: the same statements on CuPy's own arrays, each pair
+    # alternated, synchronized once per timed run of ``reps`` (their GPU work overlaps
+    # the host's between statements, as in the kernels)
+    peer = {k: v for k, v in statements(np.random.default_rng(0), xp).items() if opts.only in k}
+    warm(peer)
+    both = {**{("lazyarr", k): v for k, v in steps.items()},
+            **{("cupy", k): v for k, v in peer.items()}}
+    medians = alternated_medians(both, opts.rounds, lambda fn: mean_us(fn, opts.reps))
+    peer_name = "NumPy (the simulator's CuPy)" if SIM else "CuPy eager"
+    print(f"| statement | {peer_name} (µs) | lazyarr (µs) | peer / lazyarr |  (medians of "
+          f"{opts.rounds} alternated rounds of {opts.reps} calls, {where})")
+    print("|---|---|---|---|")
+    for name in steps:
+        c, z = medians[("cupy", name)], medians[("lazyarr", name)]
+        print(f"| {name} | {c:.1f} | {z:.1f} | {c / z:.2f} |")
 
 
 def main() -> None:
@@ -246,58 +292,14 @@ def main() -> None:
         clock = time.process_time
     backend = select("cuda", "lazy")
     rng = np.random.default_rng(0)
-    if opts.new_shapes:
-        with la.config(device=opts.device, mode="lazy"):
-            if SIM:
-                backend.launch = lambda entry, args: None
-            run_new_shapes(opts, rng)
-        return
-    with la.config(device="cuda", mode="lazy"):
+    device = opts.device if opts.new_shapes else "cuda"
+    with la.config(device=device, mode="lazy"):
         if SIM:     # the host path only (the simulator's launch runs each GPU thread in
             # Python: minutes for one of these statements at their sizes)
             backend.launch = lambda entry, args: None
-        steps = {k: v for k, v in statements(rng).items() if opts.only in k}
-        for fn in steps.values():       # compiles (waited for) and first calls
-            for i in range(3):
-                fn(i)
-        sync()
-        if opts.profile:
-            import cProfile
-            import pstats
-            prof = cProfile.Profile()
-            prof.enable()
-            for fn in steps.values():
-                for i in range(opts.reps):
-                    fn(i)
-            prof.disable()
-            pstats.Stats(prof).sort_stats(opts.profile).print_stats(40)
-            return
-        if not opts.cupy:
-            medians = alternated_medians(steps, opts.rounds, lambda fn: mean_us(fn, opts.reps))
-            print(f"{'statement':44s} {'µs':>8s}  (per call, medians of {opts.rounds} alternated "
-                  f"rounds of {opts.reps}; {'simulator, launches stubbed' if SIM else 'GPU'})")
-            for name, us in medians.items():
-                print(f"{name:44s} {us:8.2f}")
-            return
-        # CuPy eager beside lazyarr: the same statements on CuPy's own arrays, each pair
-        # alternated, synchronized once per timed run of ``reps`` (their GPU work overlaps
-        # the host's between statements, as in the kernels)
-        peer = {k: v for k, v in statements(np.random.default_rng(0), xp).items() if opts.only in k}
-        for fn in peer.values():
-            for i in range(3):
-                fn(i)
-        sync()
-        both = {**{("lazyarr", k): v for k, v in steps.items()},
-                **{("cupy", k): v for k, v in peer.items()}}
-        medians = alternated_medians(both, opts.rounds, lambda fn: mean_us(fn, opts.reps))
-        peer_name = "NumPy (the simulator's CuPy)" if SIM else "CuPy eager"
-        print(f"| statement | {peer_name} (µs) | lazyarr (µs) | peer / lazyarr |  (medians of "
-              f"{opts.rounds} alternated rounds of {opts.reps} calls, "
-              f"{'simulator, launches stubbed' if SIM else 'GPU'})")
-        print("|---|---|---|---|")
-        for name in steps:
-            c, z = medians[("cupy", name)], medians[("lazyarr", name)]
-            print(f"| {name} | {c:.1f} | {z:.1f} | {c / z:.2f} |")
+        where = "cpu" if device == "cpu" else ("simulator, launches stubbed" if SIM else "GPU")
+        (run_new_shapes if opts.new_shapes else run_statements)(opts, rng, where)
+
 
 if __name__ == "__main__":
     main()

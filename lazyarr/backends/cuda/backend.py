@@ -372,7 +372,8 @@ class CudaBackend:
         None instead of a compile, which then runs on the compile thread (:meth:`_finished`
         takes it)."""
         sms, cc = self.device_info()
-        known = self._kernels.get((program, geo.spec, checked, cc))
+        kernel_key = (program, geo.spec, checked, cc)
+        known = self._kernels.get(kernel_key)
         if known is not None:
             rendered, kernel, recipe = known
         else:
@@ -388,7 +389,7 @@ class CudaBackend:
                 except Exception as exc:
                     raise _compile_error(program, geo, exc) from exc
             recipe = _Recipe(rendered)
-            self._kernels[(program, geo.spec, checked, cc)] = (rendered, kernel, recipe)
+            self._kernels[kernel_key] = (rendered, kernel, recipe)
         entry = _Entry(kernel, geo, rendered, sms, recipe)
         self.prepare_constants(entry)
         return entry
