@@ -14,10 +14,10 @@ Development tool; findings in docs/notes/gpu.rst.
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
 
 import cupy as cp
+from cuda_events import events_ms  # (beside this script)
 
 #: f(x) = sqrt(abs(x)) * 2 - 1 with NumPy's rounding: each op rounded once, no FMA contraction
 F_BODY = "__fsub_rn(__fmul_rn(__fsqrt_rn(fabsf(x)), 2.0f), 1.0f)"
@@ -36,22 +36,9 @@ __device__ cufftReal lazyarr_rfft_load(void *dataIn, unsigned long long offset,
 F_KERNEL = cp.ElementwiseKernel("float32 x", "float32 y", f"y = {F_BODY}", "lazyarr_probe_f")
 
 
-def timed(fn, reps: int = 15, warm: int = 3) -> float:
-    """Median ms of ``reps`` calls, each between two CUDA events (an idle GPU before each).
-    (gpu_probe.py's ``events_ms`` is the same loop; this probe imports CuPy only, so that it
-    runs on the device's own Python before lazyarr's wheels are installed.)"""
-    for _ in range(warm):
-        fn()
-    cp.cuda.runtime.deviceSynchronize()
-    start, end = cp.cuda.Event(), cp.cuda.Event()
-    times = []
-    for _ in range(reps):
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, end))
-    return statistics.median(times)
+def timed(fn) -> float:
+    """Median ms of 15 calls, each between two CUDA events (an idle GPU before each)."""
+    return events_ms(fn, reps=15)
 
 
 def with_callback():

@@ -21,6 +21,7 @@ import cupy
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))  # the repository root
 import lazyarr as la  # noqa: E402
+from cuda_events import events_ms  # noqa: E402,F401  (beside; std_probe.py takes it from here)
 from gpu_variants import capture  # noqa: E402  (beside this script)
 from lazyarr._program import lower  # noqa: E402
 from lazyarr.backends.cuda import BACKEND  # noqa: E402
@@ -43,21 +44,6 @@ def wall_us(fn, reps=2000):
             sync()
         best.append((time.perf_counter() - t0) / (reps // 5) * 1e6)
     return min(best)
-
-
-def events_ms(fn, reps=30):
-    for _ in range(3):
-        fn()
-    s, e = cupy.cuda.Event(), cupy.cuda.Event()
-    ts = []
-    for _ in range(reps):
-        sync()
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        ts.append(cupy.cuda.get_elapsed_time(s, e))
-    return statistics.median(ts)
 
 
 def host(out):
