@@ -177,10 +177,24 @@ def _host_step(op: str, arg: Any, operands: list[Any]) -> bool:
     opdef = OPS[op]
     if op in CUPY_ON_HOST or opdef.kind == "generator":
         return True
+    if op == "power" and _negative_integer_exponent(operands):
+        return True
     if any(getattr(a, "dtype", np.dtype(type(a))).kind == "c" for a in operands):
         return True
     target = arg if opdef.kind == "cast" else arg[2] if opdef.kind == "reduction" else None
     return target is not None and np.dtype(target).kind == "c"
+
+
+def _negative_integer_exponent(operands: list[Any]) -> bool:
+    """Whether an integer power meets a negative exponent, where NumPy's loop raises
+    ValueError and CuPy's gives 0 (then NumPy's loop runs, on the host). An array exponent
+    is tested on the device (a reduction and a copy of its answer)."""
+    base, exponent = operands
+    if np.result_type(base).kind not in "iub" or np.result_type(exponent).kind != "i":
+        return False
+    if isinstance(exponent, (int, np.integer)):
+        return exponent < 0
+    return bool((exponent < 0).any())
 
 
 def on_host(a: Any) -> Any:

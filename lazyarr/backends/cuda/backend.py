@@ -860,18 +860,36 @@ def _scalar_type(param: Any) -> Any:
 _COMPLEX_ON_HOST: frozenset[str] = frozenset()
 
 
+def negative_exponent_possible(instrs: tuple[Instr, ...], ins: Instr) -> bool:
+    """Whether an integer ``power`` may meet a negative exponent the kernel cannot report:
+    NumPy's integer loop raises ValueError at the first one, and a kernel has no way to
+    raise. A constant exponent was checked where the expression was written
+    (``_build._check_integer_power``); an array of a signed type may hold one (one cast from
+    an unsigned type or bool cannot)."""
+    if ins.dtype.kind not in "iu":
+        return False
+    exponent = instrs[ins.args[1]]
+    if exponent.dtype.kind != "i" or exponent.op == "scalar":
+        return False
+    return not (exponent.op == "astype" and instrs[exponent.args[0]].dtype.kind in "ub")
+
+
 @functools.lru_cache(maxsize=4096)
 def _runs_on_host(program: Program) -> bool:
     """Whether the program runs on the host with NumPy: an op in ``RUN_ON_HOST``, an
     elementwise op whose row has no template for its operands' dtype (none now:
-    ``templates.select``), a complex reduction of ``_COMPLEX_ON_HOST`` or a complex ->
-    integer cast. Memoized per program (``run_into`` asks at every write)."""
+    ``templates.select``), a complex reduction of ``_COMPLEX_ON_HOST``, a complex ->
+    integer cast, or an integer ``power`` whose exponent may be negative (NumPy raises
+    ValueError there: :func:`negative_exponent_possible`). Memoized per program (``run_into``
+    asks at every write)."""
     instrs = program.instrs
     for ins in instrs:
         if ins.op in RUN_ON_HOST:
             return True
         if ins.op == "astype" and instrs[ins.args[0]].dtype.kind == "c" and ins.dtype.kind in "iu":
             return True     # (complex -> integer differed from NumPy on the H200, 2026-12-02)
+        if ins.op == "power" and negative_exponent_possible(instrs, ins):
+            return True
         if ins.op in ("input", "scalar", "astype") or not ins.args:
             continue
         key = instrs[ins.args[1] if ins.op == "where" else ins.args[0]].dtype
