@@ -1,4 +1,4 @@
-/* Issue 14's CPU Jacobi sum written by hand in C, four ways, to see what the pass structure
+/* Issue 14's CPU Jacobi sum written by hand in C, five ways, to see what the pass structure
  * itself costs on this machine (docs/notes/cpu.rst, 2026-12-07g). The expression is
  * sum(jacobi(sqrt(w))), w 4096 x 4096 float32, jacobi(u) = 0.2 * (u[1:-1, 1:-1] + u[:-2, 1:-1]
  * + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:]); each output row is one block summed as
