@@ -15,12 +15,18 @@ two trees in turn, in separate processes). Development tool; findings in docs/no
 
     python tools/device/chain_host.py [--tree PATH] [--reps 2000] [--rounds 7] [--real-flags]
         [--only SUBSTRING] [--profile]
+    python tools/device/chain_host.py --ab TREE_A TREE_B [--processes 6] [other options]
+
+``--ab`` runs the steps in separate processes of the two trees in turn (A B, B A, ...) and
+prints each step's median over the processes of each tree, and B/A.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import statistics
+import subprocess
 import sys
 import time
 import types
@@ -58,7 +64,14 @@ def main() -> None:
     ap.add_argument("--only", default="")
     ap.add_argument("--profile", action="store_true",
                     help="cProfile float(la.sum(chain)) too (with --only: the last step selected)")
-    opts = ap.parse_args()
+    ap.add_argument("--ab", nargs=2, metavar=("TREE_A", "TREE_B"))
+    ap.add_argument("--processes", type=int, default=6, help="with --ab: processes per tree")
+    opts, rest = ap.parse_known_args()
+    if opts.ab:
+        ab(opts.ab, opts.processes, sys.argv[1:])
+        return
+    if rest:
+        ap.error(f"unrecognized arguments: {' '.join(rest)}")
     sys.path.insert(0, os.path.abspath(opts.tree))
     # the steps below look up the compiled kernel's entry: the first call waits for its compile
     os.environ.setdefault("LAZYARR_COMPILE", "wait")
@@ -163,6 +176,37 @@ def main() -> None:
             s = io.StringIO()
             pstats.Stats(pr, stream=s).sort_stats("tottime").print_stats(30)
             print(s.getvalue())
+
+
+def ab(trees: list[str], processes: int, argv: list[str]) -> None:
+    """The steps in separate processes of the two trees in turn; per step the median over each
+    tree's processes (the rounds' medians), and their ratio."""
+    args = []
+    skip = 0
+    for a in argv:              # (this call's options but --ab and --processes, for each process)
+        if skip:
+            skip -= 1
+        elif a == "--ab":
+            skip = 2
+        elif a == "--processes":
+            skip = 1
+        elif not a.startswith(("--ab=", "--processes=")):
+            args.append(a)
+    times: dict = {t: {} for t in trees}
+    for i in range(processes):
+        for tree in (trees if i % 2 == 0 else trees[::-1]):
+            out = subprocess.run([sys.executable, __file__, "--tree", tree, *args],
+                                 capture_output=True, text=True, check=True).stdout
+            for line in out.splitlines()[1:]:
+                m = re.match(r"(.*?)\s+([0-9.]+)$", line)
+                if m:
+                    times[tree].setdefault(m.group(1), []).append(float(m.group(2)))
+    a, b = trees
+    print(f"{'step':34s} {'A':>7s} {'B':>7s}   B/A  (µs, medians over {processes} processes of each "
+          f"tree, in turn; A {a}, B {b})")
+    for step in times[a]:
+        ta, tb = statistics.median(times[a][step]), statistics.median(times[b][step])
+        print(f"{step:34s} {ta:7.2f} {tb:7.2f}  {tb / ta:5.2f}")
 
 
 if __name__ == "__main__":
