@@ -239,8 +239,8 @@ def to_host(device: str, data: Any) -> np.ndarray:
     if settle is None:
         # (kept: an import here cost every read back ~0.8 µs; the cuda backend imports this
         # module, so not at the top)
-        from .backends.cuda.flags import settle
-        _settle[0] = settle
+        from .backends.cuda import flags
+        settle = _settle[0] = flags.settle
     settle()          # the floating-point errors of the kernels that ran (all done now)
     return data.get()  # type: ignore[no-any-return]
 
