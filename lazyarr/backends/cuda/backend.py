@@ -765,7 +765,10 @@ class _BoundLaunch:
             self.entry, self.template = entry, _with_scalars(entry, self.lowered.scalars)
         if flags.checking() != self.key[2]:
             return backend.run(self.lowered._replace(inputs=buffers))
-        out = backend.xp().empty(self.lowered.shape, self.lowered.program.root.dtype)
+        xp = backend._xp                # (run's hot path's way: the module kept, the array type)
+        if xp is None:
+            xp = backend._xp = backend.xp()
+        out = xp.ndarray(self.lowered.shape, self.lowered.program.root.dtype)
         backend._launch(entry, backend._fill(entry, self.template.copy(), buffers, out))
         return out
 
