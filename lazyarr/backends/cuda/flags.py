@@ -13,7 +13,7 @@ semantics allow none:
   raise leaves the array pending, as on the CPU);
 * under ``"warn"`` the flags are reported at the next synchronization lazyarr makes anyway, a
   copy to the host (:func:`settle`, from ``_devices.to_host``: one copy of the whole ring
-  then), or when the ring is full (one synchronization per :data:`SLOTS` launches that no
+  then, or of the one pending launch's words), or when the ring is full (one synchronization per :data:`SLOTS` launches that no
   host copy followed), or at exit; the warning names the user's line that materialized, and
   is handled under the error state of then.
 
