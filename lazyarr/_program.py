@@ -128,9 +128,16 @@ stats = {"lowered": 0, "reused": 0}   # lower_cached: programs built / taken fro
 
 
 def _gather(leaves: tuple[Node, ...]) -> tuple[list[Any], list[np.generic]]:
-    """The buffers and scalar values of a DAG's leaves, numbered as ``lower`` numbers them."""
-    inputs = [n.arg if n.op == "counter" else n.data for n in leaves if n.op != "scalar"]
-    scalars = [n.arg for n in leaves if n.op == "scalar"]
+    """The buffers and scalar values of a DAG's leaves, numbered as ``lower`` numbers them.
+    (One loop: two list comprehensions cost every cached materialization ~0.3 µs more.)"""
+    inputs: list[Any] = []
+    scalars: list[np.generic] = []
+    for n in leaves:
+        op = n.op
+        if op == "scalar":
+            scalars.append(n.arg)
+        else:
+            inputs.append(n.arg if op == "counter" else n.data)
     return inputs, scalars
 
 

@@ -19,9 +19,11 @@ class _DeviceArray(np.ndarray):
     """Host memory standing in for a CuPy array: ``.get()`` counts the copies (each one a
     synchronization on a GPU)."""
     copies = 0
+    shapes: list = []           # of each copy
 
     def get(self, stream=None):
         _DeviceArray.copies += 1
+        _DeviceArray.shapes.append(self.shape)
         return np.array(self)
 
 
@@ -35,6 +37,7 @@ def ring(monkeypatch):
     r = flags._Ring()
     monkeypatch.setattr(flags, "_rings", {(0, 0): r})
     _DeviceArray.copies = 0
+    _DeviceArray.shapes = []
     yield r
 
 
@@ -149,3 +152,46 @@ def test_a_held_slot_skips_the_ring_until_it_is_stale(ring, monkeypatch):
         flags.take(kernel, sites, held4)              # another stream object: the ring again
         assert len(lookups) == 6
     assert [str(w.message) for w in caught] == ["divide by zero encountered in log"]
+
+
+def test_a_read_of_one_pending_launch_copies_its_words_only(ring):
+    """A result read back after each launch (``float(la.sum(...))`` in a loop) leaves one
+    launch pending: the read copies that slot's words, not the ring, and reports and clears
+    them as a read of the ring does; two pending launches copy the ring once."""
+    kernel = object()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _launch(ring, 0, kernel=kernel)
+        flags.settle()
+        assert _DeviceArray.shapes == [(flags.WORDS,)] and not ring.pending and not caught
+        _launch(ring, 8, kernel=kernel)                  # recorded anew: pending again
+        assert len(ring.pending) == 1
+        flags.settle()
+        assert _DeviceArray.shapes == [(flags.WORDS,)] * 2 and not ring.pending
+        assert not np.asarray(ring.device).any()         # the raised word cleared for reuse
+        _launch(ring, 0)
+        _launch(ring, 0)
+        flags.settle()
+        assert _DeviceArray.shapes[-1] == (flags.SLOTS, flags.WORDS)
+    assert [str(w.message) for w in caught] == ["invalid value encountered in log"]
+
+
+def test_a_read_back_reports_the_pending_flags_first(ring, monkeypatch):
+    """``_devices.to_host`` (a GPU result read into NumPy: ``float()``, ``np.asarray``) reads
+    the ring before it copies the result, at every read (``flags.settle`` is kept after the
+    first: an import per read cost ~0.8 µs)."""
+    from lazyarr import _devices
+    monkeypatch.setattr(_devices, "cuda_simulated", lambda: False)
+    monkeypatch.setattr(_devices, "wait", lambda data: None)      # (the kernels are done)
+    result = np.arange(3.0).view(_DeviceArray)
+    kernel = object()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for word in (1, 0, 8):
+            _launch(ring, word, kernel=kernel)
+            got = _devices.to_host("cuda", result)
+            assert type(got) is np.ndarray and got.tolist() == [0.0, 1.0, 2.0]
+            assert not ring.pending
+    assert [str(w.message) for w in caught] == ["divide by zero encountered in log",
+                                                "invalid value encountered in log"]
+    assert _DeviceArray.copies == 6                 # a slot's words and the result, per read

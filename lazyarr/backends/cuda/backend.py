@@ -113,7 +113,7 @@ class _Entry:
 
     __slots__ = ("fn", "geo", "grid", "block", "acc", "template", "out_slot", "input_slots", "offset_slots",
                  "scalar_slots", "partials_slot", "counter_slot", "fpe_slot", "sites",
-                 "partials_per_block", "held", "constants", "members")
+                 "partials_per_block", "scratch_bytes", "held", "constants", "members")
 
     def __init__(self, fn: Any, geo: R.Geometry, rendered: R.Rendered, sms: int,
                  recipe: _Recipe | None = None) -> None:
@@ -130,6 +130,9 @@ class _Entry:
         self.scalar_slots, self.partials_slot, self.counter_slot, self.fpe_slot = \
             recipe.scalar_slots, recipe.partials_slot, recipe.counter_slot, recipe.fpe_slot
         self.acc, self.partials_per_block = recipe.acc, recipe.partials_per_block
+        # a full reduction's per-block partials (_fill: the stream's scratch, at least this)
+        self.scratch_bytes = 0 if self.acc is None else \
+            self.grid[0] * self.partials_per_block * self.acc.itemsize
         self.sites = rendered.fpe_sites                         # checked: the op sites' names
         self.held: flags.Held | None = None                     # checked: its shared slot
         self.constants: Any = None                              # what the template points into
@@ -209,6 +212,7 @@ class CudaBackend:
     shuffles = True      # warp primitives: shuffles in row reductions, the loads' syncwarp (the simulator has none)
 
     def __init__(self) -> None:
+        self._xp: Any = None                    # self.xp(), kept by run's hot path
         self._entries: dict[Any, _Entry] = {}
         self._later: dict[Any, _Later] = {}             # key -> a kernel compiling in the background
         self._buffers: dict[Any, tuple[Any, Any]] = {}
@@ -298,16 +302,26 @@ class CudaBackend:
 
     # ------------------------------------------------------------------ run
     def run(self, lowered: Lowered) -> Any:
-        xp = self.xp()
         program = lowered.program
-        root = program.root
         inputs = lowered.inputs
         checked = flags.checking()              # (a kernel without checks under all="ignore")
         # (_entry_key, written out: a call more cost this hot path ~0.1-0.25 µs, simulated)
         key: Any = (program, tuple([(a.shape, a.strides) for a in inputs]), checked)
-        entry = self._entries.get(key)          # a cached kernel: the hot path checks nothing else
-        if entry is not None and entry.members is not None and not stencil.holds(
-                entry.members, inputs, self.pointer):
+        entry = self._entries.get(key)
+        if entry is not None and entry.members is None:
+            # a cached kernel (not a stencil's: those check their inputs' shifts below): the
+            # hot path checks nothing else (an entry is never made for a program that runs on
+            # the host or a fallback reduction's root: their checks below are for a miss)
+            xp = self._xp
+            if xp is None:
+                xp = self._xp = self.xp()
+            # (the array type itself: ``cupy.empty`` is a Python function that calls it)
+            out = xp.ndarray(lowered.shape, program.root.dtype)
+            self._launch(entry, self._fill(entry, _with_scalars(entry, lowered.scalars), inputs, out))
+            return out
+        xp = self.xp()
+        root = program.root
+        if entry is not None and not stencil.holds(entry.members, inputs, self.pointer):
             # a stencil's kernel for other shifts: one entry per arrangement of the inputs
             key = (key, stencil.distances(entry.members, inputs, self.pointer))
             entry = self._entries.get(key)
@@ -346,7 +360,7 @@ class CudaBackend:
             if key is not None and all(a is b for a, b in zip(inputs, lowered.inputs)):
                 bounded_insert(self._entries, key, entry, MAX_ENTRIES)
         out = xp.empty(lowered.shape, root.dtype)
-        self._launch(entry, self.arguments(entry, inputs, lowered.scalars, out))
+        self._launch(entry, self._fill(entry, _with_scalars(entry, lowered.scalars), inputs, out))
         return out
 
     @staticmethod
@@ -585,8 +599,7 @@ class CudaBackend:
         for slot, k in entry.offset_slots:
             args[slot] = np.int64(inputs[k].offset)
         if entry.acc is not None:               # a full reduction: partials and counter
-            scratch, counter = self._stream_buffers(entry.grid[0] * entry.partials_per_block *
-                                                    entry.acc.itemsize)
+            scratch, counter = self._stream_buffers(entry.scratch_bytes)
             args[entry.partials_slot], args[entry.counter_slot] = scratch, counter
         return args
 
@@ -752,7 +765,10 @@ class _BoundLaunch:
             self.entry, self.template = entry, _with_scalars(entry, self.lowered.scalars)
         if flags.checking() != self.key[2]:
             return backend.run(self.lowered._replace(inputs=buffers))
-        out = backend.xp().empty(self.lowered.shape, self.lowered.program.root.dtype)
+        xp = backend._xp                # (run's hot path's way: the module kept, the array type)
+        if xp is None:
+            xp = backend._xp = backend.xp()
+        out = xp.ndarray(self.lowered.shape, self.lowered.program.root.dtype)
         backend._launch(entry, backend._fill(entry, self.template.copy(), buffers, out))
         return out
 

@@ -94,8 +94,7 @@ class SimulatedCudaBackend(CudaBackend):
         values = list(args)
         if entry.acc is not None:       # the partials: the scratch bytes as accumulators
             slot = entry.partials_slot
-            values[slot] = values[slot][: entry.grid[0] * entry.partials_per_block *
-                                        entry.acc.itemsize].view(entry.acc)
+            values[slot] = values[slot][: entry.scratch_bytes].view(entry.acc)
         values = [_pointer(v) if isinstance(v, np.ndarray) else v for v in values]
         with _LAUNCH, warnings.catch_warnings():
             warnings.simplefilter("ignore")
