@@ -40,6 +40,7 @@ def fresh(monkeypatch):
     """The cuda backend with no kernel cached in it, compiles in the background."""
     backend = _backend()
     monkeypatch.setattr(backend, "_entries", {})
+    monkeypatch.setattr(backend, "_kernels", {})    # (what another test file compiled)
     monkeypatch.setattr(backend, "_later", {})
     monkeypatch.setattr(backend, "_through", {})
     with la.config(compile="background", device="cuda", mode="lazy"):
