@@ -7,6 +7,7 @@ per instruction and lazyarr handles them the same way when the kernel runs
 """
 from __future__ import annotations
 
+import os
 import warnings
 
 import numpy as np
@@ -131,15 +132,15 @@ def test_numpys_own_calls_warn_at_the_users_line_under_the_callers_errstate(how)
 
 
 def test_numpys_own_calls_take_the_cheap_error_state_path_and_leave_the_state_as_it_was():
-    """``reference.apply`` sets its "log" error state through NumPy's private context variable
-    (``_extobj_contextvar``, ``_make_extobj``: numpy is pinned below 2.5), not
-    ``np.errstate`` (a quarter of an eager op's time on 5,000 elements); a NumPy that moves
-    them falls back to ``np.errstate``, which this test then flags. Threads each get their own
-    errors, and the caller's state is untouched."""
+    """``reference.apply`` (``fp_errors.numpy_call``) sets its "log" error state through
+    NumPy's private context variable (``_extobj_contextvar``, ``_make_extobj``: numpy is
+    pinned below 2.5), not ``np.errstate`` (a quarter of an eager op's time on 5,000
+    elements); a NumPy that moves them falls back to ``np.errstate``, which this test then
+    flags. Threads each get their own errors, and the caller's state is untouched."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from lazyarr.backends import reference
-    assert reference._EXTOBJ is not None and reference._MAKE_EXTOBJ is not None
+    from lazyarr.backends import fp_errors
+    assert fp_errors.ERROR_STATE is not None and fp_errors._MAKE_EXTOBJ is not None
     before = np.geterr()
     with la.config(mode="eager"):
         np.asarray(la.asarray(F64) + 1)
@@ -306,3 +307,28 @@ def test_a_write_into_an_input_notes_every_instruction(monkeypatch):
         del fresh
     assert got == expected == ["divide by zero encountered in log",
                                "invalid value encountered in log"]
+
+
+def _warned_at(fn):
+    """(file name, line) of each warning ``fn`` gives."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fn()
+    return [(os.path.basename(w.filename), w.lineno, str(w.message)) for w in caught]
+
+
+def test_nan_function_cross_and_isclose_warnings_name_the_users_line():
+    """lazyarr's own warnings of the nan functions, cross and isclose name the user's line, as
+    NumPy's do, not a line of lazyarr's (they had fixed stack levels, one short through
+    lazyarr's dispatch)."""
+    cases = [
+        (lambda m: m.nanmean(m.asarray([np.nan])), "Mean of empty slice"),
+        (lambda m: m.nanmax(m.asarray([np.nan])), "All-NaN slice encountered"),
+        (lambda m: m.cross(m.asarray([1.0, 2.0]), m.asarray([3.0, 4.0])), "Arrays of 2-dimensional"),
+        (lambda m: m.isclose(m.asarray([1.0]), m.asarray([1.0]), atol=np.inf), "One of rtol or atol"),
+    ]
+    here = os.path.basename(__file__)
+    for case, message in cases:
+        got = _warned_at(lambda: np.asarray(case(la)))
+        assert len(got) == 1 and got[0][2].startswith(message), (message, got)
+        assert got[0][0] == here, (message, got)       # this file: the line that called

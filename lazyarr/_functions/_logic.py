@@ -17,6 +17,7 @@ import numpy as np
 from .. import _node
 from .._array import LazyArray
 from .._materialize import small_computed
+from .._stack import user_stacklevel
 from ._creation import asarray
 from ._elementwise import FUNCTIONS as _EW
 from ._statistical import FUNCTIONS as _REDUCTIONS
@@ -71,7 +72,7 @@ def isclose(a: Any, b: Any, rtol: Any = 1.e-5, atol: Any = 1.e-8,
         message = f"One of rtol or atol is not valid, atol: {atol}, rtol: {rtol}"
         mode = np.geterr()["invalid"]
         if mode == "warn":
-            warnings.warn(message, RuntimeWarning, stacklevel=2)
+            warnings.warn(message, RuntimeWarning, stacklevel=user_stacklevel())
         elif mode == "raise":
             raise FloatingPointError(message)
         elif mode == "print":

@@ -85,7 +85,7 @@ def _nan_extreme(name: str, reduction: str, fill: float, a: Any, axis: Any, out:
         return result
     all_nan = _R["all"](_isnan(x), axis, keepdims=keepdims)
     if bool(_R["any"](all_nan)):
-        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
+        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=user_stacklevel())
         result = _where(all_nan, np.nan, result)
     return result
 
@@ -119,7 +119,7 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdi
     total = _R["sum"](_where(nan, 0, x), axis, dtype=dtype, keepdims=keepdims)
     count = _R["sum"](_logical_not(nan), axis, dtype=np.intp, keepdims=keepdims)
     if bool(_R["any"](count == 0)):
-        warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=2)
+        warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=user_stacklevel())
         # NaN there, without computing 0/0: NumPy divides under errstate(invalid="ignore"),
         # and the kernel runs later, under whatever error state is then in effect
         empty = count == 0

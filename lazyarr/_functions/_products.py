@@ -42,6 +42,7 @@ from numpy.lib.array_utils import normalize_axis_index
 from .. import _devices, _fallback, _plan, _views
 from .._array import LazyArray
 from .._config import get_config
+from .._stack import user_stacklevel
 from ._building import outer
 from ._creation import _made, asarray, zeros
 from ._elementwise import FUNCTIONS as _EW
@@ -149,7 +150,7 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
     if m == 2 or n == 2:
         warnings.warn("Arrays of 2-dimensional vectors are deprecated. Use arrays of "
                       "3-dimensional vectors instead. (deprecated in NumPy 2.0)",
-                      DeprecationWarning, stacklevel=2)
+                      DeprecationWarning, stacklevel=user_stacklevel())
     shape = np.broadcast(standin(x, x.shape[:-1]), standin(y, y.shape[:-1])).shape  # (its error)
     dtype = np.promote_types(x.dtype, y.dtype)
     x, y = x.astype(dtype, copy=False), y.astype(dtype, copy=False)
