@@ -115,3 +115,62 @@ def _check_integer_powers(device):
         else:
             assert_same(x ** y, nx ** ny)
             assert_same((x + 1) ** (y + 1), (nx + 1) ** (ny + 1))
+
+
+# A Python number that overflows the loop's float dtype (1e40 with float32, 70000 with
+# float16, either part of a complex with complex64): NumPy converts it before the loop and
+# reports "overflow encountered in cast" under np.errstate, at each call, even for an empty
+# array; lazyarr converted it silently (scalar_to_dtype, memoized in _operands.scalar_node).
+def _f(dt=np.float32, n=2):
+    return np.arange(1, n + 1).astype(dt)
+
+
+_OVERFLOWING_SCALARS = [
+    lambda m, a: a * 1e40,
+    lambda m, a: 1e40 - a,
+    lambda m, a: a < -1e300,
+    lambda m, a: m.maximum(a, 2**200),
+    lambda m, a: m.clip(a, 0, 1e40),
+    lambda m, a: a.astype(np.float16) + 70000,
+    lambda m, a: m.add(a.astype(np.float16), 1e5, signature=(np.float16,) * 3),
+    lambda m, a: a.astype(np.complex64) + complex(np.inf, 1e40),
+    lambda m, a: a[:0] * 1e40,
+]
+_FITTING_SCALARS = [
+    lambda m, a: a + np.inf,
+    lambda m, a: a + 3.4028235e38,       # float32's max: no overflow
+    lambda m, a: m.add(a.astype(np.float16), 1e5, dtype=np.float32),
+    lambda m, a: a.astype(np.float64) * 1e300,
+]
+
+
+def _check_overflowing_scalars(device):
+    for i, fn in enumerate(_OVERFLOWING_SCALARS + _FITTING_SCALARS):
+        want = _outcome_with_warnings(lambda: fn(np, _f()))
+        for x in (la.asarray(_f(), device=device), pending(_f()).to_device(device)):
+            for _ in range(2):      # (each call reports: the converted constant is memoized)
+                assert _outcome_with_warnings(lambda: fn(la, x)) == want, i
+        with np.errstate(over="raise"):
+            if i < len(_OVERFLOWING_SCALARS):
+                with pytest.raises(FloatingPointError, match="overflow encountered in cast"):
+                    fn(la, la.asarray(_f(), device=device))
+
+
+def _outcome_with_warnings(fn):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = fn()
+        values = np.asarray(r.to_device("cpu") if isinstance(r, la.LazyArray) else r)
+    return repr(values.tolist()), values.dtype, [str(w.message) for w in caught]
+
+
+def test_python_number_overflowing_the_loop_dtype_warns(mode):
+    _check_overflowing_scalars("cpu")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device (a GPU, or LAZYARR_CUDA_SIM=1)")
+@pytest.mark.parametrize("mode", ["lazy", "eager"])
+def test_python_number_overflowing_the_loop_dtype_warns_on_cuda(mode):
+    with la.config(mode=mode):
+        _check_overflowing_scalars("cuda")
