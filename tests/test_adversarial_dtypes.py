@@ -174,3 +174,26 @@ def test_python_number_overflowing_the_loop_dtype_warns(mode):
 def test_python_number_overflowing_the_loop_dtype_warns_on_cuda(mode):
     with la.config(mode=mode):
         _check_overflowing_scalars("cuda")
+
+
+# A complex cast to a narrower float (complex64 -> float16, complex128 -> float32) whose real
+# part overflows: NumPy's cast reports "overflow encountered in cast" (with its ComplexWarning).
+# The cuda kernels checked float -> float and complex -> complex narrowing only
+# (backends/cuda/fp_checks._cast_can_raise), so the lazy cuda cast said nothing.
+_COMPLEX_VALUES = [complex(1e5, 1), complex(np.inf, 1), complex(1, 1e300), complex(np.nan, 0),
+                   complex(-1e300, 0), 2 + 3j]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device (a GPU, or LAZYARR_CUDA_SIM=1)")
+@pytest.mark.parametrize("mode", ["lazy", "eager"])
+def test_complex_to_narrower_float_cast_overflow_warns_on_cuda(mode):
+    for src in (np.complex64, np.complex128):
+        for dst in (np.float16, np.float32, np.float64):
+            a = np.asarray(_COMPLEX_VALUES, src)
+            values, dtype, messages = _outcome_with_warnings(lambda: (a * 1).astype(dst))
+            with la.config(mode=mode):
+                x = la.asarray(a, device="cuda")
+                got = _outcome_with_warnings(lambda: (x * 1).astype(dst))
+            # (in lazy mode the cast's ComplexWarning comes at its line, before the kernel's)
+            assert got[:2] == (values, dtype) and sorted(got[2]) == sorted(messages), (src, dst)

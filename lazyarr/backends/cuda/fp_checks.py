@@ -21,7 +21,8 @@ float64; docs/notes/gpu.rst):
   ``reciprocal(0)``: divide by zero and invalid;
 * casts: float to integer out of the range of the C conversion NumPy uses (int32 for the
   narrow types, int64, uint64) or NaN/inf: invalid; a narrowing float cast (or an integer to
-  float16; complex128 to complex64, part by part) giving inf from a finite value: overflow;
+  float16; complex128 to complex64, part by part; a complex to a narrower float, its real
+  part) giving inf from a finite value: overflow;
 * complex ops: the same rules on the parts.
 
 Underflow is not derived (NumPy ignores it by default; an exact test needs the inexact flag).
@@ -83,6 +84,8 @@ def _cast_can_raise(src: np.dtype, dst: np.dtype) -> bool:
         return src.kind in "fc" and _part_size(src) > _part_size(dst)
     if src.kind == "f":
         return dst.kind in "iu" or (dst.kind == "f" and dst.itemsize < src.itemsize)
+    if src.kind == "c" and dst.kind == "f":   # (its real part, narrowed: complex64 -> float16)
+        return dst.itemsize < _part_size(src)
     return src.kind in "iu" and dst == np.dtype(np.float16)
 
 
@@ -235,7 +238,8 @@ def _cast_check(site: int, result: str, src_val: str, src: np.dtype, dst: np.dty
         low, high = _INT_RANGE[via]
         usual = f"(({src_val} > {low}) & ({src_val} < {high}))"
         return Check(usual, site, _flag(INVALID, _not(usual)))
-    over = _all([f"abs({result}) == {_INF}"] + ([f"abs({src_val}) < {_INF}"] if src.kind == "f" else []))
+    src_part = f"{src_val}.real" if src.kind == "c" else src_val
+    over = _all([f"abs({result}) == {_INF}"] + ([f"abs({src_part}) < {_INF}"] if src.kind in "fc" else []))
     return Check(f"(abs({result}) < {_INF})", site, _flag(OVERFLOW, over))
 
 
