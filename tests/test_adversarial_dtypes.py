@@ -197,3 +197,28 @@ def test_complex_to_narrower_float_cast_overflow_warns_on_cuda(mode):
                 got = _outcome_with_warnings(lambda: (x * 1).astype(dst))
             # (in lazy mode the cast's ComplexWarning comes at its line, before the kernel's)
             assert got[:2] == (values, dtype) and sorted(got[2]) == sorted(messages), (src, dst)
+
+
+# Complex <, <=, >, >= compare with C's signalling "<": NumPy's loop reports "invalid value
+# encountered in less" where it compares a NaN (a NaN real part, or a NaN imaginary part where
+# the real parts are equal). The cuda kernels derived no flag for a comparison.
+_NAN = np.nan
+_CMP_X = [complex(_NAN, 0), 1 + 1j, complex(0, _NAN), complex(np.inf, 0), 1 + 1j, complex(1, _NAN),
+          2 + 0j, complex(1, _NAN)]
+_CMP_Y = [0j, complex(_NAN, 1), 1j, complex(np.inf, 1), complex(1, _NAN), 2 + 0j, complex(1, _NAN),
+          complex(1, _NAN)]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device (a GPU, or LAZYARR_CUDA_SIM=1)")
+@pytest.mark.parametrize("mode", ["lazy", "eager"])
+@pytest.mark.parametrize("op", ["less", "less_equal", "greater", "greater_equal", "equal"])
+def test_complex_comparison_with_nan_is_invalid_on_cuda(op, mode):
+    fn = getattr(np, op)
+    for dtype in (np.complex64, np.complex128):
+        for i in range(len(_CMP_X)):
+            a, b = np.asarray(_CMP_X[i:i + 1], dtype), np.asarray(_CMP_Y[i:i + 1], dtype)
+            want = _outcome_with_warnings(lambda: fn(a * 1, b))
+            with la.config(mode=mode):
+                x, y = la.asarray(a, device="cuda"), la.asarray(b, device="cuda")
+                assert _outcome_with_warnings(lambda: getattr(la, op)(x * 1, y)) == want, (i, dtype)

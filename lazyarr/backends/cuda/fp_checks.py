@@ -23,7 +23,8 @@ float64; docs/notes/gpu.rst):
   narrow types, int64, uint64) or NaN/inf: invalid; a narrowing float cast (or an integer to
   float16; complex128 to complex64, part by part; a complex to a narrower float, its real
   part) giving inf from a finite value: overflow;
-* complex ops: the same rules on the parts.
+* complex ops: the same rules on the parts; complex ``<``, ``<=``, ``>``, ``>=``: invalid where
+  NumPy's loop compares a NaN (:data:`COMPLEX_ORDER`).
 
 Underflow is not derived (NumPy ignores it by default; an exact test needs the inexact flag).
 """
@@ -59,6 +60,11 @@ POLE = {"log": "True", "log2": "True", "log10": "True", "log1p": "True", "arctan
         "divide": "{1} == 0", "floor_divide": "{1} == 0", "remainder": "{1} == 0",
         "fmod": "{1} == 0", "reciprocal": "{0} == 0", "power": "{0} == 0",
         "float_power": "{0} == 0"}
+#: comparisons whose complex loops order with C's ``<`` (signalling on NaN): NumPy's
+#: ``CLT(xr, xi, yr, yi)`` is ``(xr < yr && !isnan(xi) && !isnan(yi)) || (xr == yr && xi < yi)``
+#: (``<=``, ``>``, ``>=`` alike), so a NaN real part, or a NaN imaginary part where the real
+#: parts are equal, is invalid. Real float comparisons are quiet in NumPy's loops.
+COMPLEX_ORDER = frozenset({"less", "less_equal", "greater", "greater_equal"})
 _INT_BY_ZERO = frozenset({"floor_divide", "remainder", "fmod"})
 _INF = "math.inf"
 
@@ -68,6 +74,8 @@ def site_name(ins: Instr, operand_dtypes: list[np.dtype]) -> str | None:
     raise."""
     if ins.op == "astype":
         return "cast" if _cast_can_raise(operand_dtypes[0], ins.dtype) else None
+    if ins.op in COMPLEX_ORDER:
+        return OPS[ins.op].numpy.__name__ if operand_dtypes[0].kind == "c" else None
     if ins.op not in RAISING:
         return None
     if ins.dtype.kind not in "fc" and not (ins.op in _INT_BY_ZERO or ins.op == "reciprocal"):
@@ -154,6 +162,12 @@ def check(ins: Instr, site: int, result: str, operands: list[str],
     """The check of one op whose value is ``result``."""
     if ins.op == "astype":
         return _cast_check(site, result, operands[0], operand_dtypes[0], ins.dtype)
+    if ins.op in COMPLEX_ORDER:
+        (ar, ai), (br, bi) = _parts(operands[0], operand_dtypes[0]), _parts(operands[1], operand_dtypes[1])
+        nan_real = _any([f"{ar} != {ar}", f"{br} != {br}"])
+        nan_imag = _any([f"{ai} != {ai}", f"{bi} != {bi}"])
+        raised = _any([nan_real, _all([f"{ar} == {br}", nan_imag])])
+        return Check(_not(raised), site, _flag(INVALID, raised))
     if ins.dtype.kind not in "fc":          # integer division and reciprocal
         a, b = (operands + [""])[:2]
         if ins.op == "reciprocal":
