@@ -24,7 +24,9 @@ float64; docs/notes/gpu.rst):
   float16; complex128 to complex64, part by part; a complex to a narrower float, its real
   part) giving inf from a finite value: overflow;
 * complex ops: the same rules on the parts; complex ``<``, ``<=``, ``>``, ``>=``: invalid where
-  NumPy's loop compares a NaN (:data:`COMPLEX_ORDER`).
+  NumPy's loop compares a NaN (:data:`COMPLEX_ORDER`); complex ``add``, ``subtract``,
+  ``divide``, ``reciprocal``: invalid where a step of NumPy's loop on the parts is
+  (:func:`_complex_invalid`: Smith's division), and division's overflow of its scale.
 
 Underflow is not derived (NumPy ignores it by default; an exact test needs the inexact flag).
 """
@@ -211,6 +213,9 @@ def _float_bits(ins: Instr, parts: list[str], operands: list[str], dts: list[np.
     if op == "nextafter":
         finite = f"abs({operands[0]}) < {_INF}"
     invalid = _flag(INVALID, _all([is_nan, no_nan]))
+    if op in _COMPLEX_STEPS and all(dt.kind == "c" for dt in dts):
+        parts_in = [p for v, dt in zip(operands, dts) for p in _parts(v, dt)]
+        invalid = _flag(INVALID, _complex_invalid(op, *parts_in))
     pole = POLE.get(op)
     if op in ("power", "float_power"):
         # An infinite exponent raises nothing (C99 Annex F: the result is exact), but
@@ -229,8 +234,73 @@ def _float_bits(ins: Instr, parts: list[str], operands: list[str], dts: list[np.
     # (float16's floor_divide divides in float32 and rounds: its overflow is only that)
     over = OVERFLOW | INVALID if op == "floor_divide" and dts[0] != _F16 else OVERFLOW
     at_pole = pole.format(*operands)
-    return " | ".join([invalid, _flag(DIVIDE, _all([is_inf, finite, at_pole])),
-                       _flag(over, _all([is_inf, finite, _not(at_pole)]))])
+    bits = [invalid, _flag(DIVIDE, _all([is_inf, finite, at_pole])),
+            _flag(over, _all([is_inf, finite, _not(at_pole)]))]
+    if op == "divide" and all(dt.kind == "c" for dt in dts):
+        bits.append(_flag(OVERFLOW, _smith_scale_overflow(*_parts(operands[1], dts[1]))))
+    return " | ".join(bits)
+
+
+#: complex ops whose invalid flag follows NumPy's loop step by step (:func:`_complex_invalid`)
+#: (not ``multiply``: NumPy's SIMD loop and its strided loop raise differently, ``1j * (inf+nanj)``
+#: is invalid in one only; the rule of the parts stays)
+_COMPLEX_STEPS = frozenset({"add", "subtract", "divide", "reciprocal"})
+
+
+def _inf_times_zero(x: str, y: str) -> str:
+    return _any([_all([f"abs({x}) == {_INF}", f"{y} == 0"]), _all([f"{x} == 0", f"abs({y}) == {_INF}"])])
+
+
+def _inf_minus_inf(x: str, y: str, subtract: bool = False) -> str:
+    """``x + y`` (``x - y``) of infinities of opposite (the same) signs."""
+    return _all([f"abs({x}) == {_INF}", f"abs({y}) == {_INF}", f"{x} {'==' if subtract else '!='} {y}"])
+
+
+def _smith_steps(nr: str, ni: str, big: str, small: str) -> list[str]:
+    """The invalid steps of NumPy's complex division once it picked the divisor's larger
+    part ``big``: ``rat = small / big``, ``scl = 1 / (big + small * rat)``, then
+    ``(nr + ni * rat) * scl`` and ``(ni - nr * rat) * scl`` (flag for flag what it computes
+    for either branch: adding and subtracting are symmetric in their flags)."""
+    rat = f"({small} / {big})"
+    scl = f"(1.0 / ({big} + {small} * {rat}))"
+    return [_all([f"abs({small}) == {_INF}", f"abs({big}) == {_INF}"]),
+            _inf_times_zero(small, rat), _inf_minus_inf(big, f"{small} * {rat}"),
+            _inf_times_zero(ni, rat), _inf_minus_inf(nr, f"{ni} * {rat}"),
+            _inf_times_zero(f"({nr} + {ni} * {rat})", scl),
+            _inf_times_zero(nr, rat), _inf_minus_inf(ni, f"{nr} * {rat}", True),
+            _inf_times_zero(f"({ni} - {nr} * {rat})", scl)]
+
+
+def _smith_scale_overflow(br: str, bi: str) -> str:
+    """Where NumPy's complex division overflows computing ``scl = 1 / (big + small * rat)``
+    (a subnormal divisor: ``x / (1e-310+1e-310j)`` overflows even where the result is NaN)."""
+    def scale(big: str, small: str) -> str:
+        den = f"({big} + {small} * ({small} / {big}))"
+        return _all([f"abs(1.0 / {den}) == {_INF}", f"abs({den}) < {_INF}"])
+    wide = f"abs({br}) >= abs({bi})"
+    return _any([_all([wide, _not(_all([f"{br} == 0", f"{bi} == 0"])), scale(br, bi)]),
+                 _all([f"abs({br}) < abs({bi})", scale(bi, br)])])
+
+
+def _complex_invalid(op: str, ar: str, ai: str, br: str = "", bi: str = "") -> str:
+    """Where NumPy's complex loop raises invalid: one of its IEEE steps on the parts does
+    (inf - inf, 0 * inf, inf / inf, 0 / 0, an ordered compare of a NaN); steps on a NaN are
+    quiet, so "a NaN from operands without NaN" misses most of these (``-inf + (inf+nanj)``
+    is invalid in the real part)."""
+    if op == "add":
+        return _any([_inf_minus_inf(ar, br), _inf_minus_inf(ai, bi)])
+    if op == "subtract":
+        return _any([_inf_minus_inf(ar, br, True), _inf_minus_inf(ai, bi, True)])
+    if op == "reciprocal":   # |ai| <= |ar| compares first: a NaN part is invalid; then 1 / z
+        return _any([f"{ar} != {ar}", f"{ai} != {ai}", _complex_invalid("divide", "1.0", "0.0", ar, ai)])
+    # divide: Smith's algorithm, as NumPy's loop runs it (|br| >= |bi| compares first)
+    nan_b = _any([f"{br} != {br}", f"{bi} != {bi}"])
+    wide = f"abs({br}) >= abs({bi})"
+    zero = _all([f"{br} == 0", f"{bi} == 0"])
+    return _any([nan_b,
+                 _all([zero, _any([f"{ar} == 0", f"{ai} == 0"])]),       # 0 / 0
+                 _all([wide, _not(zero), _any(_smith_steps(ar, ai, br, bi))]),
+                 _all([_not(nan_b), _not(wide), _any(_smith_steps(ai, ar, bi, br))])])
 
 
 #: float -> integer casts: the C conversion NumPy's loop uses and the values it takes
