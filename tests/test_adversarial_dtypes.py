@@ -267,3 +267,25 @@ def test_complex_arithmetic_flags_on_cuda(op, dtype):
             assert np.array_equal(np.isnan(g), np.isnan(w)) and np.array_equal(np.isinf(g), np.isinf(w)), args
             finite = np.isfinite(w)
             np.testing.assert_allclose(g[finite], w[finite], rtol=1e-5 if dtype == np.complex64 else 1e-12)
+
+
+# Complex exp of a NaN part: NumPy's (glibc's cexp) raises invalid for a finite real part with
+# a NaN imaginary part, and for a NaN real part with an imaginary part neither 0 nor NaN; the
+# kernels' rule ("a NaN from operands without NaN") said nothing there.
+_EXP_VALUES = [complex(0, _NAN), complex(1, _NAN), complex(_NAN, 0), complex(_NAN, 1),
+               complex(_NAN, _NAN), complex(_NAN, _INF), complex(_INF, _NAN), complex(-_INF, _NAN),
+               complex(1, _INF), complex(_INF, _INF), 1 + 2j]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device (a GPU, or LAZYARR_CUDA_SIM=1)")
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_exp_of_nan_parts_flags_on_cuda(dtype):
+    for v in _EXP_VALUES:
+        a = np.asarray([v], dtype)
+        want, want_kinds = _complex_outcome(lambda: np.exp(a))
+        x = la.asarray(a, device="cuda")
+        got, got_kinds = _complex_outcome(
+            lambda: la.exp(la.where(la.asarray([True], device="cuda"), x, x)))
+        assert got_kinds == want_kinds, v
+        np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.complex64 else 1e-12)

@@ -26,7 +26,8 @@ float64; docs/notes/gpu.rst):
 * complex ops: the same rules on the parts; complex ``<``, ``<=``, ``>``, ``>=``: invalid where
   NumPy's loop compares a NaN (:data:`COMPLEX_ORDER`); complex ``add``, ``subtract``,
   ``divide``, ``reciprocal``: invalid where a step of NumPy's loop on the parts is
-  (:func:`_complex_invalid`: Smith's division), and division's overflow of its scale.
+  (:func:`_complex_invalid`: Smith's division), and division's overflow of its scale;
+  complex ``exp``: glibc's invalid cases with a NaN part;
 
 Underflow is not derived (NumPy ignores it by default; an exact test needs the inexact flag).
 """
@@ -216,6 +217,13 @@ def _float_bits(ins: Instr, parts: list[str], operands: list[str], dts: list[np.
     if op in _COMPLEX_STEPS and all(dt.kind == "c" for dt in dts):
         parts_in = [p for v, dt in zip(operands, dts) for p in _parts(v, dt)]
         invalid = _flag(INVALID, _complex_invalid(op, *parts_in))
+    if op == "exp" and dts[0].kind == "c":
+        # glibc's cexp (NumPy's) raises invalid for a finite real part with a NaN imaginary
+        # one, and for a NaN real part with an imaginary part not zero and not NaN
+        ar, ai = _parts(operands[0], dts[0])
+        invalid = _flag(INVALID, _any([_all([is_nan, no_nan]),
+                                       _all([f"abs({ar}) < {_INF}", f"{ai} != {ai}"]),
+                                       _all([f"{ar} != {ar}", f"{ai} == {ai}", f"{ai} != 0"])]))
     pole = POLE.get(op)
     if op in ("power", "float_power"):
         # An infinite exponent raises nothing (C99 Annex F: the result is exact), but
