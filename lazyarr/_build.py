@@ -27,7 +27,7 @@ from ._config import get_config
 from ._contract import sum_of_product
 from ._devices import resolve as resolve_device
 from ._devices import xp as xp_for
-from ._dtypes import WEAK_SCALAR_TYPES, check_dtype, scalar_fits, scalar_to_dtype
+from ._dtypes import WEAK_SCALAR_TYPES, check_dtype, scalar_fits
 from ._materialize import computing_is_deferred, materialize, small_now, stopping
 from ._memo import bounded_insert
 from ._node import Node
@@ -342,7 +342,8 @@ def _eager_elementwise(opdef: OpDef, device: str, operands: list[Operand],
         node = _node.op_node(opdef.name, dtypes[-1], shape, device,
                              _cast_operands(operands, dtypes))
         return _node.leaf(select(device, "lazy").run(lower_cached(node)), device)
-    return _eager(opdef, device, [x if type(x) is Node else scalar_to_dtype(x, dt)
+    # (a Python number through its constant node: NumPy's report of one that overflows)
+    return _eager(opdef, device, [x if type(x) is Node else _scalar_node(x, dt).arg
                                   for x, dt in zip(operands, dtypes)])
 
 

@@ -6,6 +6,7 @@ Python scalars are converted to an operand dtype.
 """
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -50,8 +51,9 @@ def scalar_to_dtype(value: int | float | complex | bool, dtype: np.dtype) -> np.
     exactly as a NumPy ufunc does.
 
     An out-of-range Python int raises ``OverflowError`` (NumPy's own message);
-    a float that overflows a smaller float type becomes inf, silently, as in NumPy (a complex
-    one part by part).
+    a float that overflows a smaller float type becomes inf (a complex one part by part), here
+    silently: NumPy's ufuncs report that as ``overflow encountered in cast``, which the caller
+    does (:func:`cast_overflowed`).
     """
     if dtype.kind == "c":
         with warnings.catch_warnings():
@@ -62,6 +64,20 @@ def scalar_to_dtype(value: int | float | complex | bool, dtype: np.dtype) -> np.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return np.asarray(value, dtype=dtype)[()]
+
+
+def cast_overflowed(value: int | float | complex, converted: np.generic) -> bool:
+    """Whether :func:`scalar_to_dtype` made an infinity of a finite Python number (1e40 as
+    float32, 70000 as float16, either part of a complex): NumPy's ufuncs convert such an
+    operand under ``np.errstate`` and report ``overflow encountered in cast``."""
+    kind = type(value)      # (Python numbers only: a NumPy scalar comes as its own dtype)
+    if kind is not int and kind is not float and kind is not complex \
+            or converted.dtype.kind not in "fc":
+        return False
+    if kind is int:
+        return math.isinf(converted.real)
+    return (math.isinf(converted.real) and math.isfinite(value.real)) or \
+        (math.isinf(converted.imag) and math.isfinite(value.imag))
 
 
 def scalar_fits(value: int, dtype: np.dtype) -> bool:

@@ -15,8 +15,9 @@ import numpy as np
 
 from . import _devices, _memory, _node
 from ._devices import resolve as resolve_device
-from ._dtypes import WEAK_SCALAR_TYPES, check_dtype, scalar_to_dtype
+from ._dtypes import WEAK_SCALAR_TYPES, cast_overflowed, check_dtype, scalar_to_dtype
 from ._node import Node
+from .backends import fp_errors
 from .backends._cpu_vm import result_pool_call  # type: ignore[import-not-found]
 
 Operand = Node | int | float  # a node, or a weak Python scalar
@@ -186,7 +187,13 @@ def scalar_node(value: Any, dtype: np.dtype) -> Node:
         key = (value, dtype) if value else (value, dtype, math.copysign(1.0, value))
     node = _scalar_nodes.get(key)
     if node is None:
-        node = _node.scalar(scalar_to_dtype(value, dtype))
+        converted = scalar_to_dtype(value, dtype)
+        node = _node.scalar(converted)
+        if cast_overflowed(value, converted):
+            # NumPy's "overflow encountered in cast" at each use (so not memoized: a hit in
+            # the memo reports nothing), under the error state at the user's line
+            fp_errors.report([(fp_errors.OVERFLOW, "cast")])
+            return node
         if len(_scalar_nodes) >= _MAX_SCALAR_NODES:
             _scalar_nodes.clear()
         _scalar_nodes[key] = node

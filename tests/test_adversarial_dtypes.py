@@ -115,3 +115,177 @@ def _check_integer_powers(device):
         else:
             assert_same(x ** y, nx ** ny)
             assert_same((x + 1) ** (y + 1), (nx + 1) ** (ny + 1))
+
+
+# A Python number that overflows the loop's float dtype (1e40 with float32, 70000 with
+# float16, either part of a complex with complex64): NumPy converts it before the loop and
+# reports "overflow encountered in cast" under np.errstate, at each call, even for an empty
+# array; lazyarr converted it silently (scalar_to_dtype, memoized in _operands.scalar_node).
+def _f(dt=np.float32, n=2):
+    return np.arange(1, n + 1).astype(dt)
+
+
+_OVERFLOWING_SCALARS = [
+    lambda m, a: a * 1e40,
+    lambda m, a: 1e40 - a,
+    lambda m, a: a < -1e300,
+    lambda m, a: m.maximum(a, 2**200),
+    lambda m, a: m.clip(a, 0, 1e40),
+    lambda m, a: a.astype(np.float16) + 70000,
+    lambda m, a: m.add(a.astype(np.float16), 1e5, signature=(np.float16,) * 3),
+    lambda m, a: a.astype(np.complex64) + complex(np.inf, 1e40),
+    lambda m, a: a[:0] * 1e40,
+]
+_FITTING_SCALARS = [
+    lambda m, a: a + np.inf,
+    lambda m, a: a + 3.4028235e38,       # float32's max: no overflow
+    lambda m, a: m.add(a.astype(np.float16), 1e5, dtype=np.float32),
+    lambda m, a: a.astype(np.float64) * 1e300,
+]
+
+
+def _check_overflowing_scalars(device):
+    for i, fn in enumerate(_OVERFLOWING_SCALARS + _FITTING_SCALARS):
+        want = _outcome_with_warnings(lambda: fn(np, _f()))
+        for x in (la.asarray(_f(), device=device), pending(_f()).to_device(device)):
+            for _ in range(2):      # (each call reports: the converted constant is memoized)
+                assert _outcome_with_warnings(lambda: fn(la, x)) == want, i
+        with np.errstate(over="raise"):
+            if i < len(_OVERFLOWING_SCALARS):
+                with pytest.raises(FloatingPointError, match="overflow encountered in cast"):
+                    fn(la, la.asarray(_f(), device=device))
+
+
+def _outcome_with_warnings(fn):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = fn()
+        values = np.asarray(r.to_device("cpu") if isinstance(r, la.LazyArray) else r)
+    return repr(values.tolist()), values.dtype, [str(w.message) for w in caught]
+
+
+def test_python_number_overflowing_the_loop_dtype_warns(mode):
+    _check_overflowing_scalars("cpu")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device (a GPU, or LAZYARR_CUDA_SIM=1)")
+@pytest.mark.parametrize("mode", ["lazy", "eager"])
+def test_python_number_overflowing_the_loop_dtype_warns_on_cuda(mode):
+    with la.config(mode=mode):
+        _check_overflowing_scalars("cuda")
+
+
+# A complex cast to a narrower float (complex64 -> float16, complex128 -> float32) whose real
+# part overflows: NumPy's cast reports "overflow encountered in cast" (with its ComplexWarning).
+# The cuda kernels checked float -> float and complex -> complex narrowing only
+# (backends/cuda/fp_checks._cast_can_raise), so the lazy cuda cast said nothing.
+_COMPLEX_VALUES = [complex(1e5, 1), complex(np.inf, 1), complex(1, 1e300), complex(np.nan, 0),
+                   complex(-1e300, 0), 2 + 3j]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device (a GPU, or LAZYARR_CUDA_SIM=1)")
+@pytest.mark.parametrize("mode", ["lazy", "eager"])
+def test_complex_to_narrower_float_cast_overflow_warns_on_cuda(mode):
+    for src in (np.complex64, np.complex128):
+        for dst in (np.float16, np.float32, np.float64):
+            a = np.asarray(_COMPLEX_VALUES, src)
+            values, dtype, messages = _outcome_with_warnings(lambda: (a * 1).astype(dst))
+            with la.config(mode=mode):
+                x = la.asarray(a, device="cuda")
+                got = _outcome_with_warnings(lambda: (x * 1).astype(dst))
+            # (in lazy mode the cast's ComplexWarning comes at its line, before the kernel's)
+            assert got[:2] == (values, dtype) and sorted(got[2]) == sorted(messages), (src, dst)
+
+
+# Complex <, <=, >, >= compare with C's signalling "<": NumPy's loop reports "invalid value
+# encountered in less" where it compares a NaN (a NaN real part, or a NaN imaginary part where
+# the real parts are equal). The cuda kernels derived no flag for a comparison.
+_NAN = np.nan
+_CMP_X = [complex(_NAN, 0), 1 + 1j, complex(0, _NAN), complex(np.inf, 0), 1 + 1j, complex(1, _NAN),
+          2 + 0j, complex(1, _NAN)]
+_CMP_Y = [0j, complex(_NAN, 1), 1j, complex(np.inf, 1), complex(1, _NAN), 2 + 0j, complex(1, _NAN),
+          complex(1, _NAN)]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device (a GPU, or LAZYARR_CUDA_SIM=1)")
+@pytest.mark.parametrize("mode", ["lazy", "eager"])
+@pytest.mark.parametrize("op", ["less", "less_equal", "greater", "greater_equal", "equal"])
+def test_complex_comparison_with_nan_is_invalid_on_cuda(op, mode):
+    fn = getattr(np, op)
+    for dtype in (np.complex64, np.complex128):
+        for i in range(len(_CMP_X)):
+            a, b = np.asarray(_CMP_X[i:i + 1], dtype), np.asarray(_CMP_Y[i:i + 1], dtype)
+            want = _outcome_with_warnings(lambda: fn(a * 1, b))
+            with la.config(mode=mode):
+                x, y = la.asarray(a, device="cuda"), la.asarray(b, device="cuda")
+                assert _outcome_with_warnings(lambda: getattr(la, op)(x * 1, y)) == want, (i, dtype)
+
+
+# Complex add, subtract, divide and reciprocal on cuda: NumPy's loops raise invalid where one
+# of their IEEE steps on the parts does (-inf + (inf+nanj) in the real part; Smith's division
+# compares |br| >= |bi|, signalling on a NaN, then inf * 0 ...), and its division overflows
+# computing 1 / (br + bi * rat) for a subnormal divisor. The kernels' rule on the parts ("a NaN
+# from operands without NaN") missed those (fp_checks._complex_invalid). Multiply stays on that
+# rule: NumPy's own flags there differ between its SIMD and strided loops.
+_INF = np.inf
+_COMPLEX_EDGES = [0j, 2 + 3j, complex(_INF, 0), complex(-_INF, _INF), complex(0, _NAN),
+                  complex(_INF, _NAN), complex(1e-310, 1e-310), complex(-_INF, 0)]
+
+
+def _complex_outcome(fn):
+    """Values (NaN and inf where NumPy's are, finite values within a few ulps: cuda's
+    division) and the RuntimeWarnings' kinds."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = fn()
+        r = np.asarray(r.to_device("cpu") if isinstance(r, la.LazyArray) else r)
+    kinds = sorted({str(w.message).split(" encountered")[0] for w in caught
+                    if w.category is RuntimeWarning})
+    return r, kinds
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device (a GPU, or LAZYARR_CUDA_SIM=1)")
+@pytest.mark.parametrize("op", ["add", "subtract", "divide", "reciprocal"])
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_arithmetic_flags_on_cuda(op, dtype):
+    values = np.asarray(_COMPLEX_EDGES, dtype)
+    pairs = [(v,) for v in values] if op == "reciprocal" else \
+        [(v, u) for v in values for u in values]
+    fn = getattr(np, op)
+    for args in pairs:
+        arrays = [np.asarray([v]) for v in args]
+        want, want_kinds = _complex_outcome(lambda: fn(*arrays))
+        x = [la.asarray(a, device="cuda") for a in arrays]
+        first = la.where(la.asarray([True], device="cuda"), x[0], x[0])   # (pending: fused)
+        got, got_kinds = _complex_outcome(lambda: getattr(la, op)(first, *x[1:]))
+        assert got_kinds == want_kinds, args
+        for g, w in ((got.real, want.real), (got.imag, want.imag)):
+            assert np.array_equal(np.isnan(g), np.isnan(w)) and np.array_equal(np.isinf(g), np.isinf(w)), args
+            finite = np.isfinite(w)
+            np.testing.assert_allclose(g[finite], w[finite], rtol=1e-5 if dtype == np.complex64 else 1e-12)
+
+
+# Complex exp of a NaN part: NumPy's (glibc's cexp) raises invalid for a finite real part with
+# a NaN imaginary part, and for a NaN real part with an imaginary part neither 0 nor NaN; the
+# kernels' rule ("a NaN from operands without NaN") said nothing there.
+_EXP_VALUES = [complex(0, _NAN), complex(1, _NAN), complex(_NAN, 0), complex(_NAN, 1),
+               complex(_NAN, _NAN), complex(_NAN, _INF), complex(_INF, _NAN), complex(-_INF, _NAN),
+               complex(1, _INF), complex(_INF, _INF), 1 + 2j]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device (a GPU, or LAZYARR_CUDA_SIM=1)")
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_exp_of_nan_parts_flags_on_cuda(dtype):
+    for v in _EXP_VALUES:
+        a = np.asarray([v], dtype)
+        want, want_kinds = _complex_outcome(lambda: np.exp(a))
+        x = la.asarray(a, device="cuda")
+        got, got_kinds = _complex_outcome(
+            lambda: la.exp(la.where(la.asarray([True], device="cuda"), x, x)))
+        assert got_kinds == want_kinds, v
+        np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.complex64 else 1e-12)

@@ -21,8 +21,13 @@ float64; docs/notes/gpu.rst):
   ``reciprocal(0)``: divide by zero and invalid;
 * casts: float to integer out of the range of the C conversion NumPy uses (int32 for the
   narrow types, int64, uint64) or NaN/inf: invalid; a narrowing float cast (or an integer to
-  float16; complex128 to complex64, part by part) giving inf from a finite value: overflow;
-* complex ops: the same rules on the parts.
+  float16; complex128 to complex64, part by part; a complex to a narrower float, its real
+  part) giving inf from a finite value: overflow;
+* complex ops: the same rules on the parts; complex ``<``, ``<=``, ``>``, ``>=``: invalid where
+  NumPy's loop compares a NaN (:data:`COMPLEX_ORDER`); complex ``add``, ``subtract``,
+  ``divide``, ``reciprocal``: invalid where a step of NumPy's loop on the parts is
+  (:func:`_complex_invalid`: Smith's division), and division's overflow of its scale;
+  complex ``exp``: glibc's invalid cases with a NaN part;
 
 Underflow is not derived (NumPy ignores it by default; an exact test needs the inexact flag).
 """
@@ -58,6 +63,11 @@ POLE = {"log": "True", "log2": "True", "log10": "True", "log1p": "True", "arctan
         "divide": "{1} == 0", "floor_divide": "{1} == 0", "remainder": "{1} == 0",
         "fmod": "{1} == 0", "reciprocal": "{0} == 0", "power": "{0} == 0",
         "float_power": "{0} == 0"}
+#: comparisons whose complex loops order with C's ``<`` (signalling on NaN): NumPy's
+#: ``CLT(xr, xi, yr, yi)`` is ``(xr < yr && !isnan(xi) && !isnan(yi)) || (xr == yr && xi < yi)``
+#: (``<=``, ``>``, ``>=`` alike), so a NaN real part, or a NaN imaginary part where the real
+#: parts are equal, is invalid. Real float comparisons are quiet in NumPy's loops.
+COMPLEX_ORDER = frozenset({"less", "less_equal", "greater", "greater_equal"})
 _INT_BY_ZERO = frozenset({"floor_divide", "remainder", "fmod"})
 _INF = "math.inf"
 
@@ -67,6 +77,8 @@ def site_name(ins: Instr, operand_dtypes: list[np.dtype]) -> str | None:
     raise."""
     if ins.op == "astype":
         return "cast" if _cast_can_raise(operand_dtypes[0], ins.dtype) else None
+    if ins.op in COMPLEX_ORDER:
+        return OPS[ins.op].numpy.__name__ if operand_dtypes[0].kind == "c" else None
     if ins.op not in RAISING:
         return None
     if ins.dtype.kind not in "fc" and not (ins.op in _INT_BY_ZERO or ins.op == "reciprocal"):
@@ -83,6 +95,8 @@ def _cast_can_raise(src: np.dtype, dst: np.dtype) -> bool:
         return src.kind in "fc" and _part_size(src) > _part_size(dst)
     if src.kind == "f":
         return dst.kind in "iu" or (dst.kind == "f" and dst.itemsize < src.itemsize)
+    if src.kind == "c" and dst.kind == "f":   # (its real part, narrowed: complex64 -> float16)
+        return dst.itemsize < _part_size(src)
     return src.kind in "iu" and dst == np.dtype(np.float16)
 
 
@@ -151,6 +165,12 @@ def check(ins: Instr, site: int, result: str, operands: list[str],
     """The check of one op whose value is ``result``."""
     if ins.op == "astype":
         return _cast_check(site, result, operands[0], operand_dtypes[0], ins.dtype)
+    if ins.op in COMPLEX_ORDER:
+        (ar, ai), (br, bi) = _parts(operands[0], operand_dtypes[0]), _parts(operands[1], operand_dtypes[1])
+        nan_real = _any([f"{ar} != {ar}", f"{br} != {br}"])
+        nan_imag = _any([f"{ai} != {ai}", f"{bi} != {bi}"])
+        raised = _any([nan_real, _all([f"{ar} == {br}", nan_imag])])
+        return Check(_not(raised), site, _flag(INVALID, raised))
     if ins.dtype.kind not in "fc":          # integer division and reciprocal
         a, b = (operands + [""])[:2]
         if ins.op == "reciprocal":
@@ -194,6 +214,16 @@ def _float_bits(ins: Instr, parts: list[str], operands: list[str], dts: list[np.
     if op == "nextafter":
         finite = f"abs({operands[0]}) < {_INF}"
     invalid = _flag(INVALID, _all([is_nan, no_nan]))
+    if op in _COMPLEX_STEPS and all(dt.kind == "c" for dt in dts):
+        parts_in = [p for v, dt in zip(operands, dts) for p in _parts(v, dt)]
+        invalid = _flag(INVALID, _complex_invalid(op, *parts_in))
+    if op == "exp" and dts[0].kind == "c":
+        # glibc's cexp (NumPy's) raises invalid for a finite real part with a NaN imaginary
+        # one, and for a NaN real part with an imaginary part not zero and not NaN
+        ar, ai = _parts(operands[0], dts[0])
+        invalid = _flag(INVALID, _any([_all([is_nan, no_nan]),
+                                       _all([f"abs({ar}) < {_INF}", f"{ai} != {ai}"]),
+                                       _all([f"{ar} != {ar}", f"{ai} == {ai}", f"{ai} != 0"])]))
     pole = POLE.get(op)
     if op in ("power", "float_power"):
         # An infinite exponent raises nothing (C99 Annex F: the result is exact), but
@@ -212,8 +242,73 @@ def _float_bits(ins: Instr, parts: list[str], operands: list[str], dts: list[np.
     # (float16's floor_divide divides in float32 and rounds: its overflow is only that)
     over = OVERFLOW | INVALID if op == "floor_divide" and dts[0] != _F16 else OVERFLOW
     at_pole = pole.format(*operands)
-    return " | ".join([invalid, _flag(DIVIDE, _all([is_inf, finite, at_pole])),
-                       _flag(over, _all([is_inf, finite, _not(at_pole)]))])
+    bits = [invalid, _flag(DIVIDE, _all([is_inf, finite, at_pole])),
+            _flag(over, _all([is_inf, finite, _not(at_pole)]))]
+    if op == "divide" and all(dt.kind == "c" for dt in dts):
+        bits.append(_flag(OVERFLOW, _smith_scale_overflow(*_parts(operands[1], dts[1]))))
+    return " | ".join(bits)
+
+
+#: complex ops whose invalid flag follows NumPy's loop step by step (:func:`_complex_invalid`)
+#: (not ``multiply``: NumPy's SIMD loop and its strided loop raise differently, ``1j * (inf+nanj)``
+#: is invalid in one only; the rule of the parts stays)
+_COMPLEX_STEPS = frozenset({"add", "subtract", "divide", "reciprocal"})
+
+
+def _inf_times_zero(x: str, y: str) -> str:
+    return _any([_all([f"abs({x}) == {_INF}", f"{y} == 0"]), _all([f"{x} == 0", f"abs({y}) == {_INF}"])])
+
+
+def _inf_minus_inf(x: str, y: str, subtract: bool = False) -> str:
+    """``x + y`` (``x - y``) of infinities of opposite (the same) signs."""
+    return _all([f"abs({x}) == {_INF}", f"abs({y}) == {_INF}", f"{x} {'==' if subtract else '!='} {y}"])
+
+
+def _smith_steps(nr: str, ni: str, big: str, small: str) -> list[str]:
+    """The invalid steps of NumPy's complex division once it picked the divisor's larger
+    part ``big``: ``rat = small / big``, ``scl = 1 / (big + small * rat)``, then
+    ``(nr + ni * rat) * scl`` and ``(ni - nr * rat) * scl`` (flag for flag what it computes
+    for either branch: adding and subtracting are symmetric in their flags)."""
+    rat = f"({small} / {big})"
+    scl = f"(1.0 / ({big} + {small} * {rat}))"
+    return [_all([f"abs({small}) == {_INF}", f"abs({big}) == {_INF}"]),
+            _inf_times_zero(small, rat), _inf_minus_inf(big, f"{small} * {rat}"),
+            _inf_times_zero(ni, rat), _inf_minus_inf(nr, f"{ni} * {rat}"),
+            _inf_times_zero(f"({nr} + {ni} * {rat})", scl),
+            _inf_times_zero(nr, rat), _inf_minus_inf(ni, f"{nr} * {rat}", True),
+            _inf_times_zero(f"({ni} - {nr} * {rat})", scl)]
+
+
+def _smith_scale_overflow(br: str, bi: str) -> str:
+    """Where NumPy's complex division overflows computing ``scl = 1 / (big + small * rat)``
+    (a subnormal divisor: ``x / (1e-310+1e-310j)`` overflows even where the result is NaN)."""
+    def scale(big: str, small: str) -> str:
+        den = f"({big} + {small} * ({small} / {big}))"
+        return _all([f"abs(1.0 / {den}) == {_INF}", f"abs({den}) < {_INF}"])
+    wide = f"abs({br}) >= abs({bi})"
+    return _any([_all([wide, _not(_all([f"{br} == 0", f"{bi} == 0"])), scale(br, bi)]),
+                 _all([f"abs({br}) < abs({bi})", scale(bi, br)])])
+
+
+def _complex_invalid(op: str, ar: str, ai: str, br: str = "", bi: str = "") -> str:
+    """Where NumPy's complex loop raises invalid: one of its IEEE steps on the parts does
+    (inf - inf, 0 * inf, inf / inf, 0 / 0, an ordered compare of a NaN); steps on a NaN are
+    quiet, so "a NaN from operands without NaN" misses most of these (``-inf + (inf+nanj)``
+    is invalid in the real part)."""
+    if op == "add":
+        return _any([_inf_minus_inf(ar, br), _inf_minus_inf(ai, bi)])
+    if op == "subtract":
+        return _any([_inf_minus_inf(ar, br, True), _inf_minus_inf(ai, bi, True)])
+    if op == "reciprocal":   # |ai| <= |ar| compares first: a NaN part is invalid; then 1 / z
+        return _any([f"{ar} != {ar}", f"{ai} != {ai}", _complex_invalid("divide", "1.0", "0.0", ar, ai)])
+    # divide: Smith's algorithm, as NumPy's loop runs it (|br| >= |bi| compares first)
+    nan_b = _any([f"{br} != {br}", f"{bi} != {bi}"])
+    wide = f"abs({br}) >= abs({bi})"
+    zero = _all([f"{br} == 0", f"{bi} == 0"])
+    return _any([nan_b,
+                 _all([zero, _any([f"{ar} == 0", f"{ai} == 0"])]),       # 0 / 0
+                 _all([wide, _not(zero), _any(_smith_steps(ar, ai, br, bi))]),
+                 _all([_not(nan_b), _not(wide), _any(_smith_steps(ai, ar, bi, br))])])
 
 
 #: float -> integer casts: the C conversion NumPy's loop uses and the values it takes
@@ -235,7 +330,8 @@ def _cast_check(site: int, result: str, src_val: str, src: np.dtype, dst: np.dty
         low, high = _INT_RANGE[via]
         usual = f"(({src_val} > {low}) & ({src_val} < {high}))"
         return Check(usual, site, _flag(INVALID, _not(usual)))
-    over = _all([f"abs({result}) == {_INF}"] + ([f"abs({src_val}) < {_INF}"] if src.kind == "f" else []))
+    src_part = f"{src_val}.real" if src.kind == "c" else src_val
+    over = _all([f"abs({result}) == {_INF}"] + ([f"abs({src_part}) < {_INF}"] if src.kind in "fc" else []))
     return Check(f"(abs({result}) < {_INF})", site, _flag(OVERFLOW, over))
 
 
