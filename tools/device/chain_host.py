@@ -79,17 +79,8 @@ def main() -> None:
     from lazyarr._materialize import select
     from lazyarr.backends.cuda import flags
     from lazyarr.backends.cuda.backend import CudaBackend
-
-    if SIM:
-        xp = np
-
-        def sync() -> None:
-            pass
-    else:
-        import cupy as xp
-
-        def sync() -> None:
-            xp.cuda.runtime.deviceSynchronize()
+    # (after the tree's lazyarr: host_steps imports it) the array module and its synchronization
+    from host_steps import sync, xp
 
     backend = select("cuda", "lazy")
     if SIM:
