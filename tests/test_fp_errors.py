@@ -132,15 +132,15 @@ def test_numpys_own_calls_warn_at_the_users_line_under_the_callers_errstate(how)
 
 
 def test_numpys_own_calls_take_the_cheap_error_state_path_and_leave_the_state_as_it_was():
-    """``reference.apply`` (``fp_errors.numpy_call``) sets its "log" error state through
-    NumPy's private context variable (``_extobj_contextvar``, ``_make_extobj``: numpy is
-    pinned below 2.5), not ``np.errstate`` (a quarter of an eager op's time on 5,000
-    elements); a NumPy that moves them falls back to ``np.errstate``, which this test then
-    flags. Threads each get their own errors, and the caller's state is untouched."""
+    """``reference.apply`` sets its "log" error state through NumPy's private context variable
+    (``_extobj_contextvar``, ``_make_extobj``: numpy is pinned below 2.5), not
+    ``np.errstate`` (a quarter of an eager op's time on 5,000 elements); a NumPy that moves
+    them falls back to ``np.errstate``, which this test then flags. Threads each get their own
+    errors, and the caller's state is untouched."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from lazyarr.backends import fp_errors
-    assert fp_errors.ERROR_STATE is not None and fp_errors._MAKE_EXTOBJ is not None
+    from lazyarr.backends import reference
+    assert reference._EXTOBJ is not None and reference._MAKE_EXTOBJ is not None
     before = np.geterr()
     with la.config(mode="eager"):
         np.asarray(la.asarray(F64) + 1)

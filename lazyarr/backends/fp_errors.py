@@ -10,7 +10,6 @@ user's line that materialized.
 """
 from __future__ import annotations
 
-import threading
 import warnings
 from collections.abc import Iterable
 from typing import Any, NamedTuple
@@ -114,53 +113,3 @@ def report_messages(lines: Iterable[str]) -> None:
         if sep and what in words:
             raised.append((words[what], where))
     report(raised)
-
-
-class _Messages:
-    """Where NumPy writes the floating-point messages of a call under ``np.errstate`` ``log``
-    mode (``"Warning: overflow encountered in add\n"``): the list of this thread's innermost
-    :func:`numpy_call`."""
-
-    def write(self, text: str) -> None:
-        _calls.lines.append(text)
-
-
-_MESSAGES = _Messages()
-_calls = threading.local()
-_MAKE_EXTOBJ = getattr(np._core.umath, "_make_extobj", None)
-_logging: tuple[Any, Any] = (object(), None)    # (an error state, its "log" twin)
-
-
-def _log_state() -> Any:
-    """The current error state with every error written to :data:`_MESSAGES` (the fields
-    ``all``/``call`` do not name, as ``bufsize``, are the current state's)."""
-    global _logging
-    current = ERROR_STATE.get()
-    if _logging[0] is not current:
-        _logging = (current, _MAKE_EXTOBJ(all="log", call=_MESSAGES))
-    return _logging[1]
-
-
-def numpy_call(func: Any, *args: Any, **kwargs: Any) -> Any:
-    """``func(*args, **kwargs)``, a call of NumPy's, with its floating-point errors taken as
-    NumPy's messages (``np.errstate`` ``log`` mode) and handled after the call as the
-    caller's error state says, naming the user's line (:func:`report_messages`): NumPy's own
-    warning names the innermost Python frame, which is lazyarr's where lazyarr makes the
-    call (``la.dot``, eager mode's ops)."""
-    outer, lines = getattr(_calls, "lines", None), []
-    _calls.lines = lines
-    try:
-        if ERROR_STATE is not None and _MAKE_EXTOBJ is not None:
-            token = ERROR_STATE.set(_log_state())
-            try:
-                result = func(*args, **kwargs)
-            finally:
-                ERROR_STATE.reset(token)
-        else:
-            with np.errstate(all="log", call=_MESSAGES):
-                result = func(*args, **kwargs)
-    finally:
-        _calls.lines = outer
-    if lines:
-        report_messages(lines)
-    return result
