@@ -620,6 +620,10 @@ def reduce(opdef: OpDef, x: Any, axis: Any = None, keepdims: bool = False, dtype
     if opdef.name in ("mean", "var", "std"):
         warn = (opdef.name, node.shape, arg[0], arg[3], shape)
         _warn_empty_slices(*warn)
+        if opdef.name != "mean" and result_dtype.kind == "f" and not computing_is_deferred():
+            count = math.prod(node.shape[i] for i in (range(len(node.shape)) if arg[0] is None else arg[0]))
+            if 0 < count <= arg[3]:
+                return _no_degrees_of_freedom(opdef.name, node, result_dtype, shape, arg, count)
     if node.data is not None and device == "cpu":
         run = _bound_reduction(opdef.name, result_dtype, shape, arg, node, key, warn)
         if run is not None:
@@ -635,6 +639,31 @@ def reduce(opdef: OpDef, x: Any, axis: Any = None, keepdims: bool = False, dtype
     result = _node.op_node(opdef.name, result_dtype, shape, device, (node,), arg)
     materialize(result)
     return result
+
+
+def _no_degrees_of_freedom(op: str, node: Node, result_dtype: np.dtype, shape: tuple[int, ...],
+                           arg: Any, count: int) -> Node:
+    """``var``/``std`` of slices of 1 to ``ddof`` elements, as NumPy computes them
+    (numpy/_core/_methods.py, ``_var``): each slice's sum of squared deviations divided by
+    zero, so inf, or NaN where the squares sum to 0 (or are NaN), with the warnings that
+    division raises: "divide by zero" where a sum is finite and positive, "invalid value"
+    where it is 0 (after :func:`_warn_empty_slices`'s "Degrees of freedom <= 0"). The sums
+    are lazyarr's ``var`` with ``ddof = count - 1`` (divided by one: exact); the division
+    runs here, where its values are known."""
+    sums = _node.op_node("var", result_dtype, shape, node.device or "cpu", (node,),
+                         arg[:3] + (count - 1,))
+    materialize(sums)
+    data = sums.data
+    xp = xp_for(node.device or "cpu")
+    raised = (fp_errors.INVALID if bool(xp.any(data == 0)) else 0) \
+        | (fp_errors.DIVIDE if bool(xp.any(xp.isfinite(data) & (data != 0))) else 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = xp.true_divide(data, 0)
+        if op == "std":
+            out = xp.sqrt(out)
+    # (NumPy divides a 0-d result as a NumPy scalar: its words are "scalar divide")
+    fp_errors.report([(raised, "scalar divide" if shape == () else "divide")])
+    return _node.leaf(xp.asarray(out, dtype=result_dtype), node.device or "cpu")
 
 
 #: Reductions of computed CPU arrays, each bound once per backend, op, arguments and input

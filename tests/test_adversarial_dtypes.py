@@ -289,3 +289,52 @@ def test_complex_exp_of_nan_parts_flags_on_cuda(dtype):
             lambda: la.exp(la.where(la.asarray([True], device="cuda"), x, x)))
         assert got_kinds == want_kinds, v
         np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.complex64 else 1e-12)
+
+
+# var/std of slices of 1 to ddof elements: NumPy warns "Degrees of freedom <= 0" and then
+# divides each sum of squared deviations by zero, which warns again ("divide by zero" where a
+# sum is positive, "invalid value" where it is 0; "scalar divide" for a 0-d result). lazyarr
+# gave the first warning only.
+_NO_DOF_CASES = [
+    (np.array(2.5), {"ddof": 1}),
+    (np.array([2.5]), {"ddof": 2}),
+    (np.array([[1., 2.]]), {"ddof": 2}),                   # a positive sum: inf
+    (np.array([[1., 2.]]), {"axis": 0, "ddof": 1}),        # sums of 0: NaN
+    (np.array([[1., 2.], [3., 3.]], np.float32), {"axis": 1, "ddof": 2, "keepdims": True}),
+    (np.array([[np.nan, 1.]]), {"axis": 0, "ddof": 1}),    # a NaN sum divides quietly
+    (np.array([[np.nan, 1.]]), {"axis": 1, "ddof": 5}),
+    (np.array([[5., 0.]], np.float16), {"axis": 0, "ddof": 1}),
+    (np.array([1 + 2j, 3 - 1j]), {"ddof": 2}),
+]
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=[
+    pytest.mark.gpu,
+    pytest.mark.skipif(not la.cuda_available(), reason="needs a cuda device (a GPU, or LAZYARR_CUDA_SIM=1)")])])
+@pytest.mark.parametrize("mode", ["lazy", "eager"])
+@pytest.mark.parametrize("op", ["var", "std"])
+@pytest.mark.parametrize("case", range(len(_NO_DOF_CASES)))
+def test_var_without_degrees_of_freedom_warns_as_numpy_divides(case, op, device, mode):
+    with la.config(mode=mode):
+        _check_no_dof(*_NO_DOF_CASES[case], op, device, mode)
+
+
+def _check_no_dof(a, kw, op, device, mode):
+    with warnings.catch_warnings(record=True) as want_warned:
+        warnings.simplefilter("always")
+        want = getattr(np, op)(a, **kw)
+    x = la.asarray(a, device=device)
+    with la.config(eager_max_size=0):
+        held = la.where(la.asarray(np.ones(a.shape, bool), device=device), x, x)
+    for x in (x, held):
+        with warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always")
+            got = getattr(la, op)(x, **kw).to_numpy()
+        assert_same(got, np.asarray(want))
+        if device == "cuda" and mode == "eager":
+            continue                   # (CuPy op by op reports none: docs/not-supported.rst)
+        assert [str(w.message) for w in warned] == [str(w.message) for w in want_warned]
+        # (at the user's line; eager mode's "Degrees of freedom" is NumPy's own, which names
+        # numpy/_core/fromnumeric.py as NumPy does)
+        assert all(w.filename == __file__ for w in warned
+                   if mode == "lazy" or "encountered" in str(w.message))

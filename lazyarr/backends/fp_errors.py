@@ -65,8 +65,8 @@ def interrupting() -> bool:
     return decided().interrupting
 
 
-#: NPY_FPE_OVERFLOW, NPY_FPE_INVALID (what 0/0 raises)
-OVERFLOW, INVALID = 2, 8
+#: NPY_FPE_DIVIDEBYZERO, NPY_FPE_OVERFLOW, NPY_FPE_INVALID (what 0/0 raises)
+DIVIDE, OVERFLOW, INVALID = 1, 2, 8
 #: NumPy's order, bits (NPY_FPE_*), ``np.geterr`` keys and message words
 _CATEGORIES = ((1, "divide", "divide by zero"), (2, "over", "overflow"),
                (4, "under", "underflow"), (8, "invalid", "invalid value"))
