@@ -50,12 +50,15 @@ def stand_in_cupy() -> None:
         device_id = 0
 
         def __init__(self, array):
-            self.array = array
+            self.ptr = array.ctypes.data
 
         def copy_to_host_async(self, ptr, size, stream=None):
-            ctypes.memmove(ptr, self.array.ctypes.data, size)
+            memmove(ptr, self.ptr, size)
+
+    memmove = ctypes.memmove
 
     class Array(np.ndarray):
+        """(the pointer object made once per array, as CuPy's ``data`` is an attribute)"""
         def get(self, stream=None):
             return np.array(self)
 
@@ -65,7 +68,10 @@ def stand_in_cupy() -> None:
 
         @property
         def data(self):
-            return Memory(self)
+            d = self.__dict__.get("_data")
+            if d is None:
+                d = self.__dict__["_data"] = Memory(self)
+            return d
 
     class Event:
         """(``_devices.wait``'s: recorded, then done at the first query)"""

@@ -209,15 +209,17 @@ _RING_BYTES = 4 * WORDS * SLOTS
 _local = threading.local()      # this thread's pinned staging memory
 
 
-def _staging() -> tuple[np.ndarray, int]:
-    """This thread's pinned host bytes and their address: the ring's words (or a slot's), then
-    a result. Pinned (page-locked) memory: a copy into it is asynchronous on the stream; one
-    into pageable memory is a synchronization of its own. Per thread: a read's copies land
-    there until its wait ends, and another thread may read back at the same time."""
+def _staging() -> tuple[np.ndarray, int, np.ndarray, np.ndarray]:
+    """This thread's pinned host bytes, their address, and views of their start as one slot's
+    words and as the ring's (made once): the ring's words (or a slot's), then a result. Pinned
+    (page-locked) memory: a copy into it is asynchronous on the stream; one into pageable
+    memory is a synchronization of its own. Per thread: a read's copies land there until its
+    wait ends, and another thread may read back at the same time."""
     import cupy
     mem = cupy.cuda.alloc_pinned_memory(_RING_BYTES + READ_BYTES)
     staging = np.frombuffer(mem, np.uint8, _RING_BYTES + READ_BYTES)
-    _local.staging = kept = (staging, staging.ctypes.data)
+    ring_words = staging[:_RING_BYTES].view(np.uint32).reshape(SLOTS, WORDS)
+    _local.staging = kept = (staging, staging.ctypes.data, ring_words[0], ring_words)
     return kept
 
 
@@ -250,7 +252,7 @@ def read_back(data: Any) -> np.ndarray:
         settle()                # the floating-point errors of the kernels that ran (all done now)
         return data.get()  # type: ignore[no-any-return]
     kept = getattr(_local, "staging", None)
-    staging, base = _staging() if kept is None else kept
+    staging, base, slot_words, ring_words = _staging() if kept is None else kept
     if r is None or not r.pending:
         data.data.copy_to_host_async(base + _RING_BYTES, nbytes, stream)
         _wait(data, staging)
@@ -266,13 +268,12 @@ def read_back(data: Any) -> np.ndarray:
         _wait(data, staging)    # (interrupted: nothing forgotten, a later read copies again)
         r._forget()
         if one:
-            r._report(pending[0], staging[:4 * WORDS].view(np.uint32))
+            r._report(pending[0], slot_words)
         else:
-            host = staging[:_RING_BYTES].view(np.uint32).reshape(SLOTS, WORDS)
-            flagged = host.any(axis=1).tolist()
+            flagged = ring_words.any(axis=1).tolist()
             for p in pending:
                 if flagged[p.slot]:
-                    r._report(p, host[p.slot])
+                    r._report(p, ring_words[p.slot])
     return np.ndarray(data.shape, data.dtype, staging, _RING_BYTES).copy()
 
 
