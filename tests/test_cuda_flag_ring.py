@@ -334,3 +334,20 @@ def test_an_interrupted_read_back_forgets_nothing_and_leaves_its_staging(ring, m
         assert float(_devices.to_host("cuda", result)) == 3.0
     assert [str(w.message) for w in caught] == ["divide by zero encountered in log"]
     assert flags._local.staging[0] is not old and not ring.pending
+
+
+def test_another_streams_pending_launches_are_read_as_before(ring, monkeypatch):
+    """Launches pending on another stream's ring (the current stream has none): the read
+    waits, copies that ring's words (their own synchronization) and reports them first, then
+    copies the result: every kernel's flags before any value, as ``settle`` does."""
+    from lazyarr import _devices
+    monkeypatch.setattr(_devices, "cuda_simulated", lambda: False)
+    monkeypatch.setattr(_devices, "wait", _wait)
+    monkeypatch.setattr(flags, "_rings", {(0, 1): ring})           # (not the current stream's)
+    result = np.full((), 2.0).view(_DeviceArray)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _launch(ring, 8, kernel=object())
+        assert float(_devices.to_host("cuda", result)) == 2.0
+    assert [str(w.message) for w in caught] == ["invalid value encountered in log"]
+    assert not ring.pending and _DeviceArray.shapes == [(flags.WORDS,), ()]

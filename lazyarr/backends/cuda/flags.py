@@ -246,8 +246,9 @@ def read_back(data: Any) -> np.ndarray:
     stream = cuda.get_current_stream()
     nbytes = data.nbytes
     r = _rings.get((device, stream.ptr))
+    others = len(_rings) > (r is not None)      # (rings of other streams: their launches too)
     if not (data._c_contiguous and 0 < nbytes <= READ_BYTES and data.data.device_id == device) \
-            or len(_rings) > 1 and any(o.pending for o in _rings.values() if o is not r):
+            or others and any(o.pending for o in _rings.values() if o is not r):
         _devices.wait(data)     # interruptible (Ctrl-C) while the kernel runs
         settle()                # the floating-point errors of the kernels that ran (all done now)
         return data.get()  # type: ignore[no-any-return]
