@@ -19,8 +19,9 @@ from lazyarr.backends.cuda import flags
 
 class _DeviceArray(np.ndarray):
     """Host memory standing in for a CuPy array: ``.get()`` counts the copies (each one a
-    synchronization on a GPU); ``.data.copy_to_host_async`` (CuPy's ``MemoryPointer``) queues
-    its copy on the stand-in stream, done at the next :func:`_wait`."""
+    synchronization on a GPU); ``.data.ptr`` (CuPy's ``MemoryPointer``) is its address for the
+    stand-in ``runtime.memcpyAsync``, which queues the copy on the stand-in stream, done at
+    the next :func:`_wait`."""
     copies = 0
     shapes: list = []           # of each copy
     queued: list = []           # the stream's asynchronous copies not done yet
@@ -38,13 +39,17 @@ class _DeviceArray(np.ndarray):
 
     @property
     def data(self):
-        array = self
+        return types.SimpleNamespace(ptr=self.ctypes.data, device_id=0)
 
-        def copy_to_host_async(ptr, size, stream):
-            assert stream is sys.modules["cupy"].cuda.get_current_stream()
-            _DeviceArray.async_bytes.append(size)
-            _DeviceArray.queued.append(lambda: ctypes.memmove(ptr, array.ctypes.data, size))
-        return types.SimpleNamespace(copy_to_host_async=copy_to_host_async, device_id=0)
+
+def _memcpy_async(dst, src, size, kind, stream_ptr):
+    """CuPy's ``runtime.memcpyAsync`` (integer addresses): queued on the stand-in stream."""
+    assert kind == _D2H and stream_ptr == sys.modules["cupy"].cuda.get_current_stream().ptr
+    _DeviceArray.async_bytes.append(size)
+    _DeviceArray.queued.append(lambda: ctypes.memmove(dst, src, size))
+
+
+_D2H = 2
 
 
 def _wait(data):
@@ -59,7 +64,9 @@ def _wait(data):
 def ring(monkeypatch):
     stream = types.SimpleNamespace(ptr=0)
     cuda = types.SimpleNamespace(get_current_stream=lambda: stream,
-                                 runtime=types.SimpleNamespace(getDevice=lambda: 0),
+                                 runtime=types.SimpleNamespace(getDevice=lambda: 0,
+                                                               memcpyAsync=_memcpy_async,
+                                                               memcpyDeviceToHost=_D2H),
                                  alloc_pinned_memory=bytearray)
     fake = types.SimpleNamespace(cuda=cuda, zeros=lambda *a, **k: np.zeros(*a, **k).view(_DeviceArray))
     monkeypatch.setitem(sys.modules, "cupy", fake)

@@ -46,16 +46,15 @@ def stand_in_cupy() -> None:
         ptr = 0
 
     class Memory:
-        """CuPy's ``MemoryPointer``, as ``flags.read_back`` uses it: the copy a memmove now."""
+        """CuPy's ``MemoryPointer``, as ``flags.read_back`` uses it: its address."""
         device_id = 0
 
         def __init__(self, array):
             self.ptr = array.ctypes.data
 
-        def copy_to_host_async(self, ptr, size, stream=None):
-            memmove(ptr, self.ptr, size)
-
-    memmove = ctypes.memmove
+    def memcpy_async(dst, src, size, kind, stream_ptr):
+        """(``runtime.memcpyAsync``: the copy a memmove now)"""
+        ctypes.memmove(dst, src, size)
 
     class Array(np.ndarray):
         """(the pointer object made once per array, as CuPy's ``data`` is an attribute)"""
@@ -86,7 +85,9 @@ def stand_in_cupy() -> None:
     stream = Stream()
     cupy = types.ModuleType("cupy")
     cupy.cuda = types.SimpleNamespace(get_current_stream=lambda: stream, Event=Event,
-                                      runtime=types.SimpleNamespace(getDevice=lambda: 0),
+                                      runtime=types.SimpleNamespace(getDevice=lambda: 0,
+                                                                    memcpyAsync=memcpy_async,
+                                                                    memcpyDeviceToHost=2),
                                       alloc_pinned_memory=bytearray)
     cupy.zeros = lambda shape, dtype=float: np.zeros(shape, dtype).view(Array)
     cupy.empty = lambda shape, dtype=float: np.empty(shape, dtype).view(Array)

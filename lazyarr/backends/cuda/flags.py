@@ -254,18 +254,21 @@ def read_back(data: Any) -> np.ndarray:
         return data.get()  # type: ignore[no-any-return]
     kept = getattr(_local, "staging", None)
     staging, base, slot_words, ring_words = _staging() if kept is None else kept
+    # (the runtime's call with integer addresses: ``MemoryPointer.copy_to_host_async`` takes a
+    # ``ctypes.c_void_p``, one more object a copy)
+    copy, to_host, on = cuda.runtime.memcpyAsync, cuda.runtime.memcpyDeviceToHost, stream.ptr
     if r is None or not r.pending:
-        data.data.copy_to_host_async(base + _RING_BYTES, nbytes, stream)
+        copy(base + _RING_BYTES, data.data.ptr, nbytes, to_host, on)
         _wait(data, staging)
         return np.ndarray(data.shape, data.dtype, staging, _RING_BYTES).copy()
     with r.lock:
         pending = r.pending
         one = len(pending) == 1
         if one:
-            r.words[pending[0].slot].data.copy_to_host_async(base, 4 * WORDS, stream)
+            copy(base, r.words[pending[0].slot].data.ptr, 4 * WORDS, to_host, on)
         else:
-            r.device.data.copy_to_host_async(base, _RING_BYTES, stream)
-        data.data.copy_to_host_async(base + _RING_BYTES, nbytes, stream)
+            copy(base, r.device.data.ptr, _RING_BYTES, to_host, on)
+        copy(base + _RING_BYTES, data.data.ptr, nbytes, to_host, on)
         _wait(data, staging)    # (interrupted: nothing forgotten, a later read copies again)
         r._forget()
         if one:
