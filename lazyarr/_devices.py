@@ -229,23 +229,23 @@ def _extent(a: Any) -> tuple[int, int]:
 
 
 def to_host(device: str, data: Any) -> np.ndarray:
-    """A device buffer as a NumPy array: a copy from the GPU (from the simulated device too)."""
+    """A device buffer as a NumPy array: a copy from the GPU (from the simulated device too),
+    the floating-point flags of the kernels that ran reported first (``flags.read_back``: a
+    small result and the flags in one synchronization)."""
     if device != "cuda":
         return np.asarray(data)
     if cuda_simulated():
         return np.array(data)
-    wait(data)        # interruptible (Ctrl-C) while the kernel runs
-    settle = _settle[0]
-    if settle is None:
+    read_back = _read_back[0]
+    if read_back is None:
         # (kept: an import here cost every read back ~0.8 µs; the cuda backend imports this
         # module, so not at the top)
         from .backends.cuda import flags
-        settle = _settle[0] = flags.settle
-    settle()          # the floating-point errors of the kernels that ran (all done now)
-    return data.get()  # type: ignore[no-any-return]
+        read_back = _read_back[0] = flags.read_back
+    return read_back(data)
 
 
-_settle: list[Callable[[], None] | None] = [None]      # flags.settle, once imported
+_read_back: list[Callable[[Any], np.ndarray] | None] = [None]    # flags.read_back, once imported
 
 
 def is_cupy_array(obj: Any) -> bool:

@@ -1,11 +1,13 @@
 """The way a GPU kernel's floating-point flags reach ``fp_errors.report`` (lazyarr/backends/
 cuda/flags.py), without a GPU: CuPy's few calls it makes are stood in for by NumPy (device
-words are host memory, the copy a memmove, events done when the test says so). The simulated
-device reports at launch and never runs this path; tests/test_gpu_fp_errors.py runs it on the
-GPU."""
+words are host memory, a synchronizing copy a memmove, an asynchronous copy a memmove queued
+until the next wait, pinned memory a bytearray). The simulated device reports at launch and
+never runs this path; tests/test_gpu_fp_errors.py runs it on the GPU."""
 from __future__ import annotations
 
+import ctypes
 import sys
+import threading
 import types
 import warnings
 
@@ -17,27 +19,62 @@ from lazyarr.backends.cuda import flags
 
 class _DeviceArray(np.ndarray):
     """Host memory standing in for a CuPy array: ``.get()`` counts the copies (each one a
-    synchronization on a GPU)."""
+    synchronization on a GPU); ``.data.ptr`` (CuPy's ``MemoryPointer``) is its address for the
+    stand-in ``runtime.memcpyAsync``, which queues the copy on the stand-in stream, done at
+    the next :func:`_wait`."""
     copies = 0
     shapes: list = []           # of each copy
+    queued: list = []           # the stream's asynchronous copies not done yet
+    async_bytes: list = []      # of each asynchronous copy
+    waits = 0                   # synchronizations (_devices.wait)
 
     def get(self, stream=None):
         _DeviceArray.copies += 1
         _DeviceArray.shapes.append(self.shape)
         return np.array(self)
 
+    @property
+    def _c_contiguous(self):
+        return self.flags.c_contiguous
+
+    @property
+    def data(self):
+        return types.SimpleNamespace(ptr=self.ctypes.data, device_id=0)
+
+
+def _memcpy_async(dst, src, size, kind, stream_ptr):
+    """CuPy's ``runtime.memcpyAsync`` (integer addresses): queued on the stand-in stream."""
+    assert kind == _D2H and stream_ptr == sys.modules["cupy"].cuda.get_current_stream().ptr
+    _DeviceArray.async_bytes.append(size)
+    _DeviceArray.queued.append(lambda: ctypes.memmove(dst, src, size))
+
+
+_D2H = 2
+
+
+def _wait(data):
+    """``_devices.wait``: the stream's work done (its queued copies too)."""
+    _DeviceArray.waits += 1
+    for copy in _DeviceArray.queued:
+        copy()
+    _DeviceArray.queued = []
+
 
 @pytest.fixture
 def ring(monkeypatch):
     stream = types.SimpleNamespace(ptr=0)
     cuda = types.SimpleNamespace(get_current_stream=lambda: stream,
-                                 runtime=types.SimpleNamespace(getDevice=lambda: 0))
+                                 runtime=types.SimpleNamespace(getDevice=lambda: 0,
+                                                               memcpyAsync=_memcpy_async,
+                                                               memcpyDeviceToHost=_D2H),
+                                 alloc_pinned_memory=bytearray)
     fake = types.SimpleNamespace(cuda=cuda, zeros=lambda *a, **k: np.zeros(*a, **k).view(_DeviceArray))
     monkeypatch.setitem(sys.modules, "cupy", fake)
     r = flags._Ring()
     monkeypatch.setattr(flags, "_rings", {(0, 0): r})
-    _DeviceArray.copies = 0
-    _DeviceArray.shapes = []
+    monkeypatch.setattr(flags, "_local", threading.local(), raising=False)   # (new staging)
+    _DeviceArray.copies = _DeviceArray.waits = 0
+    _DeviceArray.shapes, _DeviceArray.queued, _DeviceArray.async_bytes = [], [], []
     yield r
 
 
@@ -178,11 +215,12 @@ def test_a_read_of_one_pending_launch_copies_its_words_only(ring):
 
 def test_a_read_back_reports_the_pending_flags_first(ring, monkeypatch):
     """``_devices.to_host`` (a GPU result read into NumPy: ``float()``, ``np.asarray``) reads
-    the ring before it copies the result, at every read (``flags.settle`` is kept after the
-    first: an import per read cost ~0.8 µs)."""
+    the pending flags before it returns the result, at every read (``flags.read_back`` is kept
+    after the first: an import per read cost ~0.8 µs): one synchronization per read, the
+    slot's words and the small result copied asynchronously into pinned memory before it."""
     from lazyarr import _devices
     monkeypatch.setattr(_devices, "cuda_simulated", lambda: False)
-    monkeypatch.setattr(_devices, "wait", lambda data: None)      # (the kernels are done)
+    monkeypatch.setattr(_devices, "wait", _wait)
     result = np.arange(3.0).view(_DeviceArray)
     kernel = object()
     with warnings.catch_warnings(record=True) as caught:
@@ -194,4 +232,129 @@ def test_a_read_back_reports_the_pending_flags_first(ring, monkeypatch):
             assert not ring.pending
     assert [str(w.message) for w in caught] == ["divide by zero encountered in log",
                                                 "invalid value encountered in log"]
-    assert _DeviceArray.copies == 6                 # a slot's words and the result, per read
+    assert _DeviceArray.waits == 3 and _DeviceArray.copies == 0     # one synchronization a read
+    assert _DeviceArray.async_bytes == [4 * flags.WORDS, result.nbytes] * 3
+    assert not np.asarray(ring.device).any()        # the raised words cleared for reuse
+
+
+def test_a_read_back_is_one_synchronization_and_the_value_is_copied_after_it(ring, monkeypatch):
+    """The result's copy and the flags' are asynchronous: neither is read before the wait (a
+    value written by the kernel after the copies were queued, as a GPU's would be, is the one
+    returned); the value returned is a new array, which the next read does not change; the
+    pinned staging memory is made once per thread."""
+    from lazyarr import _devices
+    monkeypatch.setattr(_devices, "cuda_simulated", lambda: False)
+    monkeypatch.setattr(_devices, "wait", lambda data: (data.fill(7.5), _wait(data)))
+    allocations = []
+    cuda = sys.modules["cupy"].cuda
+    monkeypatch.setattr(cuda, "alloc_pinned_memory", lambda n: allocations.append(n) or bytearray(n))
+    result = np.zeros((), np.float32).view(_DeviceArray)
+    _launch(ring, 0, kernel=object())
+    first = _devices.to_host("cuda", result)
+    assert first.shape == () and first.dtype == np.float32 and float(first) == 7.5
+    monkeypatch.setattr(_devices, "wait", lambda data: (data.fill(-2.0), _wait(data)))
+    second = _devices.to_host("cuda", result)                 # nothing pending: the result only
+    assert float(second) == -2.0 and float(first) == 7.5
+    assert _DeviceArray.waits == 2 and _DeviceArray.copies == 0 and len(allocations) == 1
+    assert _DeviceArray.async_bytes == [4 * flags.WORDS, 4, 4]
+
+
+def test_a_read_back_raises_before_it_returns_the_value(ring, monkeypatch):
+    """A warning that a filter turns into an error (or any flag the error state raises when
+    reported) leaves ``to_host`` by the exception: the value is not returned, the slot is read
+    (not reported again) and cleared."""
+    from lazyarr import _devices
+    monkeypatch.setattr(_devices, "cuda_simulated", lambda: False)
+    monkeypatch.setattr(_devices, "wait", _wait)
+    result = np.ones(4, np.float64).view(_DeviceArray)
+    _launch(ring, 1, kernel=object())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(RuntimeWarning, match="divide by zero encountered in log"):
+            _devices.to_host("cuda", result)
+    assert not ring.pending and not np.asarray(ring.device).any() and _DeviceArray.waits == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _devices.to_host("cuda", result).tolist() == [1.0] * 4
+
+
+def test_a_read_back_of_several_pending_launches_copies_the_ring_with_the_result(ring, monkeypatch):
+    from lazyarr import _devices
+    monkeypatch.setattr(_devices, "cuda_simulated", lambda: False)
+    monkeypatch.setattr(_devices, "wait", _wait)
+    result = np.arange(6, dtype=np.int64).reshape(2, 3).view(_DeviceArray)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _launch(ring, 2, ("exp",))
+        _launch(ring, 0)
+        _launch(ring, 8, ("sqrt",))
+        got = _devices.to_host("cuda", result)
+    assert got.tolist() == [[0, 1, 2], [3, 4, 5]] and got.dtype == np.int64
+    assert [str(w.message) for w in caught] == ["overflow encountered in exp",
+                                                "invalid value encountered in sqrt"]
+    assert _DeviceArray.waits == 1 and _DeviceArray.copies == 0
+    assert _DeviceArray.async_bytes == [4 * flags.WORDS * flags.SLOTS, result.nbytes]
+    assert not ring.pending and not np.asarray(ring.device).any()
+
+
+@pytest.mark.parametrize("result", [np.zeros(flags.READ_BYTES // 8 + 1),      # too large
+                                    np.zeros((4, 4))[:, ::2]],                 # not contiguous
+                         ids=["large", "strided"])
+def test_a_large_or_strided_result_is_read_as_before(ring, monkeypatch, result):
+    """Beyond the staging memory (or not one block of bytes): wait, the flags' copy, the
+    result's own copy, flags still first."""
+    from lazyarr import _devices
+    monkeypatch.setattr(_devices, "cuda_simulated", lambda: False)
+    monkeypatch.setattr(_devices, "wait", _wait)
+    order = []
+    monkeypatch.setattr(_DeviceArray, "get", lambda self, stream=None: order.append(self.shape)
+                        or np.array(self))
+    result = result.view(_DeviceArray)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _launch(ring, 8, kernel=object())
+        got = _devices.to_host("cuda", result)
+    assert got.shape == result.shape and not got.any()
+    assert order == [(flags.WORDS,), result.shape] and _DeviceArray.waits == 1
+    assert [str(w.message) for w in caught] == ["invalid value encountered in log"]
+
+
+def test_an_interrupted_read_back_forgets_nothing_and_leaves_its_staging(ring, monkeypatch):
+    """Ctrl-C in the wait: the flags stay pending (the next read reports them) and the next
+    read copies into new staging memory (the interrupted copies may still land in the old)."""
+    from lazyarr import _devices
+    monkeypatch.setattr(_devices, "cuda_simulated", lambda: False)
+
+    def interrupted(data):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(_devices, "wait", interrupted)
+    monkeypatch.setattr(flags, "_abandoned", [])
+    result = np.full((), 3.0).view(_DeviceArray)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _launch(ring, 1, kernel=object())
+        with pytest.raises(KeyboardInterrupt):
+            _devices.to_host("cuda", result)
+        assert len(ring.pending) == 1 and caught == []
+        old = flags._abandoned[0]
+        monkeypatch.setattr(_devices, "wait", _wait)
+        assert float(_devices.to_host("cuda", result)) == 3.0
+    assert [str(w.message) for w in caught] == ["divide by zero encountered in log"]
+    assert flags._local.staging[0] is not old and not ring.pending
+
+
+def test_another_streams_pending_launches_are_read_as_before(ring, monkeypatch):
+    """Launches pending on another stream's ring (the current stream has none): the read
+    waits, copies that ring's words (their own synchronization) and reports them first, then
+    copies the result: every kernel's flags before any value, as ``settle`` does."""
+    from lazyarr import _devices
+    monkeypatch.setattr(_devices, "cuda_simulated", lambda: False)
+    monkeypatch.setattr(_devices, "wait", _wait)
+    monkeypatch.setattr(flags, "_rings", {(0, 1): ring})           # (not the current stream's)
+    result = np.full((), 2.0).view(_DeviceArray)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _launch(ring, 8, kernel=object())
+        assert float(_devices.to_host("cuda", result)) == 2.0
+    assert [str(w.message) for w in caught] == ["invalid value encountered in log"]
+    assert not ring.pending and _DeviceArray.shapes == [(flags.WORDS,), ()]

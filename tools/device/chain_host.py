@@ -10,7 +10,9 @@ stubbed, the host path only). The simulated device overrides the launch of a che
 ``--real-flags`` (simulator only) runs the cuda backend's own ``launch_checked`` (``flags.take``,
 the ring's shared slot) and ``_stream_buffers`` instead, with a stand-in ``cupy`` module whose
 calls (the current stream, the device, ``zeros``) cost a Python call, where CuPy's cost more:
-a lower bound of those steps. ``--tree PATH`` imports lazyarr from another checkout (an A/B of
+a lower bound of those steps; its step ``_launch + to_host(0-d)`` reads a 0-d result back as
+on a GPU (``_devices.to_host``'s wait, flags and copies over the stand-in: copies are memmoves,
+an event is done at once, so the Python of the read back, not its synchronizations). ``--tree PATH`` imports lazyarr from another checkout (an A/B of
 two trees in turn, in separate processes). Development tool; findings in docs/notes/gpu.rst.
 
     python tools/device/chain_host.py [--tree PATH] [--reps 2000] [--rounds 7] [--real-flags]
@@ -23,6 +25,7 @@ prints each step's median over the processes of each tree, and B/A.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import os
 import re
 import statistics
@@ -42,14 +45,50 @@ def stand_in_cupy() -> None:
     class Stream:
         ptr = 0
 
+    class Memory:
+        """CuPy's ``MemoryPointer``, as ``flags.read_back`` uses it: its address."""
+        device_id = 0
+
+        def __init__(self, array):
+            self.ptr = array.ctypes.data
+
+    def memcpy_async(dst, src, size, kind, stream_ptr):
+        """(``runtime.memcpyAsync``: the copy a memmove now)"""
+        ctypes.memmove(dst, src, size)
+
     class Array(np.ndarray):
+        """(the pointer object made once per array, as CuPy's ``data`` is an attribute)"""
         def get(self, stream=None):
             return np.array(self)
 
+        @property
+        def _c_contiguous(self):
+            return self.flags.c_contiguous
+
+        @property
+        def data(self):
+            d = self.__dict__.get("_data")
+            if d is None:
+                d = self.__dict__["_data"] = Memory(self)
+            return d
+
+    class Event:
+        """(``_devices.wait``'s: recorded, then done at the first query)"""
+        done = True
+
+        def __init__(self, **kwargs):
+            pass
+
+        def record(self, stream=None):
+            pass
+
     stream = Stream()
     cupy = types.ModuleType("cupy")
-    cupy.cuda = types.SimpleNamespace(get_current_stream=lambda: stream,
-                                      runtime=types.SimpleNamespace(getDevice=lambda: 0))
+    cupy.cuda = types.SimpleNamespace(get_current_stream=lambda: stream, Event=Event,
+                                      runtime=types.SimpleNamespace(getDevice=lambda: 0,
+                                                                    memcpyAsync=memcpy_async,
+                                                                    memcpyDeviceToHost=2),
+                                      alloc_pinned_memory=bytearray)
     cupy.zeros = lambda shape, dtype=float: np.zeros(shape, dtype).view(Array)
     cupy.empty = lambda shape, dtype=float: np.empty(shape, dtype).view(Array)
     sys.modules["cupy"] = cupy
@@ -83,6 +122,8 @@ def main() -> None:
     from host_steps import sync, xp
 
     backend = select("cuda", "lazy")
+    from lazyarr import _devices
+    simulated = _devices.cuda_simulated
     if SIM:
         backend.launch = lambda entry, args: None       # the host path only
         if opts.real_flags:
@@ -128,6 +169,12 @@ def main() -> None:
             # a read back after each launch: the ring's read, and the next launch's new slot
             steps["  _launch + flags.settle()"] = lambda: (backend._launch(
                 entry, backend.arguments(entry, inputs, scalars, out)), flags.settle())
+            # the same with the result's read back, as float() makes it (_devices.to_host: on
+            # a GPU, and here with the stand-in CuPy, the path the simulator's to_host skips)
+            device_out = out if not SIM else np.zeros((), np.float32).view(type(sys.modules["cupy"].zeros(1)))
+            steps["  _launch + to_host(0-d)"] = lambda: (backend._launch(
+                entry, backend.arguments(entry, inputs, scalars, out)),
+                _devices.to_host("cuda", device_out))
         steps = {k: v for k, v in steps.items() if opts.only in k}
         print(f"{'step':34s} {'µs':>7s}  (medians of {opts.rounds} alternated rounds of "
               f"{opts.reps}; {'simulator' if SIM else 'GPU'}"
@@ -137,6 +184,8 @@ def main() -> None:
             fn = steps[name]
             if "run stubbed" in name:       # (the front end alone: reduce, materialize, lower)
                 backend.run = lambda lowered: out
+            if "to_host" in name and SIM:   # (the GPU's read back, over the stand-in CuPy)
+                _devices.cuda_simulated = lambda: False
             try:
                 t0 = time.perf_counter()
                 for _ in range(opts.reps):
@@ -145,6 +194,7 @@ def main() -> None:
                 return (time.perf_counter() - t0) / opts.reps * 1e6
             finally:
                 backend.__dict__.pop("run", None)
+                _devices.cuda_simulated = simulated
         times: dict = {k: [] for k in steps}
         names = list(steps)
         for name in names:

@@ -12,8 +12,11 @@ from __future__ import annotations
 import concurrent.futures
 import functools
 import math
+import sys
 import weakref
+from weakref import getweakrefcount
 from dataclasses import dataclass
+from sys import getrefcount
 from typing import Any
 
 import numpy as np
@@ -25,6 +28,7 @@ from ..._node import overlaps_any
 from ..._plan import InputInfo, Kernel, Plan
 from ..._program import Instr, Lowered, Program
 from ..._shapes import broadcast_shapes
+from ..._views import EXACT_REFCOUNTS
 from .. import numpy_methods, reduction_rules
 from . import first_calls, flags, stencil
 from . import render as R
@@ -104,6 +108,56 @@ class _Recipe:
                 self.layout.append((slot, param))
 
 
+def _counts(a: Any) -> tuple[Any, ...]:
+    """The references to a kept array and, for a CuPy array, to its ``MemoryPointer`` and its
+    memory (every view, ``ndarray(memptr=...)`` and pointer into it holds one of the three),
+    and the array's weak references (a NumPy array's: its writeable flag too)."""
+    if type(a) is np.ndarray:           # (the simulated device's: a view or export holds it;
+        return getweakrefcount(a), getrefcount(a), a.flags.writeable    # read-only: a flag)
+    d = a.data
+    return getweakrefcount(a), getrefcount(a), getrefcount(d), getrefcount(d.mem)
+
+
+def _claimed(kept: tuple[Any, Any]) -> tuple[Any, tuple[Any, ...]]:
+    """The kept array, claimed (a reference held here first: two threads claiming it at once
+    both count the other's), and its :func:`_counts`."""
+    a = kept[1]
+    return a, _counts(a)
+
+
+class _Pointer:
+    __slots__ = ("mem",)
+
+
+class _Array:
+    __slots__ = ("data", "__weakref__")
+
+
+def _stand_in() -> _Array:
+    """CuPy's array -> ``MemoryPointer`` -> memory chain, each held once."""
+    a = _Array()
+    a.data = _Pointer()
+    a.data.mem = object()
+    return a
+
+
+#: :func:`_claimed`'s counts of arrays held by nothing but their kept tuple (NumPy's, and a
+#: stand-in of CuPy's): measured, as interpreters count differently. None where counts are
+#: not exact (CPython 3.14's borrowed references, a free-threaded build): nothing is reused.
+_SOLE = (_claimed((None, np.empty(())))[1], _claimed((None, _stand_in()))[1]) \
+    if EXACT_REFCOUNTS and getattr(sys, "_is_gil_enabled", lambda: True)() else None
+
+
+def _sole(kept: tuple[Any, Any]) -> Any:
+    """``kept``'s array when nothing but ``kept`` refers to it or its memory (no user's
+    result, view, ``.data``, export: DLPack and the CUDA array interface's consumers hold the
+    array; no pending expression; no lazyarr record: ``mark_read_only``, a write through hold a
+    weak reference), else None. A raw pointer kept without its array is as unsafe as after
+    CuPy's pool reused the memory."""
+    a, counts = _claimed(kept)
+    return a if _SOLE is not None and counts == _SOLE[len(counts) == 4] else None
+
+
 class _Entry:
     """A compiled launch for one (program, input layout): the function and its argument template.
 
@@ -113,7 +167,7 @@ class _Entry:
 
     __slots__ = ("fn", "geo", "grid", "block", "acc", "template", "out_slot", "input_slots", "offset_slots",
                  "scalar_slots", "partials_slot", "counter_slot", "fpe_slot", "sites",
-                 "partials_per_block", "scratch_bytes", "held", "constants", "members")
+                 "partials_per_block", "scratch_bytes", "held", "constants", "members", "kept")
 
     def __init__(self, fn: Any, geo: R.Geometry, rendered: R.Rendered, sms: int,
                  recipe: _Recipe | None = None) -> None:
@@ -138,6 +192,8 @@ class _Entry:
         self.constants: Any = None                              # what the template points into
         # a stencil kernel: where it assumes its inputs lie (stencil.Stencil.members)
         self.members = geo.spec.stencil.members if geo.spec.stencil is not None else None
+        # a 0-d output: (where it was made, the array), reused while only this refers to it
+        self.kept: tuple[Any, Any] | None = None
 
 
 class _Through:
@@ -315,8 +371,12 @@ class CudaBackend:
             xp = self._xp
             if xp is None:
                 xp = self._xp = self.xp()
-            # (the array type itself: ``cupy.empty`` is a Python function that calls it)
-            out = xp.ndarray(lowered.shape, program.root.dtype)
+            shape = lowered.shape
+            if shape or _SOLE is None:
+                # (the array type itself: ``cupy.empty`` is a Python function that calls it)
+                out = xp.ndarray(shape, program.root.dtype)
+            else:
+                out = self._output_0d(entry, xp, program.root.dtype)
             self._launch(entry, self._fill(entry, _with_scalars(entry, lowered.scalars), inputs, out))
             return out
         xp = self.xp()
@@ -574,6 +634,28 @@ class CudaBackend:
         """The current stream's handle: a kept temporary is reused on its own stream only."""
         import cupy
         return int(cupy.cuda.get_current_stream().ptr)
+
+    def place(self) -> Any:
+        """The current device and stream: a kept 0-d output is reused there only."""
+        import cupy
+        return cupy.cuda.runtime.getDevice(), cupy.cuda.get_current_stream().ptr
+
+    def _output_0d(self, entry: _Entry, xp: Any, dtype: Any) -> Any:
+        """A cached kernel's 0-d output (a full reduction's): the one its last call made, when
+        nothing but the entry refers to that array or its memory (:func:`_sole`: the user
+        dropped the result, as ``float(la.sum(...))`` does) and this call runs on its device
+        and stream (the kernels that read it before ran there: they come first); else a new
+        one, kept. CuPy's pool allocation and the last one's free cost a call ~2-4 µs on a GPU
+        host (docs/notes/gpu.rst, 2026-12-07h)."""
+        kept = entry.kept
+        place = self.place()
+        if kept is not None and kept[0] == place:
+            out = _sole(kept)
+            if out is not None:
+                return out
+        out = xp.ndarray((), dtype)
+        entry.kept = (place, out)
+        return out
 
     def arguments(self, entry: _Entry, inputs: list[Any], scalars: list[Any], out: Any) -> list[Any]:
         """The launch arguments: the entry's constant template with this call's buffers filled

@@ -12,8 +12,9 @@ semantics allow none:
   host copies the launch's words right after it (a synchronization the semantics need: a
   raise leaves the array pending, as on the CPU);
 * under ``"warn"`` the flags are reported at the next synchronization lazyarr makes anyway, a
-  copy to the host (:func:`settle`, from ``_devices.to_host``: one copy of the whole ring
-  then, or of the one pending launch's words), or when the ring is full (one synchronization per :data:`SLOTS` launches that no
+  copy to the host (:func:`read_back`, from ``_devices.to_host``: the one pending launch's
+  words, or the whole ring, copied with a small result into pinned memory and one wait for
+  all; :func:`settle` elsewhere), or when the ring is full (one synchronization per :data:`SLOTS` launches that no
   host copy followed), or at exit; the warning names the user's line that materialized, and
   is handled under the error state of then.
 
@@ -29,6 +30,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ... import _devices
 from ..._stack import _PACKAGE_DIR
 from .. import fp_errors
 from .fp_checks import MAX_SITES
@@ -198,6 +200,97 @@ def ring() -> _Ring:
                 atexit.register(settle)      # (a script that never copies a result back)
             r = _rings.setdefault(key, _Ring())
     return r
+
+
+#: a result read back with the flags in one synchronization (:func:`read_back`): at most this
+#: many bytes (a larger one is copied as before: its own synchronizing copy, after the flags')
+READ_BYTES = 4096
+_RING_BYTES = 4 * WORDS * SLOTS
+_local = threading.local()      # this thread's pinned staging memory
+
+
+def _staging() -> tuple[np.ndarray, int, np.ndarray, np.ndarray]:
+    """This thread's pinned host bytes, their address, and views of their start as one slot's
+    words and as the ring's (made once): the ring's words (or a slot's), then a result. Pinned
+    (page-locked) memory: a copy into it is asynchronous on the stream; one into pageable
+    memory is a synchronization of its own. Per thread: a read's copies land there until its
+    wait ends, and another thread may read back at the same time."""
+    import cupy
+    mem = cupy.cuda.alloc_pinned_memory(_RING_BYTES + READ_BYTES)
+    staging = np.frombuffer(mem, np.uint8, _RING_BYTES + READ_BYTES)
+    ring_words = staging[:_RING_BYTES].view(np.uint32).reshape(SLOTS, WORDS)
+    _local.staging = kept = (staging, staging.ctypes.data, ring_words[0], ring_words)
+    return kept
+
+
+#: staging memory that an interrupted read's copies may still write: never reused nor freed
+_abandoned: list[np.ndarray] = []
+
+
+def read_back(data: Any) -> np.ndarray:
+    """A CuPy array copied to the host (``_devices.to_host``), the floating-point flags of
+    the kernels that ran reported first, as :func:`settle` reports them.
+
+    A small contiguous result on the current stream and device is read with the pending
+    launches' words in ONE synchronization: the words (one slot's 128 bytes, or the ring's)
+    and the result are copied asynchronously into this thread's pinned memory on the stream,
+    then ``_devices.wait`` (an event, polled: interruptible) waits for both, then the flags
+    are reported (a warning, or an error that a warnings filter raises, comes before the
+    value is returned) and the value is copied out of the pinned memory into a new array.
+    Before, the slot's words and the result were two synchronizing copies after the wait
+    (docs/notes/gpu.rst, 2026-12-07h). Else (a larger or non-contiguous result, another
+    stream's pending launches): wait, :func:`settle`, ``data.get()``, as before."""
+    import cupy
+    cuda = cupy.cuda
+    device = cuda.runtime.getDevice()
+    stream = cuda.get_current_stream()
+    nbytes = data.nbytes
+    r = _rings.get((device, stream.ptr))
+    others = len(_rings) > (r is not None)      # (rings of other streams: their launches too)
+    if not (data._c_contiguous and 0 < nbytes <= READ_BYTES and data.data.device_id == device) \
+            or others and any(o.pending for o in _rings.values() if o is not r):
+        _devices.wait(data)     # interruptible (Ctrl-C) while the kernel runs
+        settle()                # the floating-point errors of the kernels that ran (all done now)
+        return data.get()  # type: ignore[no-any-return]
+    kept = getattr(_local, "staging", None)
+    staging, base, slot_words, ring_words = _staging() if kept is None else kept
+    # (the runtime's call with integer addresses: ``MemoryPointer.copy_to_host_async`` takes a
+    # ``ctypes.c_void_p``, one more object a copy)
+    copy, to_host, on = cuda.runtime.memcpyAsync, cuda.runtime.memcpyDeviceToHost, stream.ptr
+    if r is None or not r.pending:
+        copy(base + _RING_BYTES, data.data.ptr, nbytes, to_host, on)
+        _wait(data, staging)
+        return np.ndarray(data.shape, data.dtype, staging, _RING_BYTES).copy()
+    with r.lock:
+        pending = r.pending
+        one = len(pending) == 1
+        if one:
+            copy(base, r.words[pending[0].slot].data.ptr, 4 * WORDS, to_host, on)
+        else:
+            copy(base, r.device.data.ptr, _RING_BYTES, to_host, on)
+        copy(base + _RING_BYTES, data.data.ptr, nbytes, to_host, on)
+        _wait(data, staging)    # (interrupted: nothing forgotten, a later read copies again)
+        r._forget()
+        if one:
+            r._report(pending[0], slot_words)
+        else:
+            flagged = ring_words.any(axis=1).tolist()
+            for p in pending:
+                if flagged[p.slot]:
+                    r._report(p, ring_words[p.slot])
+    return np.ndarray(data.shape, data.dtype, staging, _RING_BYTES).copy()
+
+
+def _wait(data: Any, staging: np.ndarray) -> None:
+    """``_devices.wait``; if it is interrupted (Ctrl-C), the copies queued into ``staging``
+    still land there later: the thread's next read takes new staging memory (a read on another
+    stream would not be ordered after them), and this one is kept from being freed."""
+    try:
+        _devices.wait(data)
+    except BaseException:
+        _local.staging = None
+        _abandoned.append(staging)
+        raise
 
 
 def settle() -> None:

@@ -90,6 +90,9 @@ class SimulatedCudaBackend(CudaBackend):
     def stream(self) -> int:
         return 0                        # (one stream: every launch runs to its end at once)
 
+    def place(self) -> int:
+        return 0
+
     def launch(self, entry: _Entry, args: tuple) -> None:
         values = list(args)
         if entry.acc is not None:       # the partials: the scratch bytes as accumulators
