@@ -373,7 +373,8 @@ cdef object _lazy_node(object name, object x, object y, int nin):
     numbers."""
     cdef object t
     cdef Node node
-    cdef object rule
+    cdef object found
+    cdef tuple rule, dtypes
     cdef object shape
     cdef list operands = []
     cdef list key = [name]
@@ -406,15 +407,20 @@ cdef object _lazy_node(object name, object x, object y, int nin):
             operands.append(node)
         else:
             return None
-    rule = _rules.get(tuple(key))
-    if rule is None or not rule.fast:
+    found = _rules.get(tuple(key))
+    if found is None:
         return None
-    shape = rule.shape
+    # (a _build._Rule, a named tuple: its fields by index, (dtypes, shape, device, fast,
+    # uncast), as C reads of a tuple rather than five attribute lookups)
+    rule = <tuple>found
+    if not rule[3]:
+        return None
+    shape = rule[1]
     if _eager_mode():
         return None
-    dtypes = rule.dtypes
-    src = tuple(operands) if rule.uncast else cast_operands(operands, dtypes)
-    node = op_node(name, dtypes[nin], shape, rule.device, src)
+    dtypes = <tuple>rule[0]
+    src = tuple(operands) if rule[4] else cast_operands(operands, dtypes)
+    node = op_node(name, dtypes[nin], shape, rule[2], src)
     if not shape and node.sid is None and node.data is None:
         # a 0-d DAG that outgrew a structure id (a loop-carried value on cuda: ``s = s +
         # a[i] * b[i]``): the builder's ``_bounded`` computes its pending operands first, on
