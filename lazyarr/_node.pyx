@@ -465,12 +465,14 @@ cpdef list held_pending(object skip, bint exact, object memory=None):
         filtered = found == _EXTENT          # (not an array: every candidate stays)
     # One pass over the table without allocating Python objects (which could run the cycle
     # collector, whose callbacks edit the table): the pending interior nodes, and the keys of
-    # materialized ones, removed after the pass
+    # materialized ones and of dead ones, removed after the pass. (A node removes its own entry
+    # when it dies, but not one the cycle collector freed: its tp_clear empties the node's
+    # ``ikey`` before ``__dealloc__`` runs.)
     while PyDict_Next(_interned, &pos, &key, &ref):
         node = <object>PyWeakref_GetObject(<object>ref)     # (a new reference, from here)
         if node is None:
-            continue
-        if (<Node>node).data is None:
+            stale.append(<object>key)
+        elif (<Node>node).data is None:
             if (<Node>node).src:
                 pending.append(node)
         else:
@@ -478,7 +480,7 @@ cpdef list held_pending(object skip, bint exact, object memory=None):
     node = None
     for k in stale:
         ref_obj = _interned.get(k)
-        if ref_obj is not None and ref_obj() is not None and ref_obj().data is not None:
+        if ref_obj is not None and (ref_obj() is None or ref_obj().data is not None):
             del _interned[k]
     ref_obj = None
     for n in pending:

@@ -221,3 +221,20 @@ def test_an_interned_nodes_entry_goes_with_it_and_a_newer_nodes_stays(xy):
     np.testing.assert_array_equal(np.asarray(q), a * b)
     del q, newer
     assert key not in _node._interned                   # the new node's death takes its entry
+
+
+def test_a_node_the_cycle_collector_frees_leaves_no_entry_past_a_write(xy):
+    # (the collector clears a node's fields, its intern key too, before its __dealloc__: the
+    # write barrier's walk of the table, _node.held_pending, removes such a dead entry)
+    import gc
+    a, b, x, y = xy
+    p = x * y + 2.5
+    node = p._node
+    (key,) = _entries_of(node)
+    node.views = [node]                                 # a reference cycle through the node
+    del p, node
+    gc.collect()
+    ref = _node._interned.get(key)
+    assert ref is None or ref() is None                 # dead: a lookup builds a new node
+    _node.held_pending(None, False)
+    assert key not in _node._interned
