@@ -130,7 +130,8 @@ def _eager_mode() -> bool:
 
 
 class _Rule(NamedTuple):
-    """What NumPy's rules decided for one op on operands of given dtypes, shapes, devices."""
+    """What NumPy's rules decided for one op on operands of given dtypes, shapes, devices.
+    (lazyarr/_value_ops.pyx's ``_lazy_node`` reads the fields by index: keep their order.)"""
 
     dtypes: tuple[np.dtype, ...]   # loop dtypes: one per operand, then the result's
     shape: tuple[int, ...]

@@ -46,6 +46,13 @@ _MAX_WALK = 64            # interior nodes is_fresh may visit before giving up
 cnp.import_array()
 
 
+cdef extern from "Python.h":
+    ctypedef struct PyObject
+    PyObject *PyWeakref_GetObject(object ref)    # (a borrowed reference)
+    object PyWeakref_NewRef(object ob, object callback)
+    object PyLong_FromVoidPtr(void *p)
+
+
 cdef class Node:
     """One node of an expression DAG (see the module docstring; its fields: lazyarr/_node.pxd)."""
 
@@ -57,6 +64,23 @@ cdef class Node:
 
     def __repr__(self):
         return f"Node({self.op}, {self.dtype}, {self.shape})"
+
+    def __dealloc__(self):
+        # An interned node takes its table entry with it: the entry's weak reference has no
+        # callback (a ``_Ref`` and a Python callback per node cost ~0.6 us of a ~2 us op,
+        # docs/notes/core.rst 2026-12-07h). The entry is this node's if its reference is dead
+        # or still names it (weak references may be cleared before or after this runs); a
+        # newer node of the same key (this one was materialized) keeps its own.
+        cdef object key = self.ikey
+        cdef object ref
+        cdef PyObject *target
+        if key is None or _INTERNED is None:
+            return
+        ref = _INTERNED.get(key)
+        if ref is not None:
+            target = PyWeakref_GetObject(ref)
+            if target == <PyObject *>None or target == <PyObject *>self:
+                del _INTERNED[key]
 
 
 # ----------------------------------------------------------------------------- structures
@@ -122,26 +146,39 @@ cpdef object _as_leaf(Node node):
     return _input_sid(node.dtype, len(node.shape))
 
 
-cdef void _describe(Node node, tuple src, tuple head):
-    """Set ``node``'s sid, leaves and epoch from its children's (``head``: op, dtype, arg).
+cdef inline Py_ssize_t _find(tuple leaves, object leaf):
+    """The index of ``leaf`` in ``leaves``, or -1: by identity, as nodes compare (a C loop
+    over at most ``MAX_LEAVES``, where ``in`` and ``index`` ask each node's comparison)."""
+    cdef Py_ssize_t i
+    for i in range(len(leaves)):
+        if <PyObject *>leaves[i] == <PyObject *>leaf:
+            return i
+    return -1
+
+
+cdef void _describe(Node node, tuple src):
+    """Set ``node``'s sid, leaves and epoch from its children's (and its op, dtype, arg).
 
     Leaves merge by first occurrence, left to right, which is the order lowering's
     depth-first walk numbers them in. When children share leaves the key records where
     each child's leaves land in the merged list (so ``x * x`` and ``x * y`` differ).
-    (Plain loops and list comprehensions: this runs for every node built.)
+    (C loops and one list for the key: this runs for every node built.)
     """
     cdef object now = epoch
-    cdef list sids = []
+    cdef list key = [node.op, node.dtype, node.arg]     # then the children's sids
     cdef list parts = []
+    cdef list new
     cdef Node c
     cdef tuple leaves, part
+    cdef object leaf
     cdef bint shared = False
+    cdef Py_ssize_t i, n = len(src)
     for c in src:
         if not c.src:                     # a leaf, a scalar, or materialized (its input sid)
-            sids.append(c.sid)
+            key.append(c.sid)
             parts.append((c,))
         elif c.data is not None:          # materialized: an input from now on
-            sids.append(_as_leaf(c))
+            key.append(_as_leaf(c))
             parts.append((c,))
         elif c.sid is None or c.epoch != now and not is_fresh(c, now):
             return
@@ -149,20 +186,35 @@ cdef void _describe(Node node, tuple src, tuple head):
             known, sid = c.leaves, c.sid  # (in this order: _forget_structure clears sid first)
             if known is None or sid is None:
                 return
-            sids.append(sid)
+            key.append(sid)
             parts.append(known)
-    leaves = parts[0]
-    for part in parts[1:]:
-        new = [leaf for leaf in part if leaf not in leaves]
-        shared = shared or len(new) != len(part)
-        leaves += tuple(new)
+    leaves = <tuple>parts[0]
+    for i in range(1, n):
+        part = <tuple>parts[i]
+        new = None
+        for leaf in part:
+            if _find(leaves, leaf) >= 0:
+                shared = True
+            elif new is None:
+                new = [leaf]
+            else:
+                new.append(leaf)
+        if new is not None:
+            leaves += tuple(new)
     if len(leaves) > MAX_LEAVES:
         return
     if shared:   # where each child's leaves are in the merged list
-        sids.append(tuple([leaves.index(leaf) for part in parts for leaf in part]))
-    key = head + tuple(sids)
-    sid = _structures.get(key)
-    node.sid = structure(key) if sid is None else sid
+        new = []
+        for part in parts:
+            for leaf in part:
+                new.append(_find(leaves, leaf))
+        key.append(tuple(new))
+    cdef tuple k = tuple(key)
+    # (the table read as a dict: ``.get`` of an untyped global is an attribute lookup and a
+    # method call, ~1k instructions a node; read at each call, as tests swap the table)
+    cdef dict table = _structures
+    sid = table.get(k)
+    node.sid = structure(k) if sid is None else sid
     node.leaves, node.epoch = leaves, now
 
 
@@ -222,6 +274,7 @@ def _forget_structure(seen: list[Node], parent: list[int], i: int) -> None:
 # No lock: dict operations are atomic under the GIL, and the only race (two threads building
 # the same node at once) costs a missed sharing, never a wrong node.
 _interned: dict[tuple[Any, ...], weakref.ref[Node]] = {}
+cdef dict _INTERNED = _interned     # (the same dict, read from C: Node.__dealloc__ too)
 
 
 class _Ref(weakref.ref):  # type: ignore[type-arg]
@@ -231,15 +284,11 @@ class _Ref(weakref.ref):  # type: ignore[type-arg]
     key: Any
 
 
-def _forget(ref: _Ref) -> None:
-    if _interned.get(ref.key) is ref:
-        del _interned[ref.key]
-
-
 cdef Node _store(tuple key, Node node):
-    ref = _Ref(node, _forget)
-    ref.key = key
-    _interned[key] = ref
+    """File ``node`` under ``key``: a weak reference without a callback (the node's
+    ``__dealloc__`` removes the entry)."""
+    _INTERNED[key] = PyWeakref_NewRef(node, None)
+    node.ikey = key
     return node
 
 
@@ -247,20 +296,18 @@ cdef object _lookup(tuple key):
     """The live interned node for ``key``. A materialized node holds the value its inputs
     had when it ran; a new expression reads the buffers as they are now, so it gets a fresh
     node (the old one keeps its memo)."""
-    cdef object ref = _interned.get(key)
-    cdef object node
+    cdef object ref = _INTERNED.get(key)
+    cdef PyObject *node
     if ref is not None:
-        node = ref()
-        if node is not None and node.data is None:
-            return node
+        node = PyWeakref_GetObject(ref)
+        if node != <PyObject *>None and (<Node>node).data is None:
+            return <Node>node
     return None
 
 
 cdef extern from "Python.h":
-    ctypedef struct PyObject
     Py_ssize_t Py_REFCNT(object o)
     int PyDict_Next(object d, Py_ssize_t *pos, PyObject **key, PyObject **value)
-    PyObject *PyWeakref_GetObject(object ref)    # (a borrowed reference)
 
 
 #: what :func:`_extent` found: no element, the bytes ``[lo, hi)``, or no array it can read
@@ -418,12 +465,14 @@ cpdef list held_pending(object skip, bint exact, object memory=None):
         filtered = found == _EXTENT          # (not an array: every candidate stays)
     # One pass over the table without allocating Python objects (which could run the cycle
     # collector, whose callbacks edit the table): the pending interior nodes, and the keys of
-    # materialized ones, removed after the pass
+    # materialized ones and of dead ones, removed after the pass. (A node removes its own entry
+    # when it dies, but not one the cycle collector freed: its tp_clear empties the node's
+    # ``ikey`` before ``__dealloc__`` runs.)
     while PyDict_Next(_interned, &pos, &key, &ref):
         node = <object>PyWeakref_GetObject(<object>ref)     # (a new reference, from here)
         if node is None:
-            continue
-        if (<Node>node).data is None:
+            stale.append(<object>key)
+        elif (<Node>node).data is None:
             if (<Node>node).src:
                 pending.append(node)
         else:
@@ -431,7 +480,7 @@ cpdef list held_pending(object skip, bint exact, object memory=None):
     node = None
     for k in stale:
         ref_obj = _interned.get(k)
-        if ref_obj is not None and ref_obj() is not None and ref_obj().data is not None:
+        if ref_obj is not None and (ref_obj() is None or ref_obj().data is not None):
             del _interned[k]
     ref_obj = None
     for n in pending:
@@ -505,7 +554,7 @@ cpdef Node scalar(object value):
 cpdef Node redescribed(Node node):
     """``node`` with its sid and leaves set again from its children as they are now (after
     some of them were materialized: see ``_build._bounded``)."""
-    _describe(node, node.src, (node.op, node.dtype, node.arg))
+    _describe(node, node.src)
     return node
 
 
@@ -519,11 +568,22 @@ cpdef Node op_node(object op, object dtype, object shape, object device, tuple s
     Keys use the children's ids: a child cannot die (and its id be reused) while
     a parent referencing it is alive, and the parent's entry dies with the parent.
     """
-    cdef tuple head = (op, dtype, arg)
-    cdef tuple key = head + tuple([id(c) for c in src])
-    cdef object node = _lookup(key)
-    if node is None:
-        node = Node(op, dtype, shape, device, src, arg)
-        _describe(node, src, head)
-        _store(key, node)
-    return node
+    cdef Py_ssize_t n = len(src)
+    cdef tuple key
+    # (op, dtype, arg, then the children's ids: what ``id()`` gives, without its calls)
+    if n == 1:
+        key = (op, dtype, arg, PyLong_FromVoidPtr(<void *>src[0]))
+    elif n == 2:
+        key = (op, dtype, arg, PyLong_FromVoidPtr(<void *>src[0]),
+               PyLong_FromVoidPtr(<void *>src[1]))
+    else:
+        key = (op, dtype, arg) + tuple([id(c) for c in src])
+    cdef object found = _lookup(key)
+    cdef Node node
+    if found is not None:
+        return <Node>found
+    node = Node.__new__(Node)       # (Node.__init__'s fields, without its argument parsing)
+    node.op, node.dtype, node.shape, node.device = op, dtype, shape, device
+    node.src, node.arg, node.epoch = src, arg, 0
+    _describe(node, src)
+    return _store(key, node)

@@ -372,11 +372,30 @@ cdef object _lazy_node(object name, object x, object y, int nin):
     the caller then takes the slow path, which decides. The operands: LazyArrays and Python
     numbers."""
     cdef object t
-    cdef Node node
-    cdef object rule
+    cdef Node node, other
+    cdef object found
+    cdef tuple rule, dtypes, src, rule_key
     cdef object shape
-    cdef list operands = []
-    cdef list key = [name]
+    cdef list operands
+    cdef list key
+    if type(x) is LazyArray and (nin == 1 or type(y) is LazyArray):
+        # LazyArrays only (most ops): the rule's key and the operands as tuples at once
+        node = <Node>(<ArrayBase>x)._node
+        if node.data is not None and not node.shape and node.device == "cpu":
+            return None                 # a computed 0-d CPU value: NumPy's 0-d rules
+        if nin == 1:
+            rule_key = (name, node.dtype, node.shape, node.device)
+            src = (node,)
+        else:
+            other = <Node>(<ArrayBase>y)._node
+            if other.data is not None and not other.shape and other.device == "cpu":
+                return None
+            rule_key = (name, node.dtype, node.shape, node.device,
+                        other.dtype, other.shape, other.device)
+            src = (node, other)
+        return _from_rule(name, nin, rule_key, src)
+    operands = []
+    key = [name]
     for i in range(nin):
         v = x if i == 0 else y
         t = type(v)
@@ -406,15 +425,30 @@ cdef object _lazy_node(object name, object x, object y, int nin):
             operands.append(node)
         else:
             return None
-    rule = _rules.get(tuple(key))
-    if rule is None or not rule.fast:
+    return _from_rule(name, nin, tuple(key), tuple(operands))
+
+
+cdef object _from_rule(object name, int nin, tuple rule_key, tuple operands):
+    """:func:`_lazy_node`'s node from the memoized rule of ``rule_key`` (the key
+    ``_build.elementwise`` files it by), or None."""
+    cdef Node node
+    cdef object found
+    cdef tuple rule, dtypes, src
+    cdef object shape
+    found = _rules.get(rule_key)
+    if found is None:
         return None
-    shape = rule.shape
+    # (a _build._Rule, a named tuple: its fields by index, (dtypes, shape, device, fast,
+    # uncast), as C reads of a tuple rather than five attribute lookups)
+    rule = <tuple>found
+    if not rule[3]:
+        return None
+    shape = rule[1]
     if _eager_mode():
         return None
-    dtypes = rule.dtypes
-    src = tuple(operands) if rule.uncast else cast_operands(operands, dtypes)
-    node = op_node(name, dtypes[nin], shape, rule.device, src)
+    dtypes = <tuple>rule[0]
+    src = operands if rule[4] else cast_operands(operands, dtypes)
+    node = op_node(name, dtypes[nin], shape, rule[2], src)
     if not shape and node.sid is None and node.data is None:
         # a 0-d DAG that outgrew a structure id (a loop-carried value on cuda: ``s = s +
         # a[i] * b[i]``): the builder's ``_bounded`` computes its pending operands first, on

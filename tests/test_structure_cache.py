@@ -197,3 +197,44 @@ def test_unary_operators_take_the_memoized_rule_after_the_first(dtype, monkeypat
             monkeypatch.setattr(_array_methods, "_elementwise", real)
             assert calls == [] and y._node.data is None
             np.testing.assert_array_equal(np.asarray(y), ref(a))
+
+
+def _entries_of(node):
+    """The intern table's keys whose weak reference names ``node``."""
+    return [k for k, r in list(_node._interned.items()) if r() is node]
+
+
+def test_an_interned_nodes_entry_goes_with_it_and_a_newer_nodes_stays(xy):
+    # (the entry's weak reference has no callback: Node.__dealloc__ removes it, 2026-12-07h)
+    a, b, x, y = xy
+    p = x * y
+    first = p._node
+    (key,) = _entries_of(first)
+    assert (x * y)._node is first                       # interned: the same node again
+    p.compute()                                         # materialized: not reused from now on
+    q = x * y
+    newer = q._node
+    assert newer is not first and newer.data is None
+    assert _entries_of(newer) == [key] and _entries_of(first) == []
+    del p, first                                        # the old node's death keeps the new entry
+    assert _node._interned[key]() is newer
+    np.testing.assert_array_equal(np.asarray(q), a * b)
+    del q, newer
+    assert key not in _node._interned                   # the new node's death takes its entry
+
+
+def test_a_node_the_cycle_collector_frees_leaves_no_entry_past_a_write(xy):
+    # (the collector clears a node's fields, its intern key too, before its __dealloc__: the
+    # write barrier's walk of the table, _node.held_pending, removes such a dead entry)
+    import gc
+    a, b, x, y = xy
+    p = x * y + 2.5
+    node = p._node
+    (key,) = _entries_of(node)
+    node.views = [node]                                 # a reference cycle through the node
+    del p, node
+    gc.collect()
+    ref = _node._interned.get(key)
+    assert ref is None or ref() is None                 # dead: a lookup builds a new node
+    _node.held_pending(None, False)
+    assert key not in _node._interned
