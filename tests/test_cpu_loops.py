@@ -349,3 +349,33 @@ def test_a_uniform_register_operand_keeps_its_value(rng):
         plain = np.asarray(fn(la.asarray(x), la.asarray(c)))
     np.testing.assert_array_equal(_bits(got), _bits(plain))
     assert_same(got, fn(x, c))
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("depth", [4, 8, 16])
+def test_sparse_strided_operands(dtype, depth, rng):
+    """``[:, :, k]`` slices read in place (rows of 300 elements): from an operand stride of 64
+    bytes (an element per cache line) a block runs the VM's instructions, not the compiled
+    loop (lz_run_loop: the loop's strided body was up to 2x slower there); below it, the loop.
+    Either way the bits are the instructions' and NumPy's, new results and writes alike."""
+    w = random_array(rng, dtype, (7, 300, depth))
+    t = random_array(rng, dtype, (6, 300))
+    fn = lambda w, t: (w[1:, :, 1] - w[:-1, :, 2]) * t + w[:-1, :, 1] / 3   # noqa: E731
+    got, plain = looped(fn, w, t)
+    np.testing.assert_array_equal(_bits(got), _bits(plain))
+    with np.errstate(all="ignore"):
+        assert_same(got, fn(w, t))
+    target = np.zeros((6, 300, depth), dtype)
+    for mode in ("off", "wait"):
+        with la.config(mode="lazy", device="cpu", cpu_loops=mode), np.errstate(all="ignore"):
+            c = la.asarray(target.copy())
+            lw, lt = la.asarray(w), la.asarray(t)
+            for _ in range(3):
+                c[:, :, 2] = fn(lw, lt)
+            if mode == "off":
+                plain = np.asarray(c).copy()
+    want = target.copy()
+    with np.errstate(all="ignore"):
+        want[:, :, 2] = fn(w, t)
+    np.testing.assert_array_equal(_bits(np.asarray(c)), _bits(plain))
+    assert_same(np.asarray(c), want)

@@ -395,6 +395,8 @@ static inline int lz_loop_clears_fpe(lz_loop_t loop, void *ctx, void *aux, char 
 typedef void (*lz_loop_fn)(char **args, const npy_intp *strides, npy_intp n);
 #define LZ_LOOP_MAX_IN 32
 #define LZ_MAX_RUNS 8
+/* an operand stride (bytes) from which a block runs the instructions, not the loop */
+#define LZ_LOOP_SPARSE_STRIDE 64
 typedef struct {
     lz_loop_fn fn;          /* NULL until published (set once, release; read with acquire) */
     int first, end;         /* the run: instr[first..end) */
@@ -712,7 +714,10 @@ static int lz_run_loop(const lz_prog *P, const lz_loop_run *L, lz_scratch *S, np
     int uniform = last->reg >= 0;
     for (int k = 0; k < L->nin; k++) {
         npy_intp st = S->vstr[L->in[k]];
-        if (st < 0 || st % L->isz[k]) return 0;
+        /* (an operand with an element per cache line or sparser, a ``[:, :, k]`` slice read
+         * in place: NumPy's tight loops keep more of its misses in flight than the loop's
+         * strided body, which ran such blocks up to 2x slower: docs/notes/cpu.rst, 2026-12-07h) */
+        if (st < 0 || st % L->isz[k] || st >= LZ_LOOP_SPARSE_STRIDE) return 0;
         args[k] = S->vptr[L->in[k]];
         strides[k] = st;
         uniform = uniform && st == 0;
