@@ -242,10 +242,10 @@ def to_host(device: str, data: Any) -> np.ndarray:
         # module, so not at the top)
         from .backends.cuda import flags
         read_back = _read_back[0] = flags.read_back
-    return read_back(data)
+    return read_back(data, wait)
 
 
-_read_back: list[Callable[[Any], np.ndarray] | None] = [None]    # flags.read_back, once imported
+_read_back: list[Callable[[Any, Callable[[Any], None]], np.ndarray] | None] = [None]    # flags.read_back, once imported
 
 
 def is_cupy_array(obj: Any) -> bool:

@@ -26,11 +26,11 @@ import atexit
 import collections
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from ... import _devices
 from ..._stack import _PACKAGE_DIR
 from .. import fp_errors
 from .fp_checks import MAX_SITES
@@ -227,14 +227,15 @@ def _staging() -> tuple[np.ndarray, int, np.ndarray, np.ndarray]:
 _abandoned: list[np.ndarray] = []
 
 
-def read_back(data: Any) -> np.ndarray:
+def read_back(data: Any, wait: Callable[[Any], None]) -> np.ndarray:
     """A CuPy array copied to the host (``_devices.to_host``), the floating-point flags of
     the kernels that ran reported first, as :func:`settle` reports them.
 
     A small contiguous result on the current stream and device is read with the pending
     launches' words in ONE synchronization: the words (one slot's 128 bytes, or the ring's)
     and the result are copied asynchronously into this thread's pinned memory on the stream,
-    then ``_devices.wait`` (an event, polled: interruptible) waits for both, then the flags
+    then ``wait`` (``_devices.wait``, passed in by its caller, which this module's imports
+    do not reach: an event, polled, interruptible) waits for both, then the flags
     are reported (a warning, or an error that a warnings filter raises, comes before the
     value is returned) and the value is copied out of the pinned memory into a new array.
     Before, the slot's words and the result were two synchronizing copies after the wait
@@ -249,7 +250,7 @@ def read_back(data: Any) -> np.ndarray:
     others = len(_rings) > (r is not None)      # (rings of other streams: their launches too)
     if not (data._c_contiguous and 0 < nbytes <= READ_BYTES and data.data.device_id == device) \
             or others and any(o.pending for o in _rings.values() if o is not r):
-        _devices.wait(data)     # interruptible (Ctrl-C) while the kernel runs
+        wait(data)              # interruptible (Ctrl-C) while the kernel runs
         settle()                # the floating-point errors of the kernels that ran (all done now)
         return data.get()  # type: ignore[no-any-return]
     kept = getattr(_local, "staging", None)
@@ -259,7 +260,7 @@ def read_back(data: Any) -> np.ndarray:
     copy, to_host, on = cuda.runtime.memcpyAsync, cuda.runtime.memcpyDeviceToHost, stream.ptr
     if r is None or not r.pending:
         copy(base + _RING_BYTES, data.data.ptr, nbytes, to_host, on)
-        _wait(data, staging)
+        _wait(data, staging, wait)
         return np.ndarray(data.shape, data.dtype, staging, _RING_BYTES).copy()
     with r.lock:
         pending = r.pending
@@ -269,7 +270,7 @@ def read_back(data: Any) -> np.ndarray:
         else:
             copy(base, r.device.data.ptr, _RING_BYTES, to_host, on)
         copy(base + _RING_BYTES, data.data.ptr, nbytes, to_host, on)
-        _wait(data, staging)    # (interrupted: nothing forgotten, a later read copies again)
+        _wait(data, staging, wait)    # (interrupted: nothing forgotten, a later read copies again)
         r._forget()
         if one:
             r._report(pending[0], slot_words)
@@ -281,12 +282,12 @@ def read_back(data: Any) -> np.ndarray:
     return np.ndarray(data.shape, data.dtype, staging, _RING_BYTES).copy()
 
 
-def _wait(data: Any, staging: np.ndarray) -> None:
-    """``_devices.wait``; if it is interrupted (Ctrl-C), the copies queued into ``staging``
-    still land there later: the thread's next read takes new staging memory (a read on another
+def _wait(data: Any, staging: np.ndarray, wait: Callable[[Any], None]) -> None:
+    """``wait`` (``_devices.wait``); if it is interrupted (Ctrl-C), the copies queued into
+    ``staging`` still land there later: the thread's next read takes new staging memory (a read on another
     stream would not be ordered after them), and this one is kept from being freed."""
     try:
-        _devices.wait(data)
+        wait(data)
     except BaseException:
         _local.staging = None
         _abandoned.append(staging)
