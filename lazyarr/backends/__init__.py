@@ -126,7 +126,10 @@ def select(device: str, mode: str) -> Backend:
     forced = _forced.get()
     if mode == "eager" or forced == "reference":
         return _reference(device)
-    fused = _fused(device)
+    try:                  # (_fused's answer known: without its frame, at every materialization)
+        fused = _fused_of[device]
+    except KeyError:
+        fused = _fused(device)
     if fused is not None and forced in (None, fused.name):
         return fused
     if forced is not None and (fused is None or forced != fused.name):
