@@ -527,7 +527,7 @@ def _check_ddof(opdef: OpDef, ddof: Any) -> None:
 
 
 def _warn_empty_slices(op: str, shape: tuple[int, ...], axes: tuple[int, ...] | None,
-                       ddof: Any, out_shape: tuple[int, ...]) -> None:
+                       ddof: Any, out_shape: tuple[int, ...]) -> int:
     """NumPy's warnings of mean/var/std (numpy/_core/_methods.py) for slices of no element
     (mean) or of at most ``ddof`` elements (var, std): known from the shape alone, so given
     here, at the line that wrote the reduction, whichever backend computes it (in eager
@@ -535,7 +535,8 @@ def _warn_empty_slices(op: str, shape: tuple[int, ...], axes: tuple[int, ...] | 
     a mean, twice for a variance: the mean, then the sum of squares), which is its "invalid
     value encountered in divide" (``scalar divide`` for a 0-d result): reported here too, as
     ``np.errstate`` says (the kernels compute those NaNs quietly; the reference backend,
-    which runs NumPy's functions, keeps NumPy's own quiet: ``reference._empty_slices``)."""
+    which runs NumPy's functions, keeps NumPy's own quiet: ``reference._empty_slices``).
+    Returns the slices' element count."""
     count = 1
     for i in range(len(shape)) if axes is None else axes:
         count *= shape[i]
@@ -548,9 +549,9 @@ def _warn_empty_slices(op: str, shape: tuple[int, ...], axes: tuple[int, ...] | 
                       stacklevel=user_stacklevel())
         divisions = 2 if count == 0 else 0    # (0 < count <= ddof: the values decide)
     if divisions and math.prod(out_shape):    # (an empty result divides nothing)
-        last = "scalar divide" if out_shape == () else "divide"
         fp_errors.report([(fp_errors.INVALID, "divide")] * (divisions - 1)
-                         + [(fp_errors.INVALID, last)])
+                         + [(fp_errors.INVALID, fp_errors.divide_words(out_shape))])
+    return count
 
 
 # Keyed on the arguments' values: only for arguments whose values say everything (``axis``
@@ -625,11 +626,10 @@ def reduce(opdef: OpDef, x: Any, axis: Any = None, keepdims: bool = False, dtype
     warn = None
     if opdef.name in ("mean", "var", "std"):
         warn = (opdef.name, node.shape, arg[0], arg[3], shape)
-        _warn_empty_slices(*warn)
-        if opdef.name != "mean" and result_dtype.kind == "f" and not computing_is_deferred():
-            count = math.prod(node.shape[i] for i in (range(len(node.shape)) if arg[0] is None else arg[0]))
-            if 0 < count <= arg[3]:
-                return _no_degrees_of_freedom(opdef.name, node, result_dtype, shape, arg, count)
+        count = _warn_empty_slices(*warn)
+        if opdef.name != "mean" and 0 < count <= arg[3] and result_dtype.kind == "f" \
+                and not computing_is_deferred():
+            return _no_degrees_of_freedom(opdef.name, node, device, result_dtype, shape, arg, count)
     if node.data is not None and device == "cpu":
         run = _bound_reduction(opdef.name, result_dtype, shape, arg, node, key, warn)
         if run is not None:
@@ -647,8 +647,8 @@ def reduce(opdef: OpDef, x: Any, axis: Any = None, keepdims: bool = False, dtype
     return result
 
 
-def _no_degrees_of_freedom(op: str, node: Node, result_dtype: np.dtype, shape: tuple[int, ...],
-                           arg: Any, count: int) -> Node:
+def _no_degrees_of_freedom(op: str, node: Node, device: str, result_dtype: np.dtype,
+                           shape: tuple[int, ...], arg: Any, count: int) -> Node:
     """``var``/``std`` of slices of 1 to ``ddof`` elements, as NumPy computes them
     (numpy/_core/_methods.py, ``_var``): each slice's sum of squared deviations divided by
     zero, so inf, or NaN where the squares sum to 0 (or are NaN), with the warnings that
@@ -656,20 +656,18 @@ def _no_degrees_of_freedom(op: str, node: Node, result_dtype: np.dtype, shape: t
     where it is 0 (after :func:`_warn_empty_slices`'s "Degrees of freedom <= 0"). The sums
     are lazyarr's ``var`` with ``ddof = count - 1`` (divided by one: exact); the division
     runs here, where its values are known."""
-    sums = _node.op_node("var", result_dtype, shape, node.device or "cpu", (node,),
-                         arg[:3] + (count - 1,))
+    sums = _node.op_node("var", result_dtype, shape, device, (node,), arg[:3] + (count - 1,))
     materialize(sums)
     data = sums.data
-    xp = xp_for(node.device or "cpu")
+    xp = xp_for(device)
     raised = (fp_errors.INVALID if bool(xp.any(data == 0)) else 0) \
         | (fp_errors.DIVIDE if bool(xp.any(xp.isfinite(data) & (data != 0))) else 0)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = xp.true_divide(data, 0)
         if op == "std":
             out = xp.sqrt(out)
-    # (NumPy divides a 0-d result as a NumPy scalar: its words are "scalar divide")
-    fp_errors.report([(raised, "scalar divide" if shape == () else "divide")])
-    return _node.leaf(xp.asarray(out, dtype=result_dtype), node.device or "cpu")
+    fp_errors.report([(raised, fp_errors.divide_words(shape))])
+    return _node.leaf(xp.asarray(out, dtype=result_dtype), device)
 
 
 #: Reductions of computed CPU arrays, each bound once per backend, op, arguments and input

@@ -245,7 +245,8 @@ def to_host(device: str, data: Any) -> np.ndarray:
     return read_back(data, wait)
 
 
-_read_back: list[Callable[[Any, Callable[[Any], None]], np.ndarray] | None] = [None]    # flags.read_back, once imported
+#: flags.read_back, once imported
+_read_back: list[Callable[[Any, Callable[[Any], None]], np.ndarray] | None] = [None]
 
 
 def is_cupy_array(obj: Any) -> bool:

@@ -151,16 +151,7 @@ def lower_cached(root: Node) -> Lowered:
         program = _by_structure.get(sid)  # type: ignore[arg-type]
         if program is not None:
             stats["reused"] += 1
-            # (_gather written out: its frame and its pair were ~5 % of a cached ``la.sum``'s
-            # front end)
-            inputs: list[Any] = []
-            scalars: list[np.generic] = []
-            for n in leaves:  # type: ignore[union-attr]
-                op = n.op
-                if op == "scalar":
-                    scalars.append(n.arg)
-                else:
-                    inputs.append(n.arg if op == "counter" else n.data)
+            inputs, scalars = _gather(leaves)  # type: ignore[arg-type]
             return _new(Lowered, (program, inputs, scalars, root.shape, root.device or "cpu"))
     lowered = lower(root)
     stats["lowered"] += 1

@@ -1445,7 +1445,7 @@ def _finalize_complex(op: str, re: np.ndarray, im: np.ndarray, rsz: int, result:
         with np.errstate(all="ignore"):
             quotient = np.true_divide(val, rsz)
         if bool((np.isnan(quotient) & ~np.isnan(val)).any()):
-            fp_errors.report([(fp_errors.INVALID, "scalar divide" if shape == () else "divide")])
+            fp_errors.report([(fp_errors.INVALID, fp_errors.divide_words(shape))])
         val = quotient
     if result != val.dtype:
         # min/max: exact (the parts are result's own values); else rounded once

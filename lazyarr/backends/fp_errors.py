@@ -72,6 +72,12 @@ _CATEGORIES = ((1, "divide", "divide by zero"), (2, "over", "overflow"),
                (4, "under", "underflow"), (8, "invalid", "invalid value"))
 
 
+def divide_words(out_shape: tuple[int, ...]) -> str:
+    """The step NumPy's warning names for the division that ends its mean/var/std: a 0-d
+    result is divided as a NumPy scalar ("scalar divide")."""
+    return "scalar divide" if out_shape == () else "divide"
+
+
 def report(raised: Iterable[tuple[int, str]], line: tuple[str, int] | None = None,
            state: dict[str, str] | None = None) -> None:
     """Handle each ``(flags, where)``: the NPY_FPE_* bits an operation raised and its name

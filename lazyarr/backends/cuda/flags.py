@@ -131,21 +131,24 @@ class _Ring:
         """Report every pending launch: one copy of the ring (waits for the stream's work),
         or of the one pending launch's words (a result read back after each launch: its copy
         waits as well, and a slot's words need no scan of the ring's)."""
-        if not self.pending:
-            return
-        if len(self.pending) == 1:
-            p = self.pending[0]
-            words = self.words[p.slot].get(stream=self.stream)
-            self._forget()
-            self._report(p, words)
-            return
-        host = self.device.get(stream=self.stream)
-        flagged = host.any(axis=1).tolist()
         pending = self.pending
+        if not pending:
+            return
+        words = self.words[pending[0].slot].get(stream=self.stream) if len(pending) == 1 \
+            else self.device.get(stream=self.stream)
         self._forget()
+        self._report_read(pending, words)
+
+    def _report_read(self, pending: Any, words: np.ndarray) -> None:
+        """Report the launches of one read (``pending``, forgotten already) from the words it
+        copied: the one launch's slot, or the whole ring's."""
+        if len(pending) == 1:
+            self._report(pending[0], words)
+            return
+        flagged = words.any(axis=1).tolist()
         for p in pending:
             if flagged[p.slot]:
-                self._report(p, host[p.slot])
+                self._report(p, words[p.slot])
 
     def _forget(self) -> None:
         """After a read: no launch pending, no slot shared (what was held is stale)."""
@@ -272,20 +275,15 @@ def read_back(data: Any, wait: Callable[[Any], None]) -> np.ndarray:
         copy(base + _RING_BYTES, data.data.ptr, nbytes, to_host, on)
         _wait(data, staging, wait)    # (interrupted: nothing forgotten, a later read copies again)
         r._forget()
-        if one:
-            r._report(pending[0], slot_words)
-        else:
-            flagged = ring_words.any(axis=1).tolist()
-            for p in pending:
-                if flagged[p.slot]:
-                    r._report(p, ring_words[p.slot])
+        r._report_read(pending, slot_words if one else ring_words)
     return np.ndarray(data.shape, data.dtype, staging, _RING_BYTES).copy()
 
 
 def _wait(data: Any, staging: np.ndarray, wait: Callable[[Any], None]) -> None:
     """``wait`` (``_devices.wait``); if it is interrupted (Ctrl-C), the copies queued into
-    ``staging`` still land there later: the thread's next read takes new staging memory (a read on another
-    stream would not be ordered after them), and this one is kept from being freed."""
+    ``staging`` still land there later: the thread's next read takes new staging memory (a
+    read on another stream would not be ordered after them), and this one is kept from being
+    freed."""
     try:
         wait(data)
     except BaseException:
