@@ -31,6 +31,7 @@ fields in ``_describe`` and ``op_node`` are C struct accesses rather than Python
 lookups (docs/notes/core.rst, "Per-call overhead"). The rest is the Python it was.
 """
 
+cimport cython
 cimport numpy as cnp
 
 import itertools
@@ -50,7 +51,6 @@ cdef extern from "Python.h":
     ctypedef struct PyObject
     PyObject *PyWeakref_GetObject(object ref)    # (a borrowed reference)
     object PyWeakref_NewRef(object ob, object callback)
-    object PyLong_FromVoidPtr(void *p)
 
 
 cdef class Node:
@@ -273,7 +273,7 @@ def _forget_structure(seen: list[Node], parent: list[int], i: int) -> None:
 # does the same but costs ~3 us per insertion, on the path of every op a user writes.)
 # No lock: dict operations are atomic under the GIL, and the only race (two threads building
 # the same node at once) costs a missed sharing, never a wrong node.
-_interned: dict[tuple[Any, ...], weakref.ref[Node]] = {}
+_interned: dict[Any, weakref.ref[Node]] = {}   # (keys: _Key, below)
 cdef dict _INTERNED = _interned     # (the same dict, read from C: Node.__dealloc__ too)
 
 
@@ -284,7 +284,80 @@ class _Ref(weakref.ref):  # type: ignore[type-arg]
     key: Any
 
 
-cdef Node _store(tuple key, Node node):
+# The intern key's hash, combined as CPython's tuple hash combines its items' (xxHash's
+# primes and rotation: Objects/tupleobject.c), so the table spreads keys as it did tuples.
+cdef extern from *:
+    """
+    #define LAZYARR_XXPRIME_1 ((unsigned long long)11400714785074694791ULL)
+    #define LAZYARR_XXPRIME_2 ((unsigned long long)14029467366897019727ULL)
+    #define LAZYARR_XXPRIME_5 ((unsigned long long)2870177450012600261ULL)
+    static inline unsigned long long lazyarr_xx_step(unsigned long long acc, Py_hash_t lane) {
+        acc += (unsigned long long)lane * LAZYARR_XXPRIME_2;
+        acc = (acc << 31) | (acc >> 33);
+        return acc * LAZYARR_XXPRIME_1;
+    }
+    """
+    unsigned long long LAZYARR_XXPRIME_5
+    unsigned long long lazyarr_xx_step(unsigned long long acc, Py_hash_t lane)
+
+
+@cython.final
+cdef class _Key:
+    """An interior node's key in the intern table: its op, dtype and arg, and its children's
+    addresses (what ``id()`` gives). Equal when those are (as the tuple it replaces was);
+    its hash is computed once, where a tuple's was computed again at every use: the lookup,
+    the store, and the two at the node's death (``Node.__dealloc__``): ~1,000 instructions of
+    each node's life (docs/notes/core.rst 2026-12-07i)."""
+    cdef object op, dtype, arg
+    cdef size_t a, b             # the first two children's addresses (0: none)
+    cdef tuple more              # all children's ids when there are more than two, else None
+    cdef Py_hash_t h
+
+    def __hash__(self):
+        return self.h
+
+    def __eq__(self, other):
+        if type(other) is not _Key:
+            return NotImplemented
+        cdef _Key o = <_Key>other
+        return (self.h == o.h and self.a == o.a and self.b == o.b
+                and (self.op is o.op or self.op == o.op)
+                and (self.dtype is o.dtype or self.dtype == o.dtype)
+                and (self.arg is o.arg or self.arg == o.arg)
+                and (self.more is o.more or self.more == o.more))
+
+    def __repr__(self):
+        ids = self.more if self.more is not None else tuple([p for p in (self.a, self.b) if p])
+        return f"_Key({self.op!r}, {self.dtype!r}, {self.arg!r}, {ids!r})"
+
+
+cdef _Key _key_of(object op, object dtype, object arg, tuple src):
+    """The intern key of a node of ``op`` on ``src`` (see ``_Key``)."""
+    cdef _Key key = _Key.__new__(_Key)
+    cdef Py_ssize_t n = len(src)
+    cdef unsigned long long acc = LAZYARR_XXPRIME_5
+    key.op, key.dtype, key.arg = op, dtype, arg
+    acc = lazyarr_xx_step(acc, hash(op))
+    acc = lazyarr_xx_step(acc, hash(dtype))
+    acc = lazyarr_xx_step(acc, hash(arg))
+    if n <= 2:
+        if n >= 1:
+            key.a = <size_t><void *>src[0]
+            acc = lazyarr_xx_step(acc, <Py_hash_t>key.a)
+        if n == 2:
+            key.b = <size_t><void *>src[1]
+            acc = lazyarr_xx_step(acc, <Py_hash_t>key.b)
+    else:
+        key.more = tuple([id(c) for c in src])
+        acc = lazyarr_xx_step(acc, hash(key.more))
+    acc += <unsigned long long>(n + 3)
+    key.h = <Py_hash_t>acc
+    if key.h == -1:
+        key.h = 1546275796
+    return key
+
+
+cdef Node _store(_Key key, Node node):
     """File ``node`` under ``key``: a weak reference without a callback (the node's
     ``__dealloc__`` removes the entry)."""
     _INTERNED[key] = PyWeakref_NewRef(node, None)
@@ -292,7 +365,7 @@ cdef Node _store(tuple key, Node node):
     return node
 
 
-cdef object _lookup(tuple key):
+cdef object _lookup(_Key key):
     """The live interned node for ``key``. A materialized node holds the value its inputs
     had when it ran; a new expression reads the buffers as they are now, so it gets a fresh
     node (the old one keeps its memo)."""
@@ -568,16 +641,7 @@ cpdef Node op_node(object op, object dtype, object shape, object device, tuple s
     Keys use the children's ids: a child cannot die (and its id be reused) while
     a parent referencing it is alive, and the parent's entry dies with the parent.
     """
-    cdef Py_ssize_t n = len(src)
-    cdef tuple key
-    # (op, dtype, arg, then the children's ids: what ``id()`` gives, without its calls)
-    if n == 1:
-        key = (op, dtype, arg, PyLong_FromVoidPtr(<void *>src[0]))
-    elif n == 2:
-        key = (op, dtype, arg, PyLong_FromVoidPtr(<void *>src[0]),
-               PyLong_FromVoidPtr(<void *>src[1]))
-    else:
-        key = (op, dtype, arg) + tuple([id(c) for c in src])
+    cdef _Key key = _key_of(op, dtype, arg, src)
     cdef object found = _lookup(key)
     cdef Node node
     if found is not None:
