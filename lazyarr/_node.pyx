@@ -83,6 +83,17 @@ cdef class Node:
                 del _INTERNED[key]
 
 
+cdef class Hashed:
+    """A base whose hash is the ``_hash`` it was given, read by a C slot: ``_program.Program``'s
+    (a Python ``__hash__`` was a frame at every compile-cache lookup, ~500 instructions of a
+    cached call: docs/notes/core.rst 2026-12-07i). A subclass that defines ``__eq__`` sets
+    ``__hash__ = Hashed.__hash__`` (CPython then keeps this C slot, not a Python call)."""
+    cdef public Py_hash_t _hash
+
+    def __hash__(self):
+        return self._hash
+
+
 # ----------------------------------------------------------------------------- structures
 _structures: dict[tuple[Any, ...], int] = {}
 _next_sid = itertools.count()

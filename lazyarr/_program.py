@@ -25,21 +25,21 @@ class Instr(NamedTuple):
     arg: Any                 # static operand; input, counter: (position, ndim); scalar: position
 
 
-class Program:
+class Program(_node.Hashed):
     """The structure of a materialization: instructions in topological order.
 
     Equal programs (same ops, dtypes, wiring, static args; any data) are equal and hash
-    alike, so a program is itself the compile-cache key. The hash is computed once.
+    alike, so a program is itself the compile-cache key. The hash is computed once, and
+    read by ``_node.Hashed``'s C slot (no Python frame per cache lookup).
     """
 
-    __slots__ = ("instrs", "_hash")
+    __slots__ = ("instrs",)
 
     def __init__(self, instrs: tuple[Instr, ...]) -> None:
         self.instrs = instrs
         self._hash = hash(instrs)
 
-    def __hash__(self) -> int:
-        return self._hash
+    __hash__ = _node.Hashed.__hash__
 
     def __eq__(self, other: object) -> bool:
         return self is other or (isinstance(other, Program) and self._hash == other._hash
