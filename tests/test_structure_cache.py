@@ -223,6 +223,33 @@ def test_an_interned_nodes_entry_goes_with_it_and_a_newer_nodes_stays(xy):
     assert key not in _node._interned                   # the new node's death takes its entry
 
 
+def test_intern_keys_tell_ops_dtypes_args_and_children_apart(xy):
+    # (the keys are _node._Key, their hash computed once, 2026-12-07i: equal only for the same
+    # op, dtype, arg and children, three children or more too)
+    a, b, x, y = xy
+    c = x > 0
+    w = la.where(c, x, y)
+    assert la.where(c, x, y)._node is w._node                # three children: interned
+    assert la.where(c, y, x)._node is not w._node            # the children's order counts
+    assert x.astype(np.float64)._node is not x.astype(np.float16)._node     # the dtype
+    assert (x * y)._node is not (y * x)._node and (x * y)._node is not (x - y)._node
+    (key,) = _entries_of(w._node)
+    assert hash(key) == hash(key) and key == key and key != object()
+    np.testing.assert_array_equal(np.asarray(w), np.where(a > 0, a, b))
+    w = None
+    assert key not in _node._interned                        # its death takes its entry
+
+
+def test_a_program_hashes_by_its_compiled_slot_and_equal_programs_meet(xy):
+    # (Program's hash is _node.Hashed's C slot, not a Python frame per cache lookup)
+    a, b, x, y = xy
+    first, second = lower((x * y + 1.5)._node).program, lower((y * x + 2.5)._node).program
+    assert first is not second and first == second and hash(first) == hash(second)
+    assert {first: 1}[second] == 1
+    assert _program.Program.__hash__ is _node.Hashed.__hash__
+    assert lower((x - y)._node).program != first
+
+
 def test_a_node_the_cycle_collector_frees_leaves_no_entry_past_a_write(xy):
     # (the collector clears a node's fields, its intern key too, before its __dealloc__: the
     # write barrier's walk of the table, _node.held_pending, removes such a dead entry)
