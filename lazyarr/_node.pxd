@@ -21,7 +21,8 @@ cdef class Node:
                                  # None (lazyarr/_value_ops.pyx, device_view)
     cdef public object origin    # a leaf a library call made: that call's record (the
                                  # function, bytes, flops: lazyarr/_fallback.py), or None
-    cdef object ikey             # its key in the intern table, or None (not interned): the
+    cdef void *ikey              # its key in the intern table (a ``_Key``, a reference counted
+                                 # by hand: no tp_clear empties it), or NULL (not interned): the
                                  # entry goes when the node does (Node.__dealloc__)
     cdef object __weakref__
 

@@ -33,6 +33,7 @@ lookups (docs/notes/core.rst, "Per-call overhead"). The rest is the Python it wa
 
 cimport cython
 cimport numpy as cnp
+from cpython.ref cimport Py_DECREF, Py_INCREF
 
 import itertools
 import weakref
@@ -66,21 +67,20 @@ cdef class Node:
         return f"Node({self.op}, {self.dtype}, {self.shape})"
 
     def __dealloc__(self):
-        # An interned node takes its table entry with it: the entry's weak reference has no
-        # callback (a ``_Ref`` and a Python callback per node cost ~0.6 us of a ~2 us op,
-        # docs/notes/core.rst 2026-12-07h). The entry is this node's if its reference is dead
-        # or still names it (weak references may be cleared before or after this runs); a
-        # newer node of the same key (this one was materialized) keeps its own.
-        cdef object key = self.ikey
-        cdef object ref
-        cdef PyObject *target
-        if key is None or _INTERNED is None:
+        # An interned node takes its table entry with it. The entry is this node's if it is
+        # still this node's key object (a newer node of the same key, made after this one was
+        # materialized, filed its own); the key lets go of the node first. ``ikey`` is a
+        # pointer the cycle collector does not clear (see ``_Key``), so this runs for a node
+        # the collector frees too.
+        cdef object key
+        if self.ikey == NULL:
             return
-        ref = _INTERNED.get(key)
-        if ref is not None:
-            target = PyWeakref_GetObject(ref)
-            if target == <PyObject *>None or target == <PyObject *>self:
-                del _INTERNED[key]
+        key = <object>self.ikey
+        (<_Key>key).node = NULL
+        if _INTERNED is not None and _INTERNED.get(key) is key:
+            del _INTERNED[key]
+        self.ikey = NULL
+        Py_DECREF(key)               # (the reference _store took by hand)
 
 
 cdef class Hashed:
@@ -280,11 +280,12 @@ def _forget_structure(seen: list[Node], parent: list[int], i: int) -> None:
 
 
 # ----------------------------------------------------------------------------- interning
-# The intern table: structural key -> weak reference to the node. (A WeakValueDictionary
-# does the same but costs ~3 us per insertion, on the path of every op a user writes.)
+# The intern table: structural key -> that key, which points at the node (``_Key.node``, no
+# reference: the node removes its entry when it dies). (A WeakValueDictionary would cost ~3 us
+# per insertion, on the path of every op a user writes.)
 # No lock: dict operations are atomic under the GIL, and the only race (two threads building
 # the same node at once) costs a missed sharing, never a wrong node.
-_interned: dict[Any, weakref.ref[Node]] = {}   # (keys: _Key, below)
+_interned: dict[Any, Any] = {}   # (a _Key, below, to itself: its ``node``)
 cdef dict _INTERNED = _interned     # (the same dict, read from C: Node.__dealloc__ too)
 
 
@@ -323,6 +324,8 @@ cdef class _Key:
     cdef size_t a, b             # the first two children's addresses (0: none)
     cdef tuple more              # all children's ids when there are more than two, else None
     cdef Py_hash_t h
+    cdef void *node              # the node filed under this key (a table's value), not counted:
+                                 # the node clears it and removes its entry when it dies
 
     def __hash__(self):
         return self.h
@@ -336,6 +339,10 @@ cdef class _Key:
                 and (self.dtype is o.dtype or self.dtype == o.dtype)
                 and (self.arg is o.arg or self.arg == o.arg)
                 and (self.more is o.more or self.more == o.more))
+
+    def __call__(self):
+        """The node filed under this key, or None (as a weak reference reads)."""
+        return <object>self.node if self.node != NULL else None
 
     def __repr__(self):
         ids = self.more if self.more is not None else tuple([p for p in (self.a, self.b) if p])
@@ -369,23 +376,29 @@ cdef _Key _key_of(object op, object dtype, object arg, tuple src):
 
 
 cdef Node _store(_Key key, Node node):
-    """File ``node`` under ``key``: a weak reference without a callback (the node's
-    ``__dealloc__`` removes the entry)."""
-    _INTERNED[key] = PyWeakref_NewRef(node, None)
-    node.ikey = key
+    """File ``node`` under ``key``: the table's value is the key itself, which points at the
+    node without a reference (no weak reference made, cleared and freed per node: ~350
+    instructions of each node's life, docs/notes/core.rst 2026-12-07i); the node holds its key
+    (``ikey``, a reference taken by hand, out of the cycle collector's ``tp_clear``) and removes
+    the entry in ``__dealloc__``, whichever way it dies."""
+    key.node = <void *>node
+    _INTERNED[key] = key
+    Py_INCREF(key)
+    node.ikey = <void *>key
     return node
 
 
 cdef object _lookup(_Key key):
     """The live interned node for ``key``. A materialized node holds the value its inputs
     had when it ran; a new expression reads the buffers as they are now, so it gets a fresh
-    node (the old one keeps its memo)."""
-    cdef object ref = _INTERNED.get(key)
-    cdef PyObject *node
-    if ref is not None:
-        node = PyWeakref_GetObject(ref)
-        if node != <PyObject *>None and (<Node>node).data is None:
-            return <Node>node
+    node (the old one keeps its memo). A node the cycle collector is clearing (its fields
+    are None then, ``src`` too, until its ``__dealloc__`` removes the entry) is not one."""
+    cdef object found = _INTERNED.get(key)
+    cdef Node node
+    if found is not None and (<_Key>found).node != NULL:
+        node = <Node>(<_Key>found).node
+        if node.data is None and node.src is not None:
+            return node
     return None
 
 
@@ -549,14 +562,15 @@ cpdef list held_pending(object skip, bint exact, object memory=None):
         filtered = found == _EXTENT          # (not an array: every candidate stays)
     # One pass over the table without allocating Python objects (which could run the cycle
     # collector, whose callbacks edit the table): the pending interior nodes, and the keys of
-    # materialized ones and of dead ones, removed after the pass. (A node removes its own entry
-    # when it dies, but not one the cycle collector freed: its tp_clear empties the node's
-    # ``ikey`` before ``__dealloc__`` runs.)
+    # materialized ones, removed after the pass. (A node removes its own entry when it dies; an
+    # entry whose node is gone is stale too, though none should be seen. A node the cycle
+    # collector is clearing has ``src`` None: not pending.)
     while PyDict_Next(_interned, &pos, &key, &ref):
-        node = <object>PyWeakref_GetObject(<object>ref)     # (a new reference, from here)
-        if node is None:
+        if (<_Key>ref).node == NULL:
             stale.append(<object>key)
-        elif (<Node>node).data is None:
+            continue
+        node = <object>(<_Key>ref).node                     # (a new reference, from here)
+        if (<Node>node).data is None:
             if (<Node>node).src:
                 pending.append(node)
         else:

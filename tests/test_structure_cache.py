@@ -200,7 +200,7 @@ def test_unary_operators_take_the_memoized_rule_after_the_first(dtype, monkeypat
 
 
 def _entries_of(node):
-    """The intern table's keys whose weak reference names ``node``."""
+    """The intern table's keys whose entry names ``node`` (an entry reads as a weak reference)."""
     return [k for k, r in list(_node._interned.items()) if r() is node]
 
 
@@ -250,9 +250,10 @@ def test_a_program_hashes_by_its_compiled_slot_and_equal_programs_meet(xy):
     assert lower((x - y)._node).program != first
 
 
-def test_a_node_the_cycle_collector_frees_leaves_no_entry_past_a_write(xy):
-    # (the collector clears a node's fields, its intern key too, before its __dealloc__: the
-    # write barrier's walk of the table, _node.held_pending, removes such a dead entry)
+def test_a_node_the_cycle_collector_frees_leaves_no_entry(xy):
+    # (the collector clears a node's fields before its __dealloc__, but not its intern key,
+    # a pointer out of tp_clear: the node's death removes its entry, 2026-12-07i; the write
+    # barrier's walk of the table, _node.held_pending, finds nothing to remove after it)
     import gc
     a, b, x, y = xy
     p = x * y + 2.5
@@ -261,7 +262,32 @@ def test_a_node_the_cycle_collector_frees_leaves_no_entry_past_a_write(xy):
     node.views = [node]                                 # a reference cycle through the node
     del p, node
     gc.collect()
-    ref = _node._interned.get(key)
-    assert ref is None or ref() is None                 # dead: a lookup builds a new node
+    assert key not in _node._interned
     _node.held_pending(None, False)
+    q = x * y + 2.5                                     # built again: a new node, right values
+    np.testing.assert_allclose(np.asarray(q), a * b + np.float32(2.5), rtol=1e-6)
+
+
+def test_an_expression_built_again_while_the_collector_frees_its_node(xy):
+    # (a finalizer in the cycle runs before the collector clears anything: the lookup may find
+    # the node, which the collector then keeps; the values are right either way, and the node's
+    # later death removes its entry)
+    import gc
+    a, b, x, y = xy
+    built = []
+
+    class Rebuild:
+        def __del__(self):
+            built.append(x * y + 2.5)
+
+    p = x * y + 2.5
+    node = p._node
+    (key,) = _entries_of(node)
+    node.views = [node, Rebuild()]                      # a cycle with a finalizer in it
+    del p, node
+    gc.collect()
+    (q,) = built
+    np.testing.assert_allclose(np.asarray(q), a * b + np.float32(2.5), rtol=1e-6)
+    del built[:], q
+    gc.collect()
     assert key not in _node._interned
