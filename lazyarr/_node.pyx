@@ -50,8 +50,6 @@ cnp.import_array()
 
 cdef extern from "Python.h":
     ctypedef struct PyObject
-    PyObject *PyWeakref_GetObject(object ref)    # (a borrowed reference)
-    object PyWeakref_NewRef(object ob, object callback)
 
 
 cdef class Node:
