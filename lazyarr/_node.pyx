@@ -50,6 +50,7 @@ cnp.import_array()
 
 cdef extern from "Python.h":
     ctypedef struct PyObject
+    Py_ssize_t _refcount "Py_REFCNT"(PyObject *o)
 
 
 cdef class Node:
@@ -76,7 +77,7 @@ cdef class Node:
         key = <object>self.ikey
         (<_Key>key).node = NULL
         if _INTERNED is not None and _INTERNED.get(key) is key:
-            del _INTERNED[key]
+            _INTERNED.pop(key, None)     # (pop: held_pending, in a thread, may have taken it)
         self.ikey = NULL
         Py_DECREF(key)               # (the reference _store took by hand)
 
@@ -340,11 +341,19 @@ cdef class _Key:
 
     def __call__(self):
         """The node filed under this key, or None (as a weak reference reads)."""
-        return <object>self.node if self.node != NULL else None
+        return <object>self.node if _alive(self.node) else None
 
     def __repr__(self):
         ids = self.more if self.more is not None else tuple([p for p in (self.a, self.b) if p])
         return f"_Key({self.op!r}, {self.dtype!r}, {self.arg!r}, {ids!r})"
+
+
+cdef inline bint _alive(void *node):
+    """Whether a ``_Key``'s node may be referenced: set, and not being freed. (Its reference
+    count is 0 from the start of its dealloc, where weak references' callbacks may run Python,
+    a lookup too, until its ``__dealloc__`` clears the pointer: a new reference then would
+    free it twice.)"""
+    return node != NULL and _refcount(<PyObject *>node) > 0
 
 
 cdef _Key _key_of(object op, object dtype, object arg, tuple src):
@@ -393,7 +402,7 @@ cdef object _lookup(_Key key):
     are None then, ``src`` too, until its ``__dealloc__`` removes the entry) is not one."""
     cdef object found = _INTERNED.get(key)
     cdef Node node
-    if found is not None and (<_Key>found).node != NULL:
+    if found is not None and _alive((<_Key>found).node):
         node = <Node>(<_Key>found).node
         if node.data is None and node.src is not None:
             return node
@@ -560,12 +569,10 @@ cpdef list held_pending(object skip, bint exact, object memory=None):
         filtered = found == _EXTENT          # (not an array: every candidate stays)
     # One pass over the table without allocating Python objects (which could run the cycle
     # collector, whose callbacks edit the table): the pending interior nodes, and the keys of
-    # materialized ones, removed after the pass. (A node removes its own entry when it dies; an
-    # entry whose node is gone is stale too, though none should be seen. A node the cycle
-    # collector is clearing has ``src`` None: not pending.)
+    # materialized ones, removed after the pass. (A node removes its own entry when it dies. A
+    # node the cycle collector is clearing has ``src`` None: not pending.)
     while PyDict_Next(_interned, &pos, &key, &ref):
-        if (<_Key>ref).node == NULL:
-            stale.append(<object>key)
+        if not _alive((<_Key>ref).node):     # (being freed: its __dealloc__ removes the entry)
             continue
         node = <object>(<_Key>ref).node                     # (a new reference, from here)
         if (<Node>node).data is None:

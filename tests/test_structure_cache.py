@@ -291,3 +291,22 @@ def test_an_expression_built_again_while_the_collector_frees_its_node(xy):
     del built[:], q
     gc.collect()
     assert key not in _node._interned
+
+
+def test_an_expression_built_again_by_a_callback_of_its_dying_node(xy):
+    # (a weak reference's callback runs while the node is freed, its reference count 0 and its
+    # entry still filed: the lookup must not hand it out, which would free it twice)
+    import weakref
+    a, b, x, y = xy
+    built = []
+    p = x * y + 2.5
+    node = p._node
+    (key,) = _entries_of(node)
+    ref = weakref.ref(node, lambda _: built.append(x * y + 2.5))
+    del p, node
+    (q,) = built
+    assert ref() is None and q._node.data is None
+    assert _entries_of(q._node) == [key]                # the new node's entry stayed
+    np.testing.assert_allclose(np.asarray(q), a * b + np.float32(2.5), rtol=1e-6)
+    del built[:], q
+    assert key not in _node._interned
