@@ -1392,7 +1392,10 @@ def _finalize(c: Compiled, op: str, arrays: dict[str, np.ndarray], rsz: int, ddo
             # NumPy's mean is sum / (n + 0j) (Smith's division): an infinite part of it makes
             # the other part NaN, and so the variance (the parts' means are in rd and ri)
             m2 = np.where(np.isinf(arrays["rd"]) | np.isinf(arrays["ri"]), np.nan, m2)
-        with np.errstate(divide="ignore", invalid="ignore"):  # ddof >= n: NumPy warns once
+        # (slices of at most ddof elements: NumPy's warnings came from _build's
+        # _warn_empty_slices and _no_degrees_of_freedom, or, under la.jit/la.explain, the
+        # first only: docs/not-supported.rst)
+        with np.errstate(divide="ignore", invalid="ignore"):
             # (in place: the run's own arrays; a new 4 MiB one per step came from fresh pages)
             val = np.true_divide(m2, max(rsz - ddof, 0), out=m2)
             if op == "std":
