@@ -99,8 +99,11 @@ def lower(root: Node) -> Lowered:
         node = item
         if node in index:
             continue
+        if node.op == "compress" and node.data is None:
+            _compress(node)          # ``X[m]`` (lazyarr/_masked.py): NumPy's, computed first
         src = node.src   # read before data: materialized() stores data, then drops src
-        if node.op == "leaf" or node.data is not None and node is not root:
+        if node.op == "leaf" or node.data is not None and (node is not root
+                                                           or node.op == "compress"):
             index[node] = len(instrs)
             emit(_new(Instr, ("input", node.dtype, (), (len(inputs), len(node.shape)))))
             inputs.append(node.data)
@@ -118,6 +121,12 @@ def lower(root: Node) -> Lowered:
                 if src[i] not in index:
                     push(src[i])
     return _new(Lowered, (Program(tuple(instrs)), inputs, scalars, root.shape, root.device or "cpu"))
+
+
+def _compress(node: Node) -> None:
+    # (imported here: lazyarr/_masked.py computes through _materialize, which imports this)
+    from ._masked import compute
+    compute(node)
 
 
 # ----------------------------------------------------------------------------- repeated expressions
