@@ -133,9 +133,10 @@ def fused_value(x: Any, key: Any, value: Any) -> Node | None:
     if mask is None:                                           # leaf, which no ``A[m]`` reads)
         return None
     try:
-        new, known, _ = _rebuild(value, mask, node.shape)
+        new, known, count = _rebuild(value, mask, node.shape)
         if new.dtype != x.dtype:
-            new, known = _op("astype", x.dtype, x.dtype, [(new, known)], mask)
+            new, known = _op("astype", x.dtype, x.dtype, [(new, known)], mask,
+                             count < math.prod(node.shape))
     except _NotFused:
         return None
     return _node.op_node("where", x.dtype, node.shape, x.device, (mask, new, node))
@@ -159,6 +160,7 @@ def _rebuild(value: Node, mask: Node, shape: tuple[int, ...]) -> tuple[Node, Any
     memo: dict[int, tuple[Node, Any]] = {}   # (by id: no reference to the old nodes survives)
     count = [0, -1]                          # interior nodes rebuilt, the mask's count
     same: list[Node] = [mask]                # the nodes found to be the mask
+    size = math.prod(shape)
 
     def go(n: Node) -> tuple[Node, Any]:
         done = memo.get(id(n))
@@ -170,7 +172,7 @@ def _rebuild(value: Node, mask: Node, shape: tuple[int, ...]) -> tuple[Node, Any
             data = n.data
             out = (n, data[()] if type(data) is np.ndarray else None)
         elif n.op == "compress" and n.data is None and n.src[0].shape == shape:
-            if n.arg < DENSE * math.prod(shape):
+            if n.arg < DENSE * size:
                 raise _NotFused          # (before anything is built)
             if n.src[1] not in same:
                 if not _same_mask(n.src[1], mask):
@@ -186,7 +188,9 @@ def _rebuild(value: Node, mask: Node, shape: tuple[int, ...]) -> tuple[Node, Any
             count[0] += 1
             if count[0] > _MAX_NODES:
                 raise _NotFused
-            out = _op(n.op, n.dtype, n.arg, [go(c) for c in n.src], mask)
+            kids = [go(c) for c in n.src]
+            # (a mask all True has no False lane to quiet: mandelbrot1's first step)
+            out = _op(n.op, n.dtype, n.arg, kids, mask, count[1] < size)
         memo[id(n)] = out
         return out
     try:
@@ -199,11 +203,12 @@ def _rebuild(value: Node, mask: Node, shape: tuple[int, ...]) -> tuple[Node, Any
         memo.clear()     # (``go`` is in a reference cycle: the rebuilt nodes must not be)
 
 
-def _op(op: str, dtype: np.dtype, arg: Any, kids: list[tuple[Node, Any]],
-        mask: Node) -> tuple[Node, Any]:
+def _op(op: str, dtype: np.dtype, arg: Any, kids: list[tuple[Node, Any]], mask: Node,
+        quiet: bool) -> tuple[Node, Any]:
     """The op over the rebuilt ``kids`` (node, False-lane constant), its operands quieted on
-    the False lanes where it can raise, and its own False-lane constant."""
-    if site_name(Instr(op, dtype, (), arg), [k.dtype for k, _ in kids]) is not None:
+    the False lanes where it can raise (``quiet``: the mask has False lanes), and its own
+    False-lane constant."""
+    if quiet and site_name(Instr(op, dtype, (), arg), [k.dtype for k, _ in kids]) is not None:
         # NumPy computes nothing on the False lanes: they read quiet constants there
         kids = [_quiet(op, k, mask) if c is None else (k, c) for k, c in kids]
         known = _evaluate(op, dtype, arg, [c for _, c in kids])

@@ -372,3 +372,20 @@ def test_npbench_mandelbrot1_preset_s():
     done = subprocess.run([sys.executable, run, "--preset", "S", "mandelbrot1"], env=env,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0 and "1 / 1 kernels correct" in done.stdout, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("all_true", [False, True])
+def test_the_fused_write_is_one_kernel(fused, all_true):
+    """mandelbrot1's statement as the write's one program: the quiet operands of ``square``
+    and ``add`` where the mask has False lanes, none where it is all True."""
+    from lazyarr._array import LazyArray
+    from lazyarr._program import lower
+    z = la.asarray(np.full((6, 7), 0.5 + 0.5j))
+    c = la.asarray(np.full((6, 7), 0.25j))
+    i = la.asarray(np.ones((6, 7), bool) if all_true else _mask((6, 7), 0.8))
+    node = _masked.fused_value(z, i._node, (z[i] ** 2 + c[i])._node)
+    plan = la.explain(LazyArray._from_node(node))
+    assert len(plan.kernels) == 1
+    ops = lower(node).program.ops()
+    assert ops == (["square", "add", "where"] if all_true
+                   else ["where", "square", "where", "add", "where"])
