@@ -37,9 +37,10 @@ from .backends.cuda.fp_checks import site_name
 _BOOL = np.dtype(bool)
 #: the least fraction of True lanes for which a masked update is the fused write: it reads and
 #: writes every element of the arrays, where NumPy's boolean indexing moves the True ones
-#: only (mandelbrot1's ``Z[I] = Z[I]**2 + C[I]`` at 833x833 on the 2-core CPU: the fused write
-#: 2.0 ms against 3.9 at 80 %, 4.0 against 3.5 at 60 %; docs/notes/cpu.rst, 2026-12-07i)
-DENSE = 0.75
+#: only (mandelbrot1's ``Z[I] = Z[I]**2 + C[I]`` at 833x833 on the quiet 2-core CPU: the fused
+#: write ~1.4 ms at any density, NumPy's path 1.33 at 30 %, 1.61 at 40 %, 2.17 at 60 %;
+#: docs/notes/cpu.rst, 2026-12-07i)
+DENSE = 0.4
 #: masks of at least 64 times this many elements are sampled before they are counted
 _SAMPLE = 1024
 #: interior nodes of a value a masked write rebuilds at most (a bigger one: NumPy's write)
