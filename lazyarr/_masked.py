@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _devices, _node
+from . import _devices, _node, _program
 from ._config import get_config
 from ._materialize import computing_is_deferred, materialize
 from ._node import Node
@@ -112,6 +112,9 @@ def compute(node: Node) -> None:
     x, mask = node.src
     data = materialize(x)[materialize(mask)]
     _node.materialized(node, data)
+
+
+_program.compute_compress = compute     # (lowering calls it: see there)
 
 
 # ----------------------------------------------------------------------------- masked writes
