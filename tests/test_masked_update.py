@@ -389,3 +389,24 @@ def test_the_fused_write_is_one_kernel(fused, all_true):
     ops = lower(node).program.ops()
     assert ops == (["square", "add", "where"] if all_true
                    else ["where", "square", "where", "add", "where"])
+
+
+@pytest.mark.parametrize("n", [10, 100_000])
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=[pytest.mark.gpu, CUDA])])
+def test_value_reads_the_target_through_other_views(fused, n, device):
+    """The value reads the memory written at other indices (reversed, shifted by one): every
+    read sees the old values, as NumPy's computed value does."""
+    m = np.ones(n, bool)
+    m[::7] = False
+
+    def reversed_(xp, x, m):
+        x[m] = x[::-1][m] * 2 + x[m]
+        return x
+
+    def shifted(xp, b, m):
+        x1, x0 = b[1:n + 1], b[0:n]
+        x1[m] = x0[m] + 1
+        return b
+    _compare(reversed_, (np.arange(float(n)),), m, device)
+    _compare(shifted, (np.arange(2.0 * n),), m, device)
+    assert fused == [True, True]
