@@ -623,10 +623,24 @@ def _layout(shape: tuple[int, ...], axes: tuple[int, ...] | None,
     return mode, tuple(axes) + kept, len(axes)
 
 
+#: a program whose compiled loop is set (cpu_loops.py) runs the instructions the loop takes in
+#: about a quarter of the VM's time, so they count this many times less toward PARALLEL_WORK
+#: (which stands for ~100 µs of one thread's VM instructions): channel_flow's 8-op pressure
+#: statement over 199² float64 took 69 µs a statement on one thread, 104 on two (docs/notes/cpu.rst,
+#: 2026-12-07i)
+LOOP_WORK_DIVISOR = 4
+
+
 def _elementwise_parallel(c: Compiled, size: int) -> bool:
     """Whether an elementwise run of ``size`` elements takes the pool: from ``PARALLEL_WORK``
-    (one add of float64 from ~200k elements, a 7-op chain with a tanh from ~30k)."""
-    return not c.serial and size * c.work >= PARALLEL_WORK
+    (one add of float64 from ~200k elements, a 7-op chain with a tanh from ~30k), the share of
+    the instructions a compiled loop runs weighing 1 / LOOP_WORK_DIVISOR once it is set."""
+    work = size * c.work
+    loop = c.loop
+    if loop is not None and loop.state == "set":
+        n = max(len(c.fpe) - 1, loop.ninstr, 1)
+        work -= work * loop.ninstr * (LOOP_WORK_DIVISOR - 1) // (n * LOOP_WORK_DIVISOR)
+    return not c.serial and work >= PARALLEL_WORK
 
 
 def _elementwise_threads(c: Compiled, size: int) -> int:
@@ -877,7 +891,8 @@ def _launch(c: Compiled, lowered: Lowered, inputs: list[np.ndarray]) -> _Launch:
     scalars = _cpu_vm.scalar_bytes(lowered.scalars)
     key = None
     if c.reduction is None and all(type(a) is np.ndarray for a in inputs):
-        key = (id(c), scalars, lowered.shape, _num_threads, PARALLEL_WORK, ROW_RUN_MIN_BYTES,
+        key = (id(c), scalars, lowered.shape, _num_threads, PARALLEL_WORK, LOOP_WORK_DIVISOR,
+               c.loop is not None and c.loop.state == "set", ROW_RUN_MIN_BYTES,
                ROW_RUN_MANY_BYTES, *[(a.shape, a.strides) for a in inputs])
         hit = _launches.get(key)
         if hit is not None and hit.c is c:
