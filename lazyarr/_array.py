@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _build, _devices, _dispatch, _node, _views, _writes
+from . import _build, _devices, _dispatch, _masked, _node, _views, _writes
 from ._array_methods import generated, native_keywords, native_outputs
 from ._config import get_config
 from ._dtypes import check_dtype
@@ -432,6 +432,12 @@ class LazyArray(ArrayBase):  # type: ignore[misc]  # compiled base: the node, th
             return _views.view(self, operator.itemgetter(view_key))  # type: ignore[no-any-return]
         else:
             _views.check_scalar_key(self._node.shape, key)   # bad keys raise before computing
+        if isinstance(key, (LazyArray, np.ndarray)):
+            # a bool mask of the full shape: pending (lazyarr/_masked.py), so that a masked
+            # update ``x[m] = f(x[m])`` fuses; NumPy's index when something computes it
+            pending = _masked.compress(self, key._node if isinstance(key, LazyArray) else key)
+            if pending is not None:
+                return LazyArray._from_node(pending)
         data = self.data
         if isinstance(key, tuple):
             key = tuple(k.data if isinstance(k, LazyArray) else k for k in key)

@@ -42,6 +42,9 @@ def materialize(node: Node) -> Any:
             return _devices.asarray(node.device or "cpu", node.arg)
         if _stopping.get():
             raise FirstMaterialization(node)
+        if node.op == "compress":  # ``X[m]``: NumPy's (CuPy's) index (lazyarr/_masked.py)
+            lower(node)
+            return node.data
         try:
             lowered = lower_cached(node)
             if node.data is not None:   # another thread computed it meanwhile

@@ -80,6 +80,13 @@ class Lowered(NamedTuple):
 _new = tuple.__new__   # builds a NamedTuple without its Python-level __new__ (hot path)
 
 
+def compute_compress(node: Node) -> None:
+    """Compute a pending ``"compress"`` node (``X[m]``) and store its buffer on it. Set by
+    lazyarr/_masked.py, the only module that builds such nodes, when it is imported (it
+    computes through _materialize, which imports this module)."""
+    raise AssertionError("lazyarr._masked builds compress nodes and sets compute_compress")
+
+
 def lower(root: Node) -> Lowered:
     """Flatten the DAG under ``root`` into a program (iteratively: chains 10,000+ deep work)."""
     instrs: list[Instr] = []
@@ -99,8 +106,11 @@ def lower(root: Node) -> Lowered:
         node = item
         if node in index:
             continue
+        if node.op == "compress" and node.data is None:
+            compute_compress(node)   # ``X[m]`` (lazyarr/_masked.py): NumPy's, computed first
         src = node.src   # read before data: materialized() stores data, then drops src
-        if node.op == "leaf" or node.data is not None and node is not root:
+        if node.op == "leaf" or node.data is not None and (node is not root
+                                                           or node.op == "compress"):
             index[node] = len(instrs)
             emit(_new(Instr, ("input", node.dtype, (), (len(inputs), len(node.shape)))))
             inputs.append(node.data)

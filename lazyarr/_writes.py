@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _devices, _node, _views
+from . import _devices, _masked, _node, _views
 from ._materialize import materialize, materialize_into, tape
 from ._node import Node, overlaps_any
 from ._value_ops import device_view
@@ -57,7 +57,7 @@ def _reads(node: Node, memory: Any, device: str) -> bool:
 
 
 def barrier(memory: Any, device: str, skip: Node | None = None,
-            held: list[Node] | None = None) -> None:
+            held: list[Node] | None = None, spare: Node | None = None) -> None:
     """Compute every live pending expression that reads ``memory`` (before it is written).
 
     The pending nodes are found in the intern table (every interior node is interned while
@@ -66,19 +66,21 @@ def barrier(memory: Any, device: str, skip: Node | None = None,
     a node held only by other pending readers is part of their kernel. The table keeps build
     order, children before parents, so a held child is computed first and its parent reads it
     (each is asked again here: one computed before may have left it reading that child's new
-    memory). ``held``: ``held_pending``'s answer when the caller has it already.
+    memory). ``held``: ``held_pending``'s answer when the caller has it already. ``spare``:
+    a pending node no one will read again (the temporary value of a fused masked update,
+    which the write has rebuilt: :func:`_masked_update`), left pending.
     """
     if held is None:
         held = _node.held_pending(skip, _views.EXACT_REFCOUNTS, memory)
     for n in held:
-        if _reads(n, memory, device):
+        if n is not spare and _reads(n, memory, device):
             materialize(n)
 
 
-def target(x: Any, writing: Node | None = None) -> Any:
+def target(x: Any, writing: Node | None = None, spare: Node | None = None) -> Any:
     """``x``'s memory, ready to be written: computed, the writer's own, with no pending
-    expression reading it (but ``writing``, the expression about to be written into it). A
-    pending ``x`` is computed into new memory first."""
+    expression reading it (but ``writing``, the expression about to be written into it, and
+    :func:`barrier`'s ``spare``). A pending ``x`` is computed into new memory first."""
     t = tape()
     if t is not None:
         t.cannot_replay("it writes into an array")
@@ -86,7 +88,7 @@ def target(x: Any, writing: Node | None = None) -> Any:
     if x._node.data is None and x._node.op != "scalar":
         materialize(x._node)
     if x._node.data is not None:            # (first: computed readers stop holding the node)
-        barrier(x._node.data, x.device, writing)
+        barrier(x._node.data, x.device, writing, spare=spare)
     memory = _views.claim(x)
     if type(memory) is not np.ndarray and _devices.read_only(memory):   # (NumPy's own check)
         raise ValueError("assignment destination is read-only")
@@ -142,6 +144,9 @@ def setitem(x: Any, key: Any, value: Any, temporary: bool = False) -> None:
     device = x.device
     if type(value) is Node and value.data is not None and _writes_itself(x, key, value.data):
         return
+    if type(key) is Node and type(value) is Node and value.data is None \
+            and _masked_update(x, key, value, temporary):
+        return
     # (held: the value's node, the LazyArray's ``_node``, getrefcount's argument)
     if temporary and _views.EXACT_REFCOUNTS and type(value) is Node and value.data is None \
             and value.op != "scalar" \
@@ -169,6 +174,27 @@ def setitem(x: Any, key: Any, value: Any, temporary: bool = False) -> None:
         value = _device_value(value, device) if overlaps_any((element,), memory, None) \
             else element
     memory[key] = value
+
+
+def _masked_update(x: Any, key: Any, value: Any, temporary: bool) -> bool:
+    """``x[m] = value`` as the fused write ``x[...] = where(m, value', x)`` where it is a
+    masked update (lazyarr/_masked.py, :func:`_masked.fused_value`); False, with nothing
+    written, where it is not (NumPy's write then)."""
+    if fp_errors.interrupting():
+        return False        # (NumPy raises before it writes: the general path computes first)
+    result = _masked.fused_value(x, key, value)
+    if result is None:
+        return False
+    # A temporary value (``x[m] = x[m] ** 2``) is read by no one after this line: its pending
+    # compressed expression, which reads ``x``, need not be computed before the write.
+    spare = value if temporary and type(value) is Node else None
+    del value
+    memory = target(x, writing=result, spare=spare)
+    if not materialize_into(result, memory):
+        data = materialize(result)
+        memory = target(x)
+        memory[...] = data
+    return True
 
 
 def _numpy_element(value: np.generic, dtype: np.dtype) -> np.generic:

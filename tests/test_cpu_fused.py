@@ -315,6 +315,37 @@ def test_when_a_run_takes_the_pool_and_goes_row_by_row(threads):
         assert decide(m * row)[1] == outer, (side, dtype)
 
 
+def test_a_repeated_statement_finds_its_launch_and_settings_still_count(threads, monkeypatch):
+    """``_launch`` keeps an elementwise launch by program, scalars, the inputs' layouts and
+    the settings its rules read: new memory of the same layout finds it (the same object),
+    another layout, scalar (-0.0 against 0.0: the bytes decide, not ==), thread count or
+    PARALLEL_WORK makes another, and the values stay NumPy's."""
+    def launch_of(expr):
+        lowered = lower(expr._node)
+        c = cpu_fused.get_compiled(lowered.program)
+        inputs = [cpu_fused._prepare(b, dt) for b, dt in zip(lowered.inputs, c.input_dtypes)]
+        return cpu_fused._launch(c, lowered, inputs)
+
+    threads(1)
+    A, B = np.ones((200, 300)), np.ones((200, 300))
+    first = launch_of(la.asarray(A)[1:-1, 1:-1] * 2.0 + la.asarray(B)[:-2, 1:-1])
+    again = launch_of(la.asarray(A.copy())[1:-1, 1:-1] * 2.0 + la.asarray(B.copy())[:-2, 1:-1])
+    assert again is first and first.threads == 1
+    other = launch_of(la.asarray(np.ones((198, 298))) * 2.0 + la.asarray(B)[:-2, 1:-1])
+    assert other is not first and other.shape == first.shape
+    assert launch_of(la.asarray(A)[2:, :-2] * 2.0 + la.asarray(B)[:-2, 1:-1]) is first
+    threads(2)
+    assert launch_of(la.asarray(A)[1:-1, 1:-1] * 2.0 + la.asarray(B)[:-2, 1:-1]) is not first
+    monkeypatch.setattr(cpu_fused, "PARALLEL_WORK", 1)
+    assert launch_of(la.asarray(A)[1:-1, 1:-1] * 2.0 + la.asarray(B)[:-2, 1:-1]).threads == 2
+    X = np.linspace(-1.0, 1.0, 40_000).reshape(200, 200)
+    for zero in (0.0, -0.0, 0.0):
+        got = np.asarray(la.asarray(X) * zero + zero)
+        want = X * zero + zero
+        np.testing.assert_array_equal(got, want)
+        assert (np.signbit(got) == np.signbit(want)).all()
+
+
 def test_arithmetic_heavy_programs_prefetch_on_smaller_blocks():
     """The VM prefetches each input's next block, on blocks of 2,048 elements, for programs of
     ``PREFETCH_STEPS`` instructions per input or more (docs/notes/cpu.rst, "Prefetching the

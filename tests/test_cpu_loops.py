@@ -379,3 +379,33 @@ def test_sparse_strided_operands(dtype, depth, rng):
         want[:, :, 2] = fn(w, t)
     np.testing.assert_array_equal(_bits(np.asarray(c)), _bits(plain))
     assert_same(np.asarray(c), want)
+
+
+def test_a_set_loop_takes_the_pool_from_more_work():
+    """Once a program's compiled loop is set, the instructions it runs count 1 /
+    LOOP_WORK_DIVISOR toward PARALLEL_WORK (the loop does their work in about a quarter of the
+    VM's time): a run of 60,000 float64 elements that took the pool on the instructions runs
+    on one thread, four times as many still take it, and the values are the same."""
+    from lazyarr._program import lower
+    old = cpu_fused.set_num_threads(2)
+    try:
+        X = np.random.default_rng(3).random((300, 200))
+        x = la.asarray(X)
+        expr = (x + 1.5) * x - x / 3.0
+        c = cpu_fused.get_compiled(lower(expr._node).program)
+        size = X.size
+        assert size * c.work >= cpu_fused.PARALLEL_WORK > size * c.work // cpu_fused.LOOP_WORK_DIVISOR
+        assert c.loop is not None and c.loop.state == "new"
+        assert cpu_fused._elementwise_parallel(c, size)
+        with la.config(cpu_loops="wait"):
+            got = np.asarray(expr)
+        assert c.loop.state == "set" and c.loop.ninstr == len(c.fpe) - 1
+        assert not cpu_fused._elementwise_parallel(c, size)
+        assert cpu_fused._elementwise_parallel(c, size * cpu_fused.LOOP_WORK_DIVISOR)
+        with la.config(cpu_loops="wait"):
+            again = np.asarray((x + 1.5) * x - x / 3.0)
+        want = (X + 1.5) * X - X / 3.0
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(again, want)
+    finally:
+        cpu_fused.set_num_threads(old)

@@ -237,6 +237,51 @@ def test_small_reads_of_the_target_without_a_row_bound_are_copied_first(direct, 
     assert direct == expect
 
 
+STRIDED_TARGETS = {
+    "interior of a 2-d grid": ((201, 201), (slice(1, -1), slice(1, -1)), 1608),
+    "rows down": ((90, 301), (slice(None, None, -1), slice(1, None)), -2408),
+    "every other row": ((80, 300), (slice(None, None, 2), slice(0, -1)), 4800),
+    "3-d, whole last two dims": ((50, 40, 300), (slice(2, -2), slice(None), slice(3, -3)), 2400),
+    "3-d, rows apart in two dims": ((7, 30, 301), (slice(None), slice(1, -1), slice(1, -1)), 0),
+}
+
+
+@pytest.mark.parametrize("case", list(STRIDED_TARGETS), ids=str)
+@pytest.mark.parametrize("loops", ["off", "wait"])
+def test_a_strided_target_that_no_input_reads_is_written_in_place(direct, pool, monkeypatch,
+                                                                 case, loops):
+    """``p[1:-1, 1:-1] = f(pn, b)`` with ``pn`` other memory: the kernel writes the view's rows
+    where they lie (``out_ostride``: the outer index's byte step), without the write-back's
+    stage; a target whose outer dims are not one step apart takes the write-back. NumPy's
+    bits either way, with the compiled loop or the VM's instructions."""
+    shape, key, ostride = STRIDED_TARGETS[case]
+    steps = []
+    real = cpu_fused._execute
+    monkeypatch.setattr(cpu_fused, "_execute", lambda *a, **kw: steps.append(
+        (kw.get("out_ostride", 0), kw.get("writeback") is not None)) or real(*a, **kw))
+    P, Q = RNG.standard_normal(shape), RNG.standard_normal(shape)
+    want, p, q = P.copy(), la.asarray(P.copy()), la.asarray(Q)
+    sub = tuple(slice(0, n) for n in want[key].shape)
+    with la.config(cpu_loops=loops):
+        for _ in range(3):
+            want[key] = (Q[sub] * 2.5 + Q[sub] ** 2) / 3.0 - Q[sub]
+            p[key] = (q[sub] * 2.5 + q[sub] ** 2) / 3.0 - q[sub]
+    np.testing.assert_array_equal(np.asarray(p), want)
+    assert direct == [True] * 3
+    assert steps == [(ostride, not ostride)] * 3
+
+
+def test_a_strided_target_written_in_place_reports_numpy_warnings(direct):
+    P = RNG.standard_normal((120, 130))
+    want, p, q = P.copy(), la.asarray(P.copy()), la.asarray(np.zeros((118, 128)))
+    with np.errstate(divide="warn"):
+        with pytest.warns(RuntimeWarning, match="divide by zero"):
+            p[1:-1, 1:-1] = 1.0 / (q * 2.0)
+    want[1:-1, 1:-1] = np.inf
+    np.testing.assert_array_equal(np.asarray(p), want)
+    assert direct == [True]
+
+
 def test_a_target_that_fits_one_chunk_is_cut_for_every_thread():
     """A write of a 201² grid (317 KB, one chunk of CHUNK_BYTES) ran as one work item, on one
     thread: with the pool it is cut into WRITE_BACK_ITEMS chunks per thread, each at least 4x

@@ -461,7 +461,11 @@ struct lz_run {
     npy_intp *Istr;     /* [ninputs * nI] */
     npy_intp *dstride;  /* per input: the one stride over the inner index, or LZ_GATHER */
     char *scalars;      /* LZ_SCALAR_BYTES per scalar */
-    char *out;          /* MODE_EW output (C order) */
+    char *out;          /* MODE_EW output (C order, but see out_ostride) */
+    /* MODE_EW into ``out``: the bytes from one outer index's outputs to the next's, where
+     * ``out`` is a view whose inner dims are C-contiguous but whose rows are not adjacent
+     * (``p[1:-1, 1:-1] = ...``: written in place of a stage and a scatter); 0: C order */
+    npy_intp out_ostride;
     npy_intp nb;        /* MODE_RED_A: blocks per slot; MODE_RED_B: slots per item */
     /* MODE_RED_A: 0 (a slot's blocks are B elements each over its whole inner index), or the
      * length of the runs that its blocks end with (ceil(cut / B) blocks per run): a block then
@@ -2026,7 +2030,8 @@ static int lz_do_item(const lz_prog *P, lz_run *R, lz_scratch *S, npy_intp t) {
     if (n > B) n = B;
     if (R->mode == MODE_EW && R->wb) return lz_do_chunk(P, R, S, t);
     if (R->mode == MODE_EW) {
-        char *out = R->out + (o * R->Isz + start) * P->instr[P->ninstr - 1].osize;
+        const npy_intp osz = P->instr[P->ninstr - 1].osize;
+        char *out = R->out + (R->out_ostride ? o * R->out_ostride : o * R->Isz * osz) + start * osz;
         if (lz_exec_block(P, R, S, o, start, n, out) < 0) return -1;
         return lz_poll(S, n);
     }

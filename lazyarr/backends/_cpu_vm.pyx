@@ -91,6 +91,7 @@ cdef extern from "_cpu_vm.h" nogil:
         cnp.npy_intp *dstride
         char *scalars
         char *out
+        cnp.npy_intp out_ostride
         cnp.npy_intp nb, cut, nchunk, chunk_rows
         cnp.npy_intp nrows, row_len, rows_per_item
         double *pd
@@ -442,7 +443,8 @@ cpdef object execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tu
                      int n_outer, int mode, int nthreads, out=None, dict partials=None,
                      cnp.npy_intp nb=0, cnp.npy_intp nchunk=1, cnp.npy_intp chunk_rows=0,
                      bytearray fpe=None, tuple writeback=None, cnp.ndarray progress=None,
-                     bint out_read=True, cnp.npy_intp cut=0, tuple fields=None):
+                     bint out_read=True, cnp.npy_intp cut=0, tuple fields=None,
+                     cnp.npy_intp out_ostride=0):
     """Run ``prog`` over the iteration space ``shape``.
 
     ``order`` lists the dims of ``shape``: the first ``n_outer`` form the outer index,
@@ -472,6 +474,10 @@ cpdef object execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tu
     fpe, base, s0, s1, tops)``: F's VMProgram, its scalar bytes and flags' bytearray (or None),
     the base view (an array whose first element F reads, at byte strides ``s0``, ``s1`` over
     the rows and columns), and ``(input, di, dj)`` per shifted read.
+    ``out_ostride`` (elementwise mode into ``out``, nonzero): ``out`` is not C-contiguous but
+    its inner dims (after the first ``n_outer``, in ``order``) are, and its outputs for outer
+    index ``o`` start ``o * out_ostride`` bytes from its first element (a 2-d view's row
+    stride: ``p[1:-1, 1:-1]``).
     ``out_read``: an input may read ``out``'s memory (``x += 1`` computed into ``x``); False
     lets the VM test the floating-point status once per block and run a block that raised a
     flag again to tell which instruction did (lz_exec_block), which a run reading what it
@@ -594,6 +600,7 @@ cpdef object execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tu
         R.scalars = scalars
         R.out = <char *>_ptr(out)
         R.out_read = out_read and out is not None
+        R.out_ostride = out_ostride if out is not None and mode == MODES["elementwise"] else 0
         if writeback is not None:
             _set_writeback(&R, writeback)
         if partials is not None:

@@ -623,10 +623,24 @@ def _layout(shape: tuple[int, ...], axes: tuple[int, ...] | None,
     return mode, tuple(axes) + kept, len(axes)
 
 
+#: a program whose compiled loop is set (cpu_loops.py) runs the instructions the loop takes in
+#: about a quarter of the VM's time, so they count this many times less toward PARALLEL_WORK
+#: (which stands for ~100 µs of one thread's VM instructions): channel_flow's 8-op pressure
+#: statement over 199² float64 took 69 µs a statement on one thread, 104 on two (docs/notes/cpu.rst,
+#: 2026-12-07i)
+LOOP_WORK_DIVISOR = 4
+
+
 def _elementwise_parallel(c: Compiled, size: int) -> bool:
     """Whether an elementwise run of ``size`` elements takes the pool: from ``PARALLEL_WORK``
-    (one add of float64 from ~200k elements, a 7-op chain with a tanh from ~30k)."""
-    return not c.serial and size * c.work >= PARALLEL_WORK
+    (one add of float64 from ~200k elements, a 7-op chain with a tanh from ~30k), the share of
+    the instructions a compiled loop runs weighing 1 / LOOP_WORK_DIVISOR once it is set."""
+    work = size * c.work
+    loop = c.loop
+    if loop is not None and loop.state == "set":
+        n = max(len(c.fpe) - 1, loop.ninstr, 1)
+        work -= work * loop.ninstr * (LOOP_WORK_DIVISOR - 1) // (n * LOOP_WORK_DIVISOR)
+    return not c.serial and work >= PARALLEL_WORK
 
 
 def _elementwise_threads(c: Compiled, size: int) -> int:
@@ -864,8 +878,25 @@ def _k_order(shape: tuple[int, ...], inputs: list[Any]) -> tuple[int, ...] | Non
     return None if order == tuple(range(nd)) else order
 
 
+#: elementwise launches by program (its id: the launch holds the program, checked on a hit),
+#: scalars, the inputs' layouts and the settings the rules read: a statement that a loop
+#: repeats on new memory of the same layout (``p[1:-1, 1:-1] = f(pn, b)`` each step) finds
+#: its launch instead of ordering and sizing it again (~5 of ~7 µs; docs/notes/cpu.rst,
+#: 2026-12-07i)
+_launches: dict[tuple[Any, ...], _Launch] = {}
+_MAX_LAUNCHES = 1024
+
+
 def _launch(c: Compiled, lowered: Lowered, inputs: list[np.ndarray]) -> _Launch:
     scalars = _cpu_vm.scalar_bytes(lowered.scalars)
+    key = None
+    if c.reduction is None and all(type(a) is np.ndarray for a in inputs):
+        key = (id(c), scalars, lowered.shape, _num_threads, PARALLEL_WORK, LOOP_WORK_DIVISOR,
+               c.loop is not None and c.loop.state == "set", ROW_RUN_MIN_BYTES,
+               ROW_RUN_MANY_BYTES, *[(a.shape, a.strides) for a in inputs])
+        hit = _launches.get(key)
+        if hit is not None and hit.c is c:
+            return hit
     shapes = tuple(a.shape for a in inputs)
     shape = shapes[0] if len(set(shapes)) == 1 else broadcast_shapes(*shapes)
     if c.reduction is None:
@@ -878,8 +909,13 @@ def _launch(c: Compiled, lowered: Lowered, inputs: list[np.ndarray]) -> _Launch:
                                 [a.reshape((1,) * (len(shape) - a.ndim) + a.shape).transpose(order)
                                  for a in inputs])
         threads = _elementwise_threads(c, size)
-        return _Launch(c, scalars, shape, lowered.shape, threads, None, outer, order,
-                       threads > 1 or _elementwise_parallel(c, size))
+        launch = _Launch(c, scalars, shape, lowered.shape, threads, None, outer, order,
+                         threads > 1 or _elementwise_parallel(c, size))
+        if key is not None:
+            if len(_launches) >= _MAX_LAUNCHES:
+                _launches.clear()
+            _launches[key] = launch
+        return launch
     axes = c.red_arg[0]
     fast = -1
     if axes is not None and inputs:      # the memory-fastest dim of the biggest input decides
@@ -946,9 +982,10 @@ def _bound_threads(launch: _Launch) -> int:
 
 def _execute(launch: _Launch, inputs: list[np.ndarray], out: np.ndarray | None = None,
              writeback: tuple[np.ndarray, int, int, int] | None = None,
-             out_read: bool = True) -> np.ndarray:
+             out_read: bool = True, out_ostride: int = 0) -> np.ndarray:
     """Run the launch on ``inputs``; an elementwise program writes into ``out`` if given (C
-    order; ``out_read``: an input may read its memory, ``_cpu_vm.execute``), or into
+    order, or rows ``out_ostride`` bytes apart: :func:`_outer_stride`; ``out_read``: an input
+    may read its memory, ``_cpu_vm.execute``), or into
     ``writeback``'s view through the chunked write-back (``(target, chunk rows, back, fwd)``:
     :func:`_write_back_plan`)."""
     c, scalars, shape = launch.c, launch.scalars, launch.shape
@@ -979,7 +1016,8 @@ def _execute(launch: _Launch, inputs: list[np.ndarray], out: np.ndarray | None =
             return out.transpose(np.argsort(launch.order))
         if out is None:
             out, out_read = _new_result(launch.out_shape, c.result, launch.threads), False
-        if out.size and _execute_into(launch, inputs, out, fpe, out_read=out_read):
+        if out.size and _execute_into(launch, inputs, out, fpe, out_read=out_read,
+                                      out_ostride=out_ostride):
             _report_fp_errors(c, fpe)
         return out
     op = c.reduction
@@ -1058,18 +1096,43 @@ def _new_result(shape: tuple[int, ...], dtype: np.dtype, threads: int) -> np.nda
 
 def _execute_into(launch: _Launch, inputs: list[np.ndarray], out: np.ndarray,
                   fpe: bytearray, progress: np.ndarray | None = None, out_read: bool = True,
-                  order: tuple[int, ...] | None = None) -> int:
+                  order: tuple[int, ...] | None = None, out_ostride: int = 0) -> int:
     """An elementwise launch run into ``out`` (C order, not empty; of the space's dims in
     ``order`` when given); the floating-point exceptions raised are ORed into ``fpe``
     (returned: their bits, 0 if none). ``progress``: a pipelined run's counter; ``out_read``:
-    an input may read ``out`` (``_cpu_vm.execute``)."""
+    an input may read ``out`` (``_cpu_vm.execute``); ``out_ostride``: the bytes between the
+    outputs of consecutive outer indices where ``out`` is not C-contiguous (0: it is)."""
     c, shape = launch.c, launch.shape
     order = order or tuple(range(len(shape)))
     run = shape[order[-1]] if launch.outer else out.size
     return int(_cpu_vm.execute(c.vm, inputs, launch.scalars, shape, order,
                                launch.outer, _MODE_EW, launch.threads, out=out,
                                nb=-(-run // c.vm.block), fpe=fpe, progress=progress,
-                               out_read=out_read))
+                               out_read=out_read, out_ostride=out_ostride))
+
+
+def _outer_stride(out: np.ndarray, outer: int) -> int:
+    """The byte stride from one outer index's outputs to the next's where an elementwise run
+    with ``outer`` outer dims (:func:`_rows_outer`) can write straight into ``out``, a view
+    that is not C-contiguous: its inner dims C-contiguous, its outer dims one regular step
+    (a 2-d view's rows, ``p[1:-1, 1:-1]``; a 3-d view whose last two dims are whole); else 0."""
+    if not outer or out.ndim <= outer:
+        return 0
+    shape, strides, step = out.shape, out.strides, out.itemsize
+    for d in range(out.ndim - 1, outer - 1, -1):       # inner dims: C order
+        if shape[d] != 1 and strides[d] != step:
+            return 0
+        step *= shape[d]
+    ostride, n = 0, 1
+    for d in range(outer - 1, -1, -1):                  # outer dims: ostride * (C steps)
+        if shape[d] != 1:
+            if not ostride:
+                ostride, n = strides[d], shape[d]
+            elif strides[d] != ostride * n:
+                return 0
+            else:
+                n *= shape[d]
+    return ostride
 
 
 #: a pipelined run (:meth:`CpuFusedBackend.run_into_pipelined`) for results of at least this
@@ -1392,7 +1455,10 @@ def _finalize(c: Compiled, op: str, arrays: dict[str, np.ndarray], rsz: int, ddo
             # NumPy's mean is sum / (n + 0j) (Smith's division): an infinite part of it makes
             # the other part NaN, and so the variance (the parts' means are in rd and ri)
             m2 = np.where(np.isinf(arrays["rd"]) | np.isinf(arrays["ri"]), np.nan, m2)
-        with np.errstate(divide="ignore", invalid="ignore"):  # ddof >= n: NumPy warns once
+        # (slices of at most ddof elements: NumPy's warnings came from _build's
+        # _warn_empty_slices and _no_degrees_of_freedom, or, under la.jit/la.explain, the
+        # first only: docs/not-supported.rst)
+        with np.errstate(divide="ignore", invalid="ignore"):
             # (in place: the run's own arrays; a new 4 MiB one per step came from fresh pages)
             val = np.true_divide(m2, max(rsz - ddof, 0), out=m2)
             if op == "std":
@@ -1557,6 +1623,13 @@ class CpuFusedBackend:
         if out.flags.c_contiguous and all(not s or _same_view(a, out) for a, s in zip(inputs, shared)):
             _execute(launch, inputs, out, out_read=any(shared))
             return True
+        if not any(shared) and launch.order is None:
+            # rows of the space written in place: ``p[1:-1, 1:-1] = f(pn, b)`` (no input reads
+            # ``p``) without the write-back's stage and scatter (docs/notes/cpu.rst, 2026-12-07i)
+            ostride = _outer_stride(out, launch.outer)
+            if ostride:
+                _execute(launch, inputs, out, out_read=False, out_ostride=ostride)
+                return True
         plan = (_write_back_plan(inputs, out, shared, launch.threads)
                 if launch.shape == out.shape else None)
         if plan is None:

@@ -12,10 +12,10 @@ lazyarr configuration with ``xp = lazyarr``; after every CHECK line every live n
 (arrays, views, pending expressions, scalars, tuples, the user's buffers U*) is compared.
 
 Usage:
-  python fuzz.py run START COUNT [--out results.jsonl]     # fuzz seeds START..START+COUNT-1
-  python fuzz.py one SEED [CONFIG]                         # run one seed verbosely
-  python fuzz.py min SEED CONFIG                           # minimise a failing seed
-  python fuzz.py show SEED                                 # print the program
+  python stateful.py run START COUNT [OUT.jsonl [CONFIG,...]]  # fuzz seeds START..START+COUNT-1
+  python stateful.py one SEED [CONFIG]                     # run one seed verbosely
+  python stateful.py min SEED CONFIG                       # minimise a failing seed
+  python stateful.py show SEED                             # print the program
 """
 from __future__ import annotations
 
