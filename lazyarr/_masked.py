@@ -32,6 +32,7 @@ from ._materialize import computing_is_deferred, materialize
 from ._node import Node
 from ._program import Instr
 from ._registry import OPS
+from ._ufunc_out import quiet_constant
 from .backends.cuda.fp_checks import site_name
 
 _BOOL = np.dtype(bool)
@@ -230,11 +231,11 @@ def _op(op: str, dtype: np.dtype, arg: Any, kids: list[tuple[Node, Any]], mask: 
 
 
 def _quiet(op: str, node: Node, mask: Node) -> tuple[Node, Any]:
-    """``where(mask, node, q)``: ``q`` 1 (``arctanh``: 0) of ``node``'s dtype, which raises
-    nothing in any op (as ``_ufunc_out._quiet`` for ``where=``)."""
+    """``where(mask, node, q)``: ``q`` the op's :func:`_ufunc_out.quiet_constant` of
+    ``node``'s dtype, which raises nothing in the op (as ``where=``'s lanes)."""
     if node.dtype.kind not in "iufc":
         raise _NotFused
-    q = np.asarray(0 if op == "arctanh" else 1).astype(node.dtype)[()]
+    q = np.asarray(quiet_constant(op)).astype(node.dtype)[()]
     quiet = _node.op_node("where", node.dtype, mask.shape, mask.device,
                           (mask, node, _node.scalar(q)))
     return quiet, q

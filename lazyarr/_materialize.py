@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _devices, _node
+from . import _devices, _node, _program
 from ._config import get_config
 from ._node import Node
 from ._plan import Plan
@@ -43,7 +43,7 @@ def materialize(node: Node) -> Any:
         if _stopping.get():
             raise FirstMaterialization(node)
         if node.op == "compress":  # ``X[m]``: NumPy's (CuPy's) index (lazyarr/_masked.py)
-            lower(node)
+            _program.compute_compress(node)
             return node.data
         try:
             lowered = lower_cached(node)

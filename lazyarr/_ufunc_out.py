@@ -116,13 +116,19 @@ def _check_cast(opdef: OpDef, dtype: np.dtype, out: Any, casting: str) -> None:
         raise _UFuncOutputCastingError(opdef.numpy, casting, dtype, out.dtype, 0)
 
 
+def quiet_constant(op: str) -> int:
+    """The operand value with which ``op`` raises no floating-point error: 1 (``arctanh``: 0).
+    Lanes NumPy's loop does not compute (``where=``, a masked update's False lanes) read it."""
+    return 0 if op == "arctanh" else 1
+
+
 def _quiet(opdef: OpDef, node: Any, mask: Any) -> Any:
     """An array operand of an op that can raise a floating-point error, with a value that
     raises none where ``mask`` is False (NumPy's loop does not compute those elements: no
-    warning of theirs): 1 (``arctanh``: 0). Its values where True are the operand's."""
+    warning of theirs): :func:`quiet_constant`. Its values where True are the operand's."""
     if not isinstance(node, Node) or node.dtype.kind not in "iufc":
         return node
-    return _build.elementwise(OPS["where"], mask._node, node, 0 if opdef.name == "arctanh" else 1)
+    return _build.elementwise(OPS["where"], mask._node, node, quiet_constant(opdef.name))
 
 
 def _device_of(nodes: tuple[Any, ...], out: Any) -> str | None:
