@@ -493,6 +493,8 @@ def run(path: str, func: Any, result_device: str, args: tuple[Any, ...], kwargs:
         kwargs["out"] = copies[0] if single else tuple(copies)
     else:
         plain = []
+    if path == "copyto":
+        kwargs = _scalar_where(kwargs)
     args, kwargs = _buffers(args), _buffers(kwargs)
     # (on the CPU NumPy's arrays come from the result pool: a large draw or result made at
     # every step of a loop takes the memory of the last one, not fresh pages:
@@ -509,6 +511,18 @@ def run(path: str, func: Any, result_device: str, args: tuple[Any, ...], kwargs:
     record = None if flops is None else with_flops(_library_call(path, (args, kwargs), result), flops)
     return _traced(path, func, args, kwargs,
                    _wrap(result, result_device, path, (args, kwargs), record), result_device)
+
+
+def _scalar_where(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``copyto``'s ``where=`` given a 0-d LazyArray: lazyarr's 0-d results stand for NumPy's
+    scalars (``x[i]``, ``x.sum()``, a ufunc of 0-d operands), and NumPy takes a scalar
+    ``where=`` by its truth (``where=np.float32(-inf)`` writes), where a 0-d array must cast
+    safely to bool (a float one raises TypeError). So the value's truth is passed
+    (docs/porting.rst, "0-d results")."""
+    where = kwargs.get("where")
+    if isinstance(where, LazyArray) and where.ndim == 0 and where.dtype != np.bool_:
+        kwargs = dict(kwargs, where=bool(where))
+    return kwargs
 
 
 def _traced(path: str, func: Any, args: Any, kwargs: dict[str, Any], wrapped: Any,

@@ -295,6 +295,25 @@ def test_writing_functions_and_methods_write_in_place_as_numpy(any_mode):
     np.testing.assert_array_equal(np.asarray(view), [9.0, 9.0, 9.0])
 
 
+def test_copyto_where_a_0d_result_is_a_scalars_truth(any_device_mode):
+    """lazyarr's 0-d results stand for NumPy's scalars: ``copyto(where=)`` takes their truth,
+    as NumPy takes ``where=np.float32(-inf)`` (stateful fuzz seed 9200005); a bool 0-d stays
+    an array mask."""
+    for value, writes in ((-np.inf, True), (0.0, False), (np.nan, True), (3.0, True)):
+        a = np.array([value, 1.0], dtype=np.float32)
+        want = np.zeros(2)
+        np.copyto(want, 0.25, where=np.add(np.bool_(True), a[0]) if value != 0.0 else a[0])
+        assert (want == 0.25).all() == writes
+        x = la.asarray(a)
+        got = la.zeros(2)
+        np.copyto(got, 0.25, where=la.add(np.bool_(True), x[..., 0]) if value != 0.0 else x[0])
+        np.testing.assert_array_equal(np.asarray(got), want)
+        got = la.zeros(2)
+        la.copyto(got, 0.25, where=x.sum() != 0)                       # a bool 0-d
+        np.testing.assert_array_equal(np.asarray(got), np.full(2, 0.25) if a.sum() != 0
+                                      else np.zeros(2))
+
+
 def test_array_methods_and_attributes(any_mode):
     a = np.arange(6.0).reshape(2, 3)
     x = la.asarray(a) + 0
