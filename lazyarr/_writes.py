@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from . import _devices, _masked, _node, _views
-from ._materialize import materialize, materialize_into, tape
+from ._materialize import materialize, materialize_into, materialize_masked, tape
 from ._node import Node, overlaps_any
 from ._value_ops import device_view
 from .backends import fp_errors
@@ -182,6 +182,13 @@ def _masked_update(x: Any, key: Any, value: Any, temporary: bool) -> bool:
     written, where it is not (NumPy's write then)."""
     if fp_errors.interrupting():
         return False        # (NumPy raises before it writes: the general path computes first)
+    data = x._node.data
+    if type(data) is np.ndarray and data.flags.c_contiguous:
+        # the CPU: computed on the True lanes alone, at any density (docs/notes/cpu.rst,
+        # 2026-12-08: faster than the dense write below from ~50 % True down, as fast above)
+        found = _masked.sparse_value(x, key, value)
+        if found is not None:
+            return _sparse_update(x, value, temporary, *found)
     result = _masked.fused_value(x, key, value)
     if result is None:
         return False
@@ -194,6 +201,25 @@ def _masked_update(x: Any, key: Any, value: Any, temporary: bool) -> bool:
         data = materialize(result)
         memory = target(x)
         memory[...] = data
+    return True
+
+
+def _sparse_update(x: Any, value: Any, temporary: bool, new: Node, mask: Node,
+                   count: int) -> bool:
+    """``x[m] = value`` computed on the True lanes of ``m`` alone and written there, one pass
+    (``new``, ``mask``, ``count``: :func:`_masked.sparse_value`'s answer; ``run_masked`` of the
+    CPU's fused backend). Where that backend does not take the layouts, NumPy's write of
+    the value (computed as NumPy computes it)."""
+    spare = value if temporary and type(value) is Node else None
+    memory = target(x, writing=new, spare=spare)
+    data = materialize(mask)
+    if value.data is None and materialize_masked(new, data, memory, count):
+        return True
+    # (a layout the masked run does not take, or a value computed by the write's barrier
+    # because something else holds it: NumPy's write of the value)
+    values = materialize(value)
+    memory = target(x)
+    memory[data] = values
     return True
 
 

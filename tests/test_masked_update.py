@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import lazyarr as la
-from lazyarr import _masked
+from lazyarr import _masked, _writes
 
 DTYPES = [np.bool_, np.int8, np.uint8, np.int32, np.int64, np.float16, np.float32,
           np.float64, np.complex64, np.complex128]
@@ -31,16 +31,32 @@ def pending_small_arrays():
 
 @pytest.fixture
 def fused(monkeypatch):
-    """Every mask dense enough to fuse; the list of the writes that fused."""
+    """Every mask dense enough to fuse; the list of the writes that fused (the dense write
+    ``where(m, f', x)``, or on the CPU the run on the True lanes: :func:`masked_runs`)."""
     monkeypatch.setattr(_masked, "DENSE", 0.0)
     done: list[bool] = []
-    original = _masked.fused_value
+    original = _writes._masked_update
 
     def counting(*args):
         result = original(*args)
-        done.append(result is not None)
+        done.append(result)
         return result
-    monkeypatch.setattr(_masked, "fused_value", counting)
+    monkeypatch.setattr(_writes, "_masked_update", counting)
+    return done
+
+
+@pytest.fixture
+def masked_runs(monkeypatch):
+    """The list of the CPU's runs on the True lanes (``run_masked``: whether each ran)."""
+    from lazyarr.backends import cpu_fused
+    done: list[bool] = []
+    original = cpu_fused.CpuFusedBackend.run_masked
+
+    def counting(*args):
+        result = original(*args)
+        done.append(result)
+        return result
+    monkeypatch.setattr(cpu_fused.CpuFusedBackend, "run_masked", counting)
     return done
 
 

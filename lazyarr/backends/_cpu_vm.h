@@ -509,6 +509,9 @@ struct lz_run {
     int nfields;
     lz_field *fields;
     npy_intp rows, cols;
+    /* MODE_EW into a C-ordered ``out``, not NULL: a masked update (lz_exec_masked), one bool
+     * per element of the space in C order; only the True lanes are computed and written */
+    const npy_bool *mask;
 };
 
 /* progress[0] of a pipelined run, read with acquire order (what it counts is written) */
@@ -972,6 +975,144 @@ static int lz_exec_block(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_i
     if (!r && !lz_fpe_raised()) return 0;
     lz_fpe_take();
     return lz_run_instrs(P, R, S, n, out, pf, pflen, npf, 1);
+}
+
+/* ---------------------------------------------------------------- masked updates
+ * ``x[m] = f(x[m], y[m], s)`` (lazyarr/_masked.py): per block, the positions of the mask's
+ * True lanes, each input taken at them into a compact run, the instructions (NumPy's loops,
+ * or their compiled run) over those lanes only, and the result put back at them in ``out``.
+ * NumPy computes f on the compressed arrays: the same values, in the same loops, so its
+ * floating-point flags exactly, and no lane it leaves alone is computed. */
+
+/* The runs of True lanes of m[0, n): run r is [at[2r], at[2r] + at[2r+1]); their count.
+ * The lanes are copied by runs (NumPy's boolean index copies its runs too): a lane at a time
+ * through a list of positions ran the gathers ~2x slower on mandelbrot1's masks. */
+static npy_intp lz_true_runs(const npy_bool *m, npy_intp n, npy_int32 *at) {
+    npy_intp r = 0, j = 0;
+    while (j < n) {
+        while (j + 8 <= n) {                   /* skip False lanes a word at a time */
+            npy_uint64 w;
+            memcpy(&w, m + j, 8);
+            if (w) break;
+            j += 8;
+        }
+        while (j < n && !m[j]) j++;
+        if (j >= n) break;
+        const npy_intp a = j;
+        while (j + 8 <= n) {                   /* True lanes a word at a time */
+            npy_uint64 w;
+            memcpy(&w, m + j, 8);
+            if (w != 0x0101010101010101ULL) break;
+            j += 8;
+        }
+        while (j < n && m[j]) j++;
+        at[2 * r] = (npy_int32)a;
+        at[2 * r + 1] = (npy_int32)(j - a);
+        r++;
+    }
+    return r;
+}
+
+#define LZ_TAKE(T)                                                                           \
+    for (npy_intp r = 0; r < nr; r++) {                                                      \
+        const char *p = s + at[2 * r] * ss;                                                  \
+        const npy_intp len = at[2 * r + 1];                                                  \
+        if (ss == (npy_intp)sizeof(T) && len >= 8) memcpy(d, p, (size_t)len * sizeof(T));    \
+        else for (npy_intp i = 0; i < len; i++) ((T *)d)[i] = *(const T *)(p + i * ss);    \
+        d += len * sizeof(T);                                                                \
+    }
+/* the lanes of the nr runs at ``at`` of the elements at s (in steps of ss bytes), one after
+ * another into d (isz bytes each) */
+static void lz_take(char *d, const char *s, npy_intp ss, npy_intp isz, const npy_int32 *at,
+                    npy_intp nr) {
+    switch (isz) {
+    case 1: LZ_TAKE(npy_uint8) break;
+    case 2: LZ_TAKE(npy_uint16) break;
+    case 4: LZ_TAKE(npy_uint32) break;
+    case 8: LZ_TAKE(npy_uint64) break;
+    default: LZ_TAKE(lz_c128) break;
+    }
+}
+#undef LZ_TAKE
+
+#define LZ_PUT(T)                                                                            \
+    for (npy_intp r = 0; r < nr; r++) {                                                      \
+        T *p = (T *)d + at[2 * r];                                                           \
+        const npy_intp len = at[2 * r + 1];                                                  \
+        if (ss == (npy_intp)sizeof(T) && len >= 8) memcpy(p, s, (size_t)len * sizeof(T));    \
+        else for (npy_intp i = 0; i < len; i++) p[i] = *(const T *)(s + i * ss);            \
+        s += len * ss;                                                                       \
+    }
+/* the inverse: s's lanes (in steps of ss bytes) into the nr runs at ``at`` of the C-ordered
+ * elements at d (isz bytes each) */
+static void lz_put(char *d, const char *s, npy_intp ss, npy_intp isz, const npy_int32 *at,
+                   npy_intp nr) {
+    switch (isz) {
+    case 1: LZ_PUT(npy_uint8) break;
+    case 2: LZ_PUT(npy_uint16) break;
+    case 4: LZ_PUT(npy_uint32) break;
+    case 8: LZ_PUT(npy_uint64) break;
+    default: LZ_PUT(lz_c128) break;
+    }
+}
+#undef LZ_PUT
+
+/* The block [start, start+n) of a masked run (R->mask; one inner index over the whole space,
+ * every input read with one stride, R->dstride, or uniform). The result is computed into the
+ * thread's stage and only then written: an input may read ``out`` (``x`` itself), and a block
+ * that raised a flag runs again on unchanged operands to tell which instruction did. A block
+ * all True reads its inputs in place; one all False does nothing. */
+static int lz_exec_masked(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_intp start,
+                          npy_intp n) {
+    const npy_intp rb = LZ_RB(P);
+    npy_int32 *at = (npy_int32 *)(S->stage + rb);      /* (at most n/2 + 1 runs: 4n bytes) */
+    const npy_intp nr = lz_true_runs(R->mask + start, n, at);
+    if (nr == 0) return 0;
+    npy_intp c = 0;
+    for (npy_intp r = 0; r < nr; r++) c += at[2 * r + 1];
+    const int dense = c == n;
+    char **vptr = S->vptr;
+    npy_intp *vstr = S->vstr;
+    for (int k = 0; k < P->ninputs; k++) {
+        const int v = P->input_val[k];
+        if (v < 0) continue;
+        const npy_intp ds = R->dstride[k];
+        char *b = R->base[k];
+        if (ds == 0) {
+            vptr[v] = b;
+            vstr[v] = 0;
+        } else if (dense) {
+            vptr[v] = b + start * ds;
+            vstr[v] = ds;
+        } else {
+            char *g = S->gbuf + k * rb;
+            lz_take(g, b + start * ds, ds, P->input_isz[k], at, nr);
+            vptr[v] = g;
+            vstr[v] = P->input_isz[k];
+        }
+    }
+    for (int k = 0; k < P->nscalars; k++) {
+        vptr[P->scalar_val[k]] = R->scalars + LZ_SCALAR_BYTES * k;
+        vstr[P->scalar_val[k]] = 0;
+    }
+    char *stage = S->stage;
+    if (P->ninstr) lz_fpe_note(R, P->ninstr);
+    if (!R->fpe || !P->ninstr) {
+        if (lz_run_instrs(P, R, S, c, stage, NULL, NULL, 0, 0) < 0) return -1;
+    } else {
+        const int r = lz_run_instrs(P, R, S, c, stage, NULL, NULL, 0, 0);
+        if (r < 0) return -1;
+        if (r || lz_fpe_raised()) {
+            lz_fpe_take();
+            if (lz_run_instrs(P, R, S, c, stage, NULL, NULL, 0, 1) < 0) return -1;
+        }
+    }
+    const npy_intp osz = P->instr[P->ninstr - 1].osize;
+    const char *q = vptr[P->result_val];
+    const npy_intp qs = vstr[P->result_val];
+    if (dense) lz_copy(R->out + start * osz, q, qs, c, osz);
+    else lz_put(R->out + start * osz, q, qs, osz, at, nr);
+    return 0;
 }
 
 /* ---------------------------------------------------------------- reduction kernels */
@@ -2029,6 +2170,10 @@ static int lz_do_item(const lz_prog *P, lz_run *R, lz_scratch *S, npy_intp t) {
     }
     if (n > B) n = B;
     if (R->mode == MODE_EW && R->wb) return lz_do_chunk(P, R, S, t);
+    if (R->mode == MODE_EW && R->mask) {
+        if (lz_exec_masked(P, R, S, start, n) < 0) return -1;
+        return lz_poll(S, n);
+    }
     if (R->mode == MODE_EW) {
         const npy_intp osz = P->instr[P->ninstr - 1].osize;
         char *out = R->out + (R->out_ostride ? o * R->out_ostride : o * R->Isz * osz) + start * osz;

@@ -1637,6 +1637,45 @@ class CpuFusedBackend:
         _execute(launch, inputs, writeback=(out, *plan))
         return True
 
+    def run_masked(self, lowered: Lowered, mask: Any, out: Any, count: int) -> bool:
+        """A masked update ``x[m] = f(x[m], y[m], s)``: the elementwise program (``f`` over the
+        whole arrays, of ``x``'s dtype) computed on the True lanes of ``mask`` only and written
+        into ``out`` (``x``'s memory) there, the other lanes left as they are; one pass, where
+        NumPy compresses each operand, computes and scatters (lz_exec_masked in _cpu_vm.h).
+        Each block takes its inputs at its True lanes, so the program sees NumPy's values in
+        NumPy's loops: its floating-point flags exactly. ``count``: the mask's True lanes (the
+        work, for the thread count). False, with nothing written, where it cannot: ``out`` and
+        ``mask`` (bool) not C-contiguous of the space, an input neither C-contiguous of the
+        space nor one element, an input sharing ``out``'s memory other than as ``out`` itself,
+        a random draw's counters, a serial program (integer power)."""
+        c = get_compiled(lowered.program)
+        if not _writes_into(c, lowered, out) or not out.flags.c_contiguous \
+                or type(mask) is not np.ndarray or mask.dtype != np.bool_ \
+                or mask.shape != out.shape or not mask.flags.c_contiguous:
+            return False
+        inputs = [_prepare(b, dt) for b, dt in zip(lowered.inputs, c.input_dtypes)]
+        for a in inputs:
+            if type(a) is CounterMap:
+                return False
+            if a.size != 1 and not (a.shape == out.shape and a.flags.c_contiguous):
+                return False
+            if a.size != 1 and np.may_share_memory(a, out) and not _same_view(a, out):
+                return False
+        inputs = [a.reshape(()) if a.size == 1 else a for a in inputs]   # (stride 0 throughout)
+        if not out.size or not count:
+            return True
+        size = out.size
+        if c.loop is not None and c.loop.state == "new":
+            cpu_loops.note_call(c.loop, c.vm, count)
+        # the work: the True lanes' program and each lane's mask byte
+        threads = _elementwise_threads(c, count + size // 16)
+        fpe = bytearray(len(c.fpe))
+        if _cpu_vm.execute(c.vm, inputs, _cpu_vm.scalar_bytes(lowered.scalars), out.shape,
+                           tuple(range(out.ndim)), 0, _MODE_EW, threads, out=out,
+                           nb=-(-size // c.vm.block), fpe=fpe, out_read=False, mask=mask):
+            _report_fp_errors(c, fpe)
+        return True
+
     def run_into_pipelined(self, lowered: Lowered, out: Any, consume: Any) -> bool:
         """:meth:`run_into` overlapped with a consumer of the result: ``out`` (new memory the
         caller owns, C-contiguous, of the result's dtype and shape) is written by the kernel on
