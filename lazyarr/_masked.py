@@ -79,10 +79,25 @@ def _mask_node(x: Any, key: Any) -> Node | None:
     return node
 
 
-def _masked_runs(device: str) -> bool:
+def masked_runs(device: str) -> bool:
     """Whether ``device``'s backend runs a masked update on the True lanes alone (the CPU's
     fused backend: ``run_masked``), so that a sparse mask's update fuses too."""
     return device == "cpu" and hasattr(select(device, get_config().mode), "run_masked")
+
+
+def fill_mask(x: Any, key: Any) -> tuple[Any, int] | None:
+    """The computed mask and its count where ``x[key] = scalar`` is a masked fill (``key`` a
+    LazyArray's bool mask of ``x``'s full shape, ``x`` of a numeric dtype on the pending path);
+    None otherwise."""
+    node = x._node
+    if type(key) is not Node or node.op == "scalar" or x.dtype.kind not in "biufc" \
+            or not _lazy_size(math.prod(node.shape)):
+        return None
+    mask = _mask_node(x, key)
+    if mask is None:
+        return None
+    data = materialize(mask)
+    return data, int(_devices.xp(x.device).count_nonzero(data))
 
 
 def compress(x: Any, key: Any) -> Node | None:
@@ -101,7 +116,7 @@ def compress(x: Any, key: Any) -> Node | None:
     data = materialize(mask)
     xp = _devices.xp(x.device)
     size = math.prod(node.shape)
-    if _masked_runs(x.device):
+    if masked_runs(x.device):
         count = int(xp.count_nonzero(data))
     elif size >= 64 * _SAMPLE and data.flags.c_contiguous:
         # a first look at every 61st element (~1/60 of a count's time): a mask that is
@@ -109,7 +124,7 @@ def compress(x: Any, key: Any) -> Node | None:
         sample = data.reshape(-1)[::61]
         if int(xp.count_nonzero(sample)) < (DENSE - 0.05) * sample.size:
             return None
-    if not _masked_runs(x.device):
+    if not masked_runs(x.device):
         count = int(xp.count_nonzero(data))
         if count < DENSE * size:
             return None     # (no masked update of it fuses: NumPy's index at once, as before)
@@ -161,12 +176,12 @@ def fused_value(x: Any, key: Any, value: Any) -> Node | None:
 
 def sparse_value(x: Any, key: Any, value: Any) -> tuple[Node, Node, int] | None:
     """``(value', mask, count)`` where ``x[key] = value`` is a masked update that the backend
-    runs on the mask's True lanes alone (:func:`_masked_runs`: the CPU): ``value'`` the same
+    runs on the mask's True lanes alone (:func:`masked_runs`: the CPU): ``value'`` the same
     ops over the whole arrays, of ``x``'s dtype, with nothing quieted (no False lane is
     computed), ``mask`` the key's node and ``count`` its True lanes; None where it is not of
     the form (:func:`fused_value`'s rules, at any density)."""
     node = x._node
-    if not _masked_runs(x.device) or type(value) is not Node or value.data is not None \
+    if not masked_runs(x.device) or type(value) is not Node or value.data is not None \
             or not value.shape or node.op == "scalar" or not _lazy_size(math.prod(node.shape)):
         return None
     if value.dtype.kind == "c" and x.dtype.kind not in "cb":
