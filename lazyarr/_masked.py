@@ -17,6 +17,13 @@ on the True lanes only, so nothing of the False lanes may raise a floating-point
 every op that can raise one (``fp_checks.site_name``) reads a quiet constant there instead
 of an operand that may raise (:func:`_op`). A sparser mask, a scalar or a computed value
 is NumPy's write (it moves only the True elements: faster there, measured).
+
+On the CPU (the fused backend's ``run_masked``) ``X[m]`` is pending at any density, and the
+masked update of a C-ordered ``X`` is computed on the True lanes alone (:func:`sparse_value`:
+``value'`` with nothing quieted, run by the VM a block at a time on each input taken at the
+mask's runs of True lanes, the result put back there: NumPy's loops on NumPy's values, so
+its flags exactly), which beat the dense write at every density measured (docs/notes/cpu.rst,
+2026-12-08); ``X[m] = scalar`` fills the True lanes the same way (:func:`fill_mask`).
 """
 from __future__ import annotations
 
@@ -41,7 +48,8 @@ _BOOL = np.dtype(bool)
 #: writes every element of the arrays, where NumPy's boolean indexing moves the True ones
 #: only (mandelbrot1's ``Z[I] = Z[I]**2 + C[I]`` at 833x833 on the quiet 2-core CPU: the fused
 #: write ~1.4 ms at any density, NumPy's path 1.33 at 30 %, 1.61 at 40 %, 2.17 at 60 %;
-#: docs/notes/cpu.rst, 2026-12-07i)
+#: docs/notes/cpu.rst, 2026-12-07i). On the CPU a C-ordered target takes the run on the True
+#: lanes instead, at any density (:func:`sparse_value`)
 DENSE = 0.4
 #: masks of at least 64 times this many elements are sampled before they are counted
 _SAMPLE = 1024

@@ -46,6 +46,7 @@ cdef extern from "_cpu_vm.h" nogil:
         int which, spare_reg
         cnp.npy_intp spare_size
         int clears_fpe
+        int cmp
     int lz_loop_clears_fpe(lz_loop_t loop, void *ctx, void *aux, char *const *data,
                            const cnp.npy_intp *strides, cnp.npy_intp n)
     ctypedef void (*lz_loop_fn)(char **args, const cnp.npy_intp *strides, cnp.npy_intp n)
@@ -139,7 +140,7 @@ cdef extern from "_cpu_vm.h" nogil:
     cnp.npy_int64 lz_progress(cnp.npy_int64 *progress)
     cnp.npy_intp LZ_GATHER
     int LZ_SCALAR_BYTES
-    int VK_UFUNC, VK_CAST, VK_WHERE
+    int VK_UFUNC, VK_CAST, VK_WHERE, VK_CABS_CMP
     int MODE_RED_A
 
 cdef const char *CAPSULE_NAME = b"numpy_1.24_ufunc_call_info"
@@ -291,6 +292,17 @@ cdef class VMProgram:
                 ins.ctx = ci.context
                 ins.aux = ci.auxdata
                 ins.clears_fpe = loop_clears_fpe(extra, ins.nin + (2 if kind == "ufunc2" else 1), ins.nin)
+                self.keep.append(extra)
+            elif kind == "cabs_cmp":            # (absolute's capsule, comparison 0-3)
+                extra, ins.cmp = extra
+                ci = <lz_call_info *>PyCapsule_GetPointer(extra, CAPSULE_NAME)
+                if ci.strided_loop == NULL or ci.requires_pyapi or not 0 <= ins.cmp <= 3 \
+                        or ins.nin != 2:
+                    raise ValueError(f"cabs_cmp instruction {j}")
+                ins.kind = VK_CABS_CMP
+                ins.loop = <lz_loop_t>ci.strided_loop
+                ins.ctx = ci.context
+                ins.aux = ci.auxdata
                 self.keep.append(extra)
             elif kind == "cast":
                 ins.kind = VK_CAST

@@ -331,10 +331,63 @@ def _body_specs(body: tuple[Instr, ...], dtypes: list[np.dtype], result: int) ->
     except an ``abs`` that only a float ``sqrt`` reads: the two are one pass of the VM's own
     loop (:func:`_sqrt_of_abs`). ``result``: the value the sink consumes."""
     fused = _sqrt_of_abs(body, dtypes, result)
+    compared = _abs_compared(body, dtypes, result)
+    gone = set(fused.values()) | {a for a, _, _ in compared.values()}
     return [_sqrt_abs_spec(n, body[fused[n]].args[0], ins.dtype) if n in fused
+            else _abs_compare_spec(n, body, *compared[n]) if n in compared
             else _spec(n, ins, dtypes)
             for n, ins in enumerate(body)
-            if ins.op not in ("input", "scalar", "counter") and n not in fused.values()]
+            if ins.op not in ("input", "scalar", "counter") and n not in gone]
+
+
+_C16, _F8, _BOOL = np.dtype(np.complex128), np.dtype(np.float64), np.dtype(bool)
+#: the comparisons of ``abs(z)`` with a bound (VK_CABS_CMP's codes), and each one's mirror
+#: (``c > abs(z)`` is ``abs(z) < c``)
+_ABS_COMPARE = {"less": 0, "less_equal": 1, "greater": 2, "greater_equal": 3}
+_MIRROR = {"less": "greater", "less_equal": "greater_equal", "greater": "less",
+           "greater_equal": "less_equal"}
+
+
+def _readers(body: tuple[Instr, ...], result: int) -> dict[int, int]:
+    """How many instructions (and the sink) read each value."""
+    readers: dict[int, int] = {result: 1}
+    for ins in body:
+        if ins.op not in ("input", "scalar", "counter"):
+            for a in ins.args:
+                readers[a] = readers.get(a, 0) + 1
+    return readers
+
+
+def _abs_compared(body: tuple[Instr, ...], dtypes: list[np.dtype],
+                  result: int) -> dict[int, tuple[int, int, int]]:
+    """``{comparison value: (abs value, bound value, code)}`` for each ``abs(z) < c`` (``<=``,
+    ``>``, ``>=``, either side) of a complex128 ``z`` and a float64 ``c`` whose ``abs`` nothing
+    else reads: one instruction (lz_cabs_cmp) that decides from ``re*re + im*im`` where that is
+    sure and takes NumPy's ``absolute`` loop elsewhere: the same answers and flags, without
+    NumPy's hypot on every element (mandelbrot1's ``less(abs(Z), horizon)``: docs/notes/cpu.rst,
+    2026-12-08)."""
+    readers = _readers(body, result)
+    found = {}
+    for n, ins in enumerate(body):
+        if ins.op not in _ABS_COMPARE or ins.dtype != _BOOL or len(ins.args) != 2:
+            continue
+        for side, op in ((0, ins.op), (1, _MIRROR[ins.op])):
+            a, b = ins.args[side], ins.args[1 - side]
+            src = body[a]
+            if src.op == "abs" and readers.get(a) == 1 and dtypes[a] == _F8 \
+                    and dtypes[src.args[0]] == _C16 and dtypes[b] == _F8 and a != b:
+                found[n] = (a, b, _ABS_COMPARE[op])
+                break
+    return found
+
+
+def _abs_compare_spec(n: int, body: tuple[Instr, ...], a: int, b: int, code: int) -> _Spec:
+    """``abs(z) <op> c`` as one instruction (:func:`_abs_compared`)."""
+    op = [k for k, v in _ABS_COMPARE.items() if v == code][0]
+    return _Spec("cabs_cmp", n, (body[a].args[0], b), _BOOL,
+                 (_resolve_loop(np.absolute, (_C16, _F8)), code),
+                 f"lazyarr {op}(absolute(complex128), float64) [numpy.absolute loop "
+                 f"complex128->float64 where unsure]", "absolute")
 
 
 def _sqrt_of_abs(body: tuple[Instr, ...], dtypes: list[np.dtype], result: int) -> dict[int, int]:
@@ -344,11 +397,7 @@ def _sqrt_of_abs(body: tuple[Instr, ...], dtypes: list[np.dtype], result: int) -
     of the chain's time, docs/notes/cpu.rst). The same bits and flags: NumPy's ``absolute``
     clears the sign bit and raises nothing (NaNs and signalling NaNs included), as ``fabs``
     does, and the sqrt is the same instruction."""
-    readers: dict[int, int] = {result: 1}
-    for ins in body:
-        if ins.op not in ("input", "scalar", "counter"):
-            for a in ins.args:
-                readers[a] = readers.get(a, 0) + 1
+    readers = _readers(body, result)
     fused = {}
     for n, ins in enumerate(body):
         if ins.op == "sqrt" and ins.dtype in OWN_SQRT:
