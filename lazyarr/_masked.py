@@ -95,11 +95,11 @@ def masked_runs(device: str) -> bool:
 
 def fill_mask(x: Any, key: Any) -> tuple[Any, int] | None:
     """The computed mask and its count where ``x[key] = scalar`` is a masked fill (``key`` a
-    LazyArray's bool mask of ``x``'s full shape, ``x`` of a numeric dtype on the pending path);
-    None otherwise."""
+    LazyArray's bool mask of ``x``'s full shape, ``x`` of a numeric dtype on the pending path,
+    a backend that fills: :func:`masked_runs`); None otherwise."""
     node = x._node
     if type(key) is not Node or node.op == "scalar" or x.dtype.kind not in "biufc" \
-            or not _lazy_size(math.prod(node.shape)):
+            or not _lazy_size(math.prod(node.shape)) or not masked_runs(x.device):
         return None
     mask = _mask_node(x, key)
     if mask is None:
@@ -189,8 +189,9 @@ def sparse_value(x: Any, key: Any, value: Any) -> tuple[Node, Node, int] | None:
     computed), ``mask`` the key's node and ``count`` its True lanes; None where it is not of
     the form (:func:`fused_value`'s rules, at any density)."""
     node = x._node
-    if not masked_runs(x.device) or type(value) is not Node or value.data is not None \
-            or not value.shape or node.op == "scalar" or not _lazy_size(math.prod(node.shape)):
+    if type(value) is not Node or value.data is not None or not value.shape \
+            or node.op == "scalar" or not _lazy_size(math.prod(node.shape)) \
+            or not masked_runs(x.device):
         return None
     if value.dtype.kind == "c" and x.dtype.kind not in "cb":
         return None     # (NumPy's ComplexWarning depends on the count)

@@ -240,8 +240,7 @@ def _masked_fill(x: Any, key: Any, value: Any) -> bool:
     the kernel's threads (``run_fill``), where NumPy's scatter runs on one. False, with nothing
     done, where it does not apply (NumPy's write then)."""
     data = x._node.data
-    if data is not None and (type(data) is not np.ndarray or not data.flags.c_contiguous) \
-            or not _masked.masked_runs(x.device):
+    if data is not None and (type(data) is not np.ndarray or not data.flags.c_contiguous):
         return False
     found = _masked.fill_mask(x, key)
     if found is None:

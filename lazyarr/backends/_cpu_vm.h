@@ -1168,6 +1168,26 @@ static void lz_put(char *d, const char *s, npy_intp ss, npy_intp isz, const npy_
 }
 #undef LZ_PUT
 
+#define LZ_FILL(T)                                                                           \
+    {                                                                                        \
+        const T v = *(const T *)s;                                                           \
+        for (npy_intp r = 0; r < nr; r++) {                                                  \
+            T *p = (T *)d + at[2 * r];                                                       \
+            for (npy_intp i = 0, len = at[2 * r + 1]; i < len; i++) p[i] = v;                \
+        }                                                                                    \
+    }
+/* the element at s (isz bytes) into every lane of the nr runs at ``at`` of d */
+static void lz_fill_runs(char *d, const char *s, npy_intp isz, const npy_int32 *at, npy_intp nr) {
+    switch (isz) {
+    case 1: LZ_FILL(npy_uint8) break;
+    case 2: LZ_FILL(npy_uint16) break;
+    case 4: LZ_FILL(npy_uint32) break;
+    case 8: LZ_FILL(npy_uint64) break;
+    default: LZ_FILL(lz_c128) break;
+    }
+}
+#undef LZ_FILL
+
 /* The block [start, start+n) of a masked run (R->mask; one inner index over the whole space,
  * every input read with one stride, R->dstride, or uniform). The result is computed into the
  * thread's stage and only then written: an input may read ``out`` (``x`` itself), and a block
@@ -1208,6 +1228,14 @@ static int lz_exec_masked(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_
     }
     char *stage = S->stage;
     if (P->ninstr) lz_fpe_note(R, P->ninstr);
+    if (P->ninputs == 0) {
+        /* a value of scalars alone (``x[m] = scalar``'s fill): the same on every lane, computed
+         * once (the same flags too) and stored straight into the runs */
+        if (lz_run_instrs(P, R, S, 1, stage, NULL, NULL, 0, R->fpe != NULL) < 0) return -1;
+        const npy_intp osz = P->instr[P->ninstr - 1].osize;
+        lz_fill_runs(R->out + start * osz, vptr[P->result_val], osz, at, nr);
+        return 0;
+    }
     if (!R->fpe || !P->ninstr) {
         if (lz_run_instrs(P, R, S, c, stage, NULL, NULL, 0, 0) < 0) return -1;
     } else {

@@ -1826,7 +1826,7 @@ def _fill_program(dtype: np.dtype) -> Any:
     cast (a copy: the same dtype) into the output."""
     code = TYPE_CODE[dtype]
     return _cpu_vm.VMProgram([("cast", 1, (0,), -1, dtype.itemsize, (code, code))], [], [0], 2,
-                             0, 1, _cpu_vm.REDUCTION_KINDS["none"], 0, 4096, 0,
+                             0, 1, _cpu_vm.REDUCTION_KINDS["none"], 0, 1024, 0,
                              16 if dtype.itemsize > 8 else 8)
 
 
