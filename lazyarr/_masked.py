@@ -110,11 +110,11 @@ def fill_mask(x: Any, key: Any) -> tuple[Any, int] | None:
 
 def compress(x: Any, key: Any) -> Node | None:
     """``x[key]``'s pending node where ``key`` is a full-shape bool mask (a LazyArray's node or
-    a NumPy array) and ``x`` takes the pending path: on the CPU at any density (a masked
-    update runs on the True lanes: :func:`sparse_value`), elsewhere with at least
-    :data:`DENSE` of it True; None otherwise (the caller indexes at once: a sparser mask's
-    update is NumPy's write there, and a pending read would only add its bookkeeping, ~0.1 ms
-    a statement in mandelbrot1)."""
+    a NumPy array) and ``x`` takes the pending path: on the CPU at any density for a
+    LazyArray's mask (a masked update runs on the True lanes: :func:`sparse_value`), else with
+    at least :data:`DENSE` of it True; None otherwise (the caller indexes at once: a sparser
+    mask's update is NumPy's write there, and a pending read would only add its bookkeeping,
+    ~0.1 ms a statement in mandelbrot1)."""
     node = x._node
     if node.op == "scalar" or not _lazy_size(math.prod(node.shape)):
         return None
@@ -124,7 +124,8 @@ def compress(x: Any, key: Any) -> Node | None:
     data = materialize(mask)
     xp = _devices.xp(x.device)
     size = math.prod(node.shape)
-    if masked_runs(x.device):
+    sparse = type(key) is Node and masked_runs(x.device)    # (a NumPy mask: a new leaf, which
+    if sparse:                                             # no update's key is: never fused)
         count = int(xp.count_nonzero(data))
     elif size >= 64 * _SAMPLE and data.flags.c_contiguous:
         # a first look at every 61st element (~1/60 of a count's time): a mask that is
@@ -132,7 +133,7 @@ def compress(x: Any, key: Any) -> Node | None:
         sample = data.reshape(-1)[::61]
         if int(xp.count_nonzero(sample)) < (DENSE - 0.05) * sample.size:
             return None
-    if not masked_runs(x.device):
+    if not sparse:
         count = int(xp.count_nonzero(data))
         if count < DENSE * size:
             return None     # (no masked update of it fuses: NumPy's index at once, as before)

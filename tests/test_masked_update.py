@@ -641,3 +641,22 @@ def test_scalar_fill_into_a_read_only_or_strided_target(fills):
     want[:, :40][m.reshape(200, 60)[:, :40]] = 3.0
     np.testing.assert_array_equal(np.asarray(xl), want[:, :40])
     assert True not in fills                        # (NumPy's writes, into the views)
+
+
+def test_a_mask_in_the_target_s_memory_is_numpy_s_write(masked_runs, fills):
+    """A mask that is a view of the target's own memory, shifted: NumPy's write reads it as it
+    writes (each lane written makes the next one True); the same here, through NumPy's write."""
+    def fill(xp, b, m):
+        x, mm = b[1:], b[:-1]
+        x[mm] = True
+        return b
+
+    def update(xp, b, m):
+        x, mm = b[1:], b[:-1]
+        x[mm] = ~x[mm]
+        return b
+    b = np.zeros(9000, bool)
+    b[0] = b[4000] = True
+    _compare(fill, (b,), b)
+    _compare(update, (b,), b)
+    assert True not in masked_runs and True not in fills

@@ -1694,14 +1694,15 @@ class CpuFusedBackend:
         Each block takes its inputs at its True lanes, so the program sees NumPy's values in
         NumPy's loops: its floating-point flags exactly. ``count``: the mask's True lanes (the
         work, for the thread count). False, with nothing written, where it cannot: ``out`` and
-        ``mask`` (bool) not C-contiguous of the space, an input neither C-contiguous of the
-        space nor one element, an input sharing ``out``'s memory other than as ``out`` itself,
-        a random draw's counters, a serial program (integer power)."""
+        ``mask`` (bool) not C-contiguous of the space or sharing memory, an input neither
+        C-contiguous of the space nor one element, an input sharing ``out``'s memory other
+        than as ``out`` itself, a random draw's counters, a serial program (integer power)."""
         c = get_compiled(lowered.program)
         if not _writes_into(c, lowered, out) or not out.flags.c_contiguous \
                 or type(mask) is not np.ndarray or mask.dtype != np.bool_ \
-                or mask.shape != out.shape or not mask.flags.c_contiguous:
-            return False
+                or mask.shape != out.shape or not mask.flags.c_contiguous \
+                or np.may_share_memory(mask, out):
+            return False        # (a mask in the target's memory: NumPy's write reads it as it writes)
         inputs = [_prepare(b, dt) for b, dt in zip(lowered.inputs, c.input_dtypes)]
         for a in inputs:
             if type(a) is CounterMap:
@@ -1730,10 +1731,12 @@ class CpuFusedBackend:
         dtype, NumPy's conversion of the scalar done) written into the True lanes of ``mask``
         alone, one pass (the masked run of a program that only casts its scalar operand:
         :meth:`run_masked`); False, with nothing written, where ``out`` and ``mask`` are not
-        C-contiguous of one shape (the caller writes with NumPy then)."""
+        C-contiguous of one shape or share memory (NumPy's write reads such a mask as it
+        writes: the caller writes with NumPy then)."""
         if type(out) is not np.ndarray or out.dtype not in TYPE_CODE or not out.flags.c_contiguous \
                 or not out.flags.writeable or not out.flags.aligned or type(mask) is not np.ndarray \
-                or mask.dtype != np.bool_ or mask.shape != out.shape or not mask.flags.c_contiguous:
+                or mask.dtype != np.bool_ or mask.shape != out.shape or not mask.flags.c_contiguous \
+                or np.may_share_memory(mask, out):
             return False
         if not out.size or not count:
             return True
