@@ -17,6 +17,13 @@ on the True lanes only, so nothing of the False lanes may raise a floating-point
 every op that can raise one (``fp_checks.site_name``) reads a quiet constant there instead
 of an operand that may raise (:func:`_op`). A sparser mask, a scalar or a computed value
 is NumPy's write (it moves only the True elements: faster there, measured).
+
+On the CPU (the fused backend's ``run_masked``) ``X[m]`` is pending at any density, and the
+masked update of a C-ordered ``X`` is computed on the True lanes alone (:func:`sparse_value`:
+``value'`` with nothing quieted, run by the VM a block at a time on each input taken at the
+mask's runs of True lanes, the result put back there: NumPy's loops on NumPy's values, so
+its flags exactly), which beat the dense write at every density measured (docs/notes/cpu.rst,
+2026-12-08); ``X[m] = scalar`` fills the True lanes the same way (:func:`fill_mask`).
 """
 from __future__ import annotations
 
@@ -27,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from . import _devices, _node, _program
+from .backends import select
 from ._config import get_config
 from ._materialize import computing_is_deferred, materialize
 from ._node import Node
@@ -40,7 +48,8 @@ _BOOL = np.dtype(bool)
 #: writes every element of the arrays, where NumPy's boolean indexing moves the True ones
 #: only (mandelbrot1's ``Z[I] = Z[I]**2 + C[I]`` at 833x833 on the quiet 2-core CPU: the fused
 #: write ~1.4 ms at any density, NumPy's path 1.33 at 30 %, 1.61 at 40 %, 2.17 at 60 %;
-#: docs/notes/cpu.rst, 2026-12-07i)
+#: docs/notes/cpu.rst, 2026-12-07i). On the CPU a C-ordered target takes the run on the True
+#: lanes instead, at any density (:func:`sparse_value`)
 DENSE = 0.4
 #: masks of at least 64 times this many elements are sampled before they are counted
 _SAMPLE = 1024
@@ -78,11 +87,34 @@ def _mask_node(x: Any, key: Any) -> Node | None:
     return node
 
 
+def masked_runs(device: str) -> bool:
+    """Whether ``device``'s backend runs a masked update on the True lanes alone (the CPU's
+    fused backend: ``run_masked``), so that a sparse mask's update fuses too."""
+    return device == "cpu" and hasattr(select(device, get_config().mode), "run_masked")
+
+
+def fill_mask(x: Any, key: Any) -> tuple[Any, int] | None:
+    """The computed mask and its count where ``x[key] = scalar`` is a masked fill (``key`` a
+    LazyArray's bool mask of ``x``'s full shape, ``x`` of a numeric dtype on the pending path,
+    a backend that fills: :func:`masked_runs`); None otherwise."""
+    node = x._node
+    if type(key) is not Node or node.op == "scalar" or x.dtype.kind not in "biufc" \
+            or not _lazy_size(math.prod(node.shape)) or not masked_runs(x.device):
+        return None
+    mask = _mask_node(x, key)
+    if mask is None:
+        return None
+    data = materialize(mask)
+    return data, int(_devices.xp(x.device).count_nonzero(data))
+
+
 def compress(x: Any, key: Any) -> Node | None:
     """``x[key]``'s pending node where ``key`` is a full-shape bool mask (a LazyArray's node or
-    a NumPy array) with at least :data:`DENSE` of it True and ``x`` takes the pending path;
-    None otherwise (the caller indexes at once: a sparser mask's update is NumPy's write,
-    and a pending read would only add its bookkeeping, ~0.1 ms a statement in mandelbrot1)."""
+    a NumPy array) and ``x`` takes the pending path: on the CPU at any density for a
+    LazyArray's mask (a masked update runs on the True lanes: :func:`sparse_value`), else with
+    at least :data:`DENSE` of it True; None otherwise (the caller indexes at once: a sparser
+    mask's update is NumPy's write there, and a pending read would only add its bookkeeping,
+    ~0.1 ms a statement in mandelbrot1)."""
     node = x._node
     if node.op == "scalar" or not _lazy_size(math.prod(node.shape)):
         return None
@@ -92,15 +124,19 @@ def compress(x: Any, key: Any) -> Node | None:
     data = materialize(mask)
     xp = _devices.xp(x.device)
     size = math.prod(node.shape)
-    if size >= 64 * _SAMPLE and data.flags.c_contiguous:
+    sparse = type(key) is Node and masked_runs(x.device)    # (a NumPy mask: a new leaf, which
+    if sparse:                                             # no update's key is: never fused)
+        count = int(xp.count_nonzero(data))
+    elif size >= 64 * _SAMPLE and data.flags.c_contiguous:
         # a first look at every 61st element (~1/60 of a count's time): a mask that is
         # clearly sparse is indexed at once (a periodic mask that fools it is counted below)
         sample = data.reshape(-1)[::61]
         if int(xp.count_nonzero(sample)) < (DENSE - 0.05) * sample.size:
             return None
-    count = int(xp.count_nonzero(data))
-    if count < DENSE * size:
-        return None     # (no masked update of it fuses: NumPy's index at once, as before)
+    if not sparse:
+        count = int(xp.count_nonzero(data))
+        if count < DENSE * size:
+            return None     # (no masked update of it fuses: NumPy's index at once, as before)
     found = _node.op_node("compress", node.dtype, (count,), x.device, (node, mask), count)
     # no structure id: every expression over it is lowered afresh, and lowering computes it
     found.sid, found.leaves = None, None
@@ -147,6 +183,31 @@ def fused_value(x: Any, key: Any, value: Any) -> Node | None:
     return _node.op_node("where", x.dtype, node.shape, x.device, (mask, new, node))
 
 
+def sparse_value(x: Any, key: Any, value: Any) -> tuple[Node, Node, int] | None:
+    """``(value', mask, count)`` where ``x[key] = value`` is a masked update that the backend
+    runs on the mask's True lanes alone (:func:`masked_runs`: the CPU): ``value'`` the same
+    ops over the whole arrays, of ``x``'s dtype, with nothing quieted (no False lane is
+    computed), ``mask`` the key's node and ``count`` its True lanes; None where it is not of
+    the form (:func:`fused_value`'s rules, at any density)."""
+    node = x._node
+    if type(value) is not Node or value.data is not None or not value.shape \
+            or node.op == "scalar" or not _lazy_size(math.prod(node.shape)) \
+            or not masked_runs(x.device):
+        return None
+    if value.dtype.kind == "c" and x.dtype.kind not in "cb":
+        return None     # (NumPy's ComplexWarning depends on the count)
+    mask = _mask_node(x, key) if type(key) is Node else None
+    if mask is None:
+        return None
+    try:
+        new, known, count = _rebuild(value, mask, node.shape, sparse=True)
+        if new.dtype != x.dtype:
+            new, known = _op("astype", x.dtype, x.dtype, [(new, known)], mask, False)
+    except _NotFused:
+        return None
+    return new, mask, count
+
+
 def _same_mask(a: Node, b: Node) -> bool:
     """Whether the masks ``a`` (a compress node's, computed) and ``b`` (the write's) are one:
     the same node or memory, or equal values (``x[x > 0] = log(x[x > 0])`` builds ``x > 0``
@@ -158,10 +219,12 @@ def _same_mask(a: Node, b: Node) -> bool:
     return bool(_devices.xp(a.device or "cpu").array_equal(a.data, materialize(b)))
 
 
-def _rebuild(value: Node, mask: Node, shape: tuple[int, ...]) -> tuple[Node, Any, int]:
+def _rebuild(value: Node, mask: Node, shape: tuple[int, ...],
+             sparse: bool = False) -> tuple[Node, Any, int]:
     """``value`` over the uncompressed arrays (of ``shape``), its value on the False lanes
     where that is one known constant (None: unknown), and the mask's count. Raises
-    :class:`_NotFused` where ``value`` is not of the fused form."""
+    :class:`_NotFused` where ``value`` is not of the fused form. ``sparse``: for a run on the
+    True lanes alone (:func:`sparse_value`): any count, nothing quieted."""
     memo: dict[int, tuple[Node, Any]] = {}   # (by id: no reference to the old nodes survives)
     count = [0, -1]                          # interior nodes rebuilt, the mask's count
     same: list[Node] = [mask]                # the nodes found to be the mask
@@ -177,7 +240,7 @@ def _rebuild(value: Node, mask: Node, shape: tuple[int, ...]) -> tuple[Node, Any
             data = n.data
             out = (n, data[()] if type(data) is np.ndarray else None)
         elif n.op == "compress" and n.data is None and n.src[0].shape == shape:
-            if n.arg < DENSE * size:
+            if n.arg < DENSE * size and not sparse:
                 raise _NotFused          # (before anything is built)
             if n.src[1] not in same:
                 if not _same_mask(n.src[1], mask):
@@ -195,7 +258,7 @@ def _rebuild(value: Node, mask: Node, shape: tuple[int, ...]) -> tuple[Node, Any
                 raise _NotFused
             kids = [go(c) for c in n.src]
             # (a mask all True has no False lane to quiet: mandelbrot1's first step)
-            out = _op(n.op, n.dtype, n.arg, kids, mask, count[1] < size)
+            out = _op(n.op, n.dtype, n.arg, kids, mask, count[1] < size and not sparse)
         memo[id(n)] = out
         return out
     try:

@@ -92,6 +92,23 @@ def materialize_into(node: Node, out: Any, consume: Any = None, fresh: bool = Fa
     return True
 
 
+def materialize_masked(node: Node, mask: Any, out: Any, count: int) -> bool:
+    """Compute the pending elementwise ``node`` (of ``out``'s shape and dtype) on the True
+    lanes of the computed bool array ``mask`` only, straight into ``out`` there (a masked
+    update, lazyarr/_masked.py: ``count`` True lanes); False, with nothing written, where the
+    backend has no masked run for it (only the CPU's fused backend has one)."""
+    if node.data is not None or node.op == "scalar" or _stopping.get():
+        return False
+    backend = select(node.device or "cpu", get_config().mode)
+    run = getattr(backend, "run_masked", None)
+    if run is None:
+        return False
+    try:
+        return bool(run(lower_cached(node), mask, out, count))
+    except MemoryError as exc:
+        raise _out_of_memory(node, exc) from exc
+
+
 # ----------------------------------------------------------------------------- explain(fn)
 # True while explain() runs a function to find its first materialization.
 _stopping: contextvars.ContextVar[bool] = contextvars.ContextVar("lazyarr_stop_at_materialization",

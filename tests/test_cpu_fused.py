@@ -778,6 +778,50 @@ def test_sqrt_of_abs_is_one_pass_with_numpys_bits_and_flags():
                         la.sum(la.asarray(np.sqrt(np.abs(f * 2)))))
 
 
+_CABS_EDGES = [0.0, -0.0, 5e-324, 1e-320, 1e-200, 1e-150, 1e-145, 1.0, 1.2, 1.6, 2.0,
+               1.4142135623730951, 1.414213562373095, 2 - 2**-51, 2 + 2**-51, 1e149, 1e150,
+               1e200, 1.7e308, np.inf, -np.inf, np.nan, -2.0, 3.0]
+
+
+@pytest.mark.parametrize("bound", [2.0, 1.4142135623730951, 1e-145, 1e-141, 1e149, 0.0, -1.0,
+                                   5e-324, np.inf, np.nan])
+def test_abs_of_complex_compared_as_numpy(bound):
+    """``abs(z) < c`` (and <=, >, >=, either side) of complex128 ``z``, float64 ``c``: one VM
+    instruction deciding from re*re + im*im where sure (lz_cabs_cmp), NumPy's ``absolute``
+    elsewhere: NumPy's answers on edges (zeros, subnormals, huge, inf, NaN, exact boundary
+    points such as 1.2+1.6j against 2, the band's edges) and its warnings, in every errstate,
+    with the bound a scalar or an array, z contiguous or strided."""
+    rng = np.random.default_rng(3)
+    e = np.array(_CABS_EDGES)
+    n = 40_000
+    z = np.empty(n, np.complex128)
+    z.real, z.imag = rng.choice(e, n), rng.choice(e, n)
+    z[:6] = [1.2 + 1.6j, 2, -2j, np.sqrt(2) * (1 + 1j), 1.6 - 1.2j, 0]
+    c = np.full(n, bound)
+    c[::7] = rng.choice(e, len(c[::7]))
+    zl, cl = la.asarray(z), la.asarray(c)
+    assert "lazyarr less(absolute(complex128), float64)" in \
+        la.explain(la.less(abs(zl), bound)).kernels[0].source
+    for op in (np.less, np.less_equal, np.greater, np.greater_equal):
+        for errs in ("ignore", "warn", "raise"):
+            cases = [(lambda xp, z, c: op(abs(z), bound)), (lambda xp, z, c: op(bound, abs(z))),
+                     (lambda xp, z, c: op(abs(z), c)), (lambda xp, z, c: op(abs(z[::3]), c[::3])),
+                     (lambda xp, z, c: xp.sum(op(abs(z), bound)))]
+            for case in cases:
+                outcome = []
+                for xp, zz, cc in ((np, z, c), (la, zl, cl)):
+                    with np.errstate(all=errs), warnings.catch_warnings(record=True) as caught:
+                        warnings.simplefilter("always")
+                        try:
+                            value, error = np.asarray(case(xp, zz, cc)), None
+                        except FloatingPointError as exc:
+                            value, error = None, str(exc)
+                    outcome.append((value, error, sorted(str(w.message) for w in caught)))
+                (got, got_e, got_w), (want, want_e, want_w) = outcome[1], outcome[0]
+                assert got_w == want_w and got_e == want_e, (op, errs)
+                np.testing.assert_array_equal(got, want)
+
+
 def test_unsupported_program_falls_back_to_reference(rng):
     h = random_array(rng, np.float16, (100,), edges=False)
     got = la.sum(la.asarray(h) * 0 + 1.001, dtype=bool)   # logical or: the reference backend runs it

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import lazyarr as la
-from lazyarr import _masked
+from lazyarr import _masked, _writes
 
 DTYPES = [np.bool_, np.int8, np.uint8, np.int32, np.int64, np.float16, np.float32,
           np.float64, np.complex64, np.complex128]
@@ -31,16 +31,32 @@ def pending_small_arrays():
 
 @pytest.fixture
 def fused(monkeypatch):
-    """Every mask dense enough to fuse; the list of the writes that fused."""
+    """Every mask dense enough to fuse; the list of the writes that fused (the dense write
+    ``where(m, f', x)``, or on the CPU the run on the True lanes: :func:`masked_runs`)."""
     monkeypatch.setattr(_masked, "DENSE", 0.0)
     done: list[bool] = []
-    original = _masked.fused_value
+    original = _writes._masked_update
 
     def counting(*args):
         result = original(*args)
-        done.append(result is not None)
+        done.append(result)
         return result
-    monkeypatch.setattr(_masked, "fused_value", counting)
+    monkeypatch.setattr(_writes, "_masked_update", counting)
+    return done
+
+
+@pytest.fixture
+def masked_runs(monkeypatch):
+    """The list of the CPU's runs on the True lanes (``run_masked``: whether each ran)."""
+    from lazyarr.backends import cpu_fused
+    done: list[bool] = []
+    original = cpu_fused.CpuFusedBackend.run_masked
+
+    def counting(*args):
+        result = original(*args)
+        done.append(result)
+        return result
+    monkeypatch.setattr(cpu_fused.CpuFusedBackend, "run_masked", counting)
     return done
 
 
@@ -410,3 +426,237 @@ def test_value_reads_the_target_through_other_views(fused, n, device):
     _compare(reversed_, (np.arange(float(n)),), m, device)
     _compare(shifted, (np.arange(2.0 * n),), m, device)
     assert fused == [True, True]
+
+
+# ------------------------------------------------------------- the CPU's run on the True lanes
+def _runs_mask(shape, density, seed=2):
+    """A mask of runs (rows of a disc, as mandelbrot1's): True where a smooth field is low."""
+    n = int(np.prod(shape))
+    field = np.sin(np.arange(n) * 0.013 + seed) + np.sin(np.arange(n) * 0.0021)
+    return (field < np.quantile(field, density) if density > 0 else np.zeros(n, bool)).reshape(shape)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_sparse_masks_run_on_the_true_lanes(masked_runs, monkeypatch, dtype, threads):
+    """Masks of every density, of runs and scattered, over several blocks of the VM: values,
+    dtypes and warnings as NumPy's, each write one run on the True lanes (on two threads: the
+    pool takes any work)."""
+    from lazyarr.backends import cpu_fused
+    monkeypatch.setattr(cpu_fused, "PARALLEL_WORK", 0)
+    shape = (37, 301)                          # (11,137 elements: blocks of the VM and a tail)
+    x = _values(dtype, 37 * 301).reshape(shape)
+    y = _values(dtype, 37 * 301, seed=3).reshape(shape)
+    old = cpu_fused.set_num_threads(threads)
+    try:
+        for density in (0.0, 0.02, 0.25, 0.6, 1.0):
+            _compare(_update, (x, y), _mask(shape, density))
+            _compare(_update, (x, y), _runs_mask(shape, density))
+    finally:
+        cpu_fused.set_num_threads(old)
+    assert masked_runs == [True] * 10
+
+
+@pytest.mark.parametrize("density", [0.0, 0.1, 0.27, 1.0])
+def test_mandelbrot_step_of_complex128_on_the_true_lanes(masked_runs, density):
+    c = np.linspace(-2, 0.5, 90) + np.linspace(-1.25, 1.25, 70)[:, None] * 1j
+    z = c * (1 + 3 * np.random.default_rng(5).random(c.shape))
+
+    def f(xp, z, c, m):
+        z[m] = z[m] ** 2 + c[m]
+        return z
+    _compare(f, (z, c), _runs_mask(c.shape, density))
+    assert masked_runs == [True]
+
+
+@pytest.mark.parametrize("shape", [(0,), (0, 5), (3, 0)], ids=str)
+def test_empty_arrays(masked_runs, shape):
+    x = np.zeros(shape, np.float32)
+
+    def f(xp, x, m):
+        x[m] = xp.log(x[m]) + 1
+        return x
+    _compare(f, (x,), np.zeros(shape, bool))
+
+
+def test_only_the_true_lanes_warn(masked_runs):
+    """The False lanes hold values that raise in every op (log of negatives, 0/0, overflow);
+    the True lanes raise one warning each in some blocks only: NumPy's warnings exactly."""
+    n = 20_000
+    x = np.full(n, -1.0)
+    y = np.zeros(n)
+    m = np.zeros(n, bool)
+    m[100:5000] = True
+    m[7000:7003] = True
+    x[m], y[m] = 2.0, 3.0
+    xs = x.copy()
+    xs[7001] = -5.0                             # log's invalid value, in one True lane
+
+    def f(xp, x, y, m):
+        x[m] = xp.log(x[m]) / y[m] + xp.exp(y[m] * 10)
+        return x
+    _compare(f, (x, y), m)                     # nothing
+    _compare(f, (xs, y), m)                    # "invalid value encountered in log"
+    ys = y.copy()
+    ys[150] = 0.0                               # divide by zero, then overflow in exp
+    ys[4000] = 200.0
+
+    def g(xp, x, y, m):
+        x[m] = x[m] / y[m] + xp.exp(y[m] * 10)
+        return x
+    _compare(g, (x, ys), m)
+    assert masked_runs == [True, True, True]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int16, np.uint8, np.complex64], ids=str)
+def test_value_cast_into_the_target_on_the_true_lanes(masked_runs, dtype):
+    y = np.array([1.5, np.nan, 1e30, -2.5, 3.0, -np.inf, 0.0, 250.0] * 500)
+    x = np.zeros(4000, dtype=dtype)
+    finite = np.isfinite(y) & (abs(y) < 100)
+
+    def f(xp, x, y, m):
+        x[m] = y[m] * 2
+        return x
+    _compare(f, (x, y), finite)                # nothing raised (NaN and 1e30 are False lanes)
+    _compare(f, (x, y), ~finite)               # NumPy's cast warnings where it casts them
+    assert masked_runs == [True, True]
+
+
+def test_strided_operands_take_numpy_s_write(masked_runs):
+    """An operand the run cannot read with one stride (a view of every other column), or
+    one overlapping the target at other lanes: NumPy's write of NumPy's value."""
+    big = _values(np.float64, 2 * 60 * 50).reshape(60, 100)
+    x = _values(np.float64, 60 * 50, seed=9).reshape(60, 50)
+
+    def strided(xp, x, big, m):
+        x[m] = x[m] + big[:, ::2][m] * 2
+        return x
+
+    def overlapping(xp, big, m):
+        a, b = big[:, :50], big[:, 1:51]
+        a[m] = a[m] + b[m]
+        return big
+    m = _runs_mask((60, 50), 0.3)
+    _compare(strided, (x, big), m)
+    _compare(overlapping, (big,), m)
+    assert masked_runs == [False]               # (the second: a target not C-contiguous)
+
+
+def test_scalars_zero_d_values_and_a_held_value(masked_runs):
+    x, y = _values(np.float64, 5000), _values(np.float64, 5000, seed=4)
+    m = _mask(5000, 0.2)
+
+    def scalars(xp, x, y, m):
+        x[m] = (x[m] - y[m]) * xp.asarray(2.5) + np.float32(1.25)
+        return x
+
+    def held(xp, x, y, m):
+        v = x[m] * y[m]                         # held: computed by the write's barrier
+        x[m] = v
+        return x + v.sum()
+    _compare(scalars, (x, y), m)
+    _compare(held, (x, y), m)
+    assert masked_runs == [True]
+
+
+def test_raising_errstate_leaves_the_target_unwritten(masked_runs):
+    x = np.linspace(-1, 1, 9000)
+    m = np.ones(9000, bool)
+    m[::3] = False
+
+    def f(xp, x, m):
+        with np.errstate(all="raise"):
+            x[m] = xp.log(x[m])
+        return x
+    _compare(f, (x,), m)                        # FloatingPointError, nothing written
+    xl = la.asarray(x.copy())
+    with pytest.raises(FloatingPointError), np.errstate(all="raise"):
+        xl[la.asarray(m)] = la.log(xl[la.asarray(m)])
+    np.testing.assert_array_equal(np.asarray(xl), x)
+    assert masked_runs == []
+
+
+@pytest.fixture
+def fills(monkeypatch):
+    """The list of the CPU's masked fills (``run_fill``: whether each ran)."""
+    from lazyarr.backends import cpu_fused
+    done: list[bool] = []
+    original = cpu_fused.CpuFusedBackend.run_fill
+
+    def counting(*args):
+        result = original(*args)
+        done.append(result)
+        return result
+    monkeypatch.setattr(cpu_fused.CpuFusedBackend, "run_fill", counting)
+    return done
+
+
+FILL_VALUES = [7, -1, 300, 2**70, 2.5, -0.0, np.nan, np.inf, 1e300, True, 1 + 2j,
+               np.float32(3.5), np.int64(-9), np.uint8(200), np.complex64(2 - 1j), np.float16(-2)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_scalar_fill_of_the_true_lanes_as_numpy(fills, monkeypatch, dtype):
+    """``x[m] = scalar`` (mandelbrot1's ``N[I] = n``): NumPy's conversion of the scalar (its
+    errors and warnings, whatever the count) and its values, on one and two threads."""
+    from lazyarr.backends import cpu_fused
+    shape = (23, 517)
+    x = _values(dtype, 23 * 517).reshape(shape)
+    for value in FILL_VALUES:
+        def f(xp, x, m):
+            x[m] = value
+            return x
+        for density in (0.0, 0.3, 1.0):
+            _compare(f, (x,), _runs_mask(shape, density))
+    monkeypatch.setattr(cpu_fused, "PARALLEL_WORK", 0)
+    old = cpu_fused.set_num_threads(2)
+    try:
+        def g(xp, x, m):
+            x[m] = 1
+            return x
+        _compare(g, (x,), _mask(shape, 0.4))
+    finally:
+        cpu_fused.set_num_threads(old)
+    assert fills and all(fills)
+
+
+def test_scalar_fill_into_a_read_only_or_strided_target(fills):
+    x = np.arange(12000.0)
+    m = _mask(12000, 0.5)
+
+    def read_only(xp, x, m):
+        y = xp.broadcast_to(x, (2, 12000))[0]
+        y[m] = 1.0                                  # NumPy's ValueError, nothing written
+        return x
+
+    def strided(xp, x, m):
+        y = x.reshape(2, 6000)[:, ::2].reshape(6000)  # (a view of x at a stride of 2)
+        y[m[:6000]] = 2.0
+        return y
+    _compare(read_only, (x,), m)
+    _compare(strided, (x,), m)
+    xl = la.asarray(x.copy()).reshape(200, 60)[:, :40]
+    xl[la.asarray(m.reshape(200, 60)[:, :40].copy())] = 3.0   # a view: NumPy's write
+    want = x.copy().reshape(200, 60)
+    want[:, :40][m.reshape(200, 60)[:, :40]] = 3.0
+    np.testing.assert_array_equal(np.asarray(xl), want[:, :40])
+    assert True not in fills                        # (NumPy's writes, into the views)
+
+
+def test_a_mask_in_the_target_s_memory_is_numpy_s_write(masked_runs, fills):
+    """A mask that is a view of the target's own memory, shifted: NumPy's write reads it as it
+    writes (each lane written makes the next one True); the same here, through NumPy's write."""
+    def fill(xp, b, m):
+        x, mm = b[1:], b[:-1]
+        x[mm] = True
+        return b
+
+    def update(xp, b, m):
+        x, mm = b[1:], b[:-1]
+        x[mm] = ~x[mm]
+        return b
+    b = np.zeros(9000, bool)
+    b[0] = b[4000] = True
+    _compare(fill, (b,), b)
+    _compare(update, (b,), b)
+    assert True not in masked_runs and True not in fills

@@ -27,6 +27,7 @@
  * arithmetic is independent of the thread running it: any thread count gives the
  * same bits.
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -353,7 +354,7 @@ static void lz_scatter(char *base, const char *s, npy_intp isz, int nd, const np
 /* ---------------------------------------------------------------- the program */
 /* VM instruction kinds (internal: _cpu_vm.pyx maps its spec kinds to these);
  * MODE_*, RK_*, RT_*, PRE_*: the tables at the top of this file */
-enum { VK_UFUNC = 0, VK_CAST, VK_WHERE };
+enum { VK_UFUNC = 0, VK_CAST, VK_WHERE, VK_CABS_CMP };
 
 typedef struct {
     int kind, nin;
@@ -373,6 +374,10 @@ typedef struct {
      * comparisons, abs, negative, isnan...: npy_clear_floatstatus_barrier), so a flag raised
      * by an earlier instruction of the block would be lost: lz_run_instrs tests before it */
     int clears_fpe;
+    /* VK_CABS_CMP: ``less`` (0), ``less_equal`` (1), ``greater`` (2), ``greater_equal`` (3) of
+     * ``absolute`` of a complex128 operand against a float64 one (lz_cabs_cmp); ``loop``:
+     * NumPy's absolute loop complex128 -> float64 */
+    int cmp;
 } lz_instr;
 
 /* Whether NumPy's strided loop ``loop`` clears the floating-point status: FE_INVALID raised,
@@ -509,6 +514,9 @@ struct lz_run {
     int nfields;
     lz_field *fields;
     npy_intp rows, cols;
+    /* MODE_EW into a C-ordered ``out``, not NULL: a masked update (lz_exec_masked), one bool
+     * per element of the space in C order; only the True lanes are computed and written */
+    const npy_bool *mask;
 };
 
 /* progress[0] of a pipelined run, read with acquire order (what it counts is written) */
@@ -734,6 +742,108 @@ static int lz_run_loop(const lz_prog *P, const lz_loop_run *L, lz_scratch *S, np
     return 1;
 }
 
+/* ``cmp(absolute(z), c)`` over n elements (VK_CABS_CMP: ``abs(z) < r``, a fractal's escape
+ * test), bool results into d: NumPy's values and flags without NumPy's hypot where the answer
+ * is sure. s = re*re + im*im against c*c decides where s lies outside a relative band of 1e-12
+ * about c*c (the rounding of s, of c*c and of any hypot within a few ulps is ~1e-15) and s is
+ * a normal number at least 1e-290 (so NumPy's hypot of the element raises nothing: no overflow,
+ * no subnormal result), c > 0; z = 0 gives +0 exactly. Every other element (NaN, inf, huge or
+ * tiny values, c <= 0 or NaN, the band) takes NumPy's absolute loop and a quiet comparison
+ * (NumPy's ``less`` raises nothing). The sure pass's own flags (its squares' overflow, its
+ * comparisons of NaN) are dropped: only the loop's are left, as NumPy's ``absolute`` raises
+ * them. */
+/* The common case, vectorized: contiguous z, one bound c in [1e-140, 1e150] (c*c and the band
+ * normal numbers); z = 0 is sure too there (+0 is below c). Four elements a step, in GCC's
+ * vector types (the scalar form's branches mispredicted on mandelbrot1's boundaries: 3.5 ns
+ * an element). Returns whether any element is left unsure (2). */
+typedef double lz_v4d_t __attribute__((vector_size(32)));
+typedef npy_int64 lz_v4l_t __attribute__((vector_size(32)));
+LZ_CLONES static int lz_cabs_cmp_bound(const double *restrict z, double cv, npy_bool below,
+                                       npy_bool *restrict d, npy_intp n) {
+    const double tlo = cv * cv * (1 - 1e-12), thi = cv * cv * (1 + 1e-12);
+    const lz_v4l_t even = {0, 2, 4, 6}, odd = {1, 3, 5, 7};
+    const lz_v4l_t vb = (lz_v4l_t){0, 0, 0, 0} + (npy_int64)below;
+    const lz_v4l_t va = (lz_v4l_t){0, 0, 0, 0} + (npy_int64)!below;
+    const lz_v4d_t vlo = (lz_v4d_t){0, 0, 0, 0} + tlo, vhi = (lz_v4d_t){0, 0, 0, 0} + thi;
+    const lz_v4d_t tiny = (lz_v4d_t){0, 0, 0, 0} + 1e-290, big = (lz_v4d_t){0, 0, 0, 0} + DBL_MAX;
+    const lz_v4d_t zero = {0, 0, 0, 0};
+    lz_v4l_t unsure = {0, 0, 0, 0};
+    npy_intp i = 0;
+    for (; i + 4 <= n; i += 4) {
+        lz_v4d_t a, b;
+        memcpy(&a, z + 2 * i, sizeof a);
+        memcpy(&b, z + 2 * i + 4, sizeof b);
+        const lz_v4d_t sa = a * a, sb = b * b;
+        const lz_v4d_t s = __builtin_shuffle(sa, sb, even) + __builtin_shuffle(sa, sb, odd);
+        const lz_v4l_t za = (lz_v4l_t)(a == zero), zb = (lz_v4l_t)(b == zero);
+        const lz_v4l_t z0 = __builtin_shuffle(za, zb, even) & __builtin_shuffle(za, zb, odd);
+        const lz_v4l_t lo = ((lz_v4l_t)(s < vlo) & (lz_v4l_t)(s >= tiny)) | z0;
+        const lz_v4l_t hi = (lz_v4l_t)(s > vhi) & (lz_v4l_t)(s <= big);
+        const lz_v4l_t no = ~(lo | hi);
+        const lz_v4l_t r = (lo & vb) | (hi & va) | (no & 2);
+        unsure |= no;
+        d[i] = (npy_bool)r[0];
+        d[i + 1] = (npy_bool)r[1];
+        d[i + 2] = (npy_bool)r[2];
+        d[i + 3] = (npy_bool)r[3];
+    }
+    int any = (unsure[0] | unsure[1] | unsure[2] | unsure[3]) != 0;
+    for (; i < n; i++) {
+        const double re = z[2 * i], im = z[2 * i + 1];
+        const double s = re * re + im * im;
+        const int lo = ((s < tlo) & (s >= 1e-290)) | ((re == 0) & (im == 0));
+        const int hi = (s > thi) & (s <= DBL_MAX);
+        const npy_bool r = lo ? below : hi ? (npy_bool)!below : 2;
+        any |= r == 2;
+        d[i] = r;
+    }
+    return any;
+}
+
+static int lz_cabs_cmp(const lz_instr *ins, const char *z, npy_intp zs, const char *c,
+                       npy_intp cs, npy_bool *d, npy_intp n) {
+    const int below = ins->cmp <= 1;            /* less, less_equal: True below c */
+    const int before = fetestexcept(FE_ALL_EXCEPT);
+    const double c0 = *(const double *)c;
+    int any = 0;
+    if (cs == 0 && zs == 16 && c0 >= 1e-140 && c0 <= 1e150) {
+        any = lz_cabs_cmp_bound((const double *)z, c0, (npy_bool)below, d, n);
+    } else {
+        for (npy_intp i = 0; i < n; i++) {
+            const double re = ((const double *)(z + i * zs))[0];
+            const double im = ((const double *)(z + i * zs))[1];
+            const double cv = *(const double *)(c + i * cs);
+            const double s = re * re + im * im, t = cv * cv;
+            npy_bool r;
+            if (re == 0 && im == 0 && cv == cv) {   /* hypot(0, 0): +0, exactly */
+                r = ins->cmp == 0 ? 0 < cv : ins->cmp == 1 ? 0 <= cv : ins->cmp == 2 ? 0 > cv
+                    : 0 >= cv;
+            } else if (cv > 0 && s >= 1e-290 && s <= DBL_MAX && s < t * (1 - 1e-12)) {
+                r = (npy_bool)below;
+            } else if (cv > 0 && s >= 1e-290 && s <= DBL_MAX && s > t * (1 + 1e-12)) {
+                r = (npy_bool)!below;
+            } else {
+                r = 2;                           /* NumPy's loop, below */
+                any = 1;
+            }
+            d[i] = r;
+        }
+    }
+    feclearexcept(FE_ALL_EXCEPT & ~before);
+    if (!any) return 0;
+    for (npy_intp i = 0; i < n; i++) {
+        if (d[i] != 2) continue;
+        double h;
+        char *args[2] = {(char *)(z + i * zs), (char *)&h};
+        npy_intp one = 1, st[2] = {16, 8};
+        if (ins->loop(ins->ctx, args, &one, st, ins->aux) < 0) return -1;
+        const double cv = *(const double *)(c + i * cs);
+        d[i] = (npy_bool)(ins->cmp == 0 ? isless(h, cv) : ins->cmp == 1 ? islessequal(h, cv)
+                          : ins->cmp == 2 ? isgreater(h, cv) : isgreaterequal(h, cv));
+    }
+    return 0;
+}
+
 /* The block's instructions, in order, on the values lz_exec_block set up (or their compiled
  * loop, lz_run_loop); ``note``: the floating-point flags noted after each one
  * (lz_exec_block). */
@@ -788,6 +898,10 @@ static int lz_run_instrs(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_i
             if (ins->loop(ins->ctx, args, &m, strides, ins->aux) < 0) return -1;
         } else if (ins->kind == VK_CAST) {
             ins->cast(vptr[ins->in[0]], vstr[ins->in[0]], op, m);
+        } else if (ins->kind == VK_CABS_CMP) {
+            if (lz_cabs_cmp(ins, vptr[ins->in[0]], vstr[ins->in[0]], vptr[ins->in[1]],
+                            vstr[ins->in[1]], (npy_bool *)op, m) < 0)
+                return -1;
         } else {
             lz_where(vptr[ins->in[0]], vstr[ins->in[0]], vptr[ins->in[1]], vstr[ins->in[1]],
                      vptr[ins->in[2]], vstr[ins->in[2]], op, ins->osize, m);
@@ -972,6 +1086,172 @@ static int lz_exec_block(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_i
     if (!r && !lz_fpe_raised()) return 0;
     lz_fpe_take();
     return lz_run_instrs(P, R, S, n, out, pf, pflen, npf, 1);
+}
+
+/* ---------------------------------------------------------------- masked updates
+ * ``x[m] = f(x[m], y[m], s)`` (lazyarr/_masked.py): per block, the positions of the mask's
+ * True lanes, each input taken at them into a compact run, the instructions (NumPy's loops,
+ * or their compiled run) over those lanes only, and the result put back at them in ``out``.
+ * NumPy computes f on the compressed arrays: the same values, in the same loops, so its
+ * floating-point flags exactly, and no lane it leaves alone is computed. */
+
+/* The runs of True lanes of m[0, n): run r is [at[2r], at[2r] + at[2r+1]); their count.
+ * The lanes are copied by runs (NumPy's boolean index copies its runs too): a lane at a time
+ * through a list of positions ran the gathers ~2x slower on mandelbrot1's masks. */
+static npy_intp lz_true_runs(const npy_bool *m, npy_intp n, npy_int32 *at) {
+    npy_intp r = 0, j = 0;
+    while (j < n) {
+        while (j + 8 <= n) {                   /* skip False lanes a word at a time */
+            npy_uint64 w;
+            memcpy(&w, m + j, 8);
+            if (w) break;
+            j += 8;
+        }
+        while (j < n && !m[j]) j++;
+        if (j >= n) break;
+        const npy_intp a = j;
+        while (j + 8 <= n) {                   /* True lanes a word at a time */
+            npy_uint64 w;
+            memcpy(&w, m + j, 8);
+            if (w != 0x0101010101010101ULL) break;
+            j += 8;
+        }
+        while (j < n && m[j]) j++;
+        at[2 * r] = (npy_int32)a;
+        at[2 * r + 1] = (npy_int32)(j - a);
+        r++;
+    }
+    return r;
+}
+
+#define LZ_TAKE(T)                                                                           \
+    for (npy_intp r = 0; r < nr; r++) {                                                      \
+        const char *p = s + at[2 * r] * ss;                                                  \
+        const npy_intp len = at[2 * r + 1];                                                  \
+        if (ss == (npy_intp)sizeof(T) && len >= 8) memcpy(d, p, (size_t)len * sizeof(T));    \
+        else for (npy_intp i = 0; i < len; i++) ((T *)d)[i] = *(const T *)(p + i * ss);    \
+        d += len * sizeof(T);                                                                \
+    }
+/* the lanes of the nr runs at ``at`` of the elements at s (in steps of ss bytes), one after
+ * another into d (isz bytes each) */
+static void lz_take(char *d, const char *s, npy_intp ss, npy_intp isz, const npy_int32 *at,
+                    npy_intp nr) {
+    switch (isz) {
+    case 1: LZ_TAKE(npy_uint8) break;
+    case 2: LZ_TAKE(npy_uint16) break;
+    case 4: LZ_TAKE(npy_uint32) break;
+    case 8: LZ_TAKE(npy_uint64) break;
+    default: LZ_TAKE(lz_c128) break;
+    }
+}
+#undef LZ_TAKE
+
+#define LZ_PUT(T)                                                                            \
+    for (npy_intp r = 0; r < nr; r++) {                                                      \
+        T *p = (T *)d + at[2 * r];                                                           \
+        const npy_intp len = at[2 * r + 1];                                                  \
+        if (ss == (npy_intp)sizeof(T) && len >= 8) memcpy(p, s, (size_t)len * sizeof(T));    \
+        else for (npy_intp i = 0; i < len; i++) p[i] = *(const T *)(s + i * ss);            \
+        s += len * ss;                                                                       \
+    }
+/* the inverse: s's lanes (in steps of ss bytes) into the nr runs at ``at`` of the C-ordered
+ * elements at d (isz bytes each) */
+static void lz_put(char *d, const char *s, npy_intp ss, npy_intp isz, const npy_int32 *at,
+                   npy_intp nr) {
+    switch (isz) {
+    case 1: LZ_PUT(npy_uint8) break;
+    case 2: LZ_PUT(npy_uint16) break;
+    case 4: LZ_PUT(npy_uint32) break;
+    case 8: LZ_PUT(npy_uint64) break;
+    default: LZ_PUT(lz_c128) break;
+    }
+}
+#undef LZ_PUT
+
+#define LZ_FILL(T)                                                                           \
+    {                                                                                        \
+        const T v = *(const T *)s;                                                           \
+        for (npy_intp r = 0; r < nr; r++) {                                                  \
+            T *p = (T *)d + at[2 * r];                                                       \
+            for (npy_intp i = 0, len = at[2 * r + 1]; i < len; i++) p[i] = v;                \
+        }                                                                                    \
+    }
+/* the element at s (isz bytes) into every lane of the nr runs at ``at`` of d */
+static void lz_fill_runs(char *d, const char *s, npy_intp isz, const npy_int32 *at, npy_intp nr) {
+    switch (isz) {
+    case 1: LZ_FILL(npy_uint8) break;
+    case 2: LZ_FILL(npy_uint16) break;
+    case 4: LZ_FILL(npy_uint32) break;
+    case 8: LZ_FILL(npy_uint64) break;
+    default: LZ_FILL(lz_c128) break;
+    }
+}
+#undef LZ_FILL
+
+/* The block [start, start+n) of a masked run (R->mask; one inner index over the whole space,
+ * every input read with one stride, R->dstride, or uniform). The result is computed into the
+ * thread's stage and only then written: an input may read ``out`` (``x`` itself), and a block
+ * that raised a flag runs again on unchanged operands to tell which instruction did. A block
+ * all True reads its inputs in place; one all False does nothing. */
+static int lz_exec_masked(const lz_prog *P, const lz_run *R, lz_scratch *S, npy_intp start,
+                          npy_intp n) {
+    const npy_intp rb = LZ_RB(P);
+    npy_int32 *at = (npy_int32 *)(S->stage + rb);      /* (at most n/2 + 1 runs: 4n bytes) */
+    const npy_intp nr = lz_true_runs(R->mask + start, n, at);
+    if (nr == 0) return 0;
+    npy_intp c = 0;
+    for (npy_intp r = 0; r < nr; r++) c += at[2 * r + 1];
+    const int dense = c == n;
+    char **vptr = S->vptr;
+    npy_intp *vstr = S->vstr;
+    for (int k = 0; k < P->ninputs; k++) {
+        const int v = P->input_val[k];
+        if (v < 0) continue;
+        const npy_intp ds = R->dstride[k];
+        char *b = R->base[k];
+        if (ds == 0) {
+            vptr[v] = b;
+            vstr[v] = 0;
+        } else if (dense) {
+            vptr[v] = b + start * ds;
+            vstr[v] = ds;
+        } else {
+            char *g = S->gbuf + k * rb;
+            lz_take(g, b + start * ds, ds, P->input_isz[k], at, nr);
+            vptr[v] = g;
+            vstr[v] = P->input_isz[k];
+        }
+    }
+    for (int k = 0; k < P->nscalars; k++) {
+        vptr[P->scalar_val[k]] = R->scalars + LZ_SCALAR_BYTES * k;
+        vstr[P->scalar_val[k]] = 0;
+    }
+    char *stage = S->stage;
+    if (P->ninstr) lz_fpe_note(R, P->ninstr);
+    if (P->ninputs == 0) {
+        /* a value of scalars alone (``x[m] = scalar``'s fill): the same on every lane, computed
+         * once (the same flags too) and stored straight into the runs */
+        if (lz_run_instrs(P, R, S, 1, stage, NULL, NULL, 0, R->fpe != NULL) < 0) return -1;
+        const npy_intp osz = P->instr[P->ninstr - 1].osize;
+        lz_fill_runs(R->out + start * osz, vptr[P->result_val], osz, at, nr);
+        return 0;
+    }
+    if (!R->fpe || !P->ninstr) {
+        if (lz_run_instrs(P, R, S, c, stage, NULL, NULL, 0, 0) < 0) return -1;
+    } else {
+        const int r = lz_run_instrs(P, R, S, c, stage, NULL, NULL, 0, 0);
+        if (r < 0) return -1;
+        if (r || lz_fpe_raised()) {
+            lz_fpe_take();
+            if (lz_run_instrs(P, R, S, c, stage, NULL, NULL, 0, 1) < 0) return -1;
+        }
+    }
+    const npy_intp osz = P->instr[P->ninstr - 1].osize;
+    const char *q = vptr[P->result_val];
+    const npy_intp qs = vstr[P->result_val];
+    if (dense) lz_copy(R->out + start * osz, q, qs, c, osz);
+    else lz_put(R->out + start * osz, q, qs, osz, at, nr);
+    return 0;
 }
 
 /* ---------------------------------------------------------------- reduction kernels */
@@ -2029,6 +2309,10 @@ static int lz_do_item(const lz_prog *P, lz_run *R, lz_scratch *S, npy_intp t) {
     }
     if (n > B) n = B;
     if (R->mode == MODE_EW && R->wb) return lz_do_chunk(P, R, S, t);
+    if (R->mode == MODE_EW && R->mask) {
+        if (lz_exec_masked(P, R, S, start, n) < 0) return -1;
+        return lz_poll(S, n);
+    }
     if (R->mode == MODE_EW) {
         const npy_intp osz = P->instr[P->ninstr - 1].osize;
         char *out = R->out + (R->out_ostride ? o * R->out_ostride : o * R->Isz * osz) + start * osz;

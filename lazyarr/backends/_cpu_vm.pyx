@@ -46,6 +46,7 @@ cdef extern from "_cpu_vm.h" nogil:
         int which, spare_reg
         cnp.npy_intp spare_size
         int clears_fpe
+        int cmp
     int lz_loop_clears_fpe(lz_loop_t loop, void *ctx, void *aux, char *const *data,
                            const cnp.npy_intp *strides, cnp.npy_intp n)
     ctypedef void (*lz_loop_fn)(char **args, const cnp.npy_intp *strides, cnp.npy_intp n)
@@ -118,6 +119,7 @@ cdef extern from "_cpu_vm.h" nogil:
         int nfields
         lz_field *fields
         cnp.npy_intp rows, cols
+        const cnp.npy_bool *mask
     ctypedef struct lz_enum_entry:
         const char *name
         int value
@@ -138,7 +140,7 @@ cdef extern from "_cpu_vm.h" nogil:
     cnp.npy_int64 lz_progress(cnp.npy_int64 *progress)
     cnp.npy_intp LZ_GATHER
     int LZ_SCALAR_BYTES
-    int VK_UFUNC, VK_CAST, VK_WHERE
+    int VK_UFUNC, VK_CAST, VK_WHERE, VK_CABS_CMP
     int MODE_RED_A
 
 cdef const char *CAPSULE_NAME = b"numpy_1.24_ufunc_call_info"
@@ -290,6 +292,17 @@ cdef class VMProgram:
                 ins.ctx = ci.context
                 ins.aux = ci.auxdata
                 ins.clears_fpe = loop_clears_fpe(extra, ins.nin + (2 if kind == "ufunc2" else 1), ins.nin)
+                self.keep.append(extra)
+            elif kind == "cabs_cmp":            # (absolute's capsule, comparison 0-3)
+                extra, ins.cmp = extra
+                ci = <lz_call_info *>PyCapsule_GetPointer(extra, CAPSULE_NAME)
+                if ci.strided_loop == NULL or ci.requires_pyapi or not 0 <= ins.cmp <= 3 \
+                        or ins.nin != 2:
+                    raise ValueError(f"cabs_cmp instruction {j}")
+                ins.kind = VK_CABS_CMP
+                ins.loop = <lz_loop_t>ci.strided_loop
+                ins.ctx = ci.context
+                ins.aux = ci.auxdata
                 self.keep.append(extra)
             elif kind == "cast":
                 ins.kind = VK_CAST
@@ -444,7 +457,7 @@ cpdef object execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tu
                      cnp.npy_intp nb=0, cnp.npy_intp nchunk=1, cnp.npy_intp chunk_rows=0,
                      bytearray fpe=None, tuple writeback=None, cnp.ndarray progress=None,
                      bint out_read=True, cnp.npy_intp cut=0, tuple fields=None,
-                     cnp.npy_intp out_ostride=0):
+                     cnp.npy_intp out_ostride=0, cnp.ndarray mask=None):
     """Run ``prog`` over the iteration space ``shape``.
 
     ``order`` lists the dims of ``shape``: the first ``n_outer`` form the outer index,
@@ -482,6 +495,11 @@ cpdef object execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tu
     lets the VM test the floating-point status once per block and run a block that raised a
     flag again to tell which instruction did (lz_exec_block), which a run reading what it
     has written cannot do.
+    ``mask`` (elementwise mode into a C-contiguous ``out``, ``n_outer`` 0, every input read
+    with one stride over the space: a C-contiguous array of ``shape`` or a uniform one): a
+    C-contiguous bool array of ``shape``; only its True lanes are computed (each input taken
+    at them) and written into ``out``, the others left as they are (a masked update,
+    ``x[m] = f(x[m], ...)``: lz_exec_masked in _cpu_vm.h).
     """
     cdef lz_run R
     cdef int nd = len(shape), nin = len(inputs), k, d, e, off, nO, nI, ok
@@ -619,6 +637,20 @@ cpdef object execute(VMProgram prog, list inputs, bytes scalars, tuple shape, tu
                     or not progress.flags.c_contiguous or not progress.flags.writeable:
                 raise ValueError("progress: two int64, for one thread's elementwise run into out")
             R.progress = <cnp.npy_int64 *>cnp.PyArray_DATA(progress)
+        if mask is not None:
+            if mode != MODES["elementwise"] or out is None or writeback is not None \
+                    or progress is not None or fields is not None or R.out_ostride or R.nO \
+                    or prog.P.ninstr == 0 or not (<cnp.ndarray>out).flags.c_contiguous \
+                    or mask.dtype.num != cnp.NPY_BOOL or not mask.flags.c_contiguous \
+                    or mask.size != R.Osz * R.Isz or (<cnp.ndarray>out).size != mask.size:
+                raise ValueError("mask: a C-contiguous bool array of the space, for an "
+                                 "elementwise run with one inner index into a C-contiguous out")
+            for k in range(nin):
+                if prog.P.input_val[k] >= 0 and (prog.P.input_isz[k] == 0
+                                                 or R.dstride[k] == LZ_GATHER):
+                    raise ValueError("mask: every input read with one stride over the space")
+            R.mask = <const cnp.npy_bool *>cnp.PyArray_DATA(mask)
+            R.out_read = 0
         if R.Osz == 0 or R.Isz == 0 or nb == 0:
             return 0
         if nf:

@@ -331,10 +331,63 @@ def _body_specs(body: tuple[Instr, ...], dtypes: list[np.dtype], result: int) ->
     except an ``abs`` that only a float ``sqrt`` reads: the two are one pass of the VM's own
     loop (:func:`_sqrt_of_abs`). ``result``: the value the sink consumes."""
     fused = _sqrt_of_abs(body, dtypes, result)
+    compared = _abs_compared(body, dtypes, result)
+    gone = set(fused.values()) | {a for a, _, _ in compared.values()}
     return [_sqrt_abs_spec(n, body[fused[n]].args[0], ins.dtype) if n in fused
+            else _abs_compare_spec(n, body, *compared[n]) if n in compared
             else _spec(n, ins, dtypes)
             for n, ins in enumerate(body)
-            if ins.op not in ("input", "scalar", "counter") and n not in fused.values()]
+            if ins.op not in ("input", "scalar", "counter") and n not in gone]
+
+
+_C16, _F8, _BOOL = np.dtype(np.complex128), np.dtype(np.float64), np.dtype(bool)
+#: the comparisons of ``abs(z)`` with a bound (VK_CABS_CMP's codes), and each one's mirror
+#: (``c > abs(z)`` is ``abs(z) < c``)
+_ABS_COMPARE = {"less": 0, "less_equal": 1, "greater": 2, "greater_equal": 3}
+_MIRROR = {"less": "greater", "less_equal": "greater_equal", "greater": "less",
+           "greater_equal": "less_equal"}
+
+
+def _readers(body: tuple[Instr, ...], result: int) -> dict[int, int]:
+    """How many instructions (and the sink) read each value."""
+    readers: dict[int, int] = {result: 1}
+    for ins in body:
+        if ins.op not in ("input", "scalar", "counter"):
+            for a in ins.args:
+                readers[a] = readers.get(a, 0) + 1
+    return readers
+
+
+def _abs_compared(body: tuple[Instr, ...], dtypes: list[np.dtype],
+                  result: int) -> dict[int, tuple[int, int, int]]:
+    """``{comparison value: (abs value, bound value, code)}`` for each ``abs(z) < c`` (``<=``,
+    ``>``, ``>=``, either side) of a complex128 ``z`` and a float64 ``c`` whose ``abs`` nothing
+    else reads: one instruction (lz_cabs_cmp) that decides from ``re*re + im*im`` where that is
+    sure and takes NumPy's ``absolute`` loop elsewhere: the same answers and flags, without
+    NumPy's hypot on every element (mandelbrot1's ``less(abs(Z), horizon)``: docs/notes/cpu.rst,
+    2026-12-08)."""
+    readers = _readers(body, result)
+    found = {}
+    for n, ins in enumerate(body):
+        if ins.op not in _ABS_COMPARE or ins.dtype != _BOOL or len(ins.args) != 2:
+            continue
+        for side, op in ((0, ins.op), (1, _MIRROR[ins.op])):
+            a, b = ins.args[side], ins.args[1 - side]
+            src = body[a]
+            if src.op == "abs" and readers.get(a) == 1 and dtypes[a] == _F8 \
+                    and dtypes[src.args[0]] == _C16 and dtypes[b] == _F8 and a != b:
+                found[n] = (a, b, _ABS_COMPARE[op])
+                break
+    return found
+
+
+def _abs_compare_spec(n: int, body: tuple[Instr, ...], a: int, b: int, code: int) -> _Spec:
+    """``abs(z) <op> c`` as one instruction (:func:`_abs_compared`)."""
+    op = [k for k, v in _ABS_COMPARE.items() if v == code][0]
+    return _Spec("cabs_cmp", n, (body[a].args[0], b), _BOOL,
+                 (_resolve_loop(np.absolute, (_C16, _F8)), code),
+                 f"lazyarr {op}(absolute(complex128), float64) [numpy.absolute loop "
+                 f"complex128->float64 where unsure]", "absolute")
 
 
 def _sqrt_of_abs(body: tuple[Instr, ...], dtypes: list[np.dtype], result: int) -> dict[int, int]:
@@ -344,11 +397,7 @@ def _sqrt_of_abs(body: tuple[Instr, ...], dtypes: list[np.dtype], result: int) -
     of the chain's time, docs/notes/cpu.rst). The same bits and flags: NumPy's ``absolute``
     clears the sign bit and raises nothing (NaNs and signalling NaNs included), as ``fabs``
     does, and the sqrt is the same instruction."""
-    readers: dict[int, int] = {result: 1}
-    for ins in body:
-        if ins.op not in ("input", "scalar", "counter"):
-            for a in ins.args:
-                readers[a] = readers.get(a, 0) + 1
+    readers = _readers(body, result)
     fused = {}
     for n, ins in enumerate(body):
         if ins.op == "sqrt" and ins.dtype in OWN_SQRT:
@@ -1637,6 +1686,71 @@ class CpuFusedBackend:
         _execute(launch, inputs, writeback=(out, *plan))
         return True
 
+    def run_masked(self, lowered: Lowered, mask: Any, out: Any, count: int) -> bool:
+        """A masked update ``x[m] = f(x[m], y[m], s)``: the elementwise program (``f`` over the
+        whole arrays, of ``x``'s dtype) computed on the True lanes of ``mask`` only and written
+        into ``out`` (``x``'s memory) there, the other lanes left as they are; one pass, where
+        NumPy compresses each operand, computes and scatters (lz_exec_masked in _cpu_vm.h).
+        Each block takes its inputs at its True lanes, so the program sees NumPy's values in
+        NumPy's loops: its floating-point flags exactly. ``count``: the mask's True lanes (the
+        work, for the thread count). False, with nothing written, where it cannot: ``out`` and
+        ``mask`` (bool) not C-contiguous of the space or sharing memory, an input neither
+        C-contiguous of the space nor one element, an input sharing ``out``'s memory other
+        than as ``out`` itself, a random draw's counters, a serial program (integer power)."""
+        c = get_compiled(lowered.program)
+        if not _writes_into(c, lowered, out) or not out.flags.c_contiguous \
+                or type(mask) is not np.ndarray or mask.dtype != np.bool_ \
+                or mask.shape != out.shape or not mask.flags.c_contiguous \
+                or np.may_share_memory(mask, out):
+            return False        # (a mask in the target's memory: NumPy's write reads it as it writes)
+        inputs = [_prepare(b, dt) for b, dt in zip(lowered.inputs, c.input_dtypes)]
+        for a in inputs:
+            if type(a) is CounterMap:
+                return False
+            if a.size != 1 and not (a.shape == out.shape and a.flags.c_contiguous):
+                return False
+            if a.size != 1 and np.may_share_memory(a, out) and not _same_view(a, out):
+                return False
+        inputs = [a.reshape(()) if a.size == 1 else a for a in inputs]   # (stride 0 throughout)
+        if not out.size or not count:
+            return True
+        size = out.size
+        if c.loop is not None and c.loop.state == "new":
+            cpu_loops.note_call(c.loop, c.vm, count)
+        # the work: the True lanes' program and each lane's mask byte
+        threads = _elementwise_threads(c, count + size // 16)
+        fpe = bytearray(len(c.fpe))
+        if _cpu_vm.execute(c.vm, inputs, _cpu_vm.scalar_bytes(lowered.scalars), out.shape,
+                           tuple(range(out.ndim)), 0, _MODE_EW, threads, out=out,
+                           nb=-(-size // c.vm.block), fpe=fpe, out_read=False, mask=mask):
+            _report_fp_errors(c, fpe)
+        return True
+
+    def run_fill(self, out: Any, mask: Any, value: Any, count: int) -> bool:
+        """``x[m] = value`` for a scalar ``value``: the element ``value`` (an array of ``out``'s
+        dtype, NumPy's conversion of the scalar done) written into the True lanes of ``mask``
+        alone, one pass (the masked run of a program that only casts its scalar operand:
+        :meth:`run_masked`); False, with nothing written, where ``out`` and ``mask`` are not
+        C-contiguous of one shape or share memory (NumPy's write reads such a mask as it
+        writes: the caller writes with NumPy then)."""
+        if type(out) is not np.ndarray or out.dtype not in TYPE_CODE or not out.flags.c_contiguous \
+                or not out.flags.writeable or not out.flags.aligned or type(mask) is not np.ndarray \
+                or mask.dtype != np.bool_ or mask.shape != out.shape or not mask.flags.c_contiguous \
+                or np.may_share_memory(mask, out):
+            return False
+        if not out.size or not count:
+            return True
+        vm = _fill_program(out.dtype)
+        size = out.size
+        # (one thread: ~1 ns a mask byte and ~2 a lane written, hot, on the 2-core EPYC;
+        # PARALLEL_WORK stands for ~100 µs: mandelbrot1's N[I] = n at 833², 25 % True, 0.165 ms
+        # on one thread, 0.10 on two; docs/notes/cpu.rst, 2026-12-08)
+        threads = _num_threads if (size + 2 * count) * 4 >= PARALLEL_WORK else 1
+        _cpu_vm.execute(vm, [], _cpu_vm.scalar_bytes([value.reshape(-1)[0]]), out.shape,
+                        tuple(range(out.ndim)), 0, _MODE_EW, threads, out=out,
+                        nb=-(-size // vm.block), out_read=False, mask=mask)
+        return True
+
     def run_into_pipelined(self, lowered: Lowered, out: Any, consume: Any) -> bool:
         """:meth:`run_into` overlapped with a consumer of the result: ``out`` (new memory the
         caller owns, C-contiguous, of the result's dtype and shape) is written by the kernel on
@@ -1707,6 +1821,16 @@ class CpuFusedBackend:
 
 
 BACKEND = CpuFusedBackend()
+
+
+@functools.cache
+def _fill_program(dtype: np.dtype) -> Any:
+    """The VM program of :meth:`CpuFusedBackend.run_fill`: value 0, its one scalar operand,
+    cast (a copy: the same dtype) into the output."""
+    code = TYPE_CODE[dtype]
+    return _cpu_vm.VMProgram([("cast", 1, (0,), -1, dtype.itemsize, (code, code))], [], [0], 2,
+                             0, 1, _cpu_vm.REDUCTION_KINDS["none"], 0, 1024, 0,
+                             16 if dtype.itemsize > 8 else 8)
 
 
 def _self_check() -> None:
