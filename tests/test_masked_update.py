@@ -645,7 +645,12 @@ def test_scalar_fill_into_a_read_only_or_strided_target(fills):
 
 def test_a_mask_in_the_target_s_memory_is_numpy_s_write(masked_runs, fills):
     """A mask that is a view of the target's own memory, shifted: NumPy's write reads it as it
-    writes (each lane written makes the next one True); the same here, through NumPy's write."""
+    writes (each lane written makes the next one True); here too NumPy's write, never the run
+    on the True lanes. A fill's cascade is NumPy's exactly; an update's value has the count's
+    length, and how far NumPy's cascade then runs depends on the order its write reads the
+    mask in (NumPy writes lanes 1-6 of a run of one True lane, lazyarr's call of the same
+    write lanes 1-5 on some builds): only what is order-free is compared
+    (docs/views-and-writes.rst, "Masked updates")."""
     def fill(xp, b, m):
         x, mm = b[1:], b[:-1]
         x[mm] = True
@@ -658,5 +663,9 @@ def test_a_mask_in_the_target_s_memory_is_numpy_s_write(masked_runs, fills):
     b = np.zeros(9000, bool)
     b[0] = b[4000] = True
     _compare(fill, (b,), b)
-    _compare(update, (b,), b)
+    got = np.asarray(update(la, la.asarray(b.copy()), None))
+    want = update(np, b.copy(), None)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    for g in (got, want):       # the first lane of each run written, nothing before a run
+        assert g[:2].all() and g[4000] and not g[3990:4000].any() and not g[-100:].any()
     assert True not in masked_runs and True not in fills
