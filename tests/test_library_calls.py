@@ -490,6 +490,12 @@ def cuda_into(monkeypatch):
         counts["calls"].append(path)
         return real_call(path, operands, result)
 
+    real_on_cuda = _fallback.wrapped_on_cuda
+
+    def wrapped_on_cuda(result, path, bytes_read=0):     # (a cuda call's record made at once)
+        counts["calls"].append(path)
+        return real_on_cuda(result, path, bytes_read)
+
     real_product = _fallback._computed_product_cuda
 
     def computed_product(path, a, b):      # (a product of computed cuda arrays: CuPy's at once)
@@ -501,6 +507,7 @@ def cuda_into(monkeypatch):
     monkeypatch.setattr(cls, "run_into", run_into)
     monkeypatch.setattr(cls, "run", run)
     monkeypatch.setattr(_fallback, "_library_call", library_call)
+    monkeypatch.setattr(_fallback, "wrapped_on_cuda", wrapped_on_cuda)
     monkeypatch.setattr(_fallback, "_computed_product_cuda", computed_product)
     with la.config(mode="lazy", device="cuda"):
         yield counts
