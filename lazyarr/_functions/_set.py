@@ -39,7 +39,7 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
     memory NumPy would copy it into, and NumPy's steps run there (the same values, bits,
     dtypes and return forms)."""
     data = _fallback.computed_on_cuda(ar) if type(ar) is LazyArray and ar._node.device == "cuda" \
-        else None
+        and not isinstance(axis, LazyArray) else None
     if data is not None:    # a computed cuda ar: CuPy's call now (as _fallback.call's)
         kwargs = {"return_index": return_index, "return_inverse": return_inverse,
                   "return_counts": return_counts, "axis": axis, "equal_nan": equal_nan}

@@ -54,7 +54,7 @@ def _sort(name: str, a: Any, axis: int, kind: str | None, order: Any, stable: bo
         return _fallback.run_computed(name, _numpy_argsort if name == "argsort" else np.sort,
                                       (buffers[0], axis),
                                       {"kind": kind, "order": order, "stable": stable}, buffers)
-    data = None if descending else _fallback.computed_on_cuda(a)
+    data = None if descending or isinstance(axis, LazyArray) else _fallback.computed_on_cuda(a)
     if data is not None:        # a computed cuda a: CuPy's call now (as _fallback.call's)
         return _fallback.wrapped_on_cuda(getattr(_devices.xp("cuda"), name)(data, axis), name,
                                          data.nbytes)
@@ -153,7 +153,8 @@ def _cumulative(name: str, func: Any, a: Any, axis: int | None, dtype: Any, out:
     buffers = None if out is not None else _fallback.computed_buffers((a,))
     if buffers is not None:         # a computed CPU a (a loop's small scan): NumPy's call now
         return _fallback.run_computed(name, func, buffers, kwargs, buffers)
-    data = None if out is not None else _fallback.computed_on_cuda(a)
+    data = None if out is not None or isinstance(axis, LazyArray) or isinstance(dtype, LazyArray) \
+        else _fallback.computed_on_cuda(a)
     if data is not None:            # a computed cuda a: CuPy's call now (as _fallback.call's)
         return _fallback.wrapped_on_cuda(getattr(_devices.xp("cuda"), name)(data, **kwargs), name,
                                          data.nbytes)
