@@ -732,10 +732,11 @@ def test_argsort_and_unique_of_a_pending_cuda_array_in_its_memory(cuda_into, dty
 @pytest.mark.gpu
 @pytest.mark.skipif(SIMULATED or not la.cuda_available(), reason="needs CuPy: a GPU")
 def test_argsort_and_unique_of_a_pending_cuda_array_copy_nothing(monkeypatch):
-    """On a GPU the pending operand's memory is argsorted by Thrust and made unique by CuPy's
-    steps where it is: ``cupy.argsort`` and ``cupy.unique`` (which copy their input first)
-    are not called for the flattened array or the last axis (a change of CuPy's private API
-    makes them called again: this test then fails, the values stay right)."""
+    """On a GPU the pending operand's memory is argsorted by Thrust, made unique by CuPy's
+    steps and scanned by CUB where it is: ``cupy.argsort``, ``cupy.unique`` and
+    ``cupy.cumsum`` (which copy their input first) are not called for the flattened array or
+    the last axis (a change of CuPy's private API makes them called again: this test then
+    fails, the values stay right)."""
     import cupy
 
     def refused(*args, **kwargs):
@@ -749,3 +750,8 @@ def test_argsort_and_unique_of_a_pending_cuda_array_copy_nothing(monkeypatch):
             want = np.argsort(a * 2, axis=axis, stable=True)
             _same(la.argsort(x * 2, axis=axis).to_numpy(), want)
         _same(la.unique(x * 2).to_numpy(), np.unique(a * 2))
+        from cupy._core import _accelerator
+        if _accelerator.ACCELERATOR_CUB in _accelerator.get_routine_accelerators():
+            monkeypatch.setattr(cupy, "cumsum", refused)    # (CUB's scan in place: no copy)
+            got = la.cumsum(x * 2)
+            np.testing.assert_allclose(got.to_numpy(), np.cumsum(a * 2), rtol=1e-4, atol=1e-2)

@@ -111,12 +111,8 @@ def _argsort_cuda_in_place(memory: Any, axis: Any) -> Any:
     if xp is np or not isinstance(axis, (int, np.integer)) or isinstance(axis, bool) \
             or not -ndim <= axis < ndim or axis % ndim != ndim - 1:
         return xp.argsort(memory, axis)
-    try:
-        from cupy.cuda import thrust
-        if not thrust.available:
-            return xp.argsort(memory, axis)
-        argsort = thrust.argsort
-    except (ImportError, AttributeError):
+    argsort = _thrust_argsort()
+    if argsort is None:
         return xp.argsort(memory, axis)
     shape = memory.shape
     idx = xp.ndarray(shape, np.intp)
@@ -124,6 +120,17 @@ def _argsort_cuda_in_place(memory: Any, axis: Any) -> Any:
     argsort(memory.dtype, idx.data.ptr, memory.data.ptr, 0 if keys is None else keys.data.ptr,
             shape)
     return idx
+
+
+@functools.cache
+def _thrust_argsort() -> Any:
+    """CuPy's ``thrust.argsort`` (private API), None where it is not found; looked up once (an
+    import with a from-list costs ~0.8 µs a call, docs/notes/gpu.rst 2026-12-07g)."""
+    try:
+        from cupy.cuda import thrust
+        return thrust.argsort if thrust.available else None
+    except (ImportError, AttributeError):
+        return None
 
 
 def _numpy_argsort(a: Any, axis: Any = -1, kind: str | None = None, order: Any = None, *,
@@ -232,15 +239,29 @@ def _scan_cuda_in_place(name: str, memory: Any, axis: int) -> None:
 
 def _cub_scan(memory: Any, name: str) -> bool:
     """CuPy's in-place CUB scan of the 1-d ``memory``; False where it does not run it."""
+    modules = _cub_modules()
+    if modules is None:
+        return False
+    _accelerator, cub = modules
     try:
-        from cupy._core import _accelerator
-        from cupy.cuda import cub
         if _accelerator.ACCELERATOR_CUB not in _accelerator.get_routine_accelerators():
             return False
         op = cub.CUPY_CUB_CUMPROD if name == "cumprod" else cub.CUPY_CUB_CUMSUM
         return cub.cub_scan(memory, op) is not None
-    except (ImportError, AttributeError):
+    except AttributeError:
         return False
+
+
+@functools.cache
+def _cub_modules() -> Any:
+    """CuPy's ``_accelerator`` and ``cub`` modules (private API), None where they are not
+    found; imported once (an import with a from-list costs ~0.8 µs a call)."""
+    try:
+        from cupy._core import _accelerator
+        from cupy.cuda import cub
+    except ImportError:
+        return None
+    return _accelerator, cub
 
 
 def _plain_axis(axis: Any, ndim: int) -> bool:
