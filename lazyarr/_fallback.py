@@ -32,14 +32,15 @@ from typing import Any
 
 import numpy as np
 
-from . import _cupy_gaps, _devices, _dispatch, _node, _operands, _views, _writes
+from . import _cupy_gaps, _devices, _dispatch, _materialize, _node, _operands, _views, _writes
 from ._array import LazyArray
 from ._config import get_config
 from ._dtypes import SUPPORTED_DTYPES
-from ._materialize import DEFERRING, computing_is_deferred, materialize_into, tape
+from ._materialize import DEFERRING, computing_is_deferred, materialize_into, select, tape
 from ._node import Node
 from ._plan import _PRODUCTS, LibraryCall, array_bytes, call_order, call_record, with_flops
 from ._plan import library_call as _library_call
+from ._program import lower_cached
 from ._stack import user_stacklevel
 from ._value_ops import computed_product, setup_library_calls  # type: ignore[import-not-found]
 from .backends._cpu_vm import result_pool_call  # type: ignore[import-not-found]
@@ -349,6 +350,35 @@ def computed_buffers(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
     return None if buffers is None else tuple(buffers)
 
 
+def computed_on_cuda(x: Any) -> Any:
+    """The memory of ``x`` where it is a computed cuda LazyArray that a library call reading
+    it and making new arrays (CuPy's ``sort``, ``argsort``, ``cumsum``, ``unique``) may run on
+    at once: ``la.config(fallback=)`` "allow" and nothing explained or traced. CuPy's array
+    (NumPy's on the simulated device), read as it is, not claimed (:func:`computed_buffers`'
+    rule: no result views it). None otherwise: the general :func:`call` then. Its walks over
+    the arguments, the function's lookup and the record's walk were ~60 % of the host time
+    of ``la.cumsum`` of a computed cuda array (simulator, docs/notes/gpu.rst 2026-12-08)."""
+    if type(x) is not LazyArray:
+        return None
+    node = x._node
+    data = node.data
+    if data is None or node.device != "cuda" or node.op == "scalar" \
+            or get_config().fallback != "allow" or DEFERRING and computing_is_deferred():
+        return None
+    return data
+
+
+def wrapped_on_cuda(result: Any, path: str, bytes_read: int = 0) -> Any:
+    """:func:`wrapped` of a cuda library call's ``result`` that read ``bytes_read`` bytes of
+    array operands: the same LazyArrays and record as :func:`_wrap` makes, an array of the
+    device's at once (a CuPy array: no ``_wrap`` tests, no record walk)."""
+    if _devices.is_cupy_array(result) and result.dtype in _SUPPORTED:
+        out = LazyArray._from_node(_node.leaf(result, "cuda"))
+        out._node.origin = call_record(path, bytes_read, result.nbytes)
+        return out
+    return _wrap(result, "cuda", path, call=call_record(path, bytes_read, array_bytes(result)))
+
+
 #: Below this many bytes of operands a library call on computed memory is made without the
 #: result pool (:func:`run_computed`): the pool keeps blocks of 4 MiB and more only, and
 #: switching NumPy's memory handler costs ~1 µs, a fifth of a 4x4 ``inv``.
@@ -452,13 +482,30 @@ def computed_into_new(x: LazyArray, dtype: Any = None, consume: Any = None,
             or not (device == "cpu" or device == "cuda" and cuda):
         return None
     out = _devices.xp(device).empty(node.shape, node.dtype if dtype is None else np.dtype(dtype))
+    if device == "cuda":    # (materialize_into's steps for cuda, where no consume is taken)
+        return out if _cuda_into_new(_operands.cast(node, out.dtype), out) else None
     return out if materialize_into(_operands.cast(node, out.dtype), out, consume, fresh=True) else None
+
+
+def _cuda_into_new(node: Node, out: Any) -> bool:
+    """:func:`materialize_into` of the pending cuda ``node`` into the new memory ``out``
+    (``fresh``), without its generic steps: the backend's lookup and the tests of a pipelined
+    form (cuda has none)."""
+    run_into = getattr(select("cuda", get_config().mode), "run_into", None)
+    if run_into is None:        # (the reference backend's: pinned by la.use_backend)
+        return False
+    try:
+        return bool(run_into(lower_cached(node), out, fresh=True))
+    except MemoryError as exc:
+        raise _materialize._out_of_memory(node, exc) from exc
 
 
 def wrapped(result: Any, path: str, operands: Any = (), device: str = "cpu") -> Any:
     """A library call's result ``result`` on ``device`` (an array, or a tuple of them: one
     computed LazyArray each) as a computed LazyArray made by ``numpy.<path>`` of ``operands``
     (its buffers)."""
+    if device == "cuda" and type(operands) is tuple and not operands:
+        return wrapped_on_cuda(result, path)
     return _wrap(result, device, path, operands)
 
 

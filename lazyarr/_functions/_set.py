@@ -38,6 +38,15 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
     sorts (floats, bool; any dtype with ``return_counts``) is computed straight into the
     memory NumPy would copy it into, and NumPy's steps run there (the same values, bits,
     dtypes and return forms)."""
+    data = _fallback.computed_on_cuda(ar) if type(ar) is LazyArray and ar._node.device == "cuda" \
+        and not isinstance(axis, LazyArray) else None
+    if data is not None:    # a computed cuda ar: CuPy's call now (as _fallback.call's)
+        kwargs = {"return_index": return_index, "return_inverse": return_inverse,
+                  "return_counts": return_counts, "axis": axis, "equal_nan": equal_nan}
+        if not sorted:
+            kwargs["sorted"] = sorted
+        return _fallback.wrapped_on_cuda(_devices.xp("cuda").unique(data, **kwargs), "unique",
+                                         data.nbytes)
     if isinstance(ar, LazyArray) and axis is None and not (return_index or return_inverse) \
             and ar.ndim and (return_counts or _sorted_by_numpy(ar.dtype)):
         memory = _fallback.computed_into_new(ar)
@@ -54,11 +63,52 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
         memory = _fallback.computed_into_new(ar, cuda=True)
         if memory is not None:
             _fallback.policy("unique")
-            return _fallback.wrapped(_devices.xp("cuda").unique(memory, **kwargs), "unique",
-                                     device="cuda")
+            values = None if return_index or return_inverse or return_counts \
+                else _unique_cuda_in_place(memory, equal_nan)
+            return _fallback.wrapped(_devices.xp("cuda").unique(memory, **kwargs)
+                                     if values is None else values, "unique", device="cuda")
     if not sorted:      # (NumPy 2.3+'s keyword; left out where it is the default)
         kwargs["sorted"] = sorted
     return _fallback.call("unique", _numpy_unique, (ar,), kwargs)
+
+
+def _unique_cuda_in_place(memory: Any, equal_nan: Any) -> Any:
+    """``cupy.unique(memory, equal_nan=equal_nan)`` (values only) of new C-contiguous cuda
+    memory of the caller's, CuPy's steps (``_unique_1d``, CuPy 14.2's
+    ``cupy/_manipulation/add_remove.py``) run on that memory: ``cupy.unique`` flattens its
+    input into a copy first (``ar.flatten()``), a copy kernel and its allocation a pending
+    operand's kernel has made needless; the memory is flattened as a view and sorted in
+    place, then the same mask of the first elements of runs (every NaN one run with
+    ``equal_nan``, by CuPy's own fused kernel) and the same selection. None where CuPy's
+    private kernel is not found (``cupy.unique`` then); on the simulated device NumPy runs
+    the same steps, the NaN rule as CuPy's kernel writes it."""
+    xp = _devices.xp("cuda")
+    if xp is np:
+        def update(mask: Any, x0: Any) -> None:
+            np.logical_and(mask, np.logical_not(np.isnan(x0)), out=mask)
+    else:
+        update = _unique_nan_kernel()
+        if update is None:
+            return None
+    aux = memory.reshape(-1)
+    aux.sort()
+    mask = xp.empty(aux.shape, dtype=np.bool_)
+    mask[:1] = True
+    mask[1:] = aux[1:] != aux[:-1]
+    if equal_nan:
+        update(mask[1:], aux[:-1])
+    return aux[mask]
+
+
+@functools.cache
+def _unique_nan_kernel() -> Any:
+    """CuPy's fused kernel of ``unique``'s NaN rule (private API), None where it is not found;
+    looked up once (an import with a from-list costs ~0.8 µs a call)."""
+    try:
+        from cupy._manipulation.add_remove import _unique_update_mask_equal_nan
+    except ImportError:
+        return None
+    return _unique_update_mask_equal_nan
 
 
 @functools.cache

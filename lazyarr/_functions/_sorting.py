@@ -54,6 +54,10 @@ def _sort(name: str, a: Any, axis: int, kind: str | None, order: Any, stable: bo
         return _fallback.run_computed(name, _numpy_argsort if name == "argsort" else np.sort,
                                       (buffers[0], axis),
                                       {"kind": kind, "order": order, "stable": stable}, buffers)
+    data = None if descending or isinstance(axis, LazyArray) else _fallback.computed_on_cuda(a)
+    if data is not None:        # a computed cuda a: CuPy's call now (as _fallback.call's)
+        return _fallback.wrapped_on_cuda(getattr(_devices.xp("cuda"), name)(data, axis), name,
+                                         data.nbytes)
     x = a if isinstance(a, LazyArray) else asarray(a)
     kwargs: dict[str, Any] = {}
     if x.device != "cuda":          # CuPy's sorts are stable and take neither keyword
@@ -74,7 +78,7 @@ def _sort(name: str, a: Any, axis: int, kind: str | None, order: Any, stable: bo
                 return _fallback.wrapped(memory, name, device=x.device)
             if memory is not None:      # argsort of the pending x, computed into new memory
                 _fallback.policy(name)  # (the general path's materialization, without its walk)
-                result = _devices.xp("cuda").argsort(memory, axis) if x.device == "cuda" \
+                result = _argsort_cuda_in_place(memory, axis) if x.device == "cuda" \
                     else _numpy_argsort(memory, axis, **kwargs)
                 return _fallback.wrapped(result, name, device=x.device)
         return _fallback.call(name, _numpy_argsort if name == "argsort" else np.sort, (x, axis),
@@ -90,6 +94,43 @@ def _sort(name: str, a: Any, axis: int, kind: str | None, order: Any, stable: bo
     if name == "argsort":
         return idx
     return _fallback.call("take_along_axis", np.take_along_axis, (x, idx), {"axis": axis})
+
+
+def _argsort_cuda_in_place(memory: Any, axis: Any) -> Any:
+    """``cupy.argsort(memory, axis)`` of new C-contiguous cuda memory of the caller's, the
+    keys sorted where they are: ``cupy.argsort`` copies its input first (its Thrust argsort
+    sorts the keys along with the indices: ``_ndarray_argsort`` in CuPy 14.2's
+    ``cupy/_core/_routines_sorting.pyx``), a copy kernel and its allocation a pending
+    operand's kernel has made needless. Along the last axis (or ``axis=None``, the memory
+    flattened: a view) CuPy's ``thrust.argsort`` runs on it, with the arguments CuPy's own
+    call gives it; elsewhere, or where that private API is not found, ``cupy.argsort``."""
+    xp = _devices.xp("cuda")
+    ndim = memory.ndim
+    if axis is None:
+        memory, ndim, axis = memory.reshape(-1), 1, -1
+    if xp is np or not isinstance(axis, (int, np.integer)) or isinstance(axis, bool) \
+            or not -ndim <= axis < ndim or axis % ndim != ndim - 1:
+        return xp.argsort(memory, axis)
+    argsort = _thrust_argsort()
+    if argsort is None:
+        return xp.argsort(memory, axis)
+    shape = memory.shape
+    idx = xp.ndarray(shape, np.intp)
+    keys = None if ndim == 1 else xp.ndarray(shape, np.intp)   # (held until the call returns)
+    argsort(memory.dtype, idx.data.ptr, memory.data.ptr, 0 if keys is None else keys.data.ptr,
+            shape)
+    return idx
+
+
+@functools.cache
+def _thrust_argsort() -> Any:
+    """CuPy's ``thrust.argsort`` (private API), None where it is not found; looked up once (an
+    import with a from-list costs ~0.8 µs a call, docs/notes/gpu.rst 2026-12-07g)."""
+    try:
+        from cupy.cuda import thrust
+        return thrust.argsort if thrust.available else None
+    except (ImportError, AttributeError):
+        return None
 
 
 def _numpy_argsort(a: Any, axis: Any = -1, kind: str | None = None, order: Any = None, *,
@@ -119,6 +160,11 @@ def _cumulative(name: str, func: Any, a: Any, axis: int | None, dtype: Any, out:
     buffers = None if out is not None else _fallback.computed_buffers((a,))
     if buffers is not None:         # a computed CPU a (a loop's small scan): NumPy's call now
         return _fallback.run_computed(name, func, buffers, kwargs, buffers)
+    data = None if out is not None or isinstance(axis, LazyArray) or isinstance(dtype, LazyArray) \
+        else _fallback.computed_on_cuda(a)
+    if data is not None:            # a computed cuda a: CuPy's call now (as _fallback.call's)
+        return _fallback.wrapped_on_cuda(getattr(_devices.xp("cuda"), name)(data, **kwargs), name,
+                                         data.nbytes)
     if out is None and isinstance(a, LazyArray) and a.ndim and _plain_axis(axis, a.ndim):
         result = _scan_dtype(func, a.dtype, dtype)
         in_place = _scanned_on_cuda if a.device == "cuda" else _scanned_on_cpu
@@ -193,15 +239,29 @@ def _scan_cuda_in_place(name: str, memory: Any, axis: int) -> None:
 
 def _cub_scan(memory: Any, name: str) -> bool:
     """CuPy's in-place CUB scan of the 1-d ``memory``; False where it does not run it."""
+    modules = _cub_modules()
+    if modules is None:
+        return False
+    _accelerator, cub = modules
     try:
-        from cupy._core import _accelerator
-        from cupy.cuda import cub
         if _accelerator.ACCELERATOR_CUB not in _accelerator.get_routine_accelerators():
             return False
         op = cub.CUPY_CUB_CUMPROD if name == "cumprod" else cub.CUPY_CUB_CUMSUM
         return cub.cub_scan(memory, op) is not None
-    except (ImportError, AttributeError):
+    except AttributeError:
         return False
+
+
+@functools.cache
+def _cub_modules() -> Any:
+    """CuPy's ``_accelerator`` and ``cub`` modules (private API), None where they are not
+    found; imported once (an import with a from-list costs ~0.8 µs a call)."""
+    try:
+        from cupy._core import _accelerator
+        from cupy.cuda import cub
+    except ImportError:
+        return None
+    return _accelerator, cub
 
 
 def _plain_axis(axis: Any, ndim: int) -> bool:

@@ -3,10 +3,12 @@
 1.27-1.82x ``la.sort`` of a computed array, ``la.fft.rfft(f(x))`` 1.46x: a fixed host cost to
 build the chain, lower it, find its kernel and launch it into the library's buffer
 (``_fallback.computed_into_new`` -> ``_materialize.materialize_into`` -> the backend's
-``run_into``), against a ~3 µs kernel. Each step timed alone, medians of alternated rounds.
+``run_into``; on cuda ``_fallback._cuda_into_new`` -> ``run_into`` since 2026-12-08), against
+a ~3 µs kernel. Each step timed alone, medians of alternated rounds.
 Runs on a GPU (CuPy) and in the simulator (``LAZYARR_CUDA_SIM=1``, NumPy buffers, launches
 stubbed: the host path only, a launch copying the chain's values into its output, ~0.3 µs).
-Development tool; findings in docs/notes/gpu.rst.
+Development tool; findings in docs/notes/gpu.rst (instruction counts of the same calls,
+steadier on a shared machine: library_host_instructions.py).
 
     python tools/device/library_host.py [--n 1024] [--reps 2000] [--rounds 7]
 """
