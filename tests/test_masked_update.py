@@ -34,14 +34,19 @@ def fused(monkeypatch):
     """Every mask dense enough to fuse; the list of the writes that fused (the dense write
     ``where(m, f', x)``, or on the CPU the run on the True lanes: :func:`masked_runs`)."""
     monkeypatch.setattr(_masked, "DENSE", 0.0)
+    return _results_of(monkeypatch, _writes, "_masked_update")
+
+
+def _results_of(monkeypatch, owner, name):
+    """The list of what each call of ``owner.name`` returned (it is wrapped to record them)."""
     done: list[bool] = []
-    original = _writes._masked_update
+    original = getattr(owner, name)
 
     def counting(*args):
         result = original(*args)
         done.append(result)
         return result
-    monkeypatch.setattr(_writes, "_masked_update", counting)
+    monkeypatch.setattr(owner, name, counting)
     return done
 
 
@@ -49,15 +54,7 @@ def fused(monkeypatch):
 def masked_runs(monkeypatch):
     """The list of the CPU's runs on the True lanes (``run_masked``: whether each ran)."""
     from lazyarr.backends import cpu_fused
-    done: list[bool] = []
-    original = cpu_fused.CpuFusedBackend.run_masked
-
-    def counting(*args):
-        result = original(*args)
-        done.append(result)
-        return result
-    monkeypatch.setattr(cpu_fused.CpuFusedBackend, "run_masked", counting)
-    return done
+    return _results_of(monkeypatch, cpu_fused.CpuFusedBackend, "run_masked")
 
 
 def _values(dtype, n, seed=0):
@@ -580,15 +577,7 @@ def test_raising_errstate_leaves_the_target_unwritten(masked_runs):
 def fills(monkeypatch):
     """The list of the CPU's masked fills (``run_fill``: whether each ran)."""
     from lazyarr.backends import cpu_fused
-    done: list[bool] = []
-    original = cpu_fused.CpuFusedBackend.run_fill
-
-    def counting(*args):
-        result = original(*args)
-        done.append(result)
-        return result
-    monkeypatch.setattr(cpu_fused.CpuFusedBackend, "run_fill", counting)
-    return done
+    return _results_of(monkeypatch, cpu_fused.CpuFusedBackend, "run_fill")
 
 
 FILL_VALUES = [7, -1, 300, 2**70, 2.5, -0.0, np.nan, np.inf, 1e300, True, 1 + 2j,
